@@ -1,0 +1,237 @@
+//! The crash simulator's backing store: besides the working memory the program writes,
+//! it keeps a persisted image that only flushed-and-fenced cache lines reach. A crash
+//! image takes, for every 8-byte word that differs between the two, either value at
+//! random — any subset of unfenced stores may have reached the media.
+
+use std::collections::BTreeSet;
+
+use parking_lot::Mutex;
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+
+use crate::flush::CACHE_LINE;
+use crate::off::PmOff;
+
+/// The media contents of a simulated pool after a crash: what recovery gets to see.
+#[derive(Clone, Debug)]
+pub struct CrashImage {
+    pub(crate) extents: Vec<Vec<u8>>,
+    /// Fences completed before the crash.
+    pub point: u64,
+    /// Seed of the word mix that produced this image.
+    pub seed: u64,
+}
+
+impl CrashImage {
+    /// Overwrites the 8-byte word at `off` (aligned), to simulate media damage.
+    pub fn damage_word(&mut self, off: PmOff, value: u64) {
+        let at = off.offset() as usize;
+        self.extents[off.extent() as usize][at..at + 8].copy_from_slice(&value.to_le_bytes());
+    }
+}
+
+struct SimExtent {
+    working: *const u8,
+    len: usize,
+    persisted: Vec<u8>,
+}
+
+struct PendingLine {
+    extent: usize,
+    off: usize,
+    bytes: [u8; CACHE_LINE],
+}
+
+struct Capture {
+    points: BTreeSet<u64>,
+    seed: u64,
+    mixes: u32,
+    images: Vec<CrashImage>,
+}
+
+struct SimState {
+    extents: Vec<SimExtent>,
+    pending: Vec<PendingLine>,
+    fences: u64,
+    capture: Option<Capture>,
+}
+
+/// Persisted image, pending flushes and fence counter of one simulated pool.
+pub(crate) struct SimStore {
+    state: Mutex<SimState>,
+}
+
+// SAFETY: the working pointers refer to mappings owned by the pool that owns this store;
+// they are only read under the state mutex while the pool is alive.
+unsafe impl Send for SimStore {}
+// SAFETY: as above; all fields are behind the mutex.
+unsafe impl Sync for SimStore {}
+
+impl SimStore {
+    pub fn new() -> SimStore {
+        SimStore {
+            state: Mutex::new(SimState {
+                extents: Vec::new(),
+                pending: Vec::new(),
+                fences: 0,
+                capture: None,
+            }),
+        }
+    }
+
+    /// Registers a new extent whose working memory already holds its initial contents;
+    /// those contents count as persisted, as a file that was written, synced and renamed
+    /// into place would.
+    pub fn add_extent(&self, working: *const u8, len: usize) {
+        // SAFETY: `working` points to `len` mapped bytes owned by the pool.
+        let persisted = unsafe { std::slice::from_raw_parts(working, len) }.to_vec();
+        self.state.lock().extents.push(SimExtent {
+            working,
+            len,
+            persisted,
+        });
+    }
+
+    /// Snapshots the cache lines covering `[off, off + len)` of `extent` into the
+    /// pending set; the next fence makes them persisted.
+    pub fn flush(&self, extent: usize, off: usize, len: usize) {
+        let mut st = self.state.lock();
+        let ext = &st.extents[extent];
+        let (working, ext_len) = (ext.working, ext.len);
+        let start = off / CACHE_LINE * CACHE_LINE;
+        let end = (off + len).min(ext_len);
+        let mut line = start;
+        while line < end {
+            let mut bytes = [0u8; CACHE_LINE];
+            // SAFETY: extents are multiples of the page size, so a whole line at `line`
+            // lies inside the working mapping.
+            unsafe {
+                std::ptr::copy_nonoverlapping(working.add(line), bytes.as_mut_ptr(), CACHE_LINE)
+            };
+            st.pending.push(PendingLine {
+                extent,
+                off: line,
+                bytes,
+            });
+            line += CACHE_LINE;
+        }
+    }
+
+    /// A store fence: captures crash images if this point is armed, then lets the
+    /// pending lines reach the persisted image.
+    pub fn fence(&self) {
+        let mut st = self.state.lock();
+        let point = st.fences;
+        if st
+            .capture
+            .as_ref()
+            .is_some_and(|c| c.points.contains(&point))
+        {
+            capture_into(&mut st, point);
+        }
+        let pending = std::mem::take(&mut st.pending);
+        for line in pending {
+            st.extents[line.extent].persisted[line.off..line.off + CACHE_LINE]
+                .copy_from_slice(&line.bytes);
+        }
+        st.fences += 1;
+    }
+
+    /// Fences completed so far.
+    pub fn fences(&self) -> u64 {
+        self.state.lock().fences
+    }
+
+    /// Arms capture: at each fence whose index is in `points`, `mixes` crash images are
+    /// taken, their word mixes seeded from `seed` and the point.
+    pub fn arm(&self, points: BTreeSet<u64>, seed: u64, mixes: u32) {
+        self.state.lock().capture = Some(Capture {
+            points,
+            seed,
+            mixes,
+            images: Vec::new(),
+        });
+    }
+
+    /// Captures images now (the end of a workload) if this point is armed.
+    pub fn capture_final(&self) {
+        let mut st = self.state.lock();
+        let point = st.fences;
+        if st
+            .capture
+            .as_ref()
+            .is_some_and(|c| c.points.contains(&point))
+        {
+            capture_into(&mut st, point);
+        }
+    }
+
+    /// Takes the captured images and disarms capture.
+    pub fn take_images(&self) -> Vec<CrashImage> {
+        self.state
+            .lock()
+            .capture
+            .take()
+            .map(|c| c.images)
+            .unwrap_or_default()
+    }
+
+    /// A crash image of the current state with the given mix seed.
+    pub fn crash(&self, seed: u64) -> CrashImage {
+        let st = self.state.lock();
+        mix(&st, st.fences, seed)
+    }
+}
+
+fn capture_into(st: &mut SimState, point: u64) {
+    let Some(cap) = st.capture.as_ref() else {
+        return;
+    };
+    let (base, mixes) = (cap.seed, cap.mixes);
+    let images: Vec<CrashImage> = (0..mixes as u64)
+        .map(|m| mix(st, point, point_seed(base, point, m)))
+        .collect();
+    if let Some(cap) = st.capture.as_mut() {
+        cap.images.extend(images);
+    }
+}
+
+/// The seed of mix `m` at crash point `point` of a run seeded with `base`.
+pub(crate) fn point_seed(base: u64, point: u64, m: u64) -> u64 {
+    splitmix(base ^ splitmix(point.wrapping_add(m.wrapping_mul(0x9e37_79b9))))
+}
+
+fn splitmix(mut z: u64) -> u64 {
+    z = z.wrapping_add(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+    z ^ (z >> 31)
+}
+
+fn mix(st: &SimState, point: u64, seed: u64) -> CrashImage {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    let extents = st
+        .extents
+        .iter()
+        .map(|ext| {
+            // SAFETY: the working mapping of `len` bytes is alive while the pool is.
+            let working = unsafe { std::slice::from_raw_parts(ext.working, ext.len) };
+            let mut out = ext.persisted.clone();
+            for ((o, w), p) in out
+                .chunks_exact_mut(8)
+                .zip(working.chunks_exact(8))
+                .zip(ext.persisted.chunks_exact(8))
+            {
+                if w != p && rng.random::<bool>() {
+                    o.copy_from_slice(w);
+                }
+            }
+            out
+        })
+        .collect();
+    CrashImage {
+        extents,
+        point,
+        seed,
+    }
+}

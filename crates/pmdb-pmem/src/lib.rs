@@ -1,0 +1,55 @@
+//! pmdb-pmem: the persistent-memory device layer of pmdb.
+//!
+//! It owns everything that touches the media and nothing that knows about keys: pools of
+//! extent files mapped into memory and addressed by [`PmOff`]; the persistence primitives
+//! (`flush`, `fence`, `persist`) over four backends ([`Backend`]: Dax, Memory, File,
+//! CrashSim); latency and bandwidth emulation ([`Emulation`]); the crash-consistent zone
+//! allocator halloc (owners, zones, small object pools); and the crash simulator with its
+//! test harness ([`CrashTest`]), with which every persistent protocol in pmdb is tested.
+//!
+//! ```
+//! use pmdb_pmem::{Pool, PoolOptions};
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let pool = Pool::create(dir.path(), &PoolOptions::small()).unwrap();
+//! let owner = pool.create_owner().unwrap();
+//! let zone = pool.alloc_zone(owner).unwrap();          // get
+//! pool.write(zone.off(), b"hello").unwrap();            // initialise
+//! pool.persist(zone.off(), 5).unwrap();                 // persist
+//! let off = zone.commit().unwrap();                     // commit: one 8-byte publish
+//! pool.publish_root(0, owner.to_raw());                 // make the owner reachable
+//! drop(pool);
+//!
+//! let pool = Pool::open(dir.path(), &PoolOptions::default()).unwrap();
+//! assert_eq!(pool.read(off, 5).unwrap(), b"hello");
+//! ```
+
+mod backend;
+mod crashsim;
+mod emulation;
+mod error;
+mod flush;
+mod halloc;
+mod harness;
+mod layout;
+mod mapping;
+mod objpool;
+mod off;
+mod options;
+mod pool;
+
+pub use backend::{Backend, BackendChoice, FsKind, filesystem_kind};
+pub use crashsim::CrashImage;
+pub use emulation::Emulation;
+pub use error::{PmemError, Result};
+pub use flush::{CACHE_LINE, FlushInsn, flush_insn};
+pub use halloc::{AllocStats, OwnerId, RecoveryReport, ZoneGrant};
+pub use harness::{AckLog, CrashFailure, CrashReport, CrashTest};
+pub use layout::{FORMAT_VERSION, ROOT_WORDS};
+pub use objpool::{ObjPool, ObjSlot};
+pub use off::PmOff;
+pub use options::{
+    DEFAULT_MAX_EXTENTS, DEFAULT_MAX_OWNERS, DEFAULT_ZONE_SIZE, DEFAULT_ZONES_PER_EXTENT,
+    PoolOptions,
+};
+pub use pool::Pool;
