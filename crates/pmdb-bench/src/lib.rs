@@ -1,1 +1,11 @@
-//! placeholder
+//! pmdb-bench: pmdb's benchmarks and the reports they write.
+//!
+//! Each benchmark records the machine, the exact command and every knob next to its
+//! numbers, and writes JSON plus a Markdown table. The device-layer benchmark
+//! ([`pmem`]) measures what every pmdb commit is built from: persisting a record of a
+//! given size and committing a zone, per backend.
+
+pub mod histogram;
+pub mod machine;
+pub mod pmem;
+pub mod report;

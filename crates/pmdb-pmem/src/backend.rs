@@ -64,6 +64,17 @@ pub enum BackendChoice {
     File,
 }
 
+impl BackendChoice {
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendChoice::Auto => "auto",
+            BackendChoice::Dax => "dax",
+            BackendChoice::Memory => "memory",
+            BackendChoice::File => "file",
+        }
+    }
+}
+
 impl FromStr for BackendChoice {
     type Err = String;
 

@@ -96,8 +96,10 @@ pub struct RecoveryReport {
     /// Words that no valid state can produce (media damage); `pmdb pool check` fails on
     /// any. The zones they describe are treated as free.
     pub anomalies: Vec<String>,
-    /// Owner words scanned.
+    /// Zone owner words scanned.
     pub words_scanned: u64,
+    /// Owner registry slots scanned.
+    pub registry_slots: u64,
     pub elapsed: Duration,
 }
 
@@ -345,6 +347,7 @@ pub(crate) fn recover(pool: &Pool) -> (AllocState, RecoveryReport) {
         ..RecoveryReport::default()
     };
     let mut st = AllocState::default();
+    report.registry_slots = g.max_owners as u64;
     for slot in 0..g.max_owners {
         let word = pool.meta_load(registry_off(&g, slot));
         let generation = word >> 2;

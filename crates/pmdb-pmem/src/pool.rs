@@ -896,3 +896,24 @@ fn format_uuid(u: &[u8; 16]) -> String {
         &hex[20..32]
     )
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_is_shareable_across_threads() {
+        fn assert_send_sync<T: Send + Sync>() {}
+        assert_send_sync::<Pool>();
+    }
+
+    #[test]
+    fn uuids_are_version_4_and_distinct() {
+        let (a, b) = (new_uuid(), new_uuid());
+        assert_ne!(a, b);
+        assert_eq!(a[6] >> 4, 4);
+        let s = format_uuid(&a);
+        assert_eq!(s.len(), 36);
+        assert_eq!(s.matches('-').count(), 4);
+    }
+}

@@ -73,6 +73,12 @@ fn workload(seed: u64, ops: usize, protocol: Protocol) -> impl Fn(&Pool, &mut Ac
                 acks.ack(Ack::Zone { owner, off, tag });
             }
         }
+        if ops >= 200 {
+            assert!(
+                pool.extent_count() > 1,
+                "the workload must cover pool growth"
+            );
+        }
     }
 }
 

@@ -1,1 +1,45 @@
-fn main() {}
+//! pmdb: the command-line entry point — pool administration and benchmarks.
+
+mod bench_cmd;
+mod paths;
+mod pool_cmd;
+mod size;
+
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+#[derive(Parser)]
+#[command(
+    name = "pmdb",
+    version,
+    about = "pmdb: a transactional storage engine on persistent memory"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Create, inspect and check pools.
+    #[command(subcommand)]
+    Pool(pool_cmd::PoolCommand),
+    /// Run benchmarks (with no arguments: the quick device-layer suite).
+    Bench(bench_cmd::BenchArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Pool(cmd) => pool_cmd::run(cmd),
+        Command::Bench(args) => bench_cmd::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("pmdb: {e}");
+            ExitCode::from(2)
+        }
+    }
+}

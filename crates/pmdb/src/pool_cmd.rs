@@ -1,0 +1,197 @@
+//! `pmdb pool create | info | check`, in the spirit of pmempool.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, Subcommand};
+use pmdb_pmem::{
+    BackendChoice, DEFAULT_MAX_OWNERS, DEFAULT_ZONE_SIZE, DEFAULT_ZONES_PER_EXTENT, Pool,
+    PoolOptions,
+};
+
+use crate::paths::default_pool_dir;
+use crate::size::{fmt_size, parse_size};
+
+#[derive(Subcommand)]
+pub enum PoolCommand {
+    /// Create a pool.
+    Create(CreateArgs),
+    /// Show a pool's backend, geometry, occupancy and owners.
+    Info(InfoArgs),
+    /// Verify headers and owner words; exits 1 on any damage.
+    Check(PathArg),
+}
+
+#[derive(Args)]
+pub struct PathArg {
+    /// Pool directory [default: /dev/shm/pmdb on tmpfs, else ./pmdb-data]
+    #[arg(long)]
+    path: Option<PathBuf>,
+    /// Backend: auto, dax, memory or file
+    #[arg(long, default_value = "auto", value_parser = parse_backend)]
+    backend: BackendChoice,
+}
+
+impl PathArg {
+    fn dir(&self) -> PathBuf {
+        self.path.clone().unwrap_or_else(default_pool_dir)
+    }
+
+    fn options(&self) -> PoolOptions {
+        PoolOptions::default().with_backend(self.backend)
+    }
+}
+
+#[derive(Args)]
+pub struct CreateArgs {
+    #[command(flatten)]
+    target: PathArg,
+    /// Size to create now, rounded up to whole extents [default: one extent]
+    #[arg(long, value_parser = parse_size)]
+    size: Option<u64>,
+    /// Largest size the pool may grow to
+    #[arg(long, default_value = "8GiB", value_parser = parse_size)]
+    max_size: u64,
+    /// Zone size (power of two, at least 4 KiB)
+    #[arg(long, default_value_t = DEFAULT_ZONE_SIZE, value_parser = parse_size)]
+    zone_size: u64,
+    /// Zones per extent file
+    #[arg(long, default_value_t = DEFAULT_ZONES_PER_EXTENT)]
+    zones_per_extent: u32,
+    /// Owner slots in the registry
+    #[arg(long, default_value_t = DEFAULT_MAX_OWNERS)]
+    max_owners: u32,
+}
+
+#[derive(Args)]
+pub struct InfoArgs {
+    #[command(flatten)]
+    target: PathArg,
+    /// List every live owner with its zone count
+    #[arg(long)]
+    owners: bool,
+}
+
+fn parse_backend(s: &str) -> Result<BackendChoice, String> {
+    s.parse()
+}
+
+pub fn run(cmd: PoolCommand) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    match cmd {
+        PoolCommand::Create(args) => create(args),
+        PoolCommand::Info(args) => {
+            let pool = Pool::open(args.target.dir(), &args.target.options())?;
+            print_info(&pool, args.owners);
+            Ok(ExitCode::SUCCESS)
+        }
+        PoolCommand::Check(target) => Ok(check(&target)),
+    }
+}
+
+fn create(args: CreateArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let extent_data = args
+        .zone_size
+        .saturating_mul(args.zones_per_extent as u64)
+        .max(1);
+    let initial = args.size.map_or(1, |s| s.div_ceil(extent_data).max(1));
+    let max_extents = (args.max_size / extent_data).max(initial);
+    let options = PoolOptions {
+        zone_size: Some(args.zone_size),
+        zones_per_extent: args.zones_per_extent,
+        max_owners: args.max_owners,
+        initial_extents: u32::try_from(initial).map_err(|_| "--size is too large")?,
+        max_extents: Some(u32::try_from(max_extents).map_err(|_| "--max-size is too large")?),
+        ..args.target.options()
+    };
+    let pool = Pool::create(args.target.dir(), &options)?;
+    println!("created pool {}", args.target.dir().display());
+    print_info(&pool, false);
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_info(pool: &Pool, owners: bool) {
+    let s = pool.alloc_stats();
+    let r = pool.recovery_report();
+    let dir = pool
+        .dir()
+        .map(|d| d.display().to_string())
+        .unwrap_or_default();
+    let row = |k: &str, v: String| println!("{k:<12}{v}");
+    row("pool", dir);
+    row("uuid", pool.uuid_string());
+    row("format", format!("version {}", pmdb_pmem::FORMAT_VERSION));
+    row(
+        "backend",
+        format!("{} ({})", pool.backend(), pool.backend().durability()),
+    );
+    row("flush", pool.flush_insn().name().to_string());
+    row("zone size", fmt_size(pool.zone_size()));
+    row(
+        "extents",
+        format!(
+            "{} of at most {} ({} mapped, {} zones each)",
+            s.extents,
+            pool.max_extents(),
+            fmt_size(pool.mapped_bytes()),
+            pool.zones_per_extent()
+        ),
+    );
+    row(
+        "zones",
+        format!(
+            "{} total, {} free, {} owned ({} owned)",
+            s.zones,
+            s.free_zones,
+            s.owned_zones,
+            fmt_size(s.owned_zones * pool.zone_size())
+        ),
+    );
+    row(
+        "owners",
+        format!("{} live of {} slots", s.live_owners, pool.max_owners()),
+    );
+    row(
+        "recovery",
+        format!(
+            "{} zone owner words and {} registry slots scanned in {:.3} ms",
+            r.words_scanned,
+            r.registry_slots,
+            r.elapsed.as_secs_f64() * 1e3
+        ),
+    );
+    if owners {
+        for owner in pool.owners() {
+            let zones = pool.zones_of(owner);
+            println!("  {owner}: {} zones", zones.len());
+        }
+    }
+}
+
+/// Opens the pool (which verifies every extent header and scans every owner word) and
+/// reports damage; exit status 1 if there is any.
+fn check(target: &PathArg) -> ExitCode {
+    let dir = target.dir();
+    let pool = match Pool::open(&dir, &target.options()) {
+        Ok(pool) => pool,
+        Err(e) => {
+            println!("{}: damaged: {e}", dir.display());
+            return ExitCode::from(1);
+        }
+    };
+    let r = pool.recovery_report();
+    for anomaly in &r.anomalies {
+        println!("{}: damaged: {anomaly}", dir.display());
+    }
+    if r.anomalies.is_empty() {
+        println!(
+            "{}: consistent ({} extents, {} owner words, {} live owners)",
+            dir.display(),
+            r.extents,
+            r.words_scanned,
+            r.live_owners
+        );
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
