@@ -28,7 +28,16 @@ fn create_info_check() {
     let dir = tempfile::tempdir().unwrap();
     let pool = dir.path().join("pool");
     let p = path_str(&pool);
-    let out = pmdb(&["pool", "create", "--path", p, "--zone-size", "64K", "--max-size", "16M"]);
+    let out = pmdb(&[
+        "pool",
+        "create",
+        "--path",
+        p,
+        "--zone-size",
+        "64K",
+        "--max-size",
+        "16M",
+    ]);
     assert!(out.status.success(), "{}", text(&out));
     assert!(text(&out).contains("zone size   64 KiB"), "{}", text(&out));
 
@@ -51,7 +60,11 @@ fn create_info_check() {
 fn check_fails_on_damage() {
     let dir = tempfile::tempdir().unwrap();
     let p = path_str(dir.path());
-    assert!(pmdb(&["pool", "create", "--path", p, "--zone-size", "64K"]).status.success());
+    assert!(
+        pmdb(&["pool", "create", "--path", p, "--zone-size", "64K"])
+            .status
+            .success()
+    );
     let extent = dir.path().join("extent-00000.pm");
     let mut bytes = std::fs::read(&extent).unwrap();
     bytes[33] ^= 0xff;
@@ -99,10 +112,12 @@ fn bench_pmem_writes_its_report() {
     ]);
     assert!(out.status.success(), "{}", text(&out));
     let md = std::fs::read_to_string(out_dir.join("pmem.md")).unwrap();
-    assert!(md.contains("commit floor") && md.contains("Command: `"), "{md}");
+    assert!(
+        md.contains("commit floor") && md.contains("Command: `"),
+        "{md}"
+    );
     let json: serde_json::Value =
-        serde_json::from_str(&std::fs::read_to_string(out_dir.join("pmem.json")).unwrap())
-            .unwrap();
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("pmem.json")).unwrap()).unwrap();
     let results = json["results"].as_array().unwrap();
     assert_eq!(results.len(), 1);
     assert_eq!(results[0]["measurements"][0]["latency"]["count"], 500);
