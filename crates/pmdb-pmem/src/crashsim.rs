@@ -30,6 +30,8 @@ impl CrashImage {
     }
 }
 
+const MIX_PAGE: usize = 4096;
+
 struct SimExtent {
     working: *const u8,
     len: usize,
@@ -217,13 +219,23 @@ fn mix(st: &SimState, point: u64, seed: u64) -> CrashImage {
             // SAFETY: the working mapping of `len` bytes is alive while the pool is.
             let working = unsafe { std::slice::from_raw_parts(ext.working, ext.len) };
             let mut out = ext.persisted.clone();
+            // Whole pages compare with memcmp; only differing pages are mixed word by word.
             for ((o, w), p) in out
-                .chunks_exact_mut(8)
-                .zip(working.chunks_exact(8))
-                .zip(ext.persisted.chunks_exact(8))
+                .chunks_mut(MIX_PAGE)
+                .zip(working.chunks(MIX_PAGE))
+                .zip(ext.persisted.chunks(MIX_PAGE))
             {
-                if w != p && rng.random::<bool>() {
-                    o.copy_from_slice(w);
+                if w == p {
+                    continue;
+                }
+                for ((o, w), p) in o
+                    .chunks_exact_mut(8)
+                    .zip(w.chunks_exact(8))
+                    .zip(p.chunks_exact(8))
+                {
+                    if w != p && rng.random::<bool>() {
+                        o.copy_from_slice(w);
+                    }
                 }
             }
             out

@@ -124,8 +124,8 @@ impl CrashTest {
     /// an error (or panics) if an invariant is broken.
     pub fn run<T, W, C>(&self, workload: W, check: C) -> Result<CrashReport, CrashFailure>
     where
-        W: Fn(&Pool, &mut AckLog<T>),
-        C: Fn(&Pool, &[&T], Option<&T>) -> Result<(), String>,
+        W: Fn(&Arc<Pool>, &mut AckLog<T>),
+        C: Fn(&Arc<Pool>, &[&T], Option<&T>) -> Result<(), String>,
     {
         let failure = |point, message: String| CrashFailure {
             seed: self.seed,
@@ -201,9 +201,9 @@ impl CrashTest {
         capture: Option<&BTreeSet<u64>>,
     ) -> Result<(u64, (Vec<CrashImage>, Vec<(u64, T)>)), String>
     where
-        W: Fn(&Pool, &mut AckLog<T>),
+        W: Fn(&Arc<Pool>, &mut AckLog<T>),
     {
-        let pool = Pool::create_sim(&self.options).map_err(|e| e.to_string())?;
+        let pool = Arc::new(Pool::create_sim(&self.options).map_err(|e| e.to_string())?);
         let sim = Arc::clone(pool.sim().expect("simulated pool"));
         if let Some(points) = capture {
             sim.arm(points.clone(), self.seed, self.mixes);
@@ -225,7 +225,7 @@ impl CrashTest {
         check: &C,
     ) -> Result<(), String>
     where
-        C: Fn(&Pool, &[&T], Option<&T>) -> Result<(), String>,
+        C: Fn(&Arc<Pool>, &[&T], Option<&T>) -> Result<(), String>,
     {
         let acked: Vec<&T> = acks
             .iter()
@@ -234,8 +234,10 @@ impl CrashTest {
             .collect();
         let in_flight = acks.iter().find(|(f, _)| *f > image.point).map(|(_, t)| t);
         catch_unwind(AssertUnwindSafe(|| {
-            let pool = Pool::open_image(image, &self.options)
-                .map_err(|e| format!("recovery failed to open the image: {e}"))?;
+            let pool = Arc::new(
+                Pool::open_image(image, &self.options)
+                    .map_err(|e| format!("recovery failed to open the image: {e}"))?,
+            );
             check(&pool, &acked, in_flight)
         }))
         .unwrap_or_else(|p| Err(format!("check panicked: {}", panic_message(&p))))

@@ -6,6 +6,7 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
 
 use common::{check_zone, pattern, pattern_len};
 use pmdb_pmem::{AckLog, CrashTest, ObjPool, OwnerId, PmOff, PmemError, Pool, PoolOptions};
@@ -34,7 +35,7 @@ enum Protocol {
     PublishBeforePersist,
 }
 
-fn workload(seed: u64, ops: usize, protocol: Protocol) -> impl Fn(&Pool, &mut AckLog<Ack>) {
+fn workload(seed: u64, ops: usize, protocol: Protocol) -> impl Fn(&Arc<Pool>, &mut AckLog<Ack>) {
     move |pool, acks| {
         let mut rng = SmallRng::seed_from_u64(seed);
         let mut live: BTreeMap<usize, OwnerId> = BTreeMap::new();
@@ -83,7 +84,7 @@ fn workload(seed: u64, ops: usize, protocol: Protocol) -> impl Fn(&Pool, &mut Ac
 }
 
 /// Recovery as an engine would run it (drop unreachable owners), then the invariants.
-fn check(pool: &Pool, acked: &[&Ack], in_flight: Option<&Ack>) -> Result<(), String> {
+fn check(pool: &Arc<Pool>, acked: &[&Ack], in_flight: Option<&Ack>) -> Result<(), String> {
     let reachable: BTreeSet<OwnerId> = (0..REACH)
         .filter_map(|i| OwnerId::from_raw(pool.root(i)))
         .collect();
@@ -218,7 +219,7 @@ fn object_pool_survives_every_crash_point() {
     let seed = 11;
     let report = CrashTest::new(seed)
         .run(
-            move |pool: &Pool, acks: &mut AckLog<ObjAck>| {
+            move |pool: &Arc<Pool>, acks: &mut AckLog<ObjAck>| {
                 let owner = pool.create_owner().unwrap();
                 let grant = pool.alloc_zone(owner).unwrap();
                 let objs = ObjPool::format(pool, &grant, SLOT).unwrap();
@@ -243,7 +244,7 @@ fn object_pool_survives_every_crash_point() {
                     }
                 }
             },
-            |pool: &Pool, acked: &[&ObjAck], in_flight: Option<&ObjAck>| {
+            |pool: &Arc<Pool>, acked: &[&ObjAck], in_flight: Option<&ObjAck>| {
                 let zone = PmOff::from_raw(pool.root(0));
                 if zone.is_null() {
                     return if acked.is_empty() {
@@ -293,7 +294,7 @@ fn root_publish_is_all_or_nothing() {
     let report = CrashTest::new(5)
         .options(PoolOptions::small())
         .run(
-            |pool: &Pool, acks: &mut AckLog<(usize, u64)>| {
+            |pool: &Arc<Pool>, acks: &mut AckLog<(usize, u64)>| {
                 for i in 0..100u64 {
                     let word = (i as usize * 7) % pmdb_pmem::ROOT_WORDS;
                     let value = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
@@ -301,7 +302,7 @@ fn root_publish_is_all_or_nothing() {
                     acks.ack((word, value));
                 }
             },
-            |pool: &Pool, acked: &[&(usize, u64)], _in_flight: Option<&(usize, u64)>| {
+            |pool: &Arc<Pool>, acked: &[&(usize, u64)], _in_flight: Option<&(usize, u64)>| {
                 let mut last = HashMap::new();
                 for (w, v) in acked {
                     last.insert(*w, *v);

@@ -1,0 +1,63 @@
+//! The engine's error type.
+
+use pmdb_pmem::PmemError;
+
+/// Errors of the storage engine.
+#[derive(Debug, thiserror::Error)]
+pub enum DbError {
+    #[error(transparent)]
+    Pmem(#[from] PmemError),
+
+    #[error("key of {len} bytes exceeds the limit of {max} bytes")]
+    KeyTooLarge { len: usize, max: usize },
+
+    #[error("value of {len} bytes exceeds the limit of {max} bytes")]
+    ValueTooLarge { len: usize, max: usize },
+
+    #[error("keys must not be empty")]
+    EmptyKey,
+
+    #[error("unknown subtable {name:?}")]
+    UnknownSubtable { name: String },
+
+    #[error("subtable handle belongs to another database")]
+    ForeignSubtable,
+
+    #[error("subtable name {name:?} is invalid: {reason}")]
+    InvalidName { name: String, reason: String },
+
+    #[error("the catalog is full: {slots} slots hold subtables and memtables")]
+    CatalogFull { slots: u32 },
+
+    #[error("the pool is full: the write was not applied; the database stays readable")]
+    PoolFull,
+
+    #[error("{path} holds a pool that is not a pmdb database (root word {found:#x})")]
+    NotADatabase { path: String, found: u64 },
+
+    #[error("no database at {path} (open with create_if_missing to create one)")]
+    NoDatabase { path: String },
+
+    #[error("corruption: {0}")]
+    Corrupt(String),
+
+    #[error("invalid option {name}: {reason}")]
+    InvalidOption { name: &'static str, reason: String },
+
+    #[error("the commit group failed: {0}")]
+    GroupFailed(String),
+}
+
+impl DbError {
+    /// The error each member of a failed commit group receives.
+    pub(crate) fn for_group_member(&self) -> DbError {
+        match self {
+            DbError::PoolFull | DbError::Pmem(PmemError::PoolFull { .. }) => DbError::PoolFull,
+            DbError::CatalogFull { slots } => DbError::CatalogFull { slots: *slots },
+            other => DbError::GroupFailed(other.to_string()),
+        }
+    }
+}
+
+/// Result alias of the engine.
+pub type Result<T, E = DbError> = std::result::Result<T, E>;

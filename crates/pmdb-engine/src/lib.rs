@@ -1,0 +1,59 @@
+//! pmdb-engine: the storage engine of pmdb.
+//!
+//! It owns everything between the device layer and SQL: the [`Db`] and its named
+//! [`Subtable`]s (LSM instances), atomic [`WriteBatch`]es committed by a log-free group
+//! commit (no write-ahead log: records are appended to PM and published by 8-byte head
+//! words), semi-persistent memtables (data in PM, ordered index in DRAM, rebuilt in
+//! parallel at open), [`Snapshot`]s, zero-copy point reads and ordered range scans.
+//!
+//! ```
+//! use pmdb_engine::{Db, DbOptions, WriteBatch, WriteOptions};
+//!
+//! let dir = tempfile::tempdir()?;
+//! let db = Db::open(dir.path(), DbOptions::small())?;
+//! let users = db.subtable("users")?;
+//! let index = db.subtable("users_by_email")?;
+//!
+//! users.put(b"u1", b"Ada")?;
+//! let mut batch = WriteBatch::new();                   // atomic across subtables
+//! batch.put(&users, b"u2", b"Grace");
+//! batch.put(&index, b"grace@example.com", b"u2");
+//! db.write(batch, WriteOptions::default())?;
+//!
+//! let snap = db.snapshot();
+//! users.delete(b"u1")?;
+//! assert_eq!(users.get(b"u2")?.as_deref(), Some(&b"Grace"[..])); // borrowed from PM
+//! assert!(users.get(b"u1")?.is_none());
+//! assert!(snap.get(&users, b"u1")?.is_some());           // the snapshot still sees it
+//! let keys: Vec<Vec<u8>> = users
+//!     .scan::<&[u8]>(..)
+//!     .map(|e| e.map(|e| e.key().to_vec()))
+//!     .collect::<Result<_, _>>()?;
+//! assert_eq!(keys, vec![b"u2".to_vec()]);
+//! drop((users, index, snap, db));
+//!
+//! let db = Db::open(dir.path(), DbOptions::small())?;       // recovery
+//! assert_eq!(db.subtable("users")?.get_owned(b"u2")?, Some(b"Grace".to_vec()));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod batch;
+mod catalog;
+mod chunk;
+mod commit;
+mod db;
+mod error;
+mod keys;
+mod memtable;
+mod options;
+mod record;
+mod recovery;
+mod scan;
+
+pub use batch::WriteBatch;
+pub use catalog::MAX_NAME;
+pub use db::{Db, Snapshot, Subtable, ValueRef};
+pub use error::{DbError, Result};
+pub use options::{DEFAULT_MAX_KEY, DEFAULT_MAX_VALUE, DbOptions, WriteOptions};
+pub use recovery::RecoveryStats;
+pub use scan::{Entry, Scan};

@@ -1,0 +1,352 @@
+//! The semi-persistent memtable: records appended to PM zones in chunks, indexed in DRAM
+//! by a lock-free ordered map from internal key (escaped key, inverted seq) to the
+//! record's `PmOff`. The index is rebuilt from the zones at open.
+//!
+//! A position inside a memtable is `zone index * zone size + offset`; each zone starts
+//! with a 64-byte header (magic, memtable id, zone index, crc). The memtable's head word
+//! holds (start of the last published part << 32) | end of the published log.
+
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use crossbeam_skiplist::SkipMap;
+use parking_lot::Mutex;
+use pmdb_pmem::{PmOff, Pool};
+
+use crate::catalog::MemtableDesc;
+use crate::chunk::{CHUNK_HEADER, ChunkError, ChunkHeader, ChunkKind};
+use crate::error::{DbError, Result};
+use crate::keys;
+use crate::record::{self, Kind};
+
+pub(crate) const ZONE_HEADER: usize = 64;
+const ZONE_MAGIC: u64 = u64::from_le_bytes(*b"PMDBMZON");
+
+/// A record handed to the commit pipeline.
+pub(crate) struct RecIn<'a> {
+    pub seq: u64,
+    pub kind: Kind,
+    pub key: &'a [u8],
+    pub value: &'a [u8],
+}
+
+/// What appending one part produced: its bounds, the ranges to persist and where each
+/// record landed.
+pub(crate) struct Appended {
+    pub start: u64,
+    pub end: u64,
+    pub ranges: Vec<(PmOff, usize)>,
+    pub offs: Vec<PmOff>,
+}
+
+/// The append side of a memtable, used by the commit leader and by recovery only.
+struct Log {
+    zones: Vec<PmOff>,
+    /// End of the published log (0: empty).
+    published: u64,
+}
+
+pub(crate) struct Memtable {
+    pub desc: MemtableDesc,
+    pub index: SkipMap<Box<[u8]>, PmOff>,
+    zone_size: u64,
+    log: Mutex<Log>,
+    records: AtomicU64,
+}
+
+/// What scanning one zone at recovery found.
+#[derive(Default)]
+pub(crate) struct ZoneScan {
+    pub records: u64,
+    pub bytes: u64,
+    pub max_seq: u64,
+    pub max_lsn: u64,
+    pub damage: Vec<String>,
+}
+
+pub(crate) fn split_head(head: u64) -> (u64, u64) {
+    (head >> 32, head & 0xffff_ffff)
+}
+
+impl Memtable {
+    pub fn new(desc: MemtableDesc, zone_size: u64, zones: Vec<PmOff>, published: u64) -> Memtable {
+        Memtable {
+            desc,
+            index: SkipMap::new(),
+            zone_size,
+            log: Mutex::new(Log { zones, published }),
+            records: AtomicU64::new(0),
+        }
+    }
+
+    pub fn records(&self) -> u64 {
+        self.records.load(Ordering::Relaxed)
+    }
+
+    /// Bytes of log published so far (the freeze criterion).
+    pub fn used(&self) -> u64 {
+        self.log.lock().published
+    }
+
+    /// Moves a position past a zone header, or to the next zone when no chunk header
+    /// fits in what is left of the current one.
+    fn normalize(&self, pos: u64) -> u64 {
+        let zs = self.zone_size;
+        let (z, off) = (pos / zs, pos % zs);
+        if off < ZONE_HEADER as u64 {
+            z * zs + ZONE_HEADER as u64
+        } else if zs - off < CHUNK_HEADER as u64 {
+            (z + 1) * zs + ZONE_HEADER as u64
+        } else {
+            pos
+        }
+    }
+
+    /// Appends one part of a commit group as chunks (with a zone-end chunk where a
+    /// record does not fit in the rest of a zone). Nothing is published or flushed here.
+    pub fn append_part(
+        &self,
+        pool: &Pool,
+        lsn: u64,
+        nparts: u32,
+        recs: &[RecIn<'_>],
+        buf: &mut Vec<u8>,
+    ) -> Result<Appended> {
+        let mut log = self.log.lock();
+        let zs = self.zone_size as usize;
+        let start = self.normalize(log.published);
+        let mut pos = start;
+        let mut out = Appended {
+            start,
+            end: start,
+            ranges: Vec::new(),
+            offs: Vec::with_capacity(recs.len()),
+        };
+        let mut i = 0;
+        while i < recs.len() {
+            let z = (pos / self.zone_size) as usize;
+            let off = (pos % self.zone_size) as usize;
+            let zone = self.zone(pool, &mut log, z)?;
+            let avail = zs - off - CHUNK_HEADER;
+            buf.clear();
+            let first = i;
+            while i < recs.len() {
+                let r = &recs[i];
+                let len = record::record_len(r.key.len(), r.value.len());
+                if buf.len() + len > avail {
+                    break;
+                }
+                let at = buf.len();
+                buf.resize(at + len, 0);
+                record::encode(&mut buf[at..], r.seq, r.kind, r.key, r.value);
+                out.offs.push(at_off(zone, off + CHUNK_HEADER + at));
+                i += 1;
+            }
+            let chunk_at = at_off(zone, off);
+            if i == first {
+                if off == ZONE_HEADER {
+                    return Err(DbError::ValueTooLarge {
+                        len: recs[i].value.len(),
+                        max: avail,
+                    });
+                }
+                let end = ChunkHeader {
+                    kind: ChunkKind::ZoneEnd,
+                    lsn,
+                    nparts,
+                    payload_len: 0,
+                    first_seq: recs[i].seq,
+                    records: 0,
+                    payload_crc: 0,
+                };
+                pool.write(chunk_at, &end.encode())?;
+                out.ranges.push((chunk_at, CHUNK_HEADER));
+                pos = (z as u64 + 1) * self.zone_size + ZONE_HEADER as u64;
+                continue;
+            }
+            let header = ChunkHeader {
+                kind: ChunkKind::Data,
+                lsn,
+                nparts,
+                payload_len: buf.len() as u32,
+                first_seq: recs[first].seq,
+                records: (i - first) as u32,
+                payload_crc: crc32fast::hash(buf),
+            };
+            pool.write(at_off(zone, off + CHUNK_HEADER), buf)?;
+            pool.write(chunk_at, &header.encode())?;
+            out.ranges.push((chunk_at, CHUNK_HEADER + buf.len()));
+            pos = self.normalize(pos + (CHUNK_HEADER + buf.len()) as u64);
+        }
+        out.end = pos;
+        Ok(out)
+    }
+
+    /// Records that a part ending at `end` is published and indexed.
+    pub fn set_published(&self, end: u64, records: u64) {
+        self.log.lock().published = end;
+        self.records.fetch_add(records, Ordering::Relaxed);
+    }
+
+    /// Zone `z` of the memtable, allocating it (header persisted before the commit) if it
+    /// is the next one.
+    fn zone(&self, pool: &Pool, log: &mut Log, z: usize) -> Result<PmOff> {
+        if let Some(&zone) = log.zones.get(z) {
+            return Ok(zone);
+        }
+        debug_assert_eq!(z, log.zones.len(), "zones are allocated in order");
+        let grant = pool.alloc_zone(self.desc.owner)?;
+        let mut header = [0u8; ZONE_HEADER];
+        header[0..8].copy_from_slice(&ZONE_MAGIC.to_le_bytes());
+        header[8..16].copy_from_slice(&self.desc.id.to_le_bytes());
+        header[16..20].copy_from_slice(&(z as u32).to_le_bytes());
+        let crc = crc32fast::hash(&header[..20]);
+        header[20..24].copy_from_slice(&crc.to_le_bytes());
+        pool.write(grant.off(), &header)?;
+        pool.persist(grant.off(), ZONE_HEADER)?;
+        let zone = grant.commit()?;
+        log.zones.push(zone);
+        Ok(zone)
+    }
+
+    /// The memtable's zones in order, read from their headers.
+    pub fn load_zones(pool: &Pool, desc: &MemtableDesc) -> Result<Vec<PmOff>> {
+        let mut zones = Vec::new();
+        for zone in pool.zones_of(desc.owner) {
+            let h = pool.read(zone, ZONE_HEADER)?;
+            let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap());
+            let crc = u32::from_le_bytes(h[20..24].try_into().unwrap());
+            if u64_at(0) != ZONE_MAGIC || crc32fast::hash(&h[..20]) != crc || u64_at(8) != desc.id {
+                return Err(DbError::Corrupt(format!(
+                    "zone {zone} of memtable {} has a damaged header",
+                    desc.id
+                )));
+            }
+            zones.push((u32::from_le_bytes(h[16..20].try_into().unwrap()), zone));
+        }
+        zones.sort_unstable();
+        for (i, (index, zone)) in zones.iter().enumerate() {
+            if *index as usize != i {
+                return Err(DbError::Corrupt(format!(
+                    "memtable {} has zone {zone} at index {index}, expected {i}",
+                    desc.id
+                )));
+            }
+        }
+        Ok(zones.into_iter().map(|(_, z)| z).collect())
+    }
+
+    /// The header of the last published part, if the head says there is one.
+    pub fn last_part(&self, pool: &Pool, head: u64) -> Result<Option<ChunkHeader>> {
+        let (prev, cur) = split_head(head);
+        if cur == 0 || prev == cur {
+            return Ok(None);
+        }
+        let log = self.log.lock();
+        let z = (prev / self.zone_size) as usize;
+        let zone = *log.zones.get(z).ok_or_else(|| {
+            DbError::Corrupt(format!(
+                "memtable {} head points past its zones",
+                self.desc.id
+            ))
+        })?;
+        let bytes = pool.read(at_off(zone, (prev % self.zone_size) as usize), CHUNK_HEADER)?;
+        ChunkHeader::decode(bytes)
+            .map(Some)
+            .map_err(|ChunkError::Damaged| {
+                DbError::Corrupt(format!(
+                    "memtable {}: header of the last published part is damaged",
+                    self.desc.id
+                ))
+            })
+    }
+
+    /// Zones to scan at recovery with the published log ending at `published`: every zone
+    /// before the head's zone in full, the head's zone up to the head.
+    pub fn scan_plan(&self, published: u64) -> Vec<(usize, PmOff, Option<usize>)> {
+        let log = self.log.lock();
+        if published == 0 {
+            return Vec::new();
+        }
+        let head_zone = (published / self.zone_size) as usize;
+        let head_off = (published % self.zone_size) as usize;
+        log.zones
+            .iter()
+            .enumerate()
+            .take(head_zone + 1)
+            .map(|(z, &zone)| (z, zone, (z == head_zone).then_some(head_off)))
+            .collect()
+    }
+
+    /// Scans one zone's chunks up to `end` (or to a zone-end chunk) and indexes every
+    /// record found. Damaged chunks are reported and skipped where their length can be
+    /// trusted; a damaged chunk header ends the zone.
+    pub fn scan_zone(&self, pool: &Pool, z: usize, zone: PmOff, end: Option<usize>) -> ZoneScan {
+        let zs = self.zone_size as usize;
+        let limit = end.unwrap_or(zs);
+        let mut scan = ZoneScan::default();
+        let mut off = ZONE_HEADER;
+        while off < limit && zs - off >= CHUNK_HEADER {
+            let header = match pool.read(at_off(zone, off), CHUNK_HEADER) {
+                Ok(bytes) => ChunkHeader::decode(bytes),
+                Err(_) => Err(ChunkError::Damaged),
+            };
+            let Ok(h) = header else {
+                scan.damage.push(format!(
+                    "memtable {} zone {z} offset {off}: damaged chunk header; the rest of the zone is skipped",
+                    self.desc.id
+                ));
+                break;
+            };
+            scan.max_lsn = scan.max_lsn.max(h.lsn);
+            if h.kind == ChunkKind::ZoneEnd {
+                break;
+            }
+            let len = h.payload_len as usize;
+            let payload = match pool.read(at_off(zone, off + CHUNK_HEADER), len) {
+                Ok(p) if crc32fast::hash(p) == h.payload_crc => p,
+                _ => {
+                    scan.damage.push(format!(
+                        "memtable {} zone {z} offset {off}: chunk of {} records fails its crc; skipped",
+                        self.desc.id, h.records
+                    ));
+                    off += CHUNK_HEADER + len;
+                    continue;
+                }
+            };
+            let mut at = 0;
+            while at < payload.len() {
+                let Some(r) = record::decode(&payload[at..]) else {
+                    scan.damage.push(format!(
+                        "memtable {} zone {z} offset {off}: undecodable record",
+                        self.desc.id
+                    ));
+                    break;
+                };
+                self.index.insert(
+                    keys::internal(r.key, r.seq).into_boxed_slice(),
+                    at_off(zone, off + CHUNK_HEADER + at),
+                );
+                scan.records += 1;
+                scan.bytes += r.len as u64;
+                scan.max_seq = scan.max_seq.max(r.seq);
+                at += r.len;
+            }
+            off += CHUNK_HEADER + len;
+        }
+        self.records.fetch_add(scan.records, Ordering::Relaxed);
+        scan
+    }
+
+    /// The newest version of the key whose escaped form is `escaped` with seq ≤ `snap`.
+    pub fn find(&self, search: &[u8], escaped_len: usize) -> Option<PmOff> {
+        let entry = self.index.lower_bound(Bound::Included(search))?;
+        let k = entry.key();
+        (k.len() == escaped_len + 8 && k[..escaped_len] == search[..escaped_len])
+            .then(|| *entry.value())
+    }
+}
+
+fn at_off(zone: PmOff, offset: usize) -> PmOff {
+    zone.checked_add(offset as u64).expect("inside the zone")
+}

@@ -1,0 +1,129 @@
+//! Options for opening a database and for writes.
+
+use pmdb_pmem::PoolOptions;
+
+use crate::error::{DbError, Result};
+
+/// Largest key accepted by default (bytes).
+pub const DEFAULT_MAX_KEY: usize = 16 << 10;
+/// Largest value accepted by default (bytes).
+pub const DEFAULT_MAX_VALUE: usize = 1 << 20;
+
+/// How to open a database.
+#[derive(Clone, Debug)]
+pub struct DbOptions {
+    /// The pool underneath (geometry at create, backend, emulation).
+    pub pool: PoolOptions,
+    /// Create the database if the directory holds none.
+    pub create_if_missing: bool,
+    /// A memtable freezes and a new one starts once it holds this many bytes.
+    pub memtable_size: u64,
+    /// Most write batches one commit group takes.
+    pub max_group_batches: usize,
+    /// Most payload bytes one commit group takes (a larger single batch still commits).
+    pub max_group_bytes: usize,
+    /// Threads rebuilding the DRAM indexes at open; 0 means one per core.
+    pub recovery_threads: usize,
+    /// Largest key in bytes; at most 64 KiB.
+    pub max_key_size: usize,
+    /// Largest value in bytes; key and value must fit in one zone with their headers.
+    pub max_value_size: usize,
+}
+
+impl Default for DbOptions {
+    fn default() -> Self {
+        DbOptions {
+            pool: PoolOptions::default(),
+            create_if_missing: true,
+            memtable_size: 256 << 20,
+            max_group_batches: 64,
+            max_group_bytes: 4 << 20,
+            recovery_threads: 0,
+            max_key_size: DEFAULT_MAX_KEY,
+            max_value_size: DEFAULT_MAX_VALUE,
+        }
+    }
+}
+
+impl DbOptions {
+    /// A small geometry for tests: 32 KiB zones, 128 KiB memtables, 1 KiB keys, 4 KiB
+    /// values.
+    pub fn small() -> DbOptions {
+        DbOptions {
+            pool: PoolOptions {
+                zone_size: Some(32 << 10),
+                zones_per_extent: 16,
+                max_owners: 256,
+                initial_extents: 1,
+                max_extents: Some(4),
+                ..PoolOptions::default()
+            },
+            memtable_size: 128 << 10,
+            max_key_size: 1 << 10,
+            max_value_size: 4 << 10,
+            ..DbOptions::default()
+        }
+    }
+
+    pub(crate) fn threads(&self) -> usize {
+        if self.recovery_threads == 0 {
+            std::thread::available_parallelism().map_or(1, |n| n.get())
+        } else {
+            self.recovery_threads
+        }
+    }
+
+    /// Checks the limits against the pool's zone size.
+    pub(crate) fn validate(&self, zone_size: u64) -> Result<()> {
+        let invalid = |name, reason: String| Err(DbError::InvalidOption { name, reason });
+        if self.max_key_size == 0 || self.max_key_size > 64 << 10 {
+            return invalid(
+                "max_key_size",
+                format!("{} is not in 1..=65536", self.max_key_size),
+            );
+        }
+        let largest = crate::record::RECORD_HEADER
+            + self.max_key_size
+            + self.max_value_size
+            + crate::chunk::CHUNK_HEADER
+            + crate::memtable::ZONE_HEADER
+            + 8;
+        if largest as u64 > zone_size {
+            return invalid(
+                "max_value_size",
+                format!(
+                    "a {}-byte key with a {}-byte value does not fit in a {zone_size}-byte zone",
+                    self.max_key_size, self.max_value_size
+                ),
+            );
+        }
+        if self.memtable_size < zone_size || self.memtable_size > u32::MAX as u64 / 2 {
+            return invalid(
+                "memtable_size",
+                format!(
+                    "{} is not between one zone ({zone_size}) and 2 GiB",
+                    self.memtable_size
+                ),
+            );
+        }
+        if self.max_group_batches == 0 {
+            return invalid("max_group_batches", "must be at least 1".into());
+        }
+        Ok(())
+    }
+}
+
+/// Options of one write.
+#[derive(Clone, Copy, Debug)]
+pub struct WriteOptions {
+    /// On the File backend, acknowledge only after msync (durable against power loss).
+    /// Without it the write survives a process crash, not a power loss. On Memory and
+    /// Dax, persistence is always part of the commit and this changes nothing.
+    pub sync: bool,
+}
+
+impl Default for WriteOptions {
+    fn default() -> Self {
+        WriteOptions { sync: true }
+    }
+}

@@ -1,0 +1,257 @@
+//! Opening a database after a clean shutdown or a crash: reachability (owners the catalog
+//! does not name are freed), rollback of a partially published last commit group, and
+//! the parallel rebuild of the DRAM indexes, one zone per task.
+//!
+//! Partial groups: each memtable's head names its last published part, whose chunk header
+//! carries (group lsn, number of parts). Groups publish in order, so only the group with
+//! the highest lsn can be partial: if fewer memtables end with it than it has parts, its
+//! parts are rolled back (head := previous position). The root word "committed lsn"
+//! records the newest group recovery knows to be complete; it is published before any
+//! rollback so a crash during recovery never re-judges an older, complete group.
+
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+use parking_lot::{Mutex, RwLock};
+use pmdb_pmem::{OwnerId, Pool};
+
+use crate::catalog::Catalog;
+use crate::db::SubtableState;
+use crate::error::Result;
+use crate::memtable::{Memtable, ZoneScan, split_head};
+use crate::options::DbOptions;
+
+/// What recovery did when a database was opened.
+#[derive(Clone, Debug, Default)]
+pub struct RecoveryStats {
+    /// Records indexed.
+    pub records: u64,
+    /// Bytes of records indexed.
+    pub bytes: u64,
+    pub subtables: usize,
+    pub memtables: usize,
+    /// Zones scanned.
+    pub zones: usize,
+    /// Threads that rebuilt the indexes.
+    pub threads: usize,
+    /// Parts of a partially published last group that were rolled back.
+    pub rolled_back_parts: usize,
+    /// Owners the catalog did not reach (an interrupted memtable creation), freed.
+    pub released_owners: usize,
+    /// Media damage found (damaged chunks are skipped, never trusted).
+    pub damage: Vec<String>,
+    /// Time for the whole open, and for the index rebuild alone.
+    pub elapsed: Duration,
+    pub rebuild: Duration,
+}
+
+impl RecoveryStats {
+    /// Records indexed per second during the rebuild.
+    pub fn records_per_sec(&self) -> f64 {
+        let s = self.rebuild.as_secs_f64();
+        if s > 0.0 {
+            self.records as f64 / s
+        } else {
+            0.0
+        }
+    }
+}
+
+impl std::fmt::Display for RecoveryStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "recovered {} records ({} bytes) from {} zones of {} memtables in {} subtables with {} threads in {:.1} ms (index rebuild {:.1} ms)",
+            self.records,
+            self.bytes,
+            self.zones,
+            self.memtables,
+            self.subtables,
+            self.threads,
+            self.elapsed.as_secs_f64() * 1e3,
+            self.rebuild.as_secs_f64() * 1e3
+        )?;
+        if self.rolled_back_parts > 0 {
+            write!(
+                f,
+                "; rolled back {} parts of a partial group",
+                self.rolled_back_parts
+            )?;
+        }
+        if !self.damage.is_empty() {
+            write!(f, "; {} damaged chunks skipped", self.damage.len())?;
+        }
+        Ok(())
+    }
+}
+
+pub(crate) struct Recovered {
+    pub subtables: Vec<Arc<SubtableState>>,
+    pub max_seq: u64,
+    pub next_lsn: u64,
+    pub next_memtable_id: u64,
+    pub next_subtable_id: u32,
+    pub stats: RecoveryStats,
+}
+
+pub(crate) fn recover(
+    pool: &Arc<Pool>,
+    catalog: &Catalog,
+    options: &DbOptions,
+) -> Result<Recovered> {
+    let start = Instant::now();
+    let mut stats = RecoveryStats::default();
+    let (subs, descs) = catalog.entries(pool)?;
+
+    let reachable: HashSet<OwnerId> = descs
+        .iter()
+        .map(|d| d.owner)
+        .chain([catalog.owner()])
+        .collect();
+    stats.released_owners = pool.retain_owners(|o| reachable.contains(&o))?;
+
+    let mut memtables = Vec::with_capacity(descs.len());
+    for desc in descs {
+        let zones = Memtable::load_zones(pool, &desc).unwrap_or_else(|e| {
+            stats.damage.push(e.to_string());
+            Vec::new()
+        });
+        let head = pool.load_u64(desc.head_off)?;
+        memtables.push((Memtable::new(desc, pool.zone_size(), zones, 0), head));
+    }
+
+    let top_lsn = roll_back_partial_group(pool, &mut memtables, &mut stats)?;
+
+    // Rebuild the indexes in parallel, one zone per task.
+    let rebuild_start = Instant::now();
+    let memtables: Vec<Arc<Memtable>> = memtables
+        .into_iter()
+        .map(|(m, head)| {
+            let (_, end) = split_head(head);
+            m.set_published(end, 0);
+            Arc::new(m)
+        })
+        .collect();
+    let tasks: Vec<_> = memtables
+        .iter()
+        .flat_map(|m| {
+            m.scan_plan(m.used())
+                .into_iter()
+                .map(move |(z, zone, end)| (Arc::clone(m), z, zone, end))
+        })
+        .collect();
+    stats.zones = tasks.len();
+    stats.threads = options.threads().min(tasks.len()).max(1);
+    let next = AtomicUsize::new(0);
+    let total = Mutex::new(ZoneScan::default());
+    std::thread::scope(|s| {
+        for _ in 0..stats.threads {
+            s.spawn(|| {
+                let mut mine = ZoneScan::default();
+                while let Some((m, z, zone, end)) = tasks.get(next.fetch_add(1, Ordering::Relaxed))
+                {
+                    let scan = m.scan_zone(pool, *z, *zone, *end);
+                    mine.records += scan.records;
+                    mine.bytes += scan.bytes;
+                    mine.max_seq = mine.max_seq.max(scan.max_seq);
+                    mine.max_lsn = mine.max_lsn.max(scan.max_lsn);
+                    mine.damage.extend(scan.damage);
+                }
+                let mut t = total.lock();
+                t.records += mine.records;
+                t.bytes += mine.bytes;
+                t.max_seq = t.max_seq.max(mine.max_seq);
+                t.max_lsn = t.max_lsn.max(mine.max_lsn);
+                t.damage.extend(mine.damage);
+            });
+        }
+    });
+    let total = total.into_inner();
+    stats.rebuild = rebuild_start.elapsed();
+    stats.records = total.records;
+    stats.bytes = total.bytes;
+    stats.damage.extend(total.damage);
+
+    let mut by_subtable: HashMap<u32, Vec<Arc<Memtable>>> = HashMap::new();
+    let next_memtable_id = memtables.iter().map(|m| m.desc.id + 1).max().unwrap_or(1);
+    stats.memtables = memtables.len();
+    for m in memtables {
+        by_subtable.entry(m.desc.subtable).or_default().push(m);
+    }
+    let next_subtable_id = subs.iter().map(|s| s.id + 1).max().unwrap_or(1);
+    let subtables: Vec<Arc<SubtableState>> = subs
+        .into_iter()
+        .map(|s| {
+            let mut mems = by_subtable.remove(&s.id).unwrap_or_default();
+            mems.sort_by_key(|m| std::cmp::Reverse(m.desc.id));
+            Arc::new(SubtableState {
+                id: s.id,
+                name: s.name,
+                memtables: RwLock::new(mems),
+            })
+        })
+        .collect();
+    for (id, mems) in by_subtable {
+        stats.damage.push(format!(
+            "{} memtables belong to subtable {id}, which the catalog does not list",
+            mems.len()
+        ));
+    }
+    stats.subtables = subtables.len();
+    stats.elapsed = start.elapsed();
+    let next_lsn = top_lsn.max(total.max_lsn).max(Catalog::committed_lsn(pool)) + 1;
+    Ok(Recovered {
+        subtables,
+        max_seq: total.max_seq,
+        next_lsn,
+        next_memtable_id,
+        next_subtable_id,
+        stats,
+    })
+}
+
+/// Finds the newest group among the memtables' last parts and rolls its parts back if it
+/// is partial; returns its lsn (0 if there is none).
+fn roll_back_partial_group(
+    pool: &Pool,
+    memtables: &mut [(Memtable, u64)],
+    stats: &mut RecoveryStats,
+) -> Result<u64> {
+    let mut last = Vec::with_capacity(memtables.len());
+    for (m, head) in memtables.iter() {
+        match m.last_part(pool, *head) {
+            Ok(part) => last.push(part),
+            Err(e) => {
+                stats.damage.push(e.to_string());
+                last.push(None);
+            }
+        }
+    }
+    let Some(top) = last.iter().flatten().max_by_key(|h| h.lsn).copied() else {
+        return Ok(0);
+    };
+    if top.lsn <= Catalog::committed_lsn(pool) {
+        return Ok(top.lsn);
+    }
+    let holders: Vec<usize> = last
+        .iter()
+        .enumerate()
+        .filter(|(_, h)| h.is_some_and(|h| h.lsn == top.lsn))
+        .map(|(i, _)| i)
+        .collect();
+    if holders.len() as u32 >= top.nparts {
+        Catalog::publish_committed_lsn(pool, top.lsn);
+        return Ok(top.lsn);
+    }
+    Catalog::publish_committed_lsn(pool, top.lsn - 1);
+    for i in holders {
+        let (m, head) = &mut memtables[i];
+        let (prev, _) = split_head(*head);
+        *head = (prev << 32) | prev;
+        pool.publish_u64(m.desc.head_off, *head)?;
+        stats.rolled_back_parts += 1;
+    }
+    Ok(top.lsn)
+}
