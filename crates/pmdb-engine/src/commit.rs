@@ -164,7 +164,9 @@ impl DbInner {
             .iter()
             .flat_map(|(_, a, _)| a.ranges.iter().copied())
             .collect();
-        self.persist_ranges(&mut cs, &ranges, defer_sync)?;
+        if !self.options.broken_publish_before_persist {
+            self.persist_ranges(&mut cs, &ranges, defer_sync)?;
+        }
         // 3. Publish the head words, one fence. From here a failure leaves the heads in
         // an unknown state, so the database refuses further writes until reopened.
         let published = (|| -> Result<()> {
@@ -181,6 +183,9 @@ impl DbInner {
         if let Err(e) = published {
             self.poisoned.store(true, Ordering::Release);
             return Err(e);
+        }
+        if self.options.broken_publish_before_persist {
+            self.persist_ranges(&mut cs, &ranges, defer_sync)?;
         }
         // 4. Index, then make the whole group visible at once.
         for (memtable, a, part) in &appended {

@@ -28,6 +28,11 @@ pub struct DbOptions {
     pub max_key_size: usize,
     /// Largest value in bytes; key and value must fit in one zone with their headers.
     pub max_value_size: usize,
+    /// Deliberately wrong commit order (head words published before the chunks are
+    /// persisted), so the crash tests can prove they catch a broken protocol. Never set
+    /// it otherwise.
+    #[doc(hidden)]
+    pub broken_publish_before_persist: bool,
 }
 
 impl Default for DbOptions {
@@ -41,6 +46,7 @@ impl Default for DbOptions {
             recovery_threads: 0,
             max_key_size: DEFAULT_MAX_KEY,
             max_value_size: DEFAULT_MAX_VALUE,
+            broken_publish_before_persist: false,
         }
     }
 }
