@@ -362,13 +362,13 @@ impl Subtable {
     }
 
     /// Entries with keys in `range`, in ascending key order, as of now.
-    pub fn scan<K: AsRef<[u8]>>(&self, range: impl RangeBounds<K>) -> Scan<'_> {
+    pub fn scan<K: AsRef<[u8]> + ?Sized>(&self, range: impl RangeBounds<K>) -> Scan<'_> {
         let snap = self.db.visible_seq.load(Ordering::Acquire);
         Scan::new(&self.db, &self.state, &range, snap, false)
     }
 
     /// Entries with keys in `range`, in descending key order, as of now.
-    pub fn scan_rev<K: AsRef<[u8]>>(&self, range: impl RangeBounds<K>) -> Scan<'_> {
+    pub fn scan_rev<K: AsRef<[u8]> + ?Sized>(&self, range: impl RangeBounds<K>) -> Scan<'_> {
         let snap = self.db.visible_seq.load(Ordering::Acquire);
         Scan::new(&self.db, &self.state, &range, snap, true)
     }
@@ -399,7 +399,7 @@ impl Snapshot {
     }
 
     /// Ascending scan of `sub` as of this snapshot.
-    pub fn scan<'a, K: AsRef<[u8]>>(
+    pub fn scan<'a, K: AsRef<[u8]> + ?Sized>(
         &self,
         sub: &'a Subtable,
         range: impl RangeBounds<K>,
@@ -409,7 +409,7 @@ impl Snapshot {
     }
 
     /// Descending scan of `sub` as of this snapshot.
-    pub fn scan_rev<'a, K: AsRef<[u8]>>(
+    pub fn scan_rev<'a, K: AsRef<[u8]> + ?Sized>(
         &self,
         sub: &'a Subtable,
         range: impl RangeBounds<K>,

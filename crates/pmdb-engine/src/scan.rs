@@ -88,7 +88,7 @@ fn below(b: &Bound<Vec<u8>>, k: &[u8]) -> bool {
 }
 
 impl<'a> Scan<'a> {
-    pub(crate) fn new<K: AsRef<[u8]>>(
+    pub(crate) fn new<K: AsRef<[u8]> + ?Sized>(
         db: &'a DbInner,
         state: &SubtableState,
         range: &impl RangeBounds<K>,
