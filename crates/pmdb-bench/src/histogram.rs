@@ -17,6 +17,11 @@ impl Latencies {
         self.0.saturating_record(ns.max(1));
     }
 
+    /// Adds another recorder's values (e.g. one per thread).
+    pub fn merge(&mut self, other: &Latencies) {
+        self.0.add(&other.0).expect("same bounds");
+    }
+
     pub fn summary(&self) -> Summary {
         let h = &self.0;
         Summary {

@@ -3,9 +3,15 @@
 //! Each benchmark records the machine, the exact command and every knob next to its
 //! numbers, and writes JSON plus a Markdown table. The device-layer benchmark
 //! ([`pmem`]) measures what every pmdb commit is built from: persisting a record of a
-//! given size and committing a zone, per backend.
+//! given size and committing a zone, per backend. The engine benchmark ([`engine`])
+//! measures durable puts against that floor, gets and recovery; [`index`] compares
+//! candidate DRAM index structures.
 
+pub mod dist;
+pub mod engine;
 pub mod histogram;
+pub mod index;
 pub mod machine;
 pub mod pmem;
+pub mod progress;
 pub mod report;

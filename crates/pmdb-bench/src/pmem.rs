@@ -6,12 +6,12 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use indicatif::{ProgressBar, ProgressStyle};
 use pmdb_pmem::{Backend, BackendChoice, Emulation, PmOff, Pool, PoolOptions};
 use serde::Serialize;
 
 use crate::histogram::{Latencies, Summary, fmt_ns};
 use crate::machine::{Machine, filesystem_of};
+use crate::progress::{progress, tick};
 
 /// One device path to measure, with the backend to force there (or Auto).
 #[derive(Clone, Debug, Serialize)]
@@ -139,14 +139,7 @@ fn measure(
         latency: lat,
     });
 
-    let record = vec![0x3cu8; FLOOR_RECORD];
-    let stride = FLOOR_RECORD.next_multiple_of(8);
-    let lat = timed(&format!("{label}: commit floor"), target.ops, |i| {
-        let off = at(zone, (i as usize * stride) % (zone_size - 64 - stride));
-        pool.write(off, &record)?;
-        pool.persist(off, FLOOR_RECORD)?;
-        pool.publish_u64(head, off.to_raw())
-    })?;
+    let lat = commit_floor(&pool, zone, target.ops, label)?;
     measurements.push(Measurement {
         operation: "commit floor (record persist + 8-byte head persist)".into(),
         bytes: FLOOR_RECORD,
@@ -191,6 +184,21 @@ fn zone_commits(pool: &Pool, ops: u64, label: &str) -> pmdb_pmem::Result<Summary
     Ok(lat.summary())
 }
 
+/// The floor of a log-free commit, measured in a committed zone: a 116-byte record
+/// copied in and persisted, then an 8-byte head word published (the zone's last word).
+pub fn commit_floor(pool: &Pool, zone: PmOff, ops: u64, label: &str) -> pmdb_pmem::Result<Summary> {
+    let zone_size = pool.zone_size() as usize;
+    let head = at(zone, zone_size - 64);
+    let record = vec![0x3cu8; FLOOR_RECORD];
+    let stride = FLOOR_RECORD.next_multiple_of(8);
+    timed(&format!("{label}: commit floor"), ops, |i| {
+        let off = at(zone, (i as usize * stride) % (zone_size - 64 - stride));
+        pool.write(off, &record)?;
+        pool.persist(off, FLOOR_RECORD)?;
+        pool.publish_u64(head, off.to_raw())
+    })
+}
+
 fn persist_label(backend: Backend) -> &'static str {
     match backend {
         Backend::File => "persist (copy + msync)",
@@ -217,22 +225,6 @@ fn timed(
     }
     bar.finish_and_clear();
     Ok(lat.summary())
-}
-
-fn progress(what: &str, ops: u64) -> ProgressBar {
-    let bar = ProgressBar::new(ops);
-    bar.set_style(
-        ProgressStyle::with_template("{msg:32} {bar:40} {pos}/{len} {per_sec}")
-            .expect("valid template"),
-    );
-    bar.set_message(what.to_string());
-    bar
-}
-
-fn tick(bar: &ProgressBar, i: u64) {
-    if i % 4096 == 4095 {
-        bar.inc(4096);
-    }
 }
 
 /// The report as a Markdown table.

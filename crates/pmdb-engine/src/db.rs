@@ -110,8 +110,8 @@ impl Db {
 
     /// Opens (or creates) the database in an already open pool — the crash simulator's
     /// way in.
-    pub fn open_pool(pool: Arc<Pool>, options: DbOptions) -> Result<Db> {
-        options.validate(pool.zone_size())?;
+    pub fn open_pool(pool: Arc<Pool>, mut options: DbOptions) -> Result<Db> {
+        options.fit_to(pool.zone_size())?;
         let path = pool.dir().map_or_else(
             || "<simulated pool>".to_string(),
             |d| d.display().to_string(),
@@ -233,6 +233,11 @@ impl Db {
     /// The sequence number of the newest visible commit.
     pub fn last_seq(&self) -> u64 {
         self.inner.visible_seq.load(Ordering::Acquire)
+    }
+
+    /// The options in force (limits as fitted to the pool's zone size).
+    pub fn options(&self) -> &DbOptions {
+        &self.inner.options
     }
 
     /// What recovery did when this database was opened.

@@ -26,7 +26,8 @@ pub struct DbOptions {
     pub recovery_threads: usize,
     /// Largest key in bytes; at most 64 KiB.
     pub max_key_size: usize,
-    /// Largest value in bytes; key and value must fit in one zone with their headers.
+    /// Largest value in bytes. Lowered at open to what fits in one zone beside a
+    /// largest key (about 4 MiB minus the key with the default zones).
     pub max_value_size: usize,
     /// Deliberately wrong commit order (head words published before the chunks are
     /// persisted), so the crash tests can prove they catch a broken protocol. Never set
@@ -79,8 +80,10 @@ impl DbOptions {
         }
     }
 
-    /// Checks the limits against the pool's zone size.
-    pub(crate) fn validate(&self, zone_size: u64) -> Result<()> {
+    /// Checks the options against the pool's zone size, and lowers `max_value_size` to
+    /// what fits in one zone beside a largest key (so a pool made with small zones opens
+    /// with the default options).
+    pub(crate) fn fit_to(&mut self, zone_size: u64) -> Result<()> {
         let invalid = |name, reason: String| Err(DbError::InvalidOption { name, reason });
         if self.max_key_size == 0 || self.max_key_size > 64 << 10 {
             return invalid(
@@ -88,21 +91,21 @@ impl DbOptions {
                 format!("{} is not in 1..=65536", self.max_key_size),
             );
         }
-        let largest = crate::record::RECORD_HEADER
-            + self.max_key_size
-            + self.max_value_size
+        let overhead = crate::record::RECORD_HEADER
             + crate::chunk::CHUNK_HEADER
             + crate::memtable::ZONE_HEADER
             + 8;
-        if largest as u64 > zone_size {
+        let room = (zone_size as usize).saturating_sub(overhead + self.max_key_size);
+        if room == 0 {
             return invalid(
-                "max_value_size",
+                "max_key_size",
                 format!(
-                    "a {}-byte key with a {}-byte value does not fit in a {zone_size}-byte zone",
-                    self.max_key_size, self.max_value_size
+                    "a {}-byte key does not fit in a {zone_size}-byte zone",
+                    self.max_key_size
                 ),
             );
         }
+        self.max_value_size = self.max_value_size.min(room);
         if self.memtable_size < zone_size || self.memtable_size > u32::MAX as u64 / 2 {
             return invalid(
                 "memtable_size",

@@ -70,16 +70,32 @@ fn unknown_foreign_and_badly_named_subtables() {
 }
 
 #[test]
-fn options_that_cannot_work_are_refused() {
+fn options_that_cannot_work_are_refused_and_limits_fit_the_zone() {
     let dir = tempfile::tempdir().unwrap();
-    let too_big = DbOptions {
+    let huge_key = DbOptions {
+        max_key_size: 64 << 10,
+        ..DbOptions::small()
+    };
+    match Db::open(dir.path(), huge_key) {
+        Err(DbError::InvalidOption { name, .. }) => assert_eq!(name, "max_key_size"),
+        other => panic!("{:?}", other.err()),
+    }
+    // A value limit beyond the 32 KiB zone is lowered to what fits, and enforced.
+    let big_values = DbOptions {
         max_value_size: 64 << 10,
         ..DbOptions::small()
     };
-    match Db::open(dir.path(), too_big) {
-        Err(DbError::InvalidOption { name, .. }) => assert_eq!(name, "max_value_size"),
-        other => panic!("{:?}", other.err()),
-    }
+    let db = Db::open(dir.path(), big_values).unwrap();
+    let max = db.options().max_value_size;
+    assert!(max < 32 << 10 && max > 30 << 10, "{max}");
+    let t = db.subtable("t").unwrap();
+    t.put(b"k", vec![1u8; max]).unwrap();
+    assert!(matches!(
+        t.put(b"k", vec![1u8; max + 1]),
+        Err(DbError::ValueTooLarge { .. })
+    ));
+    assert_eq!(t.get_owned(b"k").unwrap().map(|v| v.len()), Some(max));
+    drop((t, db));
     let no_create = DbOptions {
         create_if_missing: false,
         ..DbOptions::small()

@@ -21,6 +21,43 @@ enum Suite {
     /// Device-layer costs: persist 64 B / 256 B / 4 KiB, 8-byte publish, commit floor,
     /// zone alloc + commit, on each backend.
     Pmem(PmemArgs),
+    /// Engine: durable puts (1 and 2 threads) against the commit floor, gets on loaded
+    /// databases (uniform and zipfian), recovery at 1 and 2 threads.
+    Engine(EngineArgs),
+    /// Memtable index candidates: insert and lookup cost at given sizes.
+    Index(IndexArgs),
+}
+
+#[derive(Args)]
+struct EngineArgs {
+    /// Directory for the databases [default: /dev/shm/pmdb-bench on tmpfs]
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Durable puts per thread count
+    #[arg(long, default_value_t = 500_000)]
+    put_ops: u64,
+    /// Database sizes for gets and recovery, comma-separated
+    #[arg(long, value_delimiter = ',', default_value = "1000000,10000000")]
+    keys: Vec<u64>,
+    /// Gets per database size and distribution
+    #[arg(long, default_value_t = 1_000_000)]
+    get_ops: u64,
+    /// Directory for the JSON and Markdown report
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct IndexArgs {
+    /// Index sizes, comma-separated
+    #[arg(long, value_delimiter = ',', default_value = "1000000,10000000")]
+    keys: Vec<u64>,
+    /// Lookups per size
+    #[arg(long, default_value_t = 2_000_000)]
+    lookups: u64,
+    /// Directory for the JSON and Markdown report
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
 }
 
 #[derive(Args)]
@@ -74,7 +111,57 @@ impl Default for PmemArgs {
 pub fn run(args: BenchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match args.suite.unwrap_or(Suite::Pmem(PmemArgs::default())) {
         Suite::Pmem(a) => pmem(a),
+        Suite::Engine(a) => engine(a),
+        Suite::Index(a) => index(a),
     }
+}
+
+fn publish(
+    out: &std::path::Path,
+    name: &str,
+    data: &impl serde::Serialize,
+    md: &str,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let (json, md_path) = pmdb_bench::report::write_report(out, name, data, md)?;
+    println!("{md}");
+    println!(
+        "report written to {} and {}",
+        md_path.display(),
+        json.display()
+    );
+    Ok(ExitCode::SUCCESS)
+}
+
+fn engine(a: EngineArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let config = pmdb_bench::engine::EngineBenchConfig {
+        dir: a
+            .dir
+            .unwrap_or_else(|| default_dir("pmdb-bench", "bench-data")),
+        put_ops: a.put_ops,
+        put_threads: vec![1, 2],
+        key_counts: a.keys,
+        get_ops: a.get_ops,
+        recovery_threads: vec![1, 2],
+        key_size: 16,
+        value_size: 100,
+    };
+    let report = pmdb_bench::engine::run(&config, pmdb_bench::report::command_line())?;
+    publish(
+        &a.out,
+        "engine",
+        &report,
+        &pmdb_bench::engine::markdown(&report),
+    )
+}
+
+fn index(a: IndexArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let report = pmdb_bench::index::run(&a.keys, a.lookups, pmdb_bench::report::command_line());
+    publish(
+        &a.out,
+        "index",
+        &report,
+        &pmdb_bench::index::markdown(&report),
+    )
 }
 
 fn pmem(a: PmemArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
@@ -108,13 +195,10 @@ fn pmem(a: PmemArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         },
     };
     let report = pmdb_bench::pmem::run(&config, pmdb_bench::report::command_line())?;
-    let md = pmdb_bench::pmem::markdown(&report);
-    let (json, md_path) = pmdb_bench::report::write_report(&a.out, "pmem", &report, &md)?;
-    println!("{md}");
-    println!(
-        "report written to {} and {}",
-        md_path.display(),
-        json.display()
-    );
-    Ok(ExitCode::SUCCESS)
+    publish(
+        &a.out,
+        "pmem",
+        &report,
+        &pmdb_bench::pmem::markdown(&report),
+    )
 }

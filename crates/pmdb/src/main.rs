@@ -4,6 +4,7 @@ mod bench_cmd;
 mod paths;
 mod pool_cmd;
 mod size;
+mod stats_cmd;
 
 use std::process::ExitCode;
 
@@ -27,6 +28,8 @@ enum Command {
     Pool(pool_cmd::PoolCommand),
     /// Run benchmarks (with no arguments: the quick device-layer suite).
     Bench(bench_cmd::BenchArgs),
+    /// Open a database (running recovery) and report what recovery did and what it holds.
+    Stats(stats_cmd::StatsArgs),
 }
 
 fn main() -> ExitCode {
@@ -34,6 +37,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Pool(cmd) => pool_cmd::run(cmd),
         Command::Bench(args) => bench_cmd::run(args),
+        Command::Stats(args) => stats_cmd::run(args),
     };
     match result {
         Ok(code) => code,

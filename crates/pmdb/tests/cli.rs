@@ -123,3 +123,28 @@ fn bench_pmem_writes_its_report() {
     assert_eq!(results[0]["measurements"][0]["latency"]["count"], 500);
     assert!(json["machine"]["cores"].as_u64().unwrap() >= 1);
 }
+
+#[test]
+fn stats_reports_recovery() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let db = pmdb_engine::Db::open(dir.path(), pmdb_engine::DbOptions::small()).unwrap();
+        let t = db.subtable("things").unwrap();
+        for i in 0..10 {
+            t.put(format!("k{i}"), b"v").unwrap();
+        }
+    }
+    let out = pmdb(&["stats", "--path", path_str(dir.path()), "--threads", "2"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let s = text(&out);
+    assert!(s.contains("recovered 10 records"), "{s}");
+    assert!(
+        s.contains("subtable    things: 10 records in 1 memtables"),
+        "{s}"
+    );
+    assert!(s.contains("last seq    10"), "{s}");
+
+    let out = pmdb(&["stats", "--path", path_str(&dir.path().join("none"))]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("no database"), "{}", text(&out));
+}

@@ -1,0 +1,49 @@
+//! `pmdb stats`: opens a database, which runs recovery, and reports what recovery did and
+//! what the subtables hold.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::Args;
+use pmdb_engine::{Db, DbOptions};
+
+use crate::paths::default_pool_dir;
+
+#[derive(Args)]
+pub struct StatsArgs {
+    /// Database directory [default: /dev/shm/pmdb on tmpfs, else ./pmdb-data]
+    #[arg(long)]
+    path: Option<PathBuf>,
+    /// Threads for the index rebuild (0: one per core)
+    #[arg(long, default_value_t = 0)]
+    threads: usize,
+}
+
+pub fn run(args: StatsArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let dir = args.path.unwrap_or_else(default_pool_dir);
+    let db = Db::open(
+        &dir,
+        DbOptions {
+            create_if_missing: false,
+            recovery_threads: args.threads,
+            ..DbOptions::default()
+        },
+    )?;
+    let s = db.recovery_stats();
+    println!("database    {}", dir.display());
+    println!("backend     {}", db.pool().backend());
+    println!("{s}");
+    println!("rebuild     {:.2} M records/s", s.records_per_sec() / 1e6);
+    println!("last seq    {}", db.last_seq());
+    for damage in &s.damage {
+        println!("damage      {damage}");
+    }
+    for (name, memtables, records) in db.subtable_stats() {
+        println!("subtable    {name}: {records} records in {memtables} memtables");
+    }
+    Ok(if s.damage.is_empty() {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    })
+}
