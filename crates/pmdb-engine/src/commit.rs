@@ -189,11 +189,12 @@ impl DbInner {
         }
         // 4. Index, then make the whole group visible at once.
         for (memtable, a, part) in &appended {
-            for (r, off) in part.recs.iter().zip(&a.offs) {
-                memtable
-                    .index
-                    .insert(keys::internal(r.key, r.seq).into_boxed_slice(), *off);
-            }
+            memtable.index_part(
+                part.recs
+                    .iter()
+                    .zip(&a.offs)
+                    .map(|(r, off)| (keys::internal(r.key, r.seq), *off)),
+            );
             memtable.set_published(a.end, part.recs.len() as u64);
         }
         cs.next_seq = seq;

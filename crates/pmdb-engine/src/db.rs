@@ -124,6 +124,10 @@ impl Db {
             return Err(DbError::NoDatabase { path });
         };
         let recovered = recovery::recover(&pool, &catalog, &options)?;
+        log::info!("{path}: {}", recovered.stats);
+        for damage in &recovered.stats.damage {
+            log::warn!("{path}: {damage}");
+        }
         let subtables = recovered
             .subtables
             .into_iter()

@@ -5,21 +5,27 @@
 //! Escaping: 0x00 becomes 0x00 0x01 and the key ends with 0x00 0x00, so no encoded key is
 //! a prefix of another and byte order equals user-key order.
 
+use smallvec::SmallVec;
+
+/// An internal key, stored inline (no heap pointer to chase per comparison) when it is
+/// at most 32 bytes, as it is for keys of up to 22 bytes.
+pub(crate) type IKey = SmallVec<[u8; 32]>;
+
 /// Appends the escaped, terminated form of `key` to `out`.
-pub(crate) fn escape_into(key: &[u8], out: &mut Vec<u8>) {
-    out.reserve(key.len() + 2 + 8);
+pub(crate) fn escape_into(key: &[u8], out: &mut impl Extend<u8>) {
     for &b in key {
-        out.push(b);
         if b == 0 {
-            out.push(1);
+            out.extend([0, 1]);
+        } else {
+            out.extend([b]);
         }
     }
-    out.extend_from_slice(&[0, 0]);
+    out.extend([0, 0]);
 }
 
 /// The internal key of version `seq` of `key`.
-pub(crate) fn internal(key: &[u8], seq: u64) -> Vec<u8> {
-    let mut out = Vec::new();
+pub(crate) fn internal(key: &[u8], seq: u64) -> IKey {
+    let mut out = IKey::new();
     escape_into(key, &mut out);
     out.extend_from_slice(&(!seq).to_be_bytes());
     out
@@ -64,8 +70,9 @@ mod tests {
         assert_eq!(internal(b"k", 77)[3..], (!77u64).to_be_bytes());
         let mut esc = Vec::new();
         escape_into(b"k\0", &mut esc);
+        assert_eq!(esc, b"k\0\x01\0\0");
         assert_eq!(user_part(&internal(b"k\0", 3)), esc.as_slice());
-        assert!(first_of(&esc) <= internal(b"k\0", u64::MAX));
-        assert!(last_of(&esc) >= internal(b"k\0", 0));
+        assert!(first_of(&esc)[..] <= internal(b"k\0", u64::MAX)[..]);
+        assert!(last_of(&esc)[..] >= internal(b"k\0", 0)[..]);
     }
 }

@@ -57,3 +57,8 @@ pub use error::{DbError, Result};
 pub use options::{DEFAULT_MAX_KEY, DEFAULT_MAX_VALUE, DbOptions, WriteOptions};
 pub use recovery::RecoveryStats;
 pub use scan::{Entry, Scan};
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

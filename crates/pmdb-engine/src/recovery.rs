@@ -15,11 +15,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
-use pmdb_pmem::{OwnerId, Pool};
+use pmdb_pmem::{OwnerId, PmOff, Pool};
 
 use crate::catalog::Catalog;
 use crate::db::SubtableState;
 use crate::error::Result;
+use crate::keys::IKey;
 use crate::memtable::{Memtable, ZoneScan, split_head};
 use crate::options::DbOptions;
 
@@ -87,6 +88,9 @@ impl std::fmt::Display for RecoveryStats {
     }
 }
 
+/// One zone's index entries, sorted.
+type Run = Vec<(IKey, PmOff)>;
+
 pub(crate) struct Recovered {
     pub subtables: Vec<Arc<SubtableState>>,
     pub max_seq: u64,
@@ -144,7 +148,14 @@ pub(crate) fn recover(
         .collect();
     stats.zones = tasks.len();
     stats.threads = options.threads().min(tasks.len()).max(1);
+    // Phase 1: scan zones in parallel, each into a sorted run.
     let next = AtomicUsize::new(0);
+    let runs: Vec<Mutex<Vec<Run>>> = memtables.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let slot_of: HashMap<u64, usize> = memtables
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.desc.id, i))
+        .collect();
     let total = Mutex::new(ZoneScan::default());
     std::thread::scope(|s| {
         for _ in 0..stats.threads {
@@ -158,6 +169,7 @@ pub(crate) fn recover(
                     mine.max_seq = mine.max_seq.max(scan.max_seq);
                     mine.max_lsn = mine.max_lsn.max(scan.max_lsn);
                     mine.damage.extend(scan.damage);
+                    runs[slot_of[&m.desc.id]].lock().push(scan.entries);
                 }
                 let mut t = total.lock();
                 t.records += mine.records;
@@ -165,6 +177,18 @@ pub(crate) fn recover(
                 t.max_seq = t.max_seq.max(mine.max_seq);
                 t.max_lsn = t.max_lsn.max(mine.max_lsn);
                 t.damage.extend(mine.damage);
+            });
+        }
+    });
+    // Phase 2: merge each memtable's runs and bulk-build its index, memtables in parallel.
+    let next = AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..stats.threads.min(memtables.len()).max(1) {
+            s.spawn(|| {
+                while let Some(m) = memtables.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let slot = slot_of[&m.desc.id];
+                    m.build_index(std::mem::take(&mut *runs[slot].lock()));
+                }
             });
         }
     });

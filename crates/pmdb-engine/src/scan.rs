@@ -71,22 +71,6 @@ fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
     }
 }
 
-fn above(b: &Bound<Vec<u8>>, k: &[u8]) -> bool {
-    match b {
-        Bound::Included(v) => k >= v.as_slice(),
-        Bound::Excluded(v) => k > v.as_slice(),
-        Bound::Unbounded => true,
-    }
-}
-
-fn below(b: &Bound<Vec<u8>>, k: &[u8]) -> bool {
-    match b {
-        Bound::Included(v) => k <= v.as_slice(),
-        Bound::Excluded(v) => k < v.as_slice(),
-        Bound::Unbounded => true,
-    }
-}
-
 impl<'a> Scan<'a> {
     pub(crate) fn new<K: AsRef<[u8]> + ?Sized>(
         db: &'a DbInner,
@@ -121,17 +105,10 @@ impl<'a> Scan<'a> {
     fn next_key(&self) -> Option<Vec<u8>> {
         let mut best: Option<Vec<u8>> = None;
         for m in &self.memtables {
-            let entry = if self.reverse {
-                m.index.upper_bound(as_slice(&self.upper))
-            } else {
-                m.index.lower_bound(as_slice(&self.lower))
-            };
-            let Some(e) = entry else { continue };
-            let k = e.key();
-            if !(above(&self.lower, k) && below(&self.upper, k)) {
+            let Some(k) = m.seek(as_slice(&self.lower), as_slice(&self.upper), self.reverse) else {
                 continue;
-            }
-            let u = keys::user_part(k);
+            };
+            let u = keys::user_part(&k);
             let better = best
                 .as_deref()
                 .is_none_or(|b| if self.reverse { u > b } else { u < b });

@@ -26,6 +26,10 @@ fn scans_honour_bounds_in_both_directions() {
     assert_eq!(keys_of(t.scan_rev("b"..="e")), k(&["e", "d", "b"]));
     assert_eq!(keys_of(t.scan_rev::<&str>(..)), k(&["e", "d", "b", "a"]));
     assert_eq!(keys_of(t.scan("x".."z")), Vec::<Vec<u8>>::new());
+    // Inverted or empty ranges are empty, not a panic.
+    assert!(keys_of(t.scan("e".."b")).is_empty());
+    assert!(keys_of(t.scan_rev("b".."b")).is_empty());
+    assert_eq!(keys_of(t.scan("b"..="b")), k(&["b"]));
     let first = t.scan::<&str>(..).next().unwrap().unwrap();
     assert_eq!((first.key(), first.value()), (&b"a"[..], &b"A"[..]));
 }

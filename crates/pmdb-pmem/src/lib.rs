@@ -53,8 +53,3 @@ pub use options::{
     PoolOptions,
 };
 pub use pool::Pool;
-
-/// The README's Rust examples, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;

@@ -33,6 +33,8 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // RUST_LOG=info shows the engine's recovery line on every open.
+    env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Pool(cmd) => pool_cmd::run(cmd),
