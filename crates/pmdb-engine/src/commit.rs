@@ -3,12 +3,14 @@
 //! subtable's part to that subtable's active memtable, persists all chunks with one
 //! fence, then publishes every touched memtable's 8-byte head word with one more fence.
 //! Only then are the records indexed and the visible sequence number advanced, so
-//! readers never see half a group. Groups publish strictly one after another, so after a
+//! readers never see half a group. The leadership passes on as soon as a group is
+//! published, so the next group is persisted while this one is indexed; visibility still
+//! advances group by group, in order. Groups publish strictly one after another, so after a
 //! crash at most the last group is partial, and recovery rolls its parts back.
 
 use std::collections::{BTreeMap, VecDeque};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{Condvar, Mutex};
 use pmdb_pmem::{Backend, PmOff};
@@ -17,18 +19,28 @@ use crate::batch::WriteBatch;
 use crate::db::{DbInner, SubtableState};
 use crate::error::{DbError, Result};
 use crate::keys;
-use crate::memtable::{Appended, Memtable, RecIn};
+use crate::memtable::{Appended, Entries, Memtable, RecIn};
 
 pub(crate) struct Request {
     batch: WriteBatch,
     sync: bool,
+    done: AtomicBool,
     result: Mutex<Option<Result<()>>>,
 }
 
-#[derive(Default)]
-struct Queue {
-    pending: VecDeque<Arc<Request>>,
-    leader: bool,
+impl Request {
+    fn finish(&self, result: Result<()>) {
+        *self.result.lock() = Some(result);
+        self.done.store(true, Ordering::Release);
+    }
+
+    fn take(&self) -> Option<Result<()>> {
+        if self.done.load(Ordering::Acquire) {
+            self.result.lock().take()
+        } else {
+            None
+        }
+    }
 }
 
 /// Sequence numbers, lsns and the not-yet-synced ranges: touched by the leader only.
@@ -51,10 +63,17 @@ impl CommitState {
     }
 }
 
+/// Spins a waiting writer does before it sleeps: a group commit takes microseconds,
+/// less than a sleep and wake-up through the kernel.
+const SPINS: u32 = 2000;
+
 #[derive(Default)]
 pub(crate) struct Committer {
-    queue: Mutex<Queue>,
-    cv: Condvar,
+    pending: Mutex<VecDeque<Arc<Request>>>,
+    leader: AtomicBool,
+    /// Writers that went to sleep wait here; the leader wakes them when it is done.
+    sleepers: Mutex<usize>,
+    wake: Condvar,
 }
 
 impl Committer {
@@ -64,48 +83,85 @@ impl Committer {
         let req = Arc::new(Request {
             batch,
             sync,
+            done: AtomicBool::new(false),
             result: Mutex::new(None),
         });
-        let mut q = self.queue.lock();
-        q.pending.push_back(Arc::clone(&req));
+        self.pending.lock().push_back(Arc::clone(&req));
+        let mut spins = 0;
         loop {
-            if let Some(result) = req.result.lock().take() {
+            if let Some(result) = req.take() {
                 return result;
             }
-            if !q.leader {
-                break;
-            }
-            self.cv.wait(&mut q);
-        }
-        q.leader = true;
-        let mut group = Vec::new();
-        let mut bytes = 0;
-        while let Some(next) = q.pending.front() {
-            if !group.is_empty()
-                && (group.len() >= db.options.max_group_batches
-                    || bytes + next.batch.bytes > db.options.max_group_bytes)
+            if self
+                .leader
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
             {
-                break;
+                self.lead(db);
+                continue;
             }
-            bytes += next.batch.bytes;
-            group.push(q.pending.pop_front().expect("front exists"));
+            if spins < SPINS {
+                spins += 1;
+                std::hint::spin_loop();
+                continue;
+            }
+            let mut sleepers = self.sleepers.lock();
+            if req.done.load(Ordering::Acquire) || !self.leader.load(Ordering::Acquire) {
+                continue;
+            }
+            *sleepers += 1;
+            self.wake.wait(&mut sleepers);
+            *sleepers -= 1;
         }
-        drop(q);
+    }
 
-        let outcome = db.commit_group(&group);
+    /// As leader: takes a group off the queue, commits it, hands out the results and
+    /// gives up the leadership.
+    fn lead(&self, db: &DbInner) {
+        let group: Vec<Arc<Request>> = {
+            let mut q = self.pending.lock();
+            let mut group = Vec::new();
+            let mut bytes = 0;
+            while let Some(next) = q.front() {
+                if !group.is_empty()
+                    && (group.len() >= db.options.max_group_batches
+                        || bytes + next.batch.bytes > db.options.max_group_bytes)
+                {
+                    break;
+                }
+                bytes += next.batch.bytes;
+                group.push(q.pop_front().expect("front exists"));
+            }
+            group
+        };
+        let outcome = if group.is_empty() {
+            Ok(None)
+        } else {
+            db.persist_group(&group)
+        };
+        // The group is durable (or failed): the next leader may start persisting while
+        // this one is indexed.
+        self.leader.store(false, Ordering::Release);
+        self.wake_sleepers();
+        let outcome = outcome.map(|published| {
+            if let Some(p) = published {
+                db.make_visible(p);
+            }
+        });
         for member in &group {
-            let r = match &outcome {
+            member.finish(match &outcome {
                 Ok(()) => Ok(()),
                 Err(e) => Err(e.for_group_member()),
-            };
-            *member.result.lock() = Some(r);
+            });
         }
-        let mut q = self.queue.lock();
-        q.leader = false;
-        self.cv.notify_all();
-        drop(q);
-        let result = req.result.lock().take();
-        result.expect("the leader's own request is in its group")
+        self.wake_sleepers();
+    }
+
+    fn wake_sleepers(&self) {
+        let sleepers = self.sleepers.lock();
+        if *sleepers > 0 {
+            self.wake.notify_all();
+        }
     }
 }
 
@@ -115,15 +171,27 @@ struct Part<'a> {
     recs: Vec<RecIn<'a>>,
 }
 
+/// A group that is durable and published but not yet visible: its index entries, and
+/// the sequence numbers it covers.
+pub(crate) struct Published {
+    first_seq: u64,
+    last_seq: u64,
+    entries: Vec<(Arc<Memtable>, Entries)>,
+}
+
 impl DbInner {
-    fn commit_group(&self, group: &[Arc<Request>]) -> Result<()> {
+    /// Steps 1–3 of a commit, done by the leader: append, persist, publish. The memtables'
+    /// append positions move on, so the next leader can start while this group is
+    /// indexed. `None` for a group with nothing to write.
+    fn persist_group(&self, group: &[Arc<Request>]) -> Result<Option<Published>> {
         if self.poisoned.load(Ordering::Acquire) {
             return Err(DbError::GroupFailed(
                 "an earlier publish failed half-way; reopen the database".into(),
             ));
         }
         let mut cs = self.commit_state.lock();
-        let mut seq = cs.next_seq;
+        let first_seq = cs.next_seq;
+        let mut seq = first_seq;
         let lsn = cs.next_lsn;
         let mut parts: BTreeMap<u32, Part<'_>> = BTreeMap::new();
         for req in group {
@@ -146,7 +214,7 @@ impl DbInner {
             }
         }
         if parts.is_empty() {
-            return Ok(());
+            return Ok(None);
         }
         let nparts = parts.len() as u32;
         let sync = group.iter().any(|r| r.sync);
@@ -187,20 +255,40 @@ impl DbInner {
         if self.options.broken_publish_before_persist {
             self.persist_ranges(&mut cs, &ranges, defer_sync)?;
         }
-        // 4. Index, then make the whole group visible at once.
-        for (memtable, a, part) in &appended {
-            memtable.index_part(
-                part.recs
+        let entries = appended
+            .into_iter()
+            .map(|(memtable, a, part)| {
+                memtable.set_published(a.end, part.recs.len() as u64);
+                let entries = part
+                    .recs
                     .iter()
                     .zip(&a.offs)
-                    .map(|(r, off)| (keys::internal(r.key, r.seq), *off)),
-            );
-            memtable.set_published(a.end, part.recs.len() as u64);
-        }
+                    .map(|(r, off)| (keys::internal(r.key, r.seq), *off))
+                    .collect();
+                (memtable, entries)
+            })
+            .collect();
         cs.next_seq = seq;
         cs.next_lsn = lsn + 1;
-        self.visible_seq.store(seq - 1, Ordering::Release);
-        Ok(())
+        Ok(Some(Published {
+            first_seq,
+            last_seq: seq - 1,
+            entries,
+        }))
+    }
+
+    /// Step 4, after the leadership is handed on: index the group, then — once every
+    /// earlier group is visible — make this one visible at once.
+    fn make_visible(&self, published: Published) {
+        for (memtable, entries) in published.entries {
+            memtable.index_part(entries.into_iter());
+        }
+        while self.visible_seq.load(Ordering::Acquire) != published.first_seq - 1 {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+        self.visible_seq
+            .store(published.last_seq, Ordering::Release);
     }
 
     /// Flushes `ranges` and fences — or, on the File backend for a group that did not ask

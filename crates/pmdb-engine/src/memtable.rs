@@ -27,6 +27,9 @@ use crate::record::{self, Kind};
 pub(crate) const ZONE_HEADER: usize = 64;
 const ZONE_MAGIC: u64 = u64::from_le_bytes(*b"PMDBMZON");
 
+/// Index entries: internal key and record address.
+pub(crate) type Entries = Vec<(IKey, PmOff)>;
+
 /// A record handed to the commit pipeline.
 pub(crate) struct RecIn<'a> {
     pub seq: u64,
@@ -63,7 +66,7 @@ pub(crate) struct Memtable {
 #[derive(Default)]
 pub(crate) struct ZoneScan {
     /// The zone's index entries, sorted by internal key.
-    pub entries: Vec<(IKey, PmOff)>,
+    pub entries: Entries,
     pub records: u64,
     pub bytes: u64,
     pub max_seq: u64,
@@ -292,7 +295,7 @@ impl Memtable {
         let zs = self.zone_size as usize;
         let limit = end.unwrap_or(zs);
         let mut scan = ZoneScan::default();
-        let mut entries: Vec<(IKey, PmOff)> = Vec::new();
+        let mut entries: Entries = Vec::new();
         let mut off = ZONE_HEADER;
         while off < limit && zs - off >= CHUNK_HEADER {
             let header = match pool.read(at_off(zone, off), CHUNK_HEADER) {
@@ -349,8 +352,8 @@ impl Memtable {
 
     /// Builds the index at recovery from the zones' sorted runs (a bulk build, linear in
     /// the entries once the runs are merged).
-    pub fn build_index(&self, runs: Vec<Vec<(IKey, PmOff)>>) {
-        let mut all: Vec<(IKey, PmOff)> = runs.into_iter().flatten().collect();
+    pub fn build_index(&self, runs: Vec<Entries>) {
+        let mut all: Entries = runs.into_iter().flatten().collect();
         // A stable sort finds the sorted runs and merges them.
         all.sort_by(|a, b| a.0.cmp(&b.0));
         self.records.store(all.len() as u64, Ordering::Relaxed);

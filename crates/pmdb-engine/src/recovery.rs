@@ -15,13 +15,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use parking_lot::{Mutex, RwLock};
-use pmdb_pmem::{OwnerId, PmOff, Pool};
+use pmdb_pmem::{OwnerId, Pool};
 
 use crate::catalog::Catalog;
 use crate::db::SubtableState;
 use crate::error::Result;
-use crate::keys::IKey;
-use crate::memtable::{Memtable, ZoneScan, split_head};
+use crate::memtable::{Entries, Memtable, ZoneScan, split_head};
 use crate::options::DbOptions;
 
 /// What recovery did when a database was opened.
@@ -88,9 +87,6 @@ impl std::fmt::Display for RecoveryStats {
     }
 }
 
-/// One zone's index entries, sorted.
-type Run = Vec<(IKey, PmOff)>;
-
 pub(crate) struct Recovered {
     pub subtables: Vec<Arc<SubtableState>>,
     pub max_seq: u64,
@@ -150,7 +146,7 @@ pub(crate) fn recover(
     stats.threads = options.threads().min(tasks.len()).max(1);
     // Phase 1: scan zones in parallel, each into a sorted run.
     let next = AtomicUsize::new(0);
-    let runs: Vec<Mutex<Vec<Run>>> = memtables.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let runs: Vec<Mutex<Vec<Entries>>> = memtables.iter().map(|_| Mutex::new(Vec::new())).collect();
     let slot_of: HashMap<u64, usize> = memtables
         .iter()
         .enumerate()
