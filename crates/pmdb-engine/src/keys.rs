@@ -13,19 +13,27 @@ pub(crate) type IKey = SmallVec<[u8; 32]>;
 
 /// Appends the escaped, terminated form of `key` to `out`.
 pub(crate) fn escape_into(key: &[u8], out: &mut impl Extend<u8>) {
-    for &b in key {
-        if b == 0 {
-            out.extend([0, 1]);
-        } else {
-            out.extend([b]);
-        }
+    let mut rest = key;
+    // Copy zero-free runs whole; only zero bytes need the escape.
+    while let Some(z) = rest.iter().position(|&b| b == 0) {
+        out.extend(rest[..z].iter().copied());
+        out.extend([0, 1]);
+        rest = &rest[z + 1..];
     }
+    out.extend(rest.iter().copied());
     out.extend([0, 0]);
 }
 
 /// The internal key of version `seq` of `key`.
 pub(crate) fn internal(key: &[u8], seq: u64) -> IKey {
     let mut out = IKey::new();
+    if !key.contains(&0) {
+        // The common case: nothing to escape.
+        out.extend_from_slice(key);
+        out.extend_from_slice(&[0, 0]);
+        out.extend_from_slice(&(!seq).to_be_bytes());
+        return out;
+    }
     escape_into(key, &mut out);
     out.extend_from_slice(&(!seq).to_be_bytes());
     out

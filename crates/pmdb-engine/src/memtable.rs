@@ -325,6 +325,7 @@ impl Memtable {
                     continue;
                 }
             };
+            entries.reserve(h.records as usize);
             let mut at = 0;
             while at < payload.len() {
                 let Some(r) = record::decode(&payload[at..]) else {
