@@ -315,6 +315,7 @@ impl DbInner {
     fn active_memtable(&self, state: &SubtableState) -> Result<Arc<Memtable>> {
         if let Some(m) = state.memtables.read().first()
             && m.used() < self.options.memtable_size
+            && !m.is_sealed()
         {
             return Ok(Arc::clone(m));
         }

@@ -13,7 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::{Mutex, RwLock};
 use pmdb_pmem::{PmOff, Pool};
@@ -60,6 +60,8 @@ pub(crate) struct Memtable {
     zone_size: u64,
     log: Mutex<Log>,
     records: AtomicU64,
+    /// Set when recovery found the memtable damaged: it is read, never appended to.
+    sealed: AtomicBool,
 }
 
 /// What scanning one zone at recovery found.
@@ -86,7 +88,17 @@ impl Memtable {
             zone_size,
             log: Mutex::new(Log { zones, published }),
             records: AtomicU64::new(0),
+            sealed: AtomicBool::new(false),
         }
+    }
+
+    /// Stops appends to this memtable (its data stays readable).
+    pub fn seal(&self) {
+        self.sealed.store(true, Ordering::Release);
+    }
+
+    pub fn is_sealed(&self) -> bool {
+        self.sealed.load(Ordering::Acquire)
     }
 
     pub fn records(&self) -> u64 {
@@ -204,7 +216,13 @@ impl Memtable {
         if let Some(&zone) = log.zones.get(z) {
             return Ok(zone);
         }
-        debug_assert_eq!(z, log.zones.len(), "zones are allocated in order");
+        if z != log.zones.len() {
+            return Err(DbError::Corrupt(format!(
+                "memtable {} would append to zone {z} but has {} zones",
+                self.desc.id,
+                log.zones.len()
+            )));
+        }
         let grant = pool.alloc_zone(self.desc.owner)?;
         let mut header = [0u8; ZONE_HEADER];
         header[0..8].copy_from_slice(&ZONE_MAGIC.to_le_bytes());

@@ -114,12 +114,19 @@ pub(crate) fn recover(
 
     let mut memtables = Vec::with_capacity(descs.len());
     for desc in descs {
-        let zones = Memtable::load_zones(pool, &desc).unwrap_or_else(|e| {
-            stats.damage.push(e.to_string());
-            Vec::new()
-        });
+        let (zones, damaged) = match Memtable::load_zones(pool, &desc) {
+            Ok(zones) => (zones, false),
+            Err(e) => {
+                stats.damage.push(e.to_string());
+                (Vec::new(), true)
+            }
+        };
         let head = pool.load_u64(desc.head_off)?;
-        memtables.push((Memtable::new(desc, pool.zone_size(), zones, 0), head));
+        let memtable = Memtable::new(desc, pool.zone_size(), zones, 0);
+        if damaged {
+            memtable.seal();
+        }
+        memtables.push((memtable, head));
     }
 
     let top_lsn = roll_back_partial_group(pool, &mut memtables, &mut stats)?;
@@ -160,6 +167,11 @@ pub(crate) fn recover(
                 while let Some((m, z, zone, end)) = tasks.get(next.fetch_add(1, Ordering::Relaxed))
                 {
                     let scan = m.scan_zone(pool, *z, *zone, *end);
+                    if !scan.damage.is_empty() {
+                        // Appending behind damage would put new records where the
+                        // next recovery stops reading: start a new memtable instead.
+                        m.seal();
+                    }
                     mine.records += scan.records;
                     mine.bytes += scan.bytes;
                     mine.max_seq = mine.max_seq.max(scan.max_seq);
@@ -245,6 +257,7 @@ fn roll_back_partial_group(
             Ok(part) => last.push(part),
             Err(e) => {
                 stats.damage.push(e.to_string());
+                m.seal();
                 last.push(None);
             }
         }
