@@ -15,3 +15,4 @@ pub mod machine;
 pub mod pmem;
 pub mod progress;
 pub mod report;
+pub mod ycsb;
