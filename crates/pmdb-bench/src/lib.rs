@@ -9,6 +9,7 @@
 
 pub mod dist;
 pub mod engine;
+pub mod engines;
 pub mod histogram;
 pub mod index;
 pub mod machine;
@@ -16,3 +17,4 @@ pub mod pmem;
 pub mod progress;
 pub mod report;
 pub mod ycsb;
+pub mod ycsb_run;

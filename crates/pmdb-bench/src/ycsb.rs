@@ -4,6 +4,9 @@
 //! and the scan lengths (uniform 1–100). A [`Generator`] turns a workload into a
 //! reproducible stream of operations; the engines that run them come separately.
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -152,47 +155,80 @@ impl Op {
     }
 }
 
-/// A reproducible stream of operations for one thread.
+/// A reproducible stream of operations for one thread. Threads of one run share the
+/// record counters, so inserts get distinct numbers and reads only pick inserted ones.
 pub struct Generator {
     workload: Workload,
     rng: SmallRng,
     zipf: Zipfian,
-    /// Records present: loaded plus inserted so far.
-    records: u64,
+    counters: Arc<Counters>,
+}
+
+/// Records of a run: numbers handed to inserts, and records known to be inserted.
+#[derive(Debug)]
+pub struct Counters {
+    claimed: AtomicU64,
+    inserted: AtomicU64,
+}
+
+impl Counters {
+    pub fn new(records: u64) -> Arc<Counters> {
+        Arc::new(Counters {
+            claimed: AtomicU64::new(records),
+            inserted: AtomicU64::new(records),
+        })
+    }
+
+    /// Marks record `n` as inserted (readable by other threads' operations).
+    pub fn acknowledge(&self, n: u64) {
+        self.inserted.fetch_max(n + 1, Ordering::AcqRel);
+    }
 }
 
 impl Generator {
     /// A generator over `records` loaded records, expecting about `operations` operations
     /// (so the zipfian space covers the records inserts will add, as YCSB sizes it).
     pub fn new(workload: Workload, records: u64, operations: u64, seed: u64) -> Generator {
+        Generator::shared(workload, Counters::new(records), operations, seed)
+    }
+
+    /// A generator sharing `counters` with the other threads of a run.
+    pub fn shared(
+        workload: Workload,
+        counters: Arc<Counters>,
+        operations: u64,
+        seed: u64,
+    ) -> Generator {
+        let records = counters.inserted.load(Ordering::Acquire);
         let expected_inserts = (operations as f64 * workload.insert * 2.0) as u64;
         Generator {
             zipf: Zipfian::new(records + expected_inserts.max(1), ZIPFIAN_CONSTANT),
             workload,
             rng: SmallRng::seed_from_u64(seed),
-            records,
+            counters,
         }
     }
 
-    /// Records present now (the next insert gets this number).
+    /// Records inserted so far.
     pub fn records(&self) -> u64 {
-        self.records
+        self.counters.inserted.load(Ordering::Acquire)
     }
 
     /// A record number to read, update or start a scan at.
     fn choose(&mut self) -> u64 {
+        let records = self.records();
         match self.workload.distribution {
-            RequestDistribution::Uniform => self.rng.random_range(0..self.records),
+            RequestDistribution::Uniform => self.rng.random_range(0..records),
             RequestDistribution::Zipfian => loop {
                 // Draws beyond the records inserted so far are drawn again, as YCSB does.
                 let n = self.zipf.next_scrambled(&mut self.rng);
-                if n < self.records {
+                if n < records {
                     break n;
                 }
             },
             RequestDistribution::Latest => {
-                let back = self.zipf.next(&mut self.rng) % self.records;
-                self.records - 1 - back
+                let back = self.zipf.next(&mut self.rng) % records;
+                records - 1 - back
             }
         }
     }
@@ -209,8 +245,7 @@ impl Generator {
         } else if pick(w.update) {
             Op::Update(self.choose())
         } else if pick(w.insert) {
-            self.records += 1;
-            Op::Insert(self.records - 1)
+            Op::Insert(self.counters.claimed.fetch_add(1, Ordering::AcqRel))
         } else if pick(w.scan) {
             let len = self.rng.random_range(1..=w.max_scan_length);
             Op::Scan(self.choose(), len)
@@ -307,7 +342,10 @@ mod tests {
                         recent += 1;
                     }
                 }
-                Op::Insert(n) => assert_eq!(n, g.records() - 1),
+                Op::Insert(n) => {
+                    assert_eq!(n, g.records());
+                    g.counters.acknowledge(n);
+                }
                 other => panic!("{other:?} in workload D"),
             }
         }

@@ -1,5 +1,5 @@
-//! `pmdb bench`: the benchmark suites. With no arguments it runs the quick device-layer
-//! suite on the default tmpfs path (Memory backend) and on a disk path (File backend).
+//! `pmdb bench`: the benchmark suites. With no arguments it runs the quick YCSB suite
+//! (A–F, pmdb against the peers built in) on the default tmpfs path.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,6 +18,9 @@ pub struct BenchArgs {
 
 #[derive(Subcommand)]
 enum Suite {
+    /// YCSB core workloads A–F on pmdb and its peers, side by side (no suite given: the
+    /// quick run of this).
+    Ycsb(YcsbArgs),
     /// Device-layer costs: persist 64 B / 256 B / 4 KiB, 8-byte publish, commit floor,
     /// zone alloc + commit, on each backend.
     Pmem(PmemArgs),
@@ -26,6 +29,61 @@ enum Suite {
     Engine(EngineArgs),
     /// Memtable index candidates: insert and lookup cost at given sizes.
     Index(IndexArgs),
+}
+
+#[derive(Args)]
+struct YcsbArgs {
+    /// Directory the engines run in [default: /dev/shm/pmdb-bench on tmpfs]
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Engines, comma-separated
+    #[arg(long, value_delimiter = ',', default_value = "pmdb,lmdb,sqlite")]
+    engines: Vec<String>,
+    /// Workloads, comma-separated (run in YCSB's order A, B, C, F, D, E)
+    #[arg(long, value_delimiter = ',', default_value = "A,B,C,D,E,F")]
+    workloads: Vec<char>,
+    /// Records loaded
+    #[arg(long, default_value_t = 100_000)]
+    records: u64,
+    /// Operations measured per workload
+    #[arg(long, default_value_t = 100_000)]
+    operations: u64,
+    /// Operations run before measuring, per workload
+    #[arg(long, default_value_t = 10_000)]
+    warmup: u64,
+    /// Client threads
+    #[arg(long, default_value_t = 1)]
+    threads: usize,
+    /// Record layout: ycsb (10 fields × 100 B) or xengine (8 B keys' peers: 1 × 500 B)
+    #[arg(long, default_value = "ycsb", value_parser = ["ycsb", "xengine"])]
+    preset: String,
+    /// durable (every acknowledged write survives a crash) or relaxed
+    #[arg(long, default_value = "durable", value_parser = ["durable", "relaxed"])]
+    durability: String,
+    #[arg(long, default_value_t = 42)]
+    seed: u64,
+    /// Directory for the JSON and Markdown report
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
+}
+
+impl YcsbArgs {
+    /// The quick suite `pmdb bench` runs with no arguments.
+    fn quick() -> YcsbArgs {
+        YcsbArgs {
+            dir: None,
+            engines: ["pmdb", "lmdb", "sqlite"].map(String::from).to_vec(),
+            workloads: vec!['A', 'B', 'C', 'D', 'E', 'F'],
+            records: 100_000,
+            operations: 100_000,
+            warmup: 10_000,
+            threads: 1,
+            preset: "ycsb".into(),
+            durability: "durable".into(),
+            seed: 42,
+            out: "bench-results".into(),
+        }
+    }
 }
 
 #[derive(Args)]
@@ -92,24 +150,9 @@ struct PmemArgs {
     out: PathBuf,
 }
 
-impl Default for PmemArgs {
-    fn default() -> Self {
-        PmemArgs {
-            memory_dir: None,
-            file_dir: "bench-data".into(),
-            no_file: false,
-            ops: 200_000,
-            file_ops: 2_000,
-            zone_ops: 100_000,
-            write_latency_ns: 0,
-            write_bandwidth_mb_s: 0,
-            out: "bench-results".into(),
-        }
-    }
-}
-
 pub fn run(args: BenchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    match args.suite.unwrap_or(Suite::Pmem(PmemArgs::default())) {
+    match args.suite.unwrap_or(Suite::Ycsb(YcsbArgs::quick())) {
+        Suite::Ycsb(a) => ycsb(a),
         Suite::Pmem(a) => pmem(a),
         Suite::Engine(a) => engine(a),
         Suite::Index(a) => index(a),
@@ -130,6 +173,50 @@ fn publish(
         json.display()
     );
     Ok(ExitCode::SUCCESS)
+}
+
+fn ycsb(a: YcsbArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let layout = if a.preset == "xengine" {
+        pmdb_bench::ycsb::Layout::XENGINE
+    } else {
+        pmdb_bench::ycsb::Layout::YCSB
+    };
+    for w in &a.workloads {
+        if pmdb_bench::ycsb::Workload::core(*w).is_none() {
+            return Err(format!("unknown workload {w:?} (A to F)").into());
+        }
+    }
+    if a.threads == 0 {
+        return Err("--threads must be at least 1".into());
+    }
+    let config = pmdb_bench::ycsb_run::YcsbConfig {
+        dir: a
+            .dir
+            .unwrap_or_else(|| default_dir("pmdb-bench", "bench-data")),
+        engines: a.engines,
+        workloads: a.workloads.iter().map(|w| w.to_ascii_uppercase()).collect(),
+        records: a.records,
+        operations: a.operations,
+        warmup: a.warmup,
+        threads: a.threads,
+        field_count: layout.field_count,
+        field_length: layout.field_length,
+        durability: if a.durability == "relaxed" {
+            pmdb_bench::engines::Durability::Relaxed
+        } else {
+            pmdb_bench::engines::Durability::Durable
+        },
+        seed: a.seed,
+    };
+    std::fs::create_dir_all(&config.dir)?;
+    let report = pmdb_bench::ycsb_run::run(&config, pmdb_bench::report::command_line())
+        .map_err(|e| e as Box<dyn std::error::Error>)?;
+    publish(
+        &a.out,
+        "ycsb",
+        &report,
+        &pmdb_bench::ycsb_run::markdown(&report),
+    )
 }
 
 fn engine(a: EngineArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {

@@ -26,7 +26,7 @@ enum Command {
     /// Create, inspect and check pools.
     #[command(subcommand)]
     Pool(pool_cmd::PoolCommand),
-    /// Run benchmarks (with no arguments: the quick device-layer suite).
+    /// Run benchmarks (with no arguments: the quick YCSB suite against the peers).
     Bench(bench_cmd::BenchArgs),
     /// Open a database (running recovery) and report what recovery did and what it holds.
     Stats(stats_cmd::StatsArgs),

@@ -1,0 +1,97 @@
+//! pmdb through its engine API: one subtable, one-record batches; durable means
+//! `WriteOptions { sync: true }` (on Memory and Dax persistence is always part of the
+//! commit; on File it adds msync).
+
+use std::path::Path;
+
+use pmdb_engine::{Db, DbOptions, Subtable, WriteBatch, WriteOptions};
+
+use super::{Durability, Engine, Result, Worker};
+
+pub struct PmdbEngine {
+    db: Db,
+    table: Subtable,
+    sync: bool,
+}
+
+impl PmdbEngine {
+    pub fn open(dir: &Path, durability: Durability) -> Result<PmdbEngine> {
+        let mut options = DbOptions::default();
+        options.pool.max_extents = Some(256);
+        let db = Db::open(dir, options)?;
+        let table = db.subtable("usertable")?;
+        Ok(PmdbEngine {
+            db,
+            table,
+            sync: durability == Durability::Durable,
+        })
+    }
+}
+
+impl Engine for PmdbEngine {
+    fn name(&self) -> String {
+        format!("pmdb {}", env!("CARGO_PKG_VERSION"))
+    }
+
+    fn settings(&self) -> String {
+        format!(
+            "{} backend, WriteOptions {{ sync: {} }}",
+            self.db.pool().backend(),
+            self.sync
+        )
+    }
+
+    fn worker(&self) -> Result<Box<dyn Worker + '_>> {
+        Ok(Box::new(PmdbWorker { engine: self }))
+    }
+}
+
+struct PmdbWorker<'a> {
+    engine: &'a PmdbEngine,
+}
+
+impl PmdbWorker<'_> {
+    fn put(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(&self.engine.table, key, value);
+        self.engine.db.write(
+            batch,
+            WriteOptions {
+                sync: self.engine.sync,
+            },
+        )?;
+        Ok(())
+    }
+}
+
+impl Worker for PmdbWorker<'_> {
+    fn insert(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put(key, value)
+    }
+
+    fn update(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+        self.put(key, value)
+    }
+
+    fn read(&mut self, key: &[u8], out: &mut Vec<u8>) -> Result<bool> {
+        match self.engine.table.get(key)? {
+            Some(v) => {
+                out.clear();
+                out.extend_from_slice(&v);
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+
+    fn scan(&mut self, start: &[u8], count: usize, out: &mut Vec<u8>) -> Result<usize> {
+        let mut n = 0;
+        for entry in self.engine.table.scan(start..).take(count) {
+            let entry = entry?;
+            out.clear();
+            out.extend_from_slice(entry.value());
+            n += 1;
+        }
+        Ok(n)
+    }
+}

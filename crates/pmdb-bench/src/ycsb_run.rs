@@ -1,0 +1,421 @@
+//! Running YCSB on the engines side by side: a load phase, then workloads in YCSB's
+//! recommended order (A, B, C, F, D, E: the ones that insert come last), every engine on
+//! the same device path with the same durability, one thread or several. Reports
+//! throughput, per-operation latency percentiles and pmdb's ratio to each peer.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Instant;
+
+use serde::Serialize;
+
+use crate::engines::{self, Durability, Engine, Worker};
+use crate::histogram::{Latencies, Summary, fmt_ns};
+use crate::machine::{Machine, filesystem_of};
+use crate::progress::progress;
+use crate::ycsb::{Counters, Generator, Layout, Op, OpKind, Workload, key, value};
+
+#[derive(Clone, Debug, Serialize)]
+pub struct YcsbConfig {
+    pub dir: PathBuf,
+    pub engines: Vec<String>,
+    pub workloads: Vec<char>,
+    pub records: u64,
+    pub operations: u64,
+    pub warmup: u64,
+    pub threads: usize,
+    pub field_count: usize,
+    pub field_length: usize,
+    pub durability: Durability,
+    pub seed: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct OpStats {
+    pub kind: String,
+    pub latency: Summary,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct PhaseResult {
+    /// "load" or the workload letter.
+    pub phase: String,
+    pub operations: u64,
+    pub secs: f64,
+    pub ops_per_sec: f64,
+    pub ops: Vec<OpStats>,
+    /// Reads that found no record (a record claimed but not yet inserted by another
+    /// thread).
+    pub not_found: u64,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct EngineResult {
+    pub engine: String,
+    pub settings: String,
+    pub phases: Vec<PhaseResult>,
+}
+
+#[derive(Clone, Debug, Serialize)]
+pub struct YcsbReport {
+    pub machine: Machine,
+    pub command: String,
+    pub filesystem: String,
+    pub config: YcsbConfig,
+    pub results: Vec<EngineResult>,
+}
+
+/// YCSB's recommended order of the core workloads.
+pub const ORDER: [char; 6] = ['A', 'B', 'C', 'F', 'D', 'E'];
+
+pub fn run(config: &YcsbConfig, command: String) -> engines::Result<YcsbReport> {
+    let layout = Layout {
+        field_count: config.field_count,
+        field_length: config.field_length,
+    };
+    let mut results = Vec::new();
+    for name in &config.engines {
+        let dir = config.dir.join(format!("ycsb-{name}"));
+        let engine = engines::open(name, &dir, config.durability)?;
+        let mut phases = vec![load(engine.as_ref(), config, &layout)?];
+        let counters = Counters::new(config.records);
+        for w in ORDER.iter().filter(|w| config.workloads.contains(w)) {
+            let workload = Workload::core(*w).expect("core workload");
+            phases.push(run_workload(
+                engine.as_ref(),
+                config,
+                &layout,
+                &workload,
+                &counters,
+            )?);
+        }
+        results.push(EngineResult {
+            engine: engine.name(),
+            settings: engine.settings(),
+            phases,
+        });
+        drop(engine);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+    Ok(YcsbReport {
+        machine: Machine::detect(),
+        command,
+        filesystem: filesystem_of(&config.dir),
+        config: config.clone(),
+        results,
+    })
+}
+
+type ThreadOutcome = engines::Result<(BTreeMap<OpKind, Latencies>, u64)>;
+
+fn load(engine: &dyn Engine, config: &YcsbConfig, layout: &Layout) -> engines::Result<PhaseResult> {
+    let bar = progress(&format!("{}: load", engine.name()), config.records);
+    let next = AtomicU64::new(0);
+    let start = Instant::now();
+    let outcomes: Vec<ThreadOutcome> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..config.threads)
+            .map(|_| {
+                s.spawn(|| -> ThreadOutcome {
+                    let mut w = engine.worker()?;
+                    let mut lat = Latencies::default();
+                    loop {
+                        let n = next.fetch_add(1, Ordering::Relaxed);
+                        if n >= config.records {
+                            break;
+                        }
+                        let (k, v) = (key(n), value(layout, n, 0));
+                        let t = Instant::now();
+                        w.insert(&k, &v)?;
+                        lat.record(t.elapsed().as_nanos() as u64);
+                        if n.is_multiple_of(1024) {
+                            bar.set_position(n);
+                        }
+                    }
+                    Ok((BTreeMap::from([(OpKind::Insert, lat)]), 0))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("load thread"))
+            .collect()
+    });
+    bar.finish_and_clear();
+    phase(
+        "load".into(),
+        config.records,
+        start.elapsed().as_secs_f64(),
+        outcomes,
+    )
+}
+
+fn run_workload(
+    engine: &dyn Engine,
+    config: &YcsbConfig,
+    layout: &Layout,
+    workload: &Workload,
+    counters: &std::sync::Arc<Counters>,
+) -> engines::Result<PhaseResult> {
+    let per_thread = config.operations / config.threads as u64;
+    let warm = config.warmup / config.threads as u64;
+    let bar = progress(
+        &format!("{}: workload {}", engine.name(), workload.name),
+        per_thread * config.threads as u64,
+    );
+    let start_line = std::sync::Barrier::new(config.threads);
+    let started = std::sync::Mutex::new(None::<Instant>);
+    let outcomes: Vec<ThreadOutcome> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..config.threads)
+            .map(|t| {
+                let (bar, start_line, started) = (&bar, &start_line, &started);
+                s.spawn(move || -> ThreadOutcome {
+                    let mut w = engine.worker()?;
+                    let seed = config.seed ^ ((workload.name as u64) << 32) ^ t as u64;
+                    let mut g = Generator::shared(
+                        workload.clone(),
+                        counters.clone(),
+                        config.operations,
+                        seed,
+                    );
+                    let mut out = Vec::new();
+                    let mut lats: BTreeMap<OpKind, Latencies> = BTreeMap::new();
+                    let mut not_found = 0;
+                    for _ in 0..warm {
+                        execute(w.as_mut(), &g.next_op(), layout, counters, &mut out)?;
+                    }
+                    start_line.wait();
+                    started
+                        .lock()
+                        .expect("start time")
+                        .get_or_insert_with(Instant::now);
+                    for i in 0..per_thread {
+                        let op = g.next_op();
+                        let t0 = Instant::now();
+                        let found = execute(w.as_mut(), &op, layout, counters, &mut out)?;
+                        lats.entry(op.kind())
+                            .or_default()
+                            .record(t0.elapsed().as_nanos() as u64);
+                        not_found += u64::from(!found);
+                        if i % 1024 == 1023 {
+                            bar.inc(1024);
+                        }
+                    }
+                    Ok((lats, not_found))
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("workload thread"))
+            .collect()
+    });
+    bar.finish_and_clear();
+    let secs = started
+        .into_inner()
+        .expect("start time")
+        .map_or(0.0, |t| t.elapsed().as_secs_f64());
+    phase(
+        workload.name.to_string(),
+        per_thread * config.threads as u64,
+        secs,
+        outcomes,
+    )
+}
+
+/// Runs one operation; false for a read or read-modify-write that found nothing.
+fn execute(
+    w: &mut dyn Worker,
+    op: &Op,
+    layout: &Layout,
+    counters: &Counters,
+    out: &mut Vec<u8>,
+) -> engines::Result<bool> {
+    Ok(match *op {
+        Op::Read(n) => w.read(&key(n), out)?,
+        Op::Update(n) => {
+            w.update(&key(n), &value(layout, n, 1))?;
+            true
+        }
+        Op::Insert(n) => {
+            w.insert(&key(n), &value(layout, n, 0))?;
+            counters.acknowledge(n);
+            true
+        }
+        Op::Scan(n, len) => {
+            w.scan(&key(n), len as usize, out)?;
+            true
+        }
+        Op::ReadModifyWrite(n) => {
+            let k = key(n);
+            let found = w.read(&k, out)?;
+            w.update(&k, &value(layout, n, 2))?;
+            found
+        }
+    })
+}
+
+fn phase(
+    name: String,
+    operations: u64,
+    secs: f64,
+    outcomes: Vec<ThreadOutcome>,
+) -> engines::Result<PhaseResult> {
+    let mut merged: BTreeMap<OpKind, Latencies> = BTreeMap::new();
+    let mut not_found = 0;
+    for outcome in outcomes {
+        let (lats, nf) = outcome?;
+        not_found += nf;
+        for (kind, l) in lats {
+            merged.entry(kind).or_default().merge(&l);
+        }
+    }
+    Ok(PhaseResult {
+        phase: name,
+        operations,
+        secs,
+        ops_per_sec: operations as f64 / secs.max(1e-9),
+        ops: merged
+            .into_iter()
+            .map(|(kind, l)| OpStats {
+                kind: format!("{kind:?}").to_lowercase(),
+                latency: l.summary(),
+            })
+            .collect(),
+        not_found,
+    })
+}
+
+/// Throughput of `engine` in `phase`.
+fn throughput(r: &YcsbReport, engine: usize, phase: &str) -> Option<f64> {
+    r.results[engine]
+        .phases
+        .iter()
+        .find(|p| p.phase == phase)
+        .map(|p| p.ops_per_sec)
+}
+
+pub fn markdown(r: &YcsbReport) -> String {
+    let m = &r.machine;
+    let c = &r.config;
+    let mut out = String::from("# YCSB: pmdb and its peers\n\n");
+    out.push_str(&format!(
+        "Machine: {} ({} cores, {} GiB), Linux {}. Device: `{}` ({}). {} records, {} operations per workload ({} warm-up), {} thread(s), {} × {} B values, {:?} durability, seed {}.\n\nCommand: `{}`\n\n",
+        m.cpu, m.cores, m.memory_gib, m.kernel, c.dir.display(), r.filesystem, c.records, c.operations,
+        c.warmup, c.threads, c.field_count, c.field_length, c.durability, c.seed, r.command
+    ));
+    out.push_str("Engines and the settings that give that durability:\n\n");
+    for e in &r.results {
+        out.push_str(&format!("- {}: {}\n", e.engine, e.settings));
+    }
+    let phases: Vec<String> = r.results[0]
+        .phases
+        .iter()
+        .map(|p| p.phase.clone())
+        .collect();
+    out.push_str("\n## Throughput (operations/s)\n\n| phase |");
+    for e in &r.results {
+        out.push_str(&format!(" {} |", e.engine));
+    }
+    let pmdb = r.results.iter().position(|e| e.engine.starts_with("pmdb"));
+    let peers: Vec<usize> = (0..r.results.len()).filter(|&i| Some(i) != pmdb).collect();
+    if pmdb.is_some() {
+        for &p in &peers {
+            out.push_str(&format!(
+                " pmdb ÷ {} |",
+                r.results[p].engine.split(' ').next().unwrap_or("")
+            ));
+        }
+    }
+    out.push_str("\n|---|");
+    for _ in 0..r.results.len() + if pmdb.is_some() { peers.len() } else { 0 } {
+        out.push_str("---:|");
+    }
+    out.push('\n');
+    for ph in &phases {
+        out.push_str(&format!("| {ph} |"));
+        for i in 0..r.results.len() {
+            out.push_str(&format!(" {:.0} |", throughput(r, i, ph).unwrap_or(0.0)));
+        }
+        if let Some(p) = pmdb {
+            for &q in &peers {
+                let ratio =
+                    throughput(r, p, ph).unwrap_or(0.0) / throughput(r, q, ph).unwrap_or(f64::NAN);
+                out.push_str(&format!(" {ratio:.2}× |"));
+            }
+        }
+        out.push('\n');
+    }
+    out.push_str("\n## Latency per operation\n\n| phase | engine | operation | count | p50 | p95 | p99 | p99.9 |\n|---|---|---|---:|---:|---:|---:|---:|\n");
+    for ph in &phases {
+        for e in &r.results {
+            let Some(p) = e.phases.iter().find(|p| &p.phase == ph) else {
+                continue;
+            };
+            for o in &p.ops {
+                let l = &o.latency;
+                out.push_str(&format!(
+                    "| {ph} | {} | {} | {} | {} | {} | {} | {} |\n",
+                    e.engine,
+                    o.kind,
+                    l.count,
+                    fmt_ns(l.p50_ns as f64),
+                    fmt_ns(l.p95_ns as f64),
+                    fmt_ns(l.p99_ns as f64),
+                    fmt_ns(l.p999_ns as f64)
+                ));
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn runs_every_workload_on_every_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = YcsbConfig {
+            dir: dir.path().into(),
+            engines: engines::ENGINES.iter().map(|s| s.to_string()).collect(),
+            workloads: ORDER.to_vec(),
+            records: 500,
+            operations: 400,
+            warmup: 20,
+            threads: 2,
+            field_count: 2,
+            field_length: 50,
+            durability: Durability::Relaxed,
+            seed: 1,
+        };
+        let r = run(&config, "test".into()).unwrap();
+        assert_eq!(r.results.len(), 3);
+        for e in &r.results {
+            let names: Vec<&str> = e.phases.iter().map(|p| p.phase.as_str()).collect();
+            assert_eq!(
+                names,
+                ["load", "A", "B", "C", "F", "D", "E"],
+                "{}",
+                e.engine
+            );
+            for p in &e.phases {
+                let counted: u64 = p.ops.iter().map(|o| o.latency.count).sum();
+                assert_eq!(counted, p.operations, "{} {}", e.engine, p.phase);
+                assert!(p.ops_per_sec > 0.0);
+            }
+            // Reads of loaded records always find them in A, B, C and F.
+            for ph in ["A", "B", "C", "F"] {
+                let p = e.phases.iter().find(|p| p.phase == ph).unwrap();
+                assert_eq!(p.not_found, 0, "{} {ph}", e.engine);
+            }
+        }
+        let md = markdown(&r);
+        assert!(
+            md.contains("pmdb ÷ LMDB") && md.contains("pmdb ÷ SQLite"),
+            "{md}"
+        );
+        assert!(md.contains("| E |"));
+    }
+}
