@@ -7,6 +7,7 @@
 //! measures durable puts against that floor, gets and recovery; [`index`] compares
 //! candidate DRAM index structures.
 
+pub mod charts;
 pub mod dist;
 pub mod engine;
 pub mod engines;

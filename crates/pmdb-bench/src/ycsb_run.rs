@@ -286,6 +286,74 @@ fn phase(
     })
 }
 
+/// Percentiles of one operation kind in one phase, per engine.
+fn percentile_series(r: &YcsbReport, phase: &str, kind: &str) -> Vec<(String, [u64; 4])> {
+    r.results
+        .iter()
+        .filter_map(|e| {
+            let p = e.phases.iter().find(|p| p.phase == phase)?;
+            let o = p.ops.iter().find(|o| o.kind == kind)?;
+            let l = &o.latency;
+            Some((e.engine.clone(), [l.p50_ns, l.p95_ns, l.p99_ns, l.p999_ns]))
+        })
+        .collect()
+}
+
+/// The charts of a report, written next to it: throughput per phase and engine, and the
+/// latency percentiles of a write (load inserts) and of a read (workload C).
+pub fn charts(r: &YcsbReport, dir: &std::path::Path) -> engines::Result<Vec<PathBuf>> {
+    std::fs::create_dir_all(dir)?;
+    let phases: Vec<String> = r.results[0]
+        .phases
+        .iter()
+        .map(|p| p.phase.clone())
+        .collect();
+    let series: Vec<(String, Vec<f64>)> = (0..r.results.len())
+        .map(|i| {
+            let v = phases
+                .iter()
+                .map(|ph| throughput(r, i, ph).unwrap_or(0.0))
+                .collect();
+            (r.results[i].engine.clone(), v)
+        })
+        .collect();
+    let mut written = Vec::new();
+    let path = dir.join("ycsb-throughput.svg");
+    crate::charts::grouped_bars(
+        &path,
+        &format!(
+            "YCSB throughput, {} records, {:?}",
+            r.config.records, r.config.durability
+        ),
+        "operations/s",
+        &phases,
+        &series,
+    )?;
+    written.push(path);
+    for (phase, kind, file, title) in [
+        (
+            "load",
+            "insert",
+            "ycsb-latency-insert.svg",
+            "insert latency (load phase)",
+        ),
+        (
+            "C",
+            "read",
+            "ycsb-latency-read.svg",
+            "read latency (workload C)",
+        ),
+    ] {
+        let s = percentile_series(r, phase, kind);
+        if !s.is_empty() {
+            let path = dir.join(file);
+            crate::charts::percentiles(&path, title, &s)?;
+            written.push(path);
+        }
+    }
+    Ok(written)
+}
+
 /// Throughput of `engine` in `phase`.
 fn throughput(r: &YcsbReport, engine: usize, phase: &str) -> Option<f64> {
     r.results[engine]
@@ -346,6 +414,7 @@ pub fn markdown(r: &YcsbReport) -> String {
         }
         out.push('\n');
     }
+    out.push_str("\n![throughput per workload and engine](ycsb-throughput.svg)\n\n![insert latency](ycsb-latency-insert.svg) ![read latency](ycsb-latency-read.svg)\n");
     out.push_str("\n## Latency per operation\n\n| phase | engine | operation | count | p50 | p95 | p99 | p99.9 |\n|---|---|---|---:|---:|---:|---:|---:|\n");
     for ph in &phases {
         for e in &r.results {

@@ -1,0 +1,172 @@
+//! SVG charts for reports (plotters): grouped bars for throughput per phase and engine,
+//! and latency percentiles per engine on a logarithmic axis.
+
+use std::path::Path;
+
+use plotters::prelude::*;
+
+type ChartResult = Result<(), Box<dyn std::error::Error + Send + Sync>>;
+
+const COLORS: [RGBColor; 6] = [
+    RGBColor(31, 119, 180),
+    RGBColor(255, 127, 14),
+    RGBColor(44, 160, 44),
+    RGBColor(214, 39, 40),
+    RGBColor(148, 103, 189),
+    RGBColor(140, 86, 75),
+];
+
+fn err(e: impl std::fmt::Display) -> Box<dyn std::error::Error + Send + Sync> {
+    e.to_string().into()
+}
+
+/// Grouped bars: one group per category, one bar per series.
+pub fn grouped_bars(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    categories: &[String],
+    series: &[(String, Vec<f64>)],
+) -> ChartResult {
+    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let groups = categories.len().max(1);
+    let slots = series.len() + 1;
+    let max = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .fold(0.0f64, f64::max)
+        .max(1.0);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..(groups * slots) as f64, 0.0..max * 1.1)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .disable_x_mesh()
+        .y_desc(y_label)
+        .x_labels(groups)
+        .x_label_formatter(&|x| {
+            let g = (*x / slots as f64) as usize;
+            categories.get(g).cloned().unwrap_or_default()
+        })
+        .draw()
+        .map_err(err)?;
+    for (i, (name, values)) in series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        chart
+            .draw_series(values.iter().enumerate().map(|(g, &v)| {
+                let x0 = (g * slots + i) as f64 + 0.5;
+                Rectangle::new([(x0, 0.0), (x0 + 1.0, v)], color.filled())
+            }))
+            .map_err(err)?
+            .label(name.clone())
+            .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+/// Latency percentiles (p50, p95, p99, p99.9) per series, log-scaled nanoseconds.
+pub fn percentiles(path: &Path, title: &str, series: &[(String, [u64; 4])]) -> ChartResult {
+    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let max = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .max()
+        .unwrap_or(1)
+        .max(10) as f64;
+    let min = series
+        .iter()
+        .flat_map(|(_, v)| v.iter().copied())
+        .min()
+        .unwrap_or(1)
+        .max(1) as f64;
+    let names = ["p50", "p95", "p99", "p99.9"];
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(-0.2f64..3.2f64, (min / 2.0..max * 2.0).log_scale())
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .y_desc("latency (ns, log scale)")
+        .x_labels(4)
+        .x_label_formatter(&|x| {
+            let i = x.round() as usize;
+            if (x - x.round()).abs() < 0.01 {
+                names.get(i).map(|s| s.to_string()).unwrap_or_default()
+            } else {
+                String::new()
+            }
+        })
+        .draw()
+        .map_err(err)?;
+    for (i, (name, values)) in series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        let points: Vec<(f64, f64)> = values
+            .iter()
+            .enumerate()
+            .map(|(x, &v)| (x as f64, v.max(1) as f64))
+            .collect();
+        chart
+            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+        chart
+            .draw_series(
+                points
+                    .into_iter()
+                    .map(|p| Circle::new(p, 4, color.filled())),
+            )
+            .map_err(err)?;
+    }
+    chart
+        .configure_series_labels()
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn writes_svg_charts() {
+        let dir = tempfile::tempdir().unwrap();
+        let bars = dir.path().join("bars.svg");
+        grouped_bars(
+            &bars,
+            "throughput",
+            "ops/s",
+            &["A".into(), "B".into()],
+            &[("x".into(), vec![1.0, 2.0]), ("y".into(), vec![3.0, 4.0])],
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(&bars).unwrap();
+        assert!(svg.starts_with("<svg") && svg.contains("throughput") && svg.contains("<rect"));
+        let lines = dir.path().join("lat.svg");
+        percentiles(&lines, "latency", &[("x".into(), [100, 200, 400, 9000])]).unwrap();
+        let svg = std::fs::read_to_string(&lines).unwrap();
+        assert!(svg.contains("p99.9") && svg.contains("<polyline"));
+    }
+}
