@@ -211,12 +211,18 @@ fn ycsb(a: YcsbArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&config.dir)?;
     let report = pmdb_bench::ycsb_run::run(&config, pmdb_bench::report::command_line())
         .map_err(|e| e as Box<dyn std::error::Error>)?;
-    publish(
+    let charts = pmdb_bench::ycsb_run::charts(&report, &a.out)
+        .map_err(|e| e as Box<dyn std::error::Error>)?;
+    let code = publish(
         &a.out,
         "ycsb",
         &report,
         &pmdb_bench::ycsb_run::markdown(&report),
-    )
+    )?;
+    for chart in charts {
+        println!("chart written to {}", chart.display());
+    }
+    Ok(code)
 }
 
 fn engine(a: EngineArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {

@@ -148,3 +148,41 @@ fn stats_reports_recovery() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("no database"), "{}", text(&out));
 }
+
+#[test]
+fn bench_ycsb_writes_report_and_charts() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("results");
+    let out = pmdb(&[
+        "bench",
+        "ycsb",
+        "--dir",
+        path_str(dir.path()),
+        "--engines",
+        "pmdb,lmdb",
+        "--workloads",
+        "A,C",
+        "--records",
+        "300",
+        "--operations",
+        "300",
+        "--warmup",
+        "10",
+        "--out",
+        path_str(&out_dir),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    let md = std::fs::read_to_string(out_dir.join("ycsb.md")).unwrap();
+    assert!(md.contains("pmdb ÷ LMDB") && md.contains("| C |"), "{md}");
+    for chart in [
+        "ycsb-throughput.svg",
+        "ycsb-latency-insert.svg",
+        "ycsb-latency-read.svg",
+    ] {
+        let svg = std::fs::read_to_string(out_dir.join(chart)).unwrap();
+        assert!(svg.contains("<svg"), "{chart}");
+    }
+    let out = pmdb(&["bench", "ycsb", "--workloads", "Z", "--records", "10"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("unknown workload"), "{}", text(&out));
+}

@@ -6,6 +6,8 @@ use std::path::Path;
 
 pub mod lmdb;
 pub mod pmdb;
+#[cfg(feature = "rocksdb")]
+pub mod rocks;
 pub mod sqlite;
 
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
@@ -38,7 +40,11 @@ pub trait Worker {
 }
 
 /// The engines built into this binary, by name.
+#[cfg(not(feature = "rocksdb"))]
 pub const ENGINES: &[&str] = &["pmdb", "lmdb", "sqlite"];
+/// The engines built into this binary, by name.
+#[cfg(feature = "rocksdb")]
+pub const ENGINES: &[&str] = &["pmdb", "rocksdb", "lmdb", "sqlite"];
 
 /// Opens engine `name` in a fresh directory `dir`.
 pub fn open(name: &str, dir: &Path, durability: Durability) -> Result<Box<dyn Engine>> {
@@ -48,6 +54,8 @@ pub fn open(name: &str, dir: &Path, durability: Durability) -> Result<Box<dyn En
         "pmdb" => Box::new(pmdb::PmdbEngine::open(dir, durability)?),
         "lmdb" => Box::new(lmdb::LmdbEngine::open(dir, durability)?),
         "sqlite" => Box::new(sqlite::SqliteEngine::open(dir, durability)?),
+        #[cfg(feature = "rocksdb")]
+        "rocksdb" => Box::new(rocks::RocksEngine::open(dir, durability)?),
         other => return Err(format!("unknown engine {other:?} (built in: {ENGINES:?})").into()),
     })
 }
