@@ -44,15 +44,21 @@ pub fn grouped_bars(
         .y_label_area_size(80)
         .build_cartesian_2d(0.0..(groups * slots) as f64, 0.0..max * 1.1)
         .map_err(err)?;
+    // One tick per slot; only the tick in the middle of a group is labelled.
     chart
         .configure_mesh()
         .disable_x_mesh()
         .y_desc(y_label)
-        .x_labels(groups)
+        .x_labels(groups * slots + 1)
         .x_label_formatter(&|x| {
-            let g = (*x / slots as f64) as usize;
-            categories.get(g).cloned().unwrap_or_default()
+            let i = x.round() as usize;
+            if (x - x.round()).abs() < 1e-6 && i % slots == slots / 2 {
+                categories.get(i / slots).cloned().unwrap_or_default()
+            } else {
+                String::new()
+            }
         })
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .draw()
         .map_err(err)?;
     for (i, (name, values)) in series.iter().enumerate() {
@@ -68,6 +74,7 @@ pub fn grouped_bars(
     }
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()
@@ -103,6 +110,7 @@ pub fn percentiles(path: &Path, title: &str, series: &[(String, [u64; 4])]) -> C
     chart
         .configure_mesh()
         .y_desc("latency (ns, log scale)")
+        .y_label_formatter(&|y| format!("{y:.0}"))
         .x_labels(4)
         .x_label_formatter(&|x| {
             let i = x.round() as usize;
@@ -138,6 +146,7 @@ pub fn percentiles(path: &Path, title: &str, series: &[(String, [u64; 4])]) -> C
     }
     chart
         .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
         .background_style(WHITE.mix(0.8))
         .border_style(BLACK)
         .draw()

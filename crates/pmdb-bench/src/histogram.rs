@@ -1,7 +1,7 @@
 //! Latency recording with hdrhistogram and the percentile summary every report uses.
 
 use hdrhistogram::Histogram;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// Records latencies in nanoseconds, 1 ns to 60 s, 3 significant digits.
 pub struct Latencies(Histogram<u64>);
@@ -37,7 +37,7 @@ impl Latencies {
 }
 
 /// Count, mean and percentiles of one latency distribution, in nanoseconds.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
 pub struct Summary {
     pub count: u64,
     pub mean_ns: f64,

@@ -8,7 +8,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engines::{self, Durability, Engine, Worker};
 use crate::histogram::{Latencies, Summary, fmt_ns};
@@ -16,7 +16,7 @@ use crate::machine::{Machine, filesystem_of};
 use crate::progress::progress;
 use crate::ycsb::{Counters, Generator, Layout, Op, OpKind, Workload, key, value};
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct YcsbConfig {
     pub dir: PathBuf,
     pub engines: Vec<String>,
@@ -31,13 +31,13 @@ pub struct YcsbConfig {
     pub seed: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct OpStats {
     pub kind: String,
     pub latency: Summary,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct PhaseResult {
     /// "load" or the workload letter.
     pub phase: String,
@@ -50,14 +50,14 @@ pub struct PhaseResult {
     pub not_found: u64,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct EngineResult {
     pub engine: String,
     pub settings: String,
     pub phases: Vec<PhaseResult>,
 }
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct YcsbReport {
     pub machine: Machine,
     pub command: String,

@@ -29,6 +29,17 @@ enum Suite {
     Engine(EngineArgs),
     /// Memtable index candidates: insert and lookup cost at given sizes.
     Index(IndexArgs),
+    /// Redraw the charts and the Markdown of a YCSB report from its JSON.
+    Replot(ReplotArgs),
+}
+
+#[derive(Args)]
+struct ReplotArgs {
+    /// The report's JSON (ycsb.json)
+    report: PathBuf,
+    /// Where to write [default: the report's directory]
+    #[arg(long)]
+    out: Option<PathBuf>,
 }
 
 #[derive(Args)]
@@ -156,7 +167,33 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Suite::Pmem(a) => pmem(a),
         Suite::Engine(a) => engine(a),
         Suite::Index(a) => index(a),
+        Suite::Replot(a) => replot(a),
     }
+}
+
+fn replot(a: ReplotArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let text =
+        std::fs::read_to_string(&a.report).map_err(|e| format!("{}: {e}", a.report.display()))?;
+    let report: pmdb_bench::ycsb_run::YcsbReport = serde_json::from_str(&text)
+        .map_err(|e| format!("{} is not a YCSB report: {e}", a.report.display()))?;
+    let out = a.out.unwrap_or_else(|| {
+        a.report
+            .parent()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("."))
+    });
+    let charts =
+        pmdb_bench::ycsb_run::charts(&report, &out).map_err(|e| e as Box<dyn std::error::Error>)?;
+    let code = publish(
+        &out,
+        "ycsb",
+        &report,
+        &pmdb_bench::ycsb_run::markdown(&report),
+    )?;
+    for chart in charts {
+        println!("chart written to {}", chart.display());
+    }
+    Ok(code)
 }
 
 fn publish(

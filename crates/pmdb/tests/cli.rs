@@ -182,6 +182,22 @@ fn bench_ycsb_writes_report_and_charts() {
         let svg = std::fs::read_to_string(out_dir.join(chart)).unwrap();
         assert!(svg.contains("<svg"), "{chart}");
     }
+    // The charts can be redrawn from the JSON alone.
+    let again = dir.path().join("again");
+    let json = out_dir.join("ycsb.json");
+    let out = pmdb(&[
+        "bench",
+        "replot",
+        path_str(&json),
+        "--out",
+        path_str(&again),
+    ]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(again.join("ycsb-throughput.svg").exists() && again.join("ycsb.md").exists());
+    let out = pmdb(&["bench", "replot", path_str(&out_dir.join("ycsb.md"))]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("not a YCSB report"), "{}", text(&out));
+
     let out = pmdb(&["bench", "ycsb", "--workloads", "Z", "--records", "10"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("unknown workload"), "{}", text(&out));
