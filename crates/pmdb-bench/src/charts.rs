@@ -85,72 +85,103 @@ pub fn grouped_bars(
 
 /// Latency percentiles (p50, p95, p99, p99.9) per series, log-scaled nanoseconds.
 pub fn percentiles(path: &Path, title: &str, series: &[(String, [u64; 4])]) -> ChartResult {
+    let categories = ["p50", "p95", "p99", "p99.9"].map(String::from);
+    let series: Vec<(String, Vec<f64>)> = series
+        .iter()
+        .map(|(name, v)| (name.clone(), v.iter().map(|&x| x.max(1) as f64).collect()))
+        .collect();
+    lines(
+        path,
+        title,
+        "latency (ns, log scale)",
+        &categories,
+        &series,
+        true,
+    )
+}
+
+/// One line per series over categorical x positions, optionally on a log y axis.
+pub fn lines(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    categories: &[String],
+    series: &[(String, Vec<f64>)],
+    log: bool,
+) -> ChartResult {
     let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
     root.fill(&WHITE).map_err(err)?;
-    let max = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .max()
-        .unwrap_or(1)
-        .max(10) as f64;
-    let min = series
-        .iter()
-        .flat_map(|(_, v)| v.iter().copied())
-        .min()
-        .unwrap_or(1)
-        .max(1) as f64;
-    let names = ["p50", "p95", "p99", "p99.9"];
-    let mut chart = ChartBuilder::on(&root)
+    let values = || series.iter().flat_map(|(_, v)| v.iter().copied());
+    let max = values().fold(1.0f64, f64::max);
+    let min = values().fold(f64::INFINITY, f64::min).clamp(1e-9, max);
+    let last = categories.len().saturating_sub(1) as f64;
+    let x_range = -0.2f64..last + 0.2;
+    let label = |x: &f64| {
+        let i = x.round() as usize;
+        if (x - x.round()).abs() < 0.01 {
+            categories.get(i).cloned().unwrap_or_default()
+        } else {
+            String::new()
+        }
+    };
+    let mut builder = ChartBuilder::on(&root);
+    builder
         .caption(title, ("sans-serif", 22))
         .margin(12)
         .x_label_area_size(40)
-        .y_label_area_size(80)
-        .build_cartesian_2d(-0.2f64..3.2f64, (min / 2.0..max * 2.0).log_scale())
-        .map_err(err)?;
-    chart
-        .configure_mesh()
-        .y_desc("latency (ns, log scale)")
-        .y_label_formatter(&|y| format!("{y:.0}"))
-        .x_labels(4)
-        .x_label_formatter(&|x| {
-            let i = x.round() as usize;
-            if (x - x.round()).abs() < 0.01 {
-                names.get(i).map(|s| s.to_string()).unwrap_or_default()
-            } else {
-                String::new()
+        .y_label_area_size(80);
+    macro_rules! draw {
+        ($chart:expr) => {{
+            let mut chart = $chart;
+            chart
+                .configure_mesh()
+                .y_desc(y_label)
+                .x_labels(categories.len())
+                .x_label_formatter(&label)
+                .y_label_formatter(&|y| format!("{y:.0}"))
+                .draw()
+                .map_err(err)?;
+            for (i, (name, v)) in series.iter().enumerate() {
+                let color = COLORS[i % COLORS.len()];
+                let points: Vec<(f64, f64)> =
+                    v.iter().enumerate().map(|(x, &y)| (x as f64, y)).collect();
+                chart
+                    .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
+                    .map_err(err)?
+                    .label(name.clone())
+                    .legend(move |(x, y)| {
+                        PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+                    });
+                chart
+                    .draw_series(
+                        points
+                            .into_iter()
+                            .map(|p| Circle::new(p, 4, color.filled())),
+                    )
+                    .map_err(err)?;
             }
-        })
-        .draw()
-        .map_err(err)?;
-    for (i, (name, values)) in series.iter().enumerate() {
-        let color = COLORS[i % COLORS.len()];
-        let points: Vec<(f64, f64)> = values
-            .iter()
-            .enumerate()
-            .map(|(x, &v)| (x as f64, v.max(1) as f64))
-            .collect();
-        chart
-            .draw_series(LineSeries::new(points.clone(), color.stroke_width(2)))
-            .map_err(err)?
-            .label(name.clone())
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
-            });
-        chart
-            .draw_series(
-                points
-                    .into_iter()
-                    .map(|p| Circle::new(p, 4, color.filled())),
-            )
-            .map_err(err)?;
+            chart
+                .configure_series_labels()
+                .position(SeriesLabelPosition::UpperLeft)
+                .background_style(WHITE.mix(0.8))
+                .border_style(BLACK)
+                .draw()
+                .map_err(err)?;
+        }};
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
+    if log {
+        draw!(
+            builder
+                .build_cartesian_2d(x_range, (min / 2.0..max * 2.0).log_scale())
+                .map_err(err)?
+        );
+    } else {
+        draw!(
+            builder
+                .build_cartesian_2d(x_range, 0.0..max * 1.1)
+                .map_err(err)?
+        );
+    }
     root.present().map_err(err)?;
     Ok(())
 }
@@ -177,5 +208,16 @@ mod tests {
         percentiles(&lines, "latency", &[("x".into(), [100, 200, 400, 9000])]).unwrap();
         let svg = std::fs::read_to_string(&lines).unwrap();
         assert!(svg.contains("p99.9") && svg.contains("<polyline"));
+        let sweep = dir.path().join("sweep.svg");
+        super::lines(
+            &sweep,
+            "sweep",
+            "ops/s",
+            &["1x".into(), "2x".into()],
+            &[("C".into(), vec![10.0, 5.0])],
+            false,
+        )
+        .unwrap();
+        assert!(std::fs::read_to_string(&sweep).unwrap().contains("2x"));
     }
 }

@@ -10,6 +10,8 @@ use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
 
+use pmdb_pmem::Emulation;
+
 use crate::engines::{self, Durability, Engine, Worker};
 use crate::histogram::{Latencies, Summary, fmt_ns};
 use crate::machine::{Machine, filesystem_of};
@@ -29,6 +31,22 @@ pub struct YcsbConfig {
     pub field_length: usize,
     pub durability: Durability,
     pub seed: u64,
+    /// NVM latency sweep: PM latency as multiples of DRAM's (1 = no emulation); empty
+    /// for none. Runs pmdb alone on workloads C and A at each factor.
+    #[serde(default)]
+    pub nvm_factors: Vec<u32>,
+    /// The DRAM latency the factors multiply.
+    #[serde(default)]
+    pub dram_latency_ns: u64,
+}
+
+/// pmdb at one emulated PM latency.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct SweepPoint {
+    pub factor: u32,
+    pub extra_read_ns: u64,
+    pub extra_write_ns_per_line: u64,
+    pub result: EngineResult,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -64,39 +82,38 @@ pub struct YcsbReport {
     pub filesystem: String,
     pub config: YcsbConfig,
     pub results: Vec<EngineResult>,
+    #[serde(default)]
+    pub nvm_sweep: Vec<SweepPoint>,
 }
 
 /// YCSB's recommended order of the core workloads.
 pub const ORDER: [char; 6] = ['A', 'B', 'C', 'F', 'D', 'E'];
 
 pub fn run(config: &YcsbConfig, command: String) -> engines::Result<YcsbReport> {
-    let layout = Layout {
-        field_count: config.field_count,
-        field_length: config.field_length,
-    };
     let mut results = Vec::new();
     for name in &config.engines {
-        let dir = config.dir.join(format!("ycsb-{name}"));
-        let engine = engines::open(name, &dir, config.durability)?;
-        let mut phases = vec![load(engine.as_ref(), config, &layout)?];
-        let counters = Counters::new(config.records);
-        for w in ORDER.iter().filter(|w| config.workloads.contains(w)) {
-            let workload = Workload::core(*w).expect("core workload");
-            phases.push(run_workload(
-                engine.as_ref(),
-                config,
-                &layout,
-                &workload,
-                &counters,
-            )?);
-        }
-        results.push(EngineResult {
-            engine: engine.name(),
-            settings: engine.settings(),
-            phases,
+        results.push(run_engine(
+            name,
+            config,
+            &config.workloads,
+            Emulation::default(),
+        )?);
+    }
+    let mut nvm_sweep = Vec::new();
+    for &factor in &config.nvm_factors {
+        // Extra latency beyond DRAM's, charged per PM read access and per flushed line.
+        let extra = u64::from(factor.saturating_sub(1)) * config.dram_latency_ns;
+        let emulation = Emulation {
+            read_latency_ns: extra,
+            write_latency_ns: extra,
+            write_bandwidth_mb_s: 0,
+        };
+        nvm_sweep.push(SweepPoint {
+            factor,
+            extra_read_ns: extra,
+            extra_write_ns_per_line: extra,
+            result: run_engine("pmdb", config, &['C', 'A'], emulation)?,
         });
-        drop(engine);
-        let _ = std::fs::remove_dir_all(&dir);
     }
     Ok(YcsbReport {
         machine: Machine::detect(),
@@ -104,7 +121,43 @@ pub fn run(config: &YcsbConfig, command: String) -> engines::Result<YcsbReport> 
         filesystem: filesystem_of(&config.dir),
         config: config.clone(),
         results,
+        nvm_sweep,
     })
+}
+
+/// Loads engine `name` in a fresh directory and runs `workloads` on it in YCSB's order.
+fn run_engine(
+    name: &str,
+    config: &YcsbConfig,
+    workloads: &[char],
+    emulation: Emulation,
+) -> engines::Result<EngineResult> {
+    let layout = Layout {
+        field_count: config.field_count,
+        field_length: config.field_length,
+    };
+    let dir = config.dir.join(format!("ycsb-{name}"));
+    let engine = engines::open(name, &dir, config.durability, emulation)?;
+    let mut phases = vec![load(engine.as_ref(), config, &layout)?];
+    let counters = Counters::new(config.records);
+    for w in ORDER.iter().filter(|w| workloads.contains(w)) {
+        let workload = Workload::core(*w).expect("core workload");
+        phases.push(run_workload(
+            engine.as_ref(),
+            config,
+            &layout,
+            &workload,
+            &counters,
+        )?);
+    }
+    let result = EngineResult {
+        engine: engine.name(),
+        settings: engine.settings(),
+        phases,
+    };
+    drop(engine);
+    let _ = std::fs::remove_dir_all(&dir);
+    Ok(result)
 }
 
 type ThreadOutcome = engines::Result<(BTreeMap<OpKind, Latencies>, u64)>;
@@ -330,6 +383,40 @@ pub fn charts(r: &YcsbReport, dir: &std::path::Path) -> engines::Result<Vec<Path
         &series,
     )?;
     written.push(path);
+    if !r.nvm_sweep.is_empty() {
+        let factors: Vec<String> = r
+            .nvm_sweep
+            .iter()
+            .map(|p| format!("{}x", p.factor))
+            .collect();
+        let series: Vec<(String, Vec<f64>)> = ["C", "A"]
+            .iter()
+            .map(|ph| {
+                let v = r
+                    .nvm_sweep
+                    .iter()
+                    .map(|p| {
+                        p.result
+                            .phases
+                            .iter()
+                            .find(|x| x.phase == *ph)
+                            .map_or(0.0, |x| x.ops_per_sec)
+                    })
+                    .collect();
+                (format!("workload {ph}"), v)
+            })
+            .collect();
+        let path = dir.join("ycsb-nvm-sweep.svg");
+        crate::charts::lines(
+            &path,
+            "pmdb under emulated PM latency",
+            "operations/s",
+            &factors,
+            &series,
+            false,
+        )?;
+        written.push(path);
+    }
     for (phase, kind, file, title) in [
         (
             "load",
@@ -386,7 +473,9 @@ pub fn markdown(r: &YcsbReport) -> String {
         out.push_str(&format!(" {} |", e.engine));
     }
     let pmdb = r.results.iter().position(|e| e.engine.starts_with("pmdb"));
-    let peers: Vec<usize> = (0..r.results.len()).filter(|&i| Some(i) != pmdb).collect();
+    let peers: Vec<usize> = (0..r.results.len())
+        .filter(|&i| !r.results[i].engine.starts_with("pmdb"))
+        .collect();
     if pmdb.is_some() {
         for &p in &peers {
             out.push_str(&format!(
@@ -413,6 +502,30 @@ pub fn markdown(r: &YcsbReport) -> String {
             }
         }
         out.push('\n');
+    }
+    if !r.nvm_sweep.is_empty() {
+        out.push_str(&format!(
+            "\n## NVM latency sweep (pmdb, emulated)\n\nPM latency as a multiple of a {} ns DRAM access: the extra (factor − 1) × {} ns is charged per PM read access and per flushed cache line (pmdb-pmem's emulation knobs: software delays, an approximation in the spirit of Quartz).\n\n| factor | extra ns | load ops/s | C ops/s | A ops/s |\n|---:|---:|---:|---:|---:|\n",
+            c.dram_latency_ns, c.dram_latency_ns
+        ));
+        for p in &r.nvm_sweep {
+            let t = |ph: &str| {
+                p.result
+                    .phases
+                    .iter()
+                    .find(|x| x.phase == ph)
+                    .map_or(0.0, |x| x.ops_per_sec)
+            };
+            out.push_str(&format!(
+                "| {}x | {} | {:.0} | {:.0} | {:.0} |\n",
+                p.factor,
+                p.extra_read_ns,
+                t("load"),
+                t("C"),
+                t("A")
+            ));
+        }
+        out.push_str("\n![NVM latency sweep](ycsb-nvm-sweep.svg)\n");
     }
     out.push_str("\n![throughput per workload and engine](ycsb-throughput.svg)\n\n![insert latency](ycsb-latency-insert.svg) ![read latency](ycsb-latency-read.svg)\n");
     out.push_str("\n## Latency per operation\n\n| phase | engine | operation | count | p50 | p95 | p99 | p99.9 |\n|---|---|---|---:|---:|---:|---:|---:|\n");
@@ -458,9 +571,11 @@ mod tests {
             field_length: 50,
             durability: Durability::Relaxed,
             seed: 1,
+            nvm_factors: vec![1, 4],
+            dram_latency_ns: 100,
         };
         let r = run(&config, "test".into()).unwrap();
-        assert_eq!(r.results.len(), 3);
+        assert_eq!(r.results.len(), engines::ENGINES.len());
         for e in &r.results {
             let names: Vec<&str> = e.phases.iter().map(|p| p.phase.as_str()).collect();
             assert_eq!(

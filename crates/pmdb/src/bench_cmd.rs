@@ -47,7 +47,8 @@ struct YcsbArgs {
     /// Directory the engines run in [default: /dev/shm/pmdb-bench on tmpfs]
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// Engines, comma-separated
+    /// Engines, comma-separated: pmdb, pmdb-file, lmdb, sqlite (and rocksdb when built
+    /// with the rocksdb feature)
     #[arg(long, value_delimiter = ',', default_value = "pmdb,lmdb,sqlite")]
     engines: Vec<String>,
     /// Workloads, comma-separated (run in YCSB's order A, B, C, F, D, E)
@@ -73,9 +74,25 @@ struct YcsbArgs {
     durability: String,
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Also sweep pmdb over emulated PM latencies on workloads C and A, as multiples of
+    /// DRAM latency, e.g. 1x,2x,4x,8x,16x
+    #[arg(long, value_delimiter = ',', value_parser = parse_factor)]
+    nvm_latency: Vec<u32>,
+    /// The DRAM latency the sweep's factors multiply, in ns
+    #[arg(long, default_value_t = 100)]
+    dram_latency_ns: u64,
     /// Directory for the JSON and Markdown report
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
+}
+
+fn parse_factor(s: &str) -> Result<u32, String> {
+    s.trim()
+        .trim_end_matches(['x', 'X'])
+        .parse::<u32>()
+        .ok()
+        .filter(|f| *f >= 1)
+        .ok_or_else(|| format!("{s:?} is not a latency factor like 1x, 2x or 16x"))
 }
 
 impl YcsbArgs {
@@ -92,6 +109,8 @@ impl YcsbArgs {
             preset: "ycsb".into(),
             durability: "durable".into(),
             seed: 42,
+            nvm_latency: Vec::new(),
+            dram_latency_ns: 100,
             out: "bench-results".into(),
         }
     }
@@ -244,6 +263,8 @@ fn ycsb(a: YcsbArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             pmdb_bench::engines::Durability::Durable
         },
         seed: a.seed,
+        nvm_factors: a.nvm_latency,
+        dram_latency_ns: a.dram_latency_ns,
     };
     std::fs::create_dir_all(&config.dir)?;
     let report = pmdb_bench::ycsb_run::run(&config, pmdb_bench::report::command_line())

@@ -198,6 +198,13 @@ fn bench_ycsb_writes_report_and_charts() {
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("not a YCSB report"), "{}", text(&out));
 
+    let out = pmdb(&["bench", "ycsb", "--nvm-latency", "fast"]);
+    assert!(!out.status.success());
+    assert!(
+        text(&out).contains("not a latency factor"),
+        "{}",
+        text(&out)
+    );
     let out = pmdb(&["bench", "ycsb", "--workloads", "Z", "--records", "10"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("unknown workload"), "{}", text(&out));

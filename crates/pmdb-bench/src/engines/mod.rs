@@ -4,6 +4,8 @@
 
 use std::path::Path;
 
+use pmdb_pmem::{BackendChoice, Emulation};
+
 pub mod lmdb;
 pub mod pmdb;
 #[cfg(feature = "rocksdb")]
@@ -40,18 +42,36 @@ pub trait Worker {
 }
 
 /// The engines built into this binary, by name.
+/// `pmdb` takes the backend the directory gives (Memory on tmpfs, File on a disk);
+/// `pmdb-file` forces the File backend (msync) wherever it runs.
 #[cfg(not(feature = "rocksdb"))]
-pub const ENGINES: &[&str] = &["pmdb", "lmdb", "sqlite"];
+pub const ENGINES: &[&str] = &["pmdb", "pmdb-file", "lmdb", "sqlite"];
 /// The engines built into this binary, by name.
 #[cfg(feature = "rocksdb")]
-pub const ENGINES: &[&str] = &["pmdb", "rocksdb", "lmdb", "sqlite"];
+pub const ENGINES: &[&str] = &["pmdb", "pmdb-file", "rocksdb", "lmdb", "sqlite"];
 
-/// Opens engine `name` in a fresh directory `dir`.
-pub fn open(name: &str, dir: &Path, durability: Durability) -> Result<Box<dyn Engine>> {
+/// Opens engine `name` in a fresh directory `dir`; `emulation` applies to pmdb only.
+pub fn open(
+    name: &str,
+    dir: &Path,
+    durability: Durability,
+    emulation: Emulation,
+) -> Result<Box<dyn Engine>> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir)?;
     Ok(match name {
-        "pmdb" => Box::new(pmdb::PmdbEngine::open(dir, durability)?),
+        "pmdb" => Box::new(pmdb::PmdbEngine::open(
+            dir,
+            durability,
+            BackendChoice::Auto,
+            emulation,
+        )?),
+        "pmdb-file" => Box::new(pmdb::PmdbEngine::open(
+            dir,
+            durability,
+            BackendChoice::File,
+            emulation,
+        )?),
         "lmdb" => Box::new(lmdb::LmdbEngine::open(dir, durability)?),
         "sqlite" => Box::new(sqlite::SqliteEngine::open(dir, durability)?),
         #[cfg(feature = "rocksdb")]
@@ -69,7 +89,13 @@ mod tests {
     fn engines_agree_on_basic_semantics() {
         for name in ENGINES {
             let dir = tempfile::tempdir().unwrap();
-            let engine = open(name, &dir.path().join(name), Durability::Durable).unwrap();
+            let engine = open(
+                name,
+                &dir.path().join(name),
+                Durability::Durable,
+                Emulation::default(),
+            )
+            .unwrap();
             let mut w = engine.worker().unwrap();
             for k in ["b", "a", "d", "c"] {
                 w.insert(k.as_bytes(), format!("v-{k}").as_bytes()).unwrap();
@@ -83,6 +109,15 @@ mod tests {
             assert_eq!(w.scan(b"bb", 10, &mut out).unwrap(), 2, "{name}");
             assert!(!engine.settings().is_empty());
         }
-        assert!(open("nope", Path::new("/tmp/x"), Durability::Durable).is_err());
+        let dir = tempfile::tempdir().unwrap();
+        assert!(
+            open(
+                "nope",
+                dir.path(),
+                Durability::Durable,
+                Emulation::default()
+            )
+            .is_err()
+        );
     }
 }

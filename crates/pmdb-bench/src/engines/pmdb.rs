@@ -1,10 +1,12 @@
 //! pmdb through its engine API: one subtable, one-record batches; durable means
 //! `WriteOptions { sync: true }` (on Memory and Dax persistence is always part of the
-//! commit; on File it adds msync).
+//! commit; on File it adds msync). Runs on any backend, and under PM latency emulation
+//! for the NVM sweep.
 
 use std::path::Path;
 
 use pmdb_engine::{Db, DbOptions, Subtable, WriteBatch, WriteOptions};
+use pmdb_pmem::{BackendChoice, Emulation};
 
 use super::{Durability, Engine, Result, Worker};
 
@@ -15,9 +17,18 @@ pub struct PmdbEngine {
 }
 
 impl PmdbEngine {
-    pub fn open(dir: &Path, durability: Durability) -> Result<PmdbEngine> {
+    /// pmdb on `backend` (Auto: whatever the directory gives), with `emulation` of slower
+    /// PM (off unless an NVM latency sweep asks for it).
+    pub fn open(
+        dir: &Path,
+        durability: Durability,
+        backend: BackendChoice,
+        emulation: Emulation,
+    ) -> Result<PmdbEngine> {
         let mut options = DbOptions::default();
         options.pool.max_extents = Some(256);
+        options.pool.backend = backend;
+        options.pool.emulation = emulation;
         let db = Db::open(dir, options)?;
         let table = db.subtable("usertable")?;
         Ok(PmdbEngine {
@@ -30,12 +41,25 @@ impl PmdbEngine {
 
 impl Engine for PmdbEngine {
     fn name(&self) -> String {
-        format!("pmdb {}", env!("CARGO_PKG_VERSION"))
+        format!(
+            "pmdb {} ({})",
+            env!("CARGO_PKG_VERSION"),
+            self.db.pool().backend()
+        )
     }
 
     fn settings(&self) -> String {
+        let emulation = self.db.pool().emulation();
+        let emulated = if emulation.is_off() {
+            String::new()
+        } else {
+            format!(
+                ", emulated PM: +{} ns per read access, +{} ns per flushed line",
+                emulation.read_latency_ns, emulation.write_latency_ns
+            )
+        };
         format!(
-            "{} backend, WriteOptions {{ sync: {} }}",
+            "{} backend, WriteOptions {{ sync: {} }}{emulated}",
             self.db.pool().backend(),
             self.sync
         )
