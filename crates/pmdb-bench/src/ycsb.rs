@@ -78,24 +78,37 @@ impl Workload {
     }
 }
 
-/// Record layout: how many fields of how many bytes, and the key size.
+/// Record layout: how many fields of how many bytes, and the key form.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Layout {
     pub field_count: usize,
     pub field_length: usize,
+    /// 8-byte binary keys instead of YCSB's "user…" strings.
+    pub short_keys: bool,
 }
 
 impl Layout {
-    /// YCSB's default: 10 fields of 100 bytes.
+    /// YCSB's default: "user" + 20 digits, 10 fields of 100 bytes.
     pub const YCSB: Layout = Layout {
         field_count: 10,
         field_length: 100,
+        short_keys: false,
     };
-    /// The X-Engine paper's setting (seed 002): one 500-byte value.
+    /// The X-Engine evaluation's setting: 8-byte keys, one 500-byte value.
     pub const XENGINE: Layout = Layout {
         field_count: 1,
         field_length: 500,
+        short_keys: true,
     };
+
+    /// The key of record number `n` in this layout.
+    pub fn key(&self, n: u64) -> Vec<u8> {
+        if self.short_keys {
+            fnv64(n).to_be_bytes().to_vec()
+        } else {
+            key(n)
+        }
+    }
 
     pub fn value_size(&self) -> usize {
         self.field_count * self.field_length
@@ -378,6 +391,8 @@ mod tests {
         assert_eq!(v, value(&Layout::YCSB, 9, 1));
         assert_ne!(v, value(&Layout::YCSB, 9, 2));
         assert_eq!(value(&Layout::XENGINE, 1, 0).len(), 500);
+        assert_eq!(Layout::XENGINE.key(1).len(), 8);
+        assert_eq!(Layout::YCSB.key(1), key(1));
         let mut a = Generator::new(Workload::core('A').unwrap(), 100, 100, 1);
         let mut b = Generator::new(Workload::core('A').unwrap(), 100, 100, 1);
         for _ in 0..100 {

@@ -16,7 +16,7 @@ use crate::engines::{self, Durability, Engine, Worker};
 use crate::histogram::{Latencies, Summary, fmt_ns};
 use crate::machine::{Machine, filesystem_of};
 use crate::progress::progress;
-use crate::ycsb::{Counters, Generator, Layout, Op, OpKind, Workload, key, value};
+use crate::ycsb::{Counters, Generator, Layout, Op, OpKind, Workload, value};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct YcsbConfig {
@@ -29,6 +29,9 @@ pub struct YcsbConfig {
     pub threads: usize,
     pub field_count: usize,
     pub field_length: usize,
+    /// 8-byte binary keys (the xengine preset) instead of YCSB's strings.
+    #[serde(default)]
+    pub short_keys: bool,
     pub durability: Durability,
     pub seed: u64,
     /// NVM latency sweep: PM latency as multiples of DRAM's (1 = no emulation); empty
@@ -135,6 +138,7 @@ fn run_engine(
     let layout = Layout {
         field_count: config.field_count,
         field_length: config.field_length,
+        short_keys: config.short_keys,
     };
     let dir = config.dir.join(format!("ycsb-{name}"));
     let engine = engines::open(name, &dir, config.durability, emulation)?;
@@ -177,7 +181,7 @@ fn load(engine: &dyn Engine, config: &YcsbConfig, layout: &Layout) -> engines::R
                         if n >= config.records {
                             break;
                         }
-                        let (k, v) = (key(n), value(layout, n, 0));
+                        let (k, v) = (layout.key(n), value(layout, n, 0));
                         let t = Instant::now();
                         w.insert(&k, &v)?;
                         lat.record(t.elapsed().as_nanos() as u64);
@@ -285,22 +289,22 @@ fn execute(
     out: &mut Vec<u8>,
 ) -> engines::Result<bool> {
     Ok(match *op {
-        Op::Read(n) => w.read(&key(n), out)?,
+        Op::Read(n) => w.read(&layout.key(n), out)?,
         Op::Update(n) => {
-            w.update(&key(n), &value(layout, n, 1))?;
+            w.update(&layout.key(n), &value(layout, n, 1))?;
             true
         }
         Op::Insert(n) => {
-            w.insert(&key(n), &value(layout, n, 0))?;
+            w.insert(&layout.key(n), &value(layout, n, 0))?;
             counters.acknowledge(n);
             true
         }
         Op::Scan(n, len) => {
-            w.scan(&key(n), len as usize, out)?;
+            w.scan(&layout.key(n), len as usize, out)?;
             true
         }
         Op::ReadModifyWrite(n) => {
-            let k = key(n);
+            let k = layout.key(n);
             let found = w.read(&k, out)?;
             w.update(&k, &value(layout, n, 2))?;
             found
@@ -569,6 +573,7 @@ mod tests {
             threads: 2,
             field_count: 2,
             field_length: 50,
+            short_keys: false,
             durability: Durability::Relaxed,
             seed: 1,
             nvm_factors: vec![1, 4],

@@ -66,7 +66,8 @@ struct YcsbArgs {
     /// Client threads
     #[arg(long, default_value_t = 1)]
     threads: usize,
-    /// Record layout: ycsb (10 fields × 100 B) or xengine (8 B keys' peers: 1 × 500 B)
+    /// Record layout: ycsb ("user…" keys, 10 fields × 100 B) or xengine (8 B keys, 500 B
+    /// values)
     #[arg(long, default_value = "ycsb", value_parser = ["ycsb", "xengine"])]
     preset: String,
     /// durable (every acknowledged write survives a crash) or relaxed
@@ -257,6 +258,7 @@ fn ycsb(a: YcsbArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         threads: a.threads,
         field_count: layout.field_count,
         field_length: layout.field_length,
+        short_keys: layout.short_keys,
         durability: if a.durability == "relaxed" {
             pmdb_bench::engines::Durability::Relaxed
         } else {
