@@ -4,8 +4,8 @@
 //! and the scan lengths (uniform 1–100). A [`Generator`] turns a workload into a
 //! reproducible stream of operations; the engines that run them come separately.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -122,18 +122,33 @@ pub fn key(n: u64) -> Vec<u8> {
 }
 
 /// A value of `layout`, its bytes derived from `n` and `version` so that reads can be
-/// checked.
+/// checked. Cheap (a copy out of a fixed random pool), so the client does not dominate
+/// what it measures.
 pub fn value(layout: &Layout, n: u64, version: u64) -> Vec<u8> {
-    let mut v = vec![0u8; layout.value_size()];
-    let mut x = fnv64(n ^ version.rotate_left(32)) | 1;
-    for b in v.iter_mut() {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        *b = b'a' + (x % 26) as u8;
+    static POOL: OnceLock<Vec<u8>> = OnceLock::new();
+    let pool = POOL.get_or_init(|| {
+        let mut rng = SmallRng::seed_from_u64(0x5eed);
+        (0..VALUE_POOL)
+            .map(|_| b'a' + rng.random_range(0..26u8))
+            .collect()
+    });
+    let len = layout.value_size();
+    let mut v = Vec::with_capacity(len);
+    let h = fnv64(n ^ version.rotate_left(32));
+    let mut at = (h as usize) % (VALUE_POOL / 2);
+    while v.len() < len {
+        let take = (len - v.len()).min(VALUE_POOL - at);
+        v.extend_from_slice(&pool[at..at + take]);
+        at = 0;
+    }
+    // The first bytes name the record and version, so two values never look alike.
+    for (d, s) in v.iter_mut().zip(h.to_le_bytes()) {
+        *d = s;
     }
     v
 }
+
+const VALUE_POOL: usize = 1 << 16;
 
 /// One operation of the run phase, on record numbers.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -388,6 +403,19 @@ mod tests {
         assert_eq!(key(0).len(), 24);
         let v = value(&Layout::YCSB, 9, 1);
         assert_eq!(v.len(), 1000);
+        assert_eq!(
+            value(
+                &Layout {
+                    field_count: 100,
+                    field_length: 1000,
+                    short_keys: false
+                },
+                3,
+                0
+            )
+            .len(),
+            100_000
+        );
         assert_eq!(v, value(&Layout::YCSB, 9, 1));
         assert_ne!(v, value(&Layout::YCSB, 9, 2));
         assert_eq!(value(&Layout::XENGINE, 1, 0).len(), 500);
