@@ -202,14 +202,17 @@ fn replot(a: ReplotArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             .map(PathBuf::from)
             .unwrap_or_else(|| PathBuf::from("."))
     });
+    publish_ycsb(&out, &report)
+}
+
+/// Writes a YCSB report's JSON, Markdown and charts to `out`.
+fn publish_ycsb(
+    out: &std::path::Path,
+    report: &pmdb_bench::ycsb_run::YcsbReport,
+) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let charts =
-        pmdb_bench::ycsb_run::charts(&report, &out).map_err(|e| e as Box<dyn std::error::Error>)?;
-    let code = publish(
-        &out,
-        "ycsb",
-        &report,
-        &pmdb_bench::ycsb_run::markdown(&report),
-    )?;
+        pmdb_bench::ycsb_run::charts(report, out).map_err(|e| e as Box<dyn std::error::Error>)?;
+    let code = publish(out, "ycsb", report, &pmdb_bench::ycsb_run::markdown(report))?;
     for chart in charts {
         println!("chart written to {}", chart.display());
     }
@@ -271,18 +274,7 @@ fn ycsb(a: YcsbArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     std::fs::create_dir_all(&config.dir)?;
     let report = pmdb_bench::ycsb_run::run(&config, pmdb_bench::report::command_line())
         .map_err(|e| e as Box<dyn std::error::Error>)?;
-    let charts = pmdb_bench::ycsb_run::charts(&report, &a.out)
-        .map_err(|e| e as Box<dyn std::error::Error>)?;
-    let code = publish(
-        &a.out,
-        "ycsb",
-        &report,
-        &pmdb_bench::ycsb_run::markdown(&report),
-    )?;
-    for chart in charts {
-        println!("chart written to {}", chart.display());
-    }
-    Ok(code)
+    publish_ycsb(&a.out, &report)
 }
 
 fn engine(a: EngineArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
