@@ -20,6 +20,21 @@ fn err(e: impl std::fmt::Display) -> Box<dyn std::error::Error + Send + Sync> {
     e.to_string().into()
 }
 
+/// The legend every chart uses: upper left, boxed.
+fn draw_legend<'a, DB, CT>(chart: &mut ChartContext<'a, DB, CT>) -> ChartResult
+where
+    DB: DrawingBackend + 'a,
+    CT: CoordTranslate,
+{
+    chart
+        .configure_series_labels()
+        .position(SeriesLabelPosition::UpperLeft)
+        .background_style(WHITE.mix(0.8))
+        .border_style(BLACK)
+        .draw()
+        .map_err(err)
+}
+
 /// Grouped bars: one group per category, one bar per series.
 pub fn grouped_bars(
     path: &Path,
@@ -72,13 +87,7 @@ pub fn grouped_bars(
             .label(name.clone())
             .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 10, y + 5)], color.filled()));
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperLeft)
-        .background_style(WHITE.mix(0.8))
-        .border_style(BLACK)
-        .draw()
-        .map_err(err)?;
+    draw_legend(&mut chart)?;
     root.present().map_err(err)?;
     Ok(())
 }
@@ -160,13 +169,7 @@ pub fn lines(
                     )
                     .map_err(err)?;
             }
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperLeft)
-                .background_style(WHITE.mix(0.8))
-                .border_style(BLACK)
-                .draw()
-                .map_err(err)?;
+            draw_legend(&mut chart)?;
         }};
     }
     if log {
