@@ -1,10 +1,20 @@
-//! Write batches: puts and deletes over any number of subtables, committed atomically.
+//! Write batches: puts and deletes over any number of subtables, committed atomically. A
+//! batch names its subtables by id, so it holds no handle and can outlive them; the commit
+//! pipeline checks each id against the subtables that exist when the batch commits.
 
-use crate::db::Subtable;
 use crate::record::Kind;
 
+/// Which subtable of which open database a write goes to.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct SubtableId {
+    /// The open database (unique within the process).
+    pub(crate) db: u64,
+    /// The subtable's id in that database's catalog.
+    pub(crate) id: u32,
+}
+
 pub(crate) struct Op {
-    pub subtable: Subtable,
+    pub subtable: u32,
     pub kind: Kind,
     pub key: Vec<u8>,
     pub value: Vec<u8>,
@@ -13,6 +23,9 @@ pub(crate) struct Op {
 /// An atomic group of writes: after a crash either all of them are there or none.
 #[derive(Default)]
 pub struct WriteBatch {
+    /// The database of the first op; `mixed` once an op names another.
+    pub(crate) db: Option<u64>,
+    pub(crate) mixed: bool,
     pub(crate) ops: Vec<Op>,
     pub(crate) bytes: usize,
 }
@@ -22,20 +35,29 @@ impl WriteBatch {
         WriteBatch::default()
     }
 
-    /// Sets `key` to `value` in `subtable`.
-    pub fn put(&mut self, subtable: &Subtable, key: impl AsRef<[u8]>, value: impl AsRef<[u8]>) {
-        self.push(subtable, Kind::Put, key.as_ref(), value.as_ref());
+    /// Sets `key` to `value` in `subtable` (a `&Subtable` or its [`SubtableId`]).
+    pub fn put(
+        &mut self,
+        subtable: impl Into<SubtableId>,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) {
+        self.push(subtable.into(), Kind::Put, key.as_ref(), value.as_ref());
     }
 
     /// Removes `key` from `subtable`.
-    pub fn delete(&mut self, subtable: &Subtable, key: impl AsRef<[u8]>) {
-        self.push(subtable, Kind::Delete, key.as_ref(), &[]);
+    pub fn delete(&mut self, subtable: impl Into<SubtableId>, key: impl AsRef<[u8]>) {
+        self.push(subtable.into(), Kind::Delete, key.as_ref(), &[]);
     }
 
-    fn push(&mut self, subtable: &Subtable, kind: Kind, key: &[u8], value: &[u8]) {
+    fn push(&mut self, subtable: SubtableId, kind: Kind, key: &[u8], value: &[u8]) {
+        match self.db {
+            None => self.db = Some(subtable.db),
+            Some(db) => self.mixed |= db != subtable.db,
+        }
         self.bytes += key.len() + value.len();
         self.ops.push(Op {
-            subtable: subtable.clone(),
+            subtable: subtable.id,
             kind,
             key: key.to_vec(),
             value: value.to_vec(),
@@ -51,7 +73,6 @@ impl WriteBatch {
     }
 
     pub fn clear(&mut self) {
-        self.ops.clear();
-        self.bytes = 0;
+        *self = WriteBatch::default();
     }
 }

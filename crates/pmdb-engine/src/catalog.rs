@@ -3,8 +3,9 @@
 //! Root words: 0 the engine magic (published last at create), 1 the catalog zone,
 //! 2 the catalog's owner, 3 the highest commit group recovery has confirmed complete.
 //! The catalog zone is an object pool of 256-byte slots; a slot is either a subtable
-//! (id, name) or a memtable (id, subtable, owner, head word). A memtable's head word is
-//! the 8-byte publish point of the log-free commit.
+//! (id, name, dropped word) or a memtable (id, subtable, owner, head word). A memtable's
+//! head word is the 8-byte publish point of the log-free commit; a subtable's dropped
+//! word is the commit point of its drop.
 
 use pmdb_pmem::{ObjPool, OwnerId, PmOff, Pool};
 
@@ -23,11 +24,18 @@ const TAG_MEMTABLE: u64 = 2;
 /// Longest subtable name, in bytes.
 pub const MAX_NAME: usize = 200;
 const HEAD_AT: u64 = 24;
+/// Where a subtable slot keeps its dropped word, and the value that word takes.
+const DROPPED_AT: u64 = 248;
+const DROPPED: u64 = u64::from_le_bytes(*b"DROPPED!");
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SubtableDesc {
     pub id: u32,
     pub name: String,
+    /// The catalog slot holding it.
+    pub slot: u32,
+    /// A drop was committed but not finished (recovery finishes it).
+    pub dropped: bool,
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,6 +45,8 @@ pub(crate) struct MemtableDesc {
     pub owner: OwnerId,
     /// Address of the head word: (previous position << 32) | current position.
     pub head_off: PmOff,
+    /// The catalog slot holding it.
+    pub slot: u32,
 }
 
 pub(crate) struct Catalog {
@@ -96,7 +106,7 @@ impl Catalog {
     pub fn entries(&self, pool: &Pool) -> Result<(Vec<SubtableDesc>, Vec<MemtableDesc>)> {
         let mut subtables = Vec::new();
         let mut memtables = Vec::new();
-        for (_, off, tag) in self.objs.live(pool) {
+        for (slot, off, tag) in self.objs.live(pool) {
             let rec = pool.read(off, SLOT_SIZE as usize)?;
             match tag >> TAG_SHIFT {
                 TAG_SUBTABLE => {
@@ -106,9 +116,13 @@ impl Catalog {
                         .get(8..8 + len)
                         .and_then(|b| std::str::from_utf8(b).ok())
                         .ok_or_else(|| DbError::Corrupt(format!("subtable slot at {off}")))?;
+                    let dropped =
+                        pool.load_u64(off.checked_add(DROPPED_AT).expect("inside the slot"))?;
                     subtables.push(SubtableDesc {
                         id,
                         name: name.into(),
+                        slot,
+                        dropped: dropped == DROPPED,
                     });
                 }
                 TAG_MEMTABLE => {
@@ -121,6 +135,7 @@ impl Catalog {
                         subtable: u32::from_le_bytes(rec[8..12].try_into().unwrap()),
                         owner,
                         head_off: off.checked_add(HEAD_AT).expect("inside the slot"),
+                        slot,
                     });
                 }
                 other => {
@@ -142,18 +157,37 @@ impl Catalog {
     }
 
     /// Persists a subtable slot, then commits it.
-    pub fn add_subtable(&self, pool: &Pool, desc: &SubtableDesc) -> Result<()> {
+    pub fn add_subtable(&self, pool: &Pool, id: u32, name: &str) -> Result<SubtableDesc> {
         let slot = self.slot()?;
+        let index = slot.index();
         let mut rec = [0u8; SLOT_SIZE as usize];
-        rec[0..4].copy_from_slice(&desc.id.to_le_bytes());
-        rec[4..6].copy_from_slice(&(desc.name.len() as u16).to_le_bytes());
-        rec[8..8 + desc.name.len()].copy_from_slice(desc.name.as_bytes());
-        self.commit_slot(
-            pool,
-            slot,
-            &rec,
-            (TAG_SUBTABLE << TAG_SHIFT) | desc.id as u64,
-        )
+        rec[0..4].copy_from_slice(&id.to_le_bytes());
+        rec[4..6].copy_from_slice(&(name.len() as u16).to_le_bytes());
+        rec[8..8 + name.len()].copy_from_slice(name.as_bytes());
+        self.commit_slot(pool, slot, &rec, (TAG_SUBTABLE << TAG_SHIFT) | id as u64)?;
+        Ok(SubtableDesc {
+            id,
+            name: name.into(),
+            slot: index,
+            dropped: false,
+        })
+    }
+
+    /// Commits the drop of the subtable in `slot`: one 8-byte publish.
+    pub fn mark_dropped(&self, pool: &Pool, slot: u32) -> Result<()> {
+        let word = self
+            .objs
+            .slot_off(slot)
+            .checked_add(DROPPED_AT)
+            .expect("inside the slot");
+        pool.publish_u64(word, DROPPED)?;
+        Ok(())
+    }
+
+    /// Frees a slot (one 8-byte publish); what it named is no longer reachable.
+    pub fn free(&self, pool: &Pool, slot: u32) -> Result<()> {
+        self.objs.free(pool, slot)?;
+        Ok(())
     }
 
     /// Persists a memtable slot with an empty head, then commits it; returns its head word.
@@ -165,6 +199,7 @@ impl Catalog {
         owner: OwnerId,
     ) -> Result<MemtableDesc> {
         let slot = self.slot()?;
+        let index = slot.index();
         let head_off = slot.off().checked_add(HEAD_AT).expect("inside the slot");
         let mut rec = [0u8; SLOT_SIZE as usize];
         rec[0..8].copy_from_slice(&id.to_le_bytes());
@@ -176,6 +211,7 @@ impl Catalog {
             subtable,
             owner,
             head_off,
+            slot: index,
         })
     }
 

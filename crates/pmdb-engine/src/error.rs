@@ -23,6 +23,15 @@ pub enum DbError {
     #[error("subtable handle belongs to another database")]
     ForeignSubtable,
 
+    #[error("subtable {name:?} was dropped")]
+    SubtableDropped { name: String },
+
+    #[error("no subtable with id {id} exists (it was dropped)")]
+    NoSuchSubtable { id: u32 },
+
+    #[error("sequence numbers are exhausted (2^56 writes); no more writes are possible")]
+    SequenceExhausted,
+
     #[error("subtable name {name:?} is invalid: {reason}")]
     InvalidName { name: String, reason: String },
 

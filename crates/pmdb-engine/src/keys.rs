@@ -1,61 +1,116 @@
-//! Internal keys of the DRAM indexes: the user key in an order-preserving escaped form,
-//! then the inverted sequence number, so that plain byte order sorts by key ascending and,
-//! within a key, newest version first.
-//!
-//! Escaping: 0x00 becomes 0x00 0x01 and the key ends with 0x00 0x00, so no encoded key is
-//! a prefix of another and byte order equals user-key order.
+//! Internal keys: what the DRAM indexes and the iterator stack order by. An internal key is
+//! the user key followed by an 8-byte big-endian tag `(seq << 8) | kind`; internal keys
+//! order by user key ascending, then by tag descending, so within a key the newest
+//! version comes first and a seek to `(key, snapshot)` lands on the newest version the
+//! snapshot may see. The kind in the tag lets readers skip tombstones without touching PM.
+
+use std::cmp::Ordering;
 
 use smallvec::SmallVec;
 
-/// An internal key, stored inline (no heap pointer to chase per comparison) when it is
-/// at most 32 bytes, as it is for keys of up to 22 bytes.
-pub(crate) type IKey = SmallVec<[u8; 32]>;
+use crate::record::Kind;
 
-/// Appends the escaped, terminated form of `key` to `out`.
-pub(crate) fn escape_into(key: &[u8], out: &mut impl Extend<u8>) {
-    let mut rest = key;
-    // Copy zero-free runs whole; only zero bytes need the escape.
-    while let Some(z) = rest.iter().position(|&b| b == 0) {
-        out.extend(rest[..z].iter().copied());
-        out.extend([0, 1]);
-        rest = &rest[z + 1..];
+/// Bytes of the tag at the end of an internal key.
+pub(crate) const TAG: usize = 8;
+/// Sequence numbers stay below 2^56 so that `seq << 8` cannot overflow.
+pub(crate) const MAX_SEQ: u64 = (1 << 56) - 1;
+/// The tag of a seek target that finds the newest version of a key.
+const NEWEST: u64 = u64::MAX;
+/// The tag of a seek target that finds the oldest version of a key.
+const OLDEST: u64 = 0;
+
+/// An internal key, stored inline (no heap pointer to chase per comparison) when it is at
+/// most 32 bytes, as it is for user keys of up to 24 bytes.
+#[derive(Clone, PartialEq, Eq)]
+pub(crate) struct IKey(SmallVec<[u8; 32]>);
+
+impl IKey {
+    /// The internal key of version `seq` of `key`.
+    pub fn new(key: &[u8], seq: u64, kind: Kind) -> IKey {
+        IKey::with_tag(key, (seq << 8) | kind as u64)
     }
-    out.extend(rest.iter().copied());
-    out.extend([0, 0]);
-}
 
-/// The internal key of version `seq` of `key`.
-pub(crate) fn internal(key: &[u8], seq: u64) -> IKey {
-    let mut out = IKey::new();
-    if !key.contains(&0) {
-        // The common case: nothing to escape.
+    /// The seek target for the newest version of `key` visible at `snap`.
+    pub fn at_snapshot(key: &[u8], snap: u64) -> IKey {
+        IKey::with_tag(key, (snap.min(MAX_SEQ) << 8) | 0xff)
+    }
+
+    /// The lowest internal key of `key` (before all its versions).
+    pub fn first_of(key: &[u8]) -> IKey {
+        IKey::with_tag(key, NEWEST)
+    }
+
+    /// The highest internal key of `key` (after all its versions).
+    pub fn last_of(key: &[u8]) -> IKey {
+        IKey::with_tag(key, OLDEST)
+    }
+
+    fn with_tag(key: &[u8], tag: u64) -> IKey {
+        let mut out = SmallVec::with_capacity(key.len() + TAG);
         out.extend_from_slice(key);
-        out.extend_from_slice(&[0, 0]);
-        out.extend_from_slice(&(!seq).to_be_bytes());
-        return out;
+        out.extend_from_slice(&tag.to_be_bytes());
+        IKey(out)
     }
-    escape_into(key, &mut out);
-    out.extend_from_slice(&(!seq).to_be_bytes());
-    out
+
+    pub fn from_slice(ikey: &[u8]) -> IKey {
+        IKey(SmallVec::from_slice(ikey))
+    }
+
+    pub fn as_slice(&self) -> &[u8] {
+        &self.0
+    }
 }
 
-/// The escaped user-key part of an internal key.
-pub(crate) fn user_part(ikey: &[u8]) -> &[u8] {
-    &ikey[..ikey.len() - 8]
+impl Ord for IKey {
+    fn cmp(&self, other: &Self) -> Ordering {
+        compare(&self.0, &other.0)
+    }
 }
 
-/// Lowest internal key of an escaped user key (its newest possible version).
-pub(crate) fn first_of(escaped: &[u8]) -> Vec<u8> {
-    let mut out = escaped.to_vec();
-    out.extend_from_slice(&[0; 8]);
-    out
+impl PartialOrd for IKey {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
 }
 
-/// Highest internal key of an escaped user key (its oldest possible version).
-pub(crate) fn last_of(escaped: &[u8]) -> Vec<u8> {
-    let mut out = escaped.to_vec();
-    out.extend_from_slice(&[0xff; 8]);
-    out
+impl std::fmt::Debug for IKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let (user, seq, kind) = (user_key(&self.0), seq_of(&self.0), kind_of(&self.0));
+        write!(f, "{user:?}@{seq}/{kind:?}")
+    }
+}
+
+/// Orders internal keys: user key ascending, then tag descending.
+pub(crate) fn compare(a: &[u8], b: &[u8]) -> Ordering {
+    user_key(a)
+        .cmp(user_key(b))
+        .then_with(|| tag_of(b).cmp(&tag_of(a)))
+}
+
+/// The user key of an internal key.
+pub(crate) fn user_key(ikey: &[u8]) -> &[u8] {
+    &ikey[..ikey.len() - TAG]
+}
+
+fn tag_of(ikey: &[u8]) -> u64 {
+    let mut tag = [0u8; TAG];
+    tag.copy_from_slice(&ikey[ikey.len() - TAG..]);
+    u64::from_be_bytes(tag)
+}
+
+/// The sequence number of an internal key.
+pub(crate) fn seq_of(ikey: &[u8]) -> u64 {
+    tag_of(ikey) >> 8
+}
+
+/// The kind of an internal key (a seek target's 0xff reads as a put; targets are never
+/// returned by the indexes).
+pub(crate) fn kind_of(ikey: &[u8]) -> Kind {
+    if tag_of(ikey) & 0xff == Kind::Delete as u64 {
+        Kind::Delete
+    } else {
+        Kind::Put
+    }
 }
 
 #[cfg(test)]
@@ -63,24 +118,23 @@ mod tests {
     use super::*;
 
     #[test]
-    fn byte_order_is_key_then_newest_first() {
+    fn order_is_user_key_then_newest_first() {
         let keys: [&[u8]; 6] = [b"", b"\0", b"\0\0", b"\x01", b"a", b"ab"];
         for w in keys.windows(2) {
-            assert!(
-                internal(w[0], 5) < internal(w[1], 9),
-                "{:?} {:?}",
-                w[0],
-                w[1]
-            );
-            assert!(internal(w[0], 1) < internal(w[1], 1));
+            assert!(IKey::new(w[0], 5, Kind::Put) < IKey::new(w[1], 9, Kind::Put));
+            assert!(IKey::new(w[0], 1, Kind::Delete) < IKey::new(w[1], 1, Kind::Put));
+            assert!(IKey::last_of(w[0]) < IKey::first_of(w[1]));
         }
-        assert!(internal(b"k", 9) < internal(b"k", 5));
-        assert_eq!(internal(b"k", 77)[3..], (!77u64).to_be_bytes());
-        let mut esc = Vec::new();
-        escape_into(b"k\0", &mut esc);
-        assert_eq!(esc, b"k\0\x01\0\0");
-        assert_eq!(user_part(&internal(b"k\0", 3)), esc.as_slice());
-        assert!(first_of(&esc)[..] <= internal(b"k\0", u64::MAX)[..]);
-        assert!(last_of(&esc)[..] >= internal(b"k\0", 0)[..]);
+        assert!(IKey::new(b"k", 9, Kind::Put) < IKey::new(b"k", 5, Kind::Delete));
+        let v = IKey::new(b"k\0", 77, Kind::Delete);
+        assert_eq!(
+            (user_key(v.as_slice()), seq_of(v.as_slice())),
+            (&b"k\0"[..], 77)
+        );
+        assert_eq!(kind_of(v.as_slice()), Kind::Delete);
+        assert!(IKey::first_of(b"k\0") < v && v < IKey::last_of(b"k\0"));
+        // A snapshot target sits just before the newest version it may see.
+        assert!(IKey::at_snapshot(b"k\0", 77) < v);
+        assert!(IKey::at_snapshot(b"k\0", 76) > v);
     }
 }

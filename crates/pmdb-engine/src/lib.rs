@@ -41,22 +41,31 @@ mod batch;
 mod catalog;
 mod chunk;
 mod commit;
+mod core;
 mod db;
 mod error;
+mod iter;
 mod keys;
 mod memtable;
 mod options;
+mod read;
 mod record;
 mod recovery;
-mod scan;
+mod registry;
+mod seq;
+mod snapshot;
+mod subtable;
+mod view;
 
-pub use batch::WriteBatch;
+pub use batch::{SubtableId, WriteBatch};
 pub use catalog::MAX_NAME;
-pub use db::{Db, Snapshot, Subtable, ValueRef};
+pub use db::{Db, DeviceStats, SubtableStats};
 pub use error::{DbError, Result};
 pub use options::{DEFAULT_MAX_KEY, DEFAULT_MAX_VALUE, DbOptions, WriteOptions};
+pub use read::{Entry, EntryRef, Scan, ValueRef};
 pub use recovery::RecoveryStats;
-pub use scan::{Entry, Scan};
+pub use snapshot::Snapshot;
+pub use subtable::Subtable;
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

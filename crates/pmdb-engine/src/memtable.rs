@@ -1,6 +1,6 @@
 //! The semi-persistent memtable: records appended to PM zones in chunks, indexed in DRAM
-//! by an ordered map from internal key (escaped key, inverted seq) to the record's
-//! `PmOff`. The index is rebuilt from the zones at open.
+//! by an ordered map from internal key (user key, seq, kind) to the record's `PmOff`. The
+//! index is rebuilt from the zones at open.
 //!
 //! The index is a B-tree with keys stored inline in its nodes, behind a reader-writer
 //! lock that the commit leader takes once per group. Measured against a lock-free skip
@@ -13,6 +13,7 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::{Mutex, RwLock};
@@ -21,8 +22,8 @@ use pmdb_pmem::{PmOff, Pool};
 use crate::catalog::MemtableDesc;
 use crate::chunk::{CHUNK_HEADER, ChunkError, ChunkHeader, ChunkKind};
 use crate::error::{DbError, Result};
-use crate::keys::{self, IKey};
-use crate::record::{self, Kind};
+use crate::keys::IKey;
+use crate::record::{self, Kind, RecordRef};
 
 pub(crate) const ZONE_HEADER: usize = 64;
 const ZONE_MAGIC: u64 = u64::from_le_bytes(*b"PMDBMZON");
@@ -56,12 +57,16 @@ struct Log {
 
 pub(crate) struct Memtable {
     pub desc: MemtableDesc,
+    pool: Arc<Pool>,
     index: RwLock<BTreeMap<IKey, PmOff>>,
     zone_size: u64,
     log: Mutex<Log>,
     records: AtomicU64,
     /// Set when recovery found the memtable damaged: it is read, never appended to.
     sealed: AtomicBool,
+    /// Set once the catalog no longer names the memtable: its zones go back to the pool
+    /// when the last reader holding it lets go (see `Drop`).
+    retired: AtomicBool,
 }
 
 /// What scanning one zone at recovery found.
@@ -81,15 +86,28 @@ pub(crate) fn split_head(head: u64) -> (u64, u64) {
 }
 
 impl Memtable {
-    pub fn new(desc: MemtableDesc, zone_size: u64, zones: Vec<PmOff>, published: u64) -> Memtable {
+    pub fn new(desc: MemtableDesc, pool: Arc<Pool>, zones: Vec<PmOff>, published: u64) -> Memtable {
         Memtable {
             desc,
+            zone_size: pool.zone_size(),
+            pool,
             index: RwLock::new(BTreeMap::new()),
-            zone_size,
             log: Mutex::new(Log { zones, published }),
             records: AtomicU64::new(0),
             sealed: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
         }
+    }
+
+    /// The pool the memtable's records live in.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// Marks the memtable as no longer named by the catalog: its PM is released once the
+    /// last `Arc` to it — a read view, a scan, a borrowed value — is dropped.
+    pub fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
     }
 
     /// Stops appends to this memtable (its data stays readable).
@@ -354,7 +372,7 @@ impl Memtable {
                     break;
                 };
                 entries.push((
-                    keys::internal(r.key, r.seq),
+                    IKey::new(r.key, r.seq, r.kind),
                     at_off(zone, off + CHUNK_HEADER + at),
                 ));
                 scan.records += 1;
@@ -384,41 +402,51 @@ impl Memtable {
         self.index.write().extend(entries);
     }
 
-    /// The newest version of the key whose escaped form is `escaped` with seq ≤ `snap`,
-    /// where `search` is that key's internal key at `snap`.
-    pub fn find(&self, search: &[u8], escaped_len: usize) -> Option<PmOff> {
+    /// Copies up to `n` index entries starting at `from` into `out`, in ascending order
+    /// when `forward`, else the entries at or before `from` in descending order. The lock
+    /// is taken once per call, so iterators pay it once per batch, not per entry.
+    pub fn collect(
+        &self,
+        from: Bound<&IKey>,
+        forward: bool,
+        n: usize,
+        out: &mut Vec<(IKey, PmOff)>,
+    ) {
         let index = self.index.read();
-        let (k, off) = index
-            .range::<[u8], _>((Bound::Included(search), Bound::Unbounded))
-            .next()?;
-        (k.len() == escaped_len + 8 && k[..escaped_len] == search[..escaped_len]).then_some(*off)
-    }
-
-    /// The first internal key at or after `lower` (forward) or at or before `upper`
-    /// (backward), copied out.
-    pub fn seek(&self, lower: Bound<&[u8]>, upper: Bound<&[u8]>, reverse: bool) -> Option<IKey> {
-        if is_empty_range(lower, upper) {
-            return None;
-        }
-        let index = self.index.read();
-        let mut range = index.range::<[u8], _>((lower, upper));
-        let entry = if reverse {
-            range.next_back()
+        let entries = |(k, off): (&IKey, &PmOff)| (k.clone(), *off);
+        if forward {
+            out.extend(index.range((from, Bound::Unbounded)).take(n).map(entries));
         } else {
-            range.next()
-        };
-        entry.map(|(k, _)| k.clone())
+            out.extend(
+                index
+                    .range((Bound::Unbounded, from))
+                    .rev()
+                    .take(n)
+                    .map(entries),
+            );
+        }
     }
 }
 
-/// Whether no key lies between the bounds (`BTreeMap::range` refuses such ranges).
-fn is_empty_range(lower: Bound<&[u8]>, upper: Bound<&[u8]>) -> bool {
-    match (lower, upper) {
-        (Bound::Included(l), Bound::Included(u)) => l > u,
-        (Bound::Included(l) | Bound::Excluded(l), Bound::Excluded(u))
-        | (Bound::Excluded(l), Bound::Included(u)) => l >= u,
-        _ => false,
+impl Drop for Memtable {
+    fn drop(&mut self) {
+        if self.retired.load(Ordering::Acquire)
+            && let Err(e) = self.pool.release_owner(self.desc.owner)
+        {
+            // The catalog no longer names the owner, so the next open frees it anyway.
+            log::warn!("memtable {}: releasing its zones failed: {e}", self.desc.id);
+        }
     }
+}
+
+/// Reads and decodes the record at `off` — the one place records are read back, by point
+/// reads and iterators alike.
+pub(crate) fn read_record(pool: &Pool, off: PmOff) -> Result<RecordRef<'_>> {
+    pool.charge_read(0);
+    let header = pool.read(off, record::RECORD_HEADER)?;
+    let (klen, vlen) = record::header_lens(header);
+    let bytes = pool.read(off, record::record_len(klen, vlen))?;
+    record::decode(bytes).ok_or_else(|| DbError::Corrupt(format!("undecodable record at {off}")))
 }
 
 fn at_off(zone: PmOff, offset: usize) -> PmOff {

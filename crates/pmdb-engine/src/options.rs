@@ -30,9 +30,9 @@ pub struct DbOptions {
     /// largest key (about 4 MiB minus the key with the default zones).
     pub max_value_size: usize,
     /// Deliberately wrong commit order (head words published before the chunks are
-    /// persisted), so the crash tests can prove they catch a broken protocol. Never set
-    /// it otherwise.
-    #[doc(hidden)]
+    /// persisted), so the crash tests can prove they catch a broken protocol. Exists only
+    /// with the `crash-controls` feature, which only tests turn on.
+    #[cfg(feature = "crash-controls")]
     pub broken_publish_before_persist: bool,
 }
 
@@ -47,6 +47,7 @@ impl Default for DbOptions {
             recovery_threads: 0,
             max_key_size: DEFAULT_MAX_KEY,
             max_value_size: DEFAULT_MAX_VALUE,
+            #[cfg(feature = "crash-controls")]
             broken_publish_before_persist: false,
         }
     }
@@ -70,6 +71,34 @@ impl DbOptions {
             max_value_size: 4 << 10,
             ..DbOptions::default()
         }
+    }
+
+    /// Whether the commit must use the deliberately broken publish order.
+    pub(crate) fn broken_publish_order(&self) -> bool {
+        #[cfg(feature = "crash-controls")]
+        return self.broken_publish_before_persist;
+        #[cfg(not(feature = "crash-controls"))]
+        false
+    }
+
+    /// Checks one write against the key and value limits.
+    pub(crate) fn check_limits(&self, key: &[u8], value: &[u8]) -> Result<()> {
+        if key.is_empty() {
+            return Err(DbError::EmptyKey);
+        }
+        if key.len() > self.max_key_size {
+            return Err(DbError::KeyTooLarge {
+                len: key.len(),
+                max: self.max_key_size,
+            });
+        }
+        if value.len() > self.max_value_size {
+            return Err(DbError::ValueTooLarge {
+                len: value.len(),
+                max: self.max_value_size,
+            });
+        }
+        Ok(())
     }
 
     pub(crate) fn threads(&self) -> usize {

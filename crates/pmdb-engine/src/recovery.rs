@@ -14,14 +14,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::Mutex;
 use pmdb_pmem::{OwnerId, Pool};
 
-use crate::catalog::Catalog;
-use crate::db::SubtableState;
+use crate::catalog::{Catalog, MemtableDesc, SubtableDesc};
 use crate::error::Result;
 use crate::memtable::{Entries, Memtable, ZoneScan, split_head};
 use crate::options::DbOptions;
+use crate::registry::SubtableState;
 
 /// What recovery did when a database was opened.
 #[derive(Clone, Debug, Default)]
@@ -38,8 +38,11 @@ pub struct RecoveryStats {
     pub threads: usize,
     /// Parts of a partially published last group that were rolled back.
     pub rolled_back_parts: usize,
-    /// Owners the catalog did not reach (an interrupted memtable creation), freed.
+    /// Owners the catalog did not reach (an interrupted memtable creation or a dropped
+    /// subtable), freed.
     pub released_owners: usize,
+    /// Subtable drops that were committed but not finished, finished.
+    pub finished_drops: usize,
     /// Media damage found (damaged chunks are skipped, never trusted).
     pub damage: Vec<String>,
     /// Time for the whole open, and for the index rebuild alone.
@@ -104,6 +107,7 @@ pub(crate) fn recover(
     let start = Instant::now();
     let mut stats = RecoveryStats::default();
     let (subs, descs) = catalog.entries(pool)?;
+    let (subs, descs) = finish_drops(pool, catalog, subs, descs, &mut stats)?;
 
     let reachable: HashSet<OwnerId> = descs
         .iter()
@@ -122,7 +126,7 @@ pub(crate) fn recover(
             }
         };
         let head = pool.load_u64(desc.head_off)?;
-        let memtable = Memtable::new(desc, pool.zone_size(), zones, 0);
+        let memtable = Memtable::new(desc, Arc::clone(pool), zones, 0);
         if damaged {
             memtable.seal();
         }
@@ -218,11 +222,7 @@ pub(crate) fn recover(
         .map(|s| {
             let mut mems = by_subtable.remove(&s.id).unwrap_or_default();
             mems.sort_by_key(|m| std::cmp::Reverse(m.desc.id));
-            Arc::new(SubtableState {
-                id: s.id,
-                name: s.name,
-                memtables: RwLock::new(mems),
-            })
+            Arc::new(SubtableState::new(s, mems))
         })
         .collect();
     for (id, mems) in by_subtable {
@@ -242,6 +242,30 @@ pub(crate) fn recover(
         next_subtable_id,
         stats,
     })
+}
+
+/// Finishes the drops that were committed (dropped word set) but not completed: frees the
+/// dropped subtables' memtable slots, then their own slots. Returns what is left.
+fn finish_drops(
+    pool: &Pool,
+    catalog: &Catalog,
+    subs: Vec<SubtableDesc>,
+    descs: Vec<MemtableDesc>,
+    stats: &mut RecoveryStats,
+) -> Result<(Vec<SubtableDesc>, Vec<MemtableDesc>)> {
+    let (dropped, subs): (Vec<SubtableDesc>, Vec<SubtableDesc>) =
+        subs.into_iter().partition(|s| s.dropped);
+    let gone: HashSet<u32> = dropped.iter().map(|s| s.id).collect();
+    let (orphans, descs): (Vec<MemtableDesc>, Vec<MemtableDesc>) =
+        descs.into_iter().partition(|m| gone.contains(&m.subtable));
+    for m in orphans {
+        catalog.free(pool, m.slot)?;
+    }
+    for s in &dropped {
+        catalog.free(pool, s.slot)?;
+    }
+    stats.finished_drops = dropped.len();
+    Ok((subs, descs))
 }
 
 /// Finds the newest group among the memtables' last parts and rolls its parts back if it

@@ -31,15 +31,18 @@ pub fn run(args: StatsArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     )?;
     let s = db.recovery_stats();
     println!("database    {}", dir.display());
-    println!("backend     {}", db.pool().backend());
+    println!("backend     {}", db.device().backend);
     println!("{s}");
     println!("rebuild     {:.2} M records/s", s.records_per_sec() / 1e6);
     println!("last seq    {}", db.last_seq());
     for damage in &s.damage {
         println!("damage      {damage}");
     }
-    for (name, memtables, records) in db.subtable_stats() {
-        println!("subtable    {name}: {records} records in {memtables} memtables");
+    for s in db.subtable_stats() {
+        println!(
+            "subtable    {}: {} records in {} memtables",
+            s.name, s.records, s.memtables
+        );
     }
     Ok(if s.damage.is_empty() {
         ExitCode::SUCCESS

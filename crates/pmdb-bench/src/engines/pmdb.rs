@@ -44,12 +44,12 @@ impl Engine for PmdbEngine {
         format!(
             "pmdb {} ({})",
             env!("CARGO_PKG_VERSION"),
-            self.db.pool().backend()
+            self.db.device().backend
         )
     }
 
     fn settings(&self) -> String {
-        let emulation = self.db.pool().emulation();
+        let emulation = self.db.device().emulation;
         let emulated = if emulation.is_off() {
             String::new()
         } else {
@@ -60,7 +60,7 @@ impl Engine for PmdbEngine {
         };
         format!(
             "{} backend, WriteOptions {{ sync: {} }}{emulated}",
-            self.db.pool().backend(),
+            self.db.device().backend,
             self.sync
         )
     }
@@ -110,10 +110,11 @@ impl Worker for PmdbWorker<'_> {
 
     fn scan(&mut self, start: &[u8], count: usize, out: &mut Vec<u8>) -> Result<usize> {
         let mut n = 0;
-        for entry in self.engine.table.scan(start..).take(count) {
-            let entry = entry?;
+        let mut scan = self.engine.table.scan(start..);
+        while n < count {
+            let Some(entry) = scan.next_ref() else { break };
             out.clear();
-            out.extend_from_slice(entry.value());
+            out.extend_from_slice(entry?.value);
             n += 1;
         }
         Ok(n)

@@ -1,0 +1,179 @@
+//! The log-free group commit (after ROR). Writers queue their requests; one becomes the
+//! leader, takes a group, and runs it through the stages in `stages`: validate (each
+//! request alone) → sequence → append → persist → publish, then hands the leadership on
+//! so the next group can persist while this one goes through index → make visible. Every
+//! request gets its own outcome: one that fails validation fails alone while the rest of
+//! its group commits. Groups publish strictly one after another, so after a crash at most
+//! the last group is partial, and recovery rolls its parts back.
+
+mod stages;
+
+use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use parking_lot::{Condvar, Mutex, MutexGuard};
+use pmdb_pmem::Pool;
+
+use crate::batch::WriteBatch;
+use crate::error::Result;
+use crate::options::DbOptions;
+use crate::registry::Registry;
+use crate::seq::SeqTracker;
+
+pub(crate) use stages::LeaderState;
+
+/// What the stages need of the database.
+pub(crate) struct CommitCtx<'a> {
+    pub db_id: u64,
+    pub pool: &'a Pool,
+    pub options: &'a DbOptions,
+    pub registry: &'a Registry,
+    pub seqs: &'a SeqTracker,
+}
+
+/// One writer's batch and, once the pipeline is done with it, its outcome.
+struct Request {
+    batch: WriteBatch,
+    sync: bool,
+    done: AtomicBool,
+    outcome: Mutex<Option<Result<()>>>,
+}
+
+impl Request {
+    fn finish(&self, outcome: Result<()>) {
+        *self.outcome.lock() = Some(outcome);
+        self.done.store(true, Ordering::Release);
+    }
+
+    fn take(&self) -> Option<Result<()>> {
+        if self.done.load(Ordering::Acquire) {
+            self.outcome.lock().take()
+        } else {
+            None
+        }
+    }
+}
+
+/// Spins a waiting writer does before it sleeps: a group commit takes microseconds,
+/// less than a sleep and wake-up through the kernel.
+const SPINS: u32 = 2000;
+
+pub(crate) struct Pipeline {
+    pending: Mutex<VecDeque<Arc<Request>>>,
+    leader: AtomicBool,
+    /// The leader's state, held from validation to publication; also what catalog
+    /// changes that must not interleave with a commit (a subtable drop) hold.
+    state: Mutex<LeaderState>,
+    /// Writers that went to sleep wait here; the leader wakes them when it is done.
+    sleepers: Mutex<usize>,
+    wake: Condvar,
+}
+
+impl Pipeline {
+    pub fn new(next_lsn: u64) -> Pipeline {
+        Pipeline {
+            pending: Mutex::new(VecDeque::new()),
+            leader: AtomicBool::new(false),
+            state: Mutex::new(LeaderState::new(next_lsn)),
+            sleepers: Mutex::new(0),
+            wake: Condvar::new(),
+        }
+    }
+
+    /// Excludes commits while held.
+    pub fn exclusive(&self) -> MutexGuard<'_, LeaderState> {
+        self.state.lock()
+    }
+
+    /// Commits `batch` as part of some group; returns when that group is durable and
+    /// visible, or with this request's own error.
+    pub fn write(&self, ctx: &CommitCtx<'_>, batch: WriteBatch, sync: bool) -> Result<()> {
+        let req = Arc::new(Request {
+            batch,
+            sync,
+            done: AtomicBool::new(false),
+            outcome: Mutex::new(None),
+        });
+        self.pending.lock().push_back(Arc::clone(&req));
+        let mut spins = 0;
+        loop {
+            if let Some(outcome) = req.take() {
+                return outcome;
+            }
+            if self
+                .leader
+                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+                .is_ok()
+            {
+                self.lead(ctx);
+                continue;
+            }
+            if spins < SPINS {
+                spins += 1;
+                std::hint::spin_loop();
+                continue;
+            }
+            let mut sleepers = self.sleepers.lock();
+            if req.done.load(Ordering::Acquire) || !self.leader.load(Ordering::Acquire) {
+                continue;
+            }
+            *sleepers += 1;
+            self.wake.wait(&mut sleepers);
+            *sleepers -= 1;
+        }
+    }
+
+    /// As leader: takes a group off the queue, runs it through the stages, hands out the
+    /// outcomes and gives up the leadership.
+    fn lead(&self, ctx: &CommitCtx<'_>) {
+        let group = self.take_group(ctx.options);
+        let durable = {
+            let mut state = self.state.lock();
+            stages::make_durable(ctx, &mut state, &group)
+        };
+        // The group is durable (or failed): the next leader may start persisting while
+        // this one is indexed.
+        self.leader.store(false, Ordering::Release);
+        self.wake_sleepers();
+        match durable {
+            Ok(mut published) => {
+                stages::index(&mut published);
+                stages::make_visible(ctx, &published);
+                for i in published.members() {
+                    group[i].finish(Ok(()));
+                }
+            }
+            Err(failed) => {
+                for i in failed.members {
+                    group[i].finish(Err(failed.error.for_group_member()));
+                }
+            }
+        }
+        self.wake_sleepers();
+    }
+
+    fn take_group(&self, options: &DbOptions) -> Vec<Arc<Request>> {
+        let mut q = self.pending.lock();
+        let mut group: Vec<Arc<Request>> = Vec::new();
+        let mut bytes = 0;
+        while let Some(next) = q.front() {
+            if !group.is_empty()
+                && (group.len() >= options.max_group_batches
+                    || bytes + next.batch.bytes > options.max_group_bytes)
+            {
+                break;
+            }
+            bytes += next.batch.bytes;
+            group.extend(q.pop_front());
+        }
+        group
+    }
+
+    fn wake_sleepers(&self) {
+        let sleepers = self.sleepers.lock();
+        if *sleepers > 0 {
+            self.wake.notify_all();
+        }
+    }
+}

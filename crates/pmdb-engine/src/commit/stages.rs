@@ -1,0 +1,304 @@
+//! The stages of a commit group, each a function of its own: validate → sequence →
+//! append → persist → publish (run by the leader under `LeaderState`), then index → make
+//! visible (run after the leadership has passed on).
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use pmdb_pmem::{Backend, PmOff};
+
+use super::{CommitCtx, Request};
+use crate::error::{DbError, Result};
+use crate::keys::IKey;
+use crate::memtable::{Appended, Entries, Memtable, RecIn};
+use crate::registry::SubtableState;
+
+/// What only the leader touches: the next group's lsn, the File backend's not yet synced
+/// ranges, a reused encoding buffer, and whether an earlier publish failed half-way.
+pub(crate) struct LeaderState {
+    next_lsn: u64,
+    unsynced: Vec<(PmOff, usize)>,
+    buf: Vec<u8>,
+    poisoned: bool,
+}
+
+impl LeaderState {
+    pub fn new(next_lsn: u64) -> LeaderState {
+        LeaderState {
+            next_lsn,
+            unsynced: Vec::new(),
+            buf: Vec::new(),
+            poisoned: false,
+        }
+    }
+}
+
+/// A request that passed validation, with the subtable of each of its ops.
+struct Admitted {
+    member: usize,
+    targets: Vec<Arc<SubtableState>>,
+}
+
+/// One subtable's share of a group.
+struct Part<'g> {
+    state: Arc<SubtableState>,
+    recs: Vec<RecIn<'g>>,
+}
+
+/// A group with its sequence numbers: parts by subtable id.
+struct Sequenced<'g> {
+    first_seq: u64,
+    count: u64,
+    parts: BTreeMap<u32, Part<'g>>,
+}
+
+/// A group that is durable and published but not yet visible.
+pub(super) struct Published {
+    first_seq: u64,
+    count: u64,
+    entries: Vec<(Arc<Memtable>, Entries)>,
+    members: Vec<usize>,
+}
+
+impl Published {
+    /// The group members (indices) this group committed.
+    pub fn members(&self) -> impl Iterator<Item = usize> + '_ {
+        self.members.iter().copied()
+    }
+}
+
+/// A group that failed after validation: every admitted member shares the error.
+pub(super) struct Failed {
+    pub error: DbError,
+    pub members: Vec<usize>,
+}
+
+/// The leader's part: validate, sequence, append, persist, publish. Requests that fail
+/// validation are finished here with their own error.
+pub(super) fn make_durable(
+    ctx: &CommitCtx<'_>,
+    st: &mut LeaderState,
+    group: &[Arc<Request>],
+) -> Result<Published, Failed> {
+    let admitted = validate(ctx, group);
+    let members: Vec<usize> = admitted.iter().map(|a| a.member).collect();
+    let fail = |error: DbError| Failed {
+        error,
+        members: members.clone(),
+    };
+    if st.poisoned {
+        return Err(fail(DbError::GroupFailed(
+            "an earlier publish failed half-way; reopen the database".into(),
+        )));
+    }
+    let seqd = sequence(ctx, group, &admitted).map_err(fail)?;
+    if seqd.parts.is_empty() {
+        return Ok(Published {
+            first_seq: seqd.first_seq,
+            count: 0,
+            entries: Vec::new(),
+            members,
+        });
+    }
+    let lsn = st.next_lsn;
+    let appended = append(ctx, st, lsn, &seqd).map_err(fail)?;
+    let sync = admitted.iter().any(|a| group[a.member].sync);
+    let defer = ctx.pool.backend() == Backend::File && !sync;
+    let ranges: Vec<(PmOff, usize)> = appended
+        .iter()
+        .flat_map(|(_, a, _)| a.ranges.iter().copied())
+        .collect();
+    let broken_order = ctx.options.broken_publish_order();
+    if !broken_order {
+        persist(ctx, st, &ranges, defer).map_err(fail)?;
+    }
+    if let Err(e) = publish(ctx, st, &appended, defer) {
+        // The heads are in an unknown state: refuse writes until the database is reopened.
+        st.poisoned = true;
+        return Err(fail(e));
+    }
+    if broken_order {
+        persist(ctx, st, &ranges, defer).map_err(fail)?;
+    }
+    ctx.seqs.consume(seqd.count);
+    st.next_lsn = lsn + 1;
+    let entries = appended
+        .into_iter()
+        .map(|(memtable, a, part)| {
+            memtable.set_published(a.end, part.recs.len() as u64);
+            let entries = part
+                .recs
+                .iter()
+                .zip(&a.offs)
+                .map(|(r, off)| (IKey::new(r.key, r.seq, r.kind), *off))
+                .collect();
+            (memtable, entries)
+        })
+        .collect();
+    Ok(Published {
+        first_seq: seqd.first_seq,
+        count: seqd.count,
+        entries,
+        members,
+    })
+}
+
+/// Validate: each request on its own — one database, existing subtables, keys and values
+/// within the limits. A request that fails is finished with its error and left out.
+fn validate(ctx: &CommitCtx<'_>, group: &[Arc<Request>]) -> Vec<Admitted> {
+    let mut seen: Vec<Arc<SubtableState>> = Vec::new();
+    let mut admitted = Vec::with_capacity(group.len());
+    for (member, req) in group.iter().enumerate() {
+        match validate_one(ctx, &req.batch, &mut seen) {
+            Ok(targets) => admitted.push(Admitted { member, targets }),
+            Err(e) => req.finish(Err(e)),
+        }
+    }
+    admitted
+}
+
+fn validate_one(
+    ctx: &CommitCtx<'_>,
+    batch: &crate::batch::WriteBatch,
+    seen: &mut Vec<Arc<SubtableState>>,
+) -> Result<Vec<Arc<SubtableState>>> {
+    if batch.mixed || batch.db.is_some_and(|db| db != ctx.db_id) {
+        return Err(DbError::ForeignSubtable);
+    }
+    let mut targets = Vec::with_capacity(batch.ops.len());
+    for op in &batch.ops {
+        ctx.options.check_limits(&op.key, &op.value)?;
+        let state = match seen.iter().find(|s| s.id == op.subtable) {
+            Some(s) => Arc::clone(s),
+            None => {
+                let s = ctx
+                    .registry
+                    .by_id(op.subtable)
+                    .ok_or(DbError::NoSuchSubtable { id: op.subtable })?;
+                seen.push(Arc::clone(&s));
+                s
+            }
+        };
+        targets.push(state);
+    }
+    Ok(targets)
+}
+
+/// Sequence: consecutive sequence numbers in request order, ops split by subtable.
+fn sequence<'g>(
+    ctx: &CommitCtx<'_>,
+    group: &'g [Arc<Request>],
+    admitted: &[Admitted],
+) -> Result<Sequenced<'g>> {
+    let count: u64 = admitted
+        .iter()
+        .map(|a| group[a.member].batch.ops.len() as u64)
+        .sum();
+    let first_seq = ctx.seqs.peek(count)?;
+    let mut seq = first_seq;
+    let mut parts: BTreeMap<u32, Part<'g>> = BTreeMap::new();
+    for a in admitted {
+        for (op, state) in group[a.member].batch.ops.iter().zip(&a.targets) {
+            parts
+                .entry(state.id)
+                .or_insert_with(|| Part {
+                    state: Arc::clone(state),
+                    recs: Vec::new(),
+                })
+                .recs
+                .push(RecIn {
+                    seq,
+                    kind: op.kind,
+                    key: &op.key,
+                    value: &op.value,
+                });
+            seq += 1;
+        }
+    }
+    Ok(Sequenced {
+        first_seq,
+        count,
+        parts,
+    })
+}
+
+/// Append: every part into its subtable's active memtable; nothing is published yet.
+fn append<'s, 'g>(
+    ctx: &CommitCtx<'_>,
+    st: &mut LeaderState,
+    lsn: u64,
+    seqd: &'s Sequenced<'g>,
+) -> Result<Vec<(Arc<Memtable>, Appended, &'s Part<'g>)>> {
+    let nparts = seqd.parts.len() as u32;
+    let mut appended = Vec::with_capacity(seqd.parts.len());
+    for part in seqd.parts.values() {
+        let memtable = active_memtable(ctx, &part.state)?;
+        let a = memtable.append_part(ctx.pool, lsn, nparts, &part.recs, &mut st.buf)?;
+        appended.push((memtable, a, part));
+    }
+    Ok(appended)
+}
+
+/// The subtable's active memtable, starting a new one when there is none yet or the
+/// current one is full (the old one stays readable, frozen).
+fn active_memtable(ctx: &CommitCtx<'_>, state: &SubtableState) -> Result<Arc<Memtable>> {
+    if let Some(m) = state.view.load().active()
+        && m.used() < ctx.options.memtable_size
+        && !m.is_sealed()
+    {
+        return Ok(Arc::clone(m));
+    }
+    ctx.registry.new_memtable(state)
+}
+
+/// Persist: flush `ranges` and fence — or, on the File backend for a group that did not
+/// ask for sync, remember them for the next group that does.
+fn persist(
+    ctx: &CommitCtx<'_>,
+    st: &mut LeaderState,
+    ranges: &[(PmOff, usize)],
+    defer: bool,
+) -> Result<()> {
+    if defer {
+        st.unsynced.extend_from_slice(ranges);
+        return Ok(());
+    }
+    for (off, len) in st.unsynced.drain(..).chain(ranges.iter().copied()) {
+        ctx.pool.flush(off, len)?;
+    }
+    ctx.pool.fence();
+    Ok(())
+}
+
+/// Publish: every touched memtable's head word, then one fence.
+fn publish(
+    ctx: &CommitCtx<'_>,
+    st: &mut LeaderState,
+    appended: &[(Arc<Memtable>, Appended, &Part<'_>)],
+    defer: bool,
+) -> Result<()> {
+    let mut heads = Vec::with_capacity(appended.len());
+    for (m, a, _) in appended {
+        ctx.pool
+            .store_u64(m.desc.head_off, (a.start << 32) | a.end)?;
+        heads.push((m.desc.head_off, 8));
+    }
+    persist(ctx, st, &heads, defer)
+}
+
+/// Index: the group's records into their memtables' DRAM indexes (one lock per part).
+pub(super) fn index(published: &mut Published) {
+    for (memtable, entries) in std::mem::take(&mut published.entries) {
+        memtable.index_part(entries.into_iter());
+    }
+}
+
+/// Make visible: once every earlier group is visible, this one becomes visible at once.
+pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published) {
+    if published.count > 0 {
+        ctx.seqs.publish(
+            published.first_seq,
+            published.first_seq + published.count - 1,
+        );
+    }
+}

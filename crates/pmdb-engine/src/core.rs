@@ -1,0 +1,71 @@
+//! The engine core: one open database's components side by side — the pool, the options,
+//! the subtable registry, the sequence/snapshot tracker and the commit pipeline — and the
+//! operations that need more than one of them.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use pmdb_pmem::Pool;
+
+use crate::batch::WriteBatch;
+use crate::commit::{CommitCtx, Pipeline};
+use crate::error::Result;
+use crate::options::DbOptions;
+use crate::recovery::RecoveryStats;
+use crate::registry::{Registry, SubtableState};
+use crate::seq::SeqTracker;
+
+/// Tells open databases apart, so a batch or handle of one is refused by another.
+static NEXT_DB_ID: AtomicU64 = AtomicU64::new(1);
+
+pub(crate) struct Core {
+    pub id: u64,
+    pub pool: Arc<Pool>,
+    pub options: DbOptions,
+    pub registry: Registry,
+    pub seqs: SeqTracker,
+    pub pipeline: Pipeline,
+    pub recovery: RecoveryStats,
+}
+
+impl Core {
+    pub fn new(
+        pool: Arc<Pool>,
+        options: DbOptions,
+        registry: Registry,
+        seqs: SeqTracker,
+        pipeline: Pipeline,
+        recovery: RecoveryStats,
+    ) -> Core {
+        Core {
+            id: NEXT_DB_ID.fetch_add(1, Ordering::Relaxed),
+            pool,
+            options,
+            registry,
+            seqs,
+            pipeline,
+            recovery,
+        }
+    }
+
+    /// Commits `batch` through the pipeline.
+    pub fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let ctx = CommitCtx {
+            db_id: self.id,
+            pool: &self.pool,
+            options: &self.options,
+            registry: &self.registry,
+            seqs: &self.seqs,
+        };
+        self.pipeline.write(&ctx, batch, sync)
+    }
+
+    /// Drops a subtable durably, with no commit group in flight.
+    pub fn drop_subtable(&self, state: &SubtableState) -> Result<()> {
+        let _no_commits = self.pipeline.exclusive();
+        self.registry.drop_subtable(state)
+    }
+}

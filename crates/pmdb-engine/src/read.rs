@@ -1,0 +1,208 @@
+//! Reads built on the iterator stack: point reads that borrow the value from PM
+//! ([`ValueRef`]), and scans ([`Scan`]) that own their position and everything they read
+//! (`Send + 'static`), so a caller can keep one across calls. Both hold the read view
+//! they started from, so the memtables under them stay in PM until they are done.
+
+use std::ops::{Bound, Deref, RangeBounds};
+use std::sync::Arc;
+
+use arc_swap::Guard;
+use pmdb_pmem::Pool;
+
+use crate::error::{DbError, Result};
+use crate::iter::{InternalIterator, MemtableIter, MergingIterator, VisibleIter};
+use crate::keys::{self, IKey};
+use crate::memtable::read_record;
+use crate::record::Kind;
+use crate::registry::SubtableState;
+use crate::view::ReadView;
+
+/// A value borrowed from PM with no copy. The memtable holding it stays in PM while this
+/// lives, even if the subtable is dropped meanwhile.
+pub struct ValueRef<'a> {
+    _view: Guard<Arc<ReadView>>,
+    bytes: &'a [u8],
+}
+
+impl Deref for ValueRef<'_> {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        self.bytes
+    }
+}
+
+impl AsRef<[u8]> for ValueRef<'_> {
+    fn as_ref(&self) -> &[u8] {
+        self.bytes
+    }
+}
+
+impl std::fmt::Debug for ValueRef<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("ValueRef").field(&self.bytes).finish()
+    }
+}
+
+/// The value of `key` in `state` as of `snap`: each memtable, newest first, is sought at
+/// the snapshot; the first that holds a version of the key decides.
+pub(crate) fn get<'a>(
+    pool: &'a Pool,
+    state: &SubtableState,
+    key: &[u8],
+    snap: u64,
+) -> Result<Option<ValueRef<'a>>> {
+    state.check_live()?;
+    let view = state.view.load();
+    let target = IKey::at_snapshot(key, snap);
+    let mut found = None;
+    for m in view.memtables() {
+        let mut it = MemtableIter::new(&**m);
+        it.seek(target.as_slice());
+        if it.valid() && keys::user_key(it.key()) == key {
+            found = Some((keys::kind_of(it.key()), it.record_off()));
+            break;
+        }
+    }
+    match found {
+        Some((Kind::Put, off)) => {
+            let bytes = read_record(pool, off)?.value;
+            Ok(Some(ValueRef { _view: view, bytes }))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// One key and its value, copied out of PM (see [`Scan::next_ref`] for a borrowed one).
+#[derive(Clone, PartialEq, Eq)]
+pub struct Entry {
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
+
+impl Entry {
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+
+    pub fn value(&self) -> &[u8] {
+        &self.value
+    }
+
+    /// Copies key and value out.
+    pub fn to_owned(&self) -> (Vec<u8>, Vec<u8>) {
+        (self.key.clone(), self.value.clone())
+    }
+
+    /// Key and value, without a copy.
+    pub fn into_parts(self) -> (Vec<u8>, Vec<u8>) {
+        (self.key, self.value)
+    }
+}
+
+impl std::fmt::Debug for Entry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Entry")
+            .field("key", &self.key)
+            .field("value", &self.value)
+            .finish()
+    }
+}
+
+/// One key and its value, borrowed from the scan (the value straight from PM on forward
+/// scans) until its next step.
+#[derive(Debug)]
+pub struct EntryRef<'s> {
+    pub key: &'s [u8],
+    pub value: &'s [u8],
+}
+
+/// An ordered scan of a key range at a snapshot; see [`crate::Subtable::scan`]. It keeps
+/// its position between calls and owns what it reads, so it can be kept, sent to another
+/// thread, and resumed.
+pub struct Scan {
+    iter: VisibleIter<MergingIterator>,
+    /// An error to report before anything else (the subtable was dropped).
+    failed: Option<DbError>,
+    done: bool,
+}
+
+fn owned_bound<K: AsRef<[u8]> + ?Sized>(b: Bound<&K>) -> Bound<Vec<u8>> {
+    match b {
+        Bound::Included(k) => Bound::Included(k.as_ref().to_vec()),
+        Bound::Excluded(k) => Bound::Excluded(k.as_ref().to_vec()),
+        Bound::Unbounded => Bound::Unbounded,
+    }
+}
+
+impl Scan {
+    pub(crate) fn new<K: AsRef<[u8]> + ?Sized>(
+        state: &SubtableState,
+        range: &impl RangeBounds<K>,
+        snap: u64,
+        reverse: bool,
+    ) -> Scan {
+        let view = state.view.load_full();
+        let children: Vec<Box<dyn InternalIterator>> = view
+            .memtables()
+            .iter()
+            .map(|m| Box::new(MemtableIter::new(Arc::clone(m))) as Box<dyn InternalIterator>)
+            .collect();
+        Scan {
+            iter: VisibleIter::new(
+                MergingIterator::new(children),
+                snap,
+                owned_bound(range.start_bound()),
+                owned_bound(range.end_bound()),
+                reverse,
+            ),
+            failed: state.check_live().err(),
+            done: false,
+        }
+    }
+
+    /// The next entry in scan order, borrowed until the next call; `None` at the end.
+    /// After an error the scan ends.
+    pub fn next_ref(&mut self) -> Option<Result<EntryRef<'_>>> {
+        if self.done {
+            return None;
+        }
+        if let Some(e) = self.failed.take() {
+            self.done = true;
+            return Some(Err(e));
+        }
+        let step = self.iter.advance().and_then(|more| {
+            if more {
+                self.iter.value().map(Some)
+            } else {
+                Ok(None)
+            }
+        });
+        match step {
+            Ok(Some(value)) => Some(Ok(EntryRef {
+                key: self.iter.key(),
+                value,
+            })),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+impl Iterator for Scan {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_ref().map(|r| {
+            r.map(|e| Entry {
+                key: e.key.to_vec(),
+                value: e.value.to_vec(),
+            })
+        })
+    }
+}

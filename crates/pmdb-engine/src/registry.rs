@@ -1,0 +1,163 @@
+//! The subtable registry: the subtables that exist, by name and by id, each with its read
+//! view; durable creation and drop through the catalog; and new memtables for subtables
+//! whose active one is full.
+//!
+//! Drop protocol (each step one 8-byte publish, so a crash leaves a state recovery
+//! finishes): mark the subtable's catalog slot dropped (the commit point), free its
+//! memtables' slots, free its slot. The memtables' PM is released when the last reader
+//! holding them lets go (see `Memtable::retire`), or by the next open's reachability
+//! pass if the process stops first.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use parking_lot::{Mutex, RwLock};
+use pmdb_pmem::Pool;
+
+use crate::catalog::{Catalog, SubtableDesc, validate_name};
+use crate::error::{DbError, Result};
+use crate::memtable::Memtable;
+use crate::view::ViewCell;
+
+/// One subtable as the engine holds it.
+pub(crate) struct SubtableState {
+    pub id: u32,
+    pub name: String,
+    /// Its catalog slot.
+    slot: u32,
+    pub view: ViewCell,
+    dropped: AtomicBool,
+}
+
+impl SubtableState {
+    pub fn new(desc: SubtableDesc, memtables: Vec<Arc<Memtable>>) -> SubtableState {
+        SubtableState {
+            id: desc.id,
+            name: desc.name,
+            slot: desc.slot,
+            view: ViewCell::new(memtables),
+            dropped: AtomicBool::new(false),
+        }
+    }
+
+    /// `SubtableDropped` once the subtable is gone.
+    pub fn check_live(&self) -> Result<()> {
+        if self.dropped.load(Ordering::Acquire) {
+            Err(DbError::SubtableDropped {
+                name: self.name.clone(),
+            })
+        } else {
+            Ok(())
+        }
+    }
+}
+
+#[derive(Default)]
+struct Maps {
+    by_name: HashMap<String, Arc<SubtableState>>,
+    by_id: HashMap<u32, Arc<SubtableState>>,
+}
+
+pub(crate) struct Registry {
+    pool: Arc<Pool>,
+    catalog: Catalog,
+    maps: RwLock<Maps>,
+    /// Serialises creations; holds the next subtable id.
+    next_subtable_id: Mutex<u32>,
+    next_memtable_id: AtomicU64,
+}
+
+impl Registry {
+    pub fn new(
+        pool: Arc<Pool>,
+        catalog: Catalog,
+        subtables: Vec<Arc<SubtableState>>,
+        next_subtable_id: u32,
+        next_memtable_id: u64,
+    ) -> Registry {
+        let mut maps = Maps::default();
+        for s in subtables {
+            maps.by_name.insert(s.name.clone(), Arc::clone(&s));
+            maps.by_id.insert(s.id, s);
+        }
+        Registry {
+            pool,
+            catalog,
+            maps: RwLock::new(maps),
+            next_subtable_id: Mutex::new(next_subtable_id),
+            next_memtable_id: AtomicU64::new(next_memtable_id),
+        }
+    }
+
+    pub fn by_name(&self, name: &str) -> Option<Arc<SubtableState>> {
+        self.maps.read().by_name.get(name).cloned()
+    }
+
+    pub fn by_id(&self, id: u32) -> Option<Arc<SubtableState>> {
+        self.maps.read().by_id.get(&id).cloned()
+    }
+
+    /// Every live subtable, sorted by name.
+    pub fn all(&self) -> Vec<Arc<SubtableState>> {
+        let mut all: Vec<_> = self.maps.read().by_name.values().cloned().collect();
+        all.sort_by(|a, b| a.name.cmp(&b.name));
+        all
+    }
+
+    /// The subtable `name`, created durably if it does not exist.
+    pub fn get_or_create(&self, name: &str) -> Result<Arc<SubtableState>> {
+        if let Some(s) = self.by_name(name) {
+            return Ok(s);
+        }
+        validate_name(name)?;
+        let mut next_id = self.next_subtable_id.lock();
+        if let Some(s) = self.by_name(name) {
+            return Ok(s);
+        }
+        let desc = self.catalog.add_subtable(&self.pool, *next_id, name)?;
+        *next_id += 1;
+        let state = Arc::new(SubtableState::new(desc, Vec::new()));
+        let mut maps = self.maps.write();
+        maps.by_name.insert(name.into(), Arc::clone(&state));
+        maps.by_id.insert(state.id, Arc::clone(&state));
+        Ok(state)
+    }
+
+    /// Drops `state` durably. The caller holds the commit pipeline, so no group is
+    /// appending to the subtable meanwhile.
+    pub fn drop_subtable(&self, state: &SubtableState) -> Result<()> {
+        let _creations = self.next_subtable_id.lock();
+        state.check_live()?;
+        self.catalog.mark_dropped(&self.pool, state.slot)?;
+        state.dropped.store(true, Ordering::Release);
+        {
+            let mut maps = self.maps.write();
+            maps.by_name.remove(&state.name);
+            maps.by_id.remove(&state.id);
+        }
+        for memtable in state.view.clear() {
+            self.catalog.free(&self.pool, memtable.desc.slot)?;
+            memtable.retire();
+        }
+        self.catalog.free(&self.pool, state.slot)
+    }
+
+    /// Starts a new active memtable for `state` (the old one, if any, stays readable,
+    /// frozen). Only the commit leader calls this.
+    pub fn new_memtable(&self, state: &SubtableState) -> Result<Arc<Memtable>> {
+        let id = self.next_memtable_id.fetch_add(1, Ordering::Relaxed);
+        let owner = self.pool.create_owner()?;
+        let desc = match self.catalog.add_memtable(&self.pool, id, state.id, owner) {
+            Ok(desc) => desc,
+            Err(e) => {
+                // Never reachable: give the owner back now rather than at the next open.
+                let _ = self.pool.release_owner(owner);
+                return Err(e);
+            }
+        };
+        let memtable = Arc::new(Memtable::new(desc, Arc::clone(&self.pool), Vec::new(), 0));
+        state.view.freeze(Arc::clone(&memtable));
+        Ok(memtable)
+    }
+}
