@@ -4,6 +4,8 @@
 
 use rand::Rng;
 
+use crate::limits::InvalidSetting;
+
 /// FNV-1a of a 64-bit integer: YCSB's scrambling hash.
 pub fn fnv64(v: u64) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
@@ -32,17 +34,30 @@ fn zeta(n: u64, theta: f64) -> f64 {
 }
 
 impl Zipfian {
-    pub fn new(items: u64, theta: f64) -> Zipfian {
-        assert!(items >= 1, "zipfian over no items");
+    /// Over no items there is nothing to draw, and a constant outside (0, 1) makes the
+    /// generator's exponents infinite or negative.
+    pub fn new(items: u64, theta: f64) -> Result<Zipfian, InvalidSetting> {
+        if items == 0 {
+            return Err(InvalidSetting::new(
+                "zipfian items",
+                "must be at least 1, not 0",
+            ));
+        }
+        if !(theta > 0.0 && theta < 1.0) {
+            return Err(InvalidSetting::new(
+                "zipfian constant",
+                format!("must be strictly between 0 and 1, not {theta}"),
+            ));
+        }
         let zetan = zeta(items, theta);
         let zeta2 = zeta(2, theta);
-        Zipfian {
+        Ok(Zipfian {
             items,
             theta,
             alpha: 1.0 / (1.0 - theta),
             zetan,
             eta: (1.0 - (2.0 / items as f64).powf(1.0 - theta)) / (1.0 - zeta2 / zetan),
-        }
+        })
     }
 
     pub fn items(&self) -> u64 {
@@ -76,7 +91,7 @@ mod tests {
 
     #[test]
     fn zipfian_is_skewed_like_ycsb() {
-        let z = Zipfian::new(10_000, ZIPFIAN_CONSTANT);
+        let z = Zipfian::new(10_000, ZIPFIAN_CONSTANT).unwrap();
         let mut rng = SmallRng::seed_from_u64(1);
         let n = 200_000;
         let mut counts = vec![0u32; 10_000];
@@ -94,10 +109,21 @@ mod tests {
 
     #[test]
     fn scrambled_stays_in_range_and_spreads_the_hot_keys() {
-        let z = Zipfian::new(1000, ZIPFIAN_CONSTANT);
+        let z = Zipfian::new(1000, ZIPFIAN_CONSTANT).unwrap();
         let mut rng = SmallRng::seed_from_u64(2);
         let draws: Vec<u64> = (0..10_000).map(|_| z.next_scrambled(&mut rng)).collect();
         assert!(draws.iter().all(|&d| d < 1000));
         assert_ne!(fnv64(0) % 1000, 0, "the hottest key is not item 0");
+    }
+
+    #[test]
+    fn refuses_no_items_and_bad_constants() {
+        assert!(Zipfian::new(0, ZIPFIAN_CONSTANT).is_err());
+        for theta in [0.0, 1.0, -1.0, f64::NAN] {
+            assert!(Zipfian::new(10, theta).is_err(), "{theta}");
+        }
+        let one = Zipfian::new(1, ZIPFIAN_CONSTANT).unwrap();
+        let mut rng = SmallRng::seed_from_u64(3);
+        assert!((0..100).all(|_| one.next_scrambled(&mut rng) == 0));
     }
 }

@@ -6,13 +6,16 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use pmdb_engine::{Db, DbOptions, WriteBatch, WriteOptions};
-use pmdb_pmem::{BackendChoice, Pool, PoolOptions};
+use pmdb_pmem::{BackendChoice, DEFAULT_ZONE_SIZE, DEFAULT_ZONES_PER_EXTENT, Pool, PoolOptions};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use serde::Serialize;
 
 use crate::dist::{ZIPFIAN_CONSTANT, Zipfian, fnv64};
 use crate::histogram::{Latencies, Summary, fmt_ns};
+use crate::limits::{
+    InvalidSetting, MAX_KEYS, MAX_OPERATIONS, MAX_THREADS, check, check_fits, check_space, split,
+};
 use crate::machine::{Machine, filesystem_of};
 use crate::progress::{progress, tick};
 
@@ -29,6 +32,43 @@ pub struct EngineBenchConfig {
     pub key_size: usize,
     pub value_size: usize,
 }
+
+impl EngineBenchConfig {
+    /// Refuses a configuration that could not run to the end: no operations, threads or
+    /// keys, absurd counts, or more data than the pool or the filesystem of `dir` holds.
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        check("put_ops", self.put_ops, 1..=MAX_OPERATIONS)?;
+        check("get_ops", self.get_ops, 1..=MAX_OPERATIONS)?;
+        for &threads in &self.put_threads {
+            check("put_threads", threads, 1..=MAX_THREADS)?;
+        }
+        for &threads in &self.recovery_threads {
+            check("recovery_threads", threads, 0..=MAX_THREADS)?;
+        }
+        for &keys in &self.key_counts {
+            check("keys", keys, 1..=MAX_KEYS)?;
+        }
+        check("key_size", self.key_size, 1..=pmdb_engine::DEFAULT_MAX_KEY)?;
+        check(
+            "value_size",
+            self.value_size,
+            0..=pmdb_engine::DEFAULT_MAX_VALUE,
+        )?;
+        let record = (self.key_size + self.value_size) as u64;
+        let largest = self.key_counts.iter().copied().max().unwrap_or(0);
+        for (name, records) in [("put_ops", self.put_ops), ("keys", largest)] {
+            let need = records.saturating_mul(record);
+            check_fits(name, need, Some(POOL_BYTES), "fits in the benchmark's pool")?;
+            check_space(name, need, &self.dir)?;
+        }
+        Ok(())
+    }
+}
+
+/// The most extents a benchmark database grows to.
+const MAX_EXTENTS: u32 = 256;
+/// What a benchmark database holds at most (default geometry, [`MAX_EXTENTS`] extents).
+const POOL_BYTES: u64 = MAX_EXTENTS as u64 * DEFAULT_ZONES_PER_EXTENT as u64 * DEFAULT_ZONE_SIZE;
 
 #[derive(Clone, Debug, Serialize)]
 pub struct PutResult {
@@ -83,7 +123,7 @@ fn options() -> DbOptions {
     DbOptions {
         pool: PoolOptions {
             backend: BackendChoice::Auto,
-            max_extents: Some(256),
+            max_extents: Some(MAX_EXTENTS),
             ..PoolOptions::default()
         },
         ..DbOptions::default()
@@ -99,6 +139,7 @@ pub fn run(
     config: &EngineBenchConfig,
     command: String,
 ) -> Result<EngineReport, Box<dyn std::error::Error>> {
+    config.validate()?;
     std::fs::create_dir_all(&config.dir)?;
     let floor_dir = config.dir.join("floor");
     let _ = std::fs::remove_dir_all(&floor_dir);
@@ -116,26 +157,22 @@ pub fn run(
         let dir = config.dir.join("puts");
         let db = fresh(&dir)?;
         let sub = db.subtable("usertable")?;
-        let per_thread = config.put_ops / threads as u64;
-        let bar = progress(
-            &format!("durable put, {threads} thread(s)"),
-            per_thread * threads as u64,
-        );
+        let bar = progress(&format!("durable put, {threads} thread(s)"), config.put_ops);
         let start = Instant::now();
-        let lats: Vec<Latencies> = std::thread::scope(|s| {
+        let lats: Vec<pmdb_engine::Result<Latencies>> = std::thread::scope(|s| {
             let handles: Vec<_> = (0..threads)
                 .map(|t| {
                     let (sub, value, bar) = (sub.clone(), &value, &bar);
                     s.spawn(move || {
                         let mut lat = Latencies::default();
-                        for i in 0..per_thread {
-                            let key = bench_key(t as u64 * per_thread + i, config.key_size);
+                        for i in split(config.put_ops, threads, t) {
+                            let key = bench_key(i, config.key_size);
                             let t0 = Instant::now();
-                            sub.put(&key, value).expect("put");
+                            sub.put(&key, value)?;
                             lat.record(t0.elapsed().as_nanos() as u64);
                             tick(bar, i);
                         }
-                        lat
+                        Ok(lat)
                     })
                 })
                 .collect();
@@ -147,8 +184,10 @@ pub fn run(
         let secs = start.elapsed().as_secs_f64();
         bar.finish_and_clear();
         let mut all = Latencies::default();
-        lats.iter().for_each(|l| all.merge(l));
-        let ops = per_thread * threads as u64;
+        for lat in lats {
+            all.merge(&lat?);
+        }
+        let ops = config.put_ops;
         let ops_per_sec = ops as f64 / secs;
         puts.push(PutResult {
             threads,
@@ -181,7 +220,7 @@ pub fn run(
         bar.finish_and_clear();
         load_secs.push((keys, start.elapsed().as_secs_f64()));
 
-        let zipf = Zipfian::new(keys, ZIPFIAN_CONSTANT);
+        let zipf = Zipfian::new(keys, ZIPFIAN_CONSTANT)?;
         for dist in ["uniform", "zipfian"] {
             let mut rng = SmallRng::seed_from_u64(keys);
             let mut lat = Latencies::default();
@@ -197,7 +236,9 @@ pub fn run(
                 let v = sub.get(&key)?;
                 let found = v.is_some_and(|v| v.len() == value.len());
                 lat.record(t0.elapsed().as_nanos() as u64);
-                assert!(found, "key {k} missing");
+                if !found {
+                    return Err(format!("key {k} of {keys} loaded is missing").into());
+                }
                 tick(&bar, i);
             }
             bar.finish_and_clear();
@@ -340,5 +381,37 @@ mod tests {
         assert_eq!(r.recovery[1].threads, 2);
         let md = markdown(&r);
         assert!(md.contains("× floor") && md.contains("zipfian"), "{md}");
+    }
+
+    #[test]
+    fn refuses_configs_that_cannot_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = EngineBenchConfig {
+            dir: dir.path().into(),
+            put_ops: 10,
+            put_threads: vec![1, 2],
+            key_counts: vec![10],
+            get_ops: 10,
+            recovery_threads: vec![1],
+            key_size: 16,
+            value_size: 100,
+        };
+        type Spoil = fn(&mut EngineBenchConfig);
+        let cases: [(&str, Spoil); 6] = [
+            ("put_ops", |c| c.put_ops = 0),
+            ("get_ops", |c| c.get_ops = 0),
+            ("put_threads", |c| c.put_threads = vec![0]),
+            ("keys", |c| c.key_counts = vec![0]),
+            ("keys", |c| c.key_counts = vec![MAX_KEYS + 1]),
+            // More than the pool holds.
+            ("put_ops", |c| c.put_ops = MAX_OPERATIONS),
+        ];
+        for (name, spoil) in cases {
+            let mut c = good.clone();
+            spoil(&mut c);
+            let e = run(&c, "test".into()).unwrap_err().to_string();
+            assert!(e.starts_with(name), "{name}: {e}");
+        }
+        assert!(!dir.path().join("floor").exists());
     }
 }

@@ -14,6 +14,7 @@ use rand::seq::SliceRandom;
 use serde::Serialize;
 
 use crate::engine::bench_key;
+use crate::limits::{InvalidSetting, MAX_KEYS, MAX_OPERATIONS, check, check_memory};
 use crate::machine::Machine;
 use crate::progress::progress;
 
@@ -174,7 +175,26 @@ fn measure<C: Candidate>(keys: u64, lookups: u64) -> IndexResult {
     }
 }
 
-pub fn run(key_counts: &[u64], lookups: u64, command: String) -> IndexReport {
+/// Refuses sizes that would divide by zero, run for days or exhaust memory: each index
+/// holds its keys twice (the list inserted from and the structure), and the lookups are
+/// drawn up front, a reference each.
+pub fn validate(key_counts: &[u64], lookups: u64) -> Result<(), InvalidSetting> {
+    for &keys in key_counts {
+        check("keys", keys, 1..=MAX_KEYS)?;
+    }
+    check("lookups", lookups, 1..=MAX_OPERATIONS)?;
+    let largest = key_counts.iter().copied().max().unwrap_or(0);
+    let key_len = internal_key(0).len() as u64;
+    check_memory("keys", largest * 2 * key_len)?;
+    check_memory("lookups", lookups * size_of::<&[u8]>() as u64)
+}
+
+pub fn run(
+    key_counts: &[u64],
+    lookups: u64,
+    command: String,
+) -> Result<IndexReport, InvalidSetting> {
+    validate(key_counts, lookups)?;
     let mut results = Vec::new();
     for &keys in key_counts {
         results.push(measure::<SkipMap<Box<[u8]>, u64>>(keys, lookups));
@@ -183,12 +203,12 @@ pub fn run(key_counts: &[u64], lookups: u64, command: String) -> IndexReport {
         results.push(measure::<SkipMap<InlineKey, u64>>(keys, lookups));
         results.push(measure::<RwLock<BTreeMap<InlineKey, u64>>>(keys, lookups));
     }
-    IndexReport {
+    Ok(IndexReport {
         machine: Machine::detect(),
         command,
         lookups,
         results,
-    }
+    })
 }
 
 pub fn markdown(r: &IndexReport) -> String {
@@ -213,7 +233,7 @@ mod tests {
 
     #[test]
     fn every_candidate_finds_every_key() {
-        let r = run(&[2000], 500, "test".into());
+        let r = run(&[2000], 500, "test".into()).unwrap();
         assert_eq!(r.results.len(), 5);
         assert!(
             r.results
@@ -221,5 +241,13 @@ mod tests {
                 .all(|x| x.insert_ns > 0.0 && x.lookup_ns > 0.0)
         );
         assert!(markdown(&r).contains("scc TreeIndex"));
+    }
+
+    #[test]
+    fn refuses_empty_and_absurd_sizes() {
+        for (keys, lookups) in [(0, 10), (10, 0), (MAX_KEYS + 1, 10)] {
+            let e = run(&[keys], lookups, "test".into()).unwrap_err();
+            assert!(e.to_string().contains("must be"), "{e}");
+        }
     }
 }

@@ -13,6 +13,7 @@ pub mod engine;
 pub mod engines;
 pub mod histogram;
 pub mod index;
+pub mod limits;
 pub mod machine;
 pub mod pmem;
 pub mod progress;

@@ -61,6 +61,27 @@ pub fn filesystem_of(path: &Path) -> String {
         .unwrap_or_else(|| "unknown".into())
 }
 
+/// Bytes an unprivileged process can still write under `path` (or under its nearest
+/// existing ancestor, for a directory a run is about to create); None if unknown.
+pub fn free_space(path: &Path) -> Option<u64> {
+    let existing = path.ancestors().find(|p| p.exists())?;
+    let st = rustix::fs::statvfs(existing).ok()?;
+    Some(st.f_bavail.saturating_mul(st.f_frsize))
+}
+
+/// Memory available to a new allocation now (MemAvailable), in bytes; None if unknown.
+pub fn available_memory() -> Option<u64> {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let kib: u64 = meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemAvailable:"))?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()?;
+    Some(kib.saturating_mul(1024))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -71,6 +92,15 @@ mod tests {
         assert!(m.cores >= 1);
         assert!(m.memory_gib > 0.0);
         assert_ne!(m.kernel, "unknown");
+    }
+
+    #[test]
+    fn measures_free_space_and_memory() {
+        let dir = tempfile::tempdir().unwrap();
+        let here = free_space(dir.path()).unwrap();
+        assert!(here > 0);
+        assert!(free_space(&dir.path().join("a/b/c")).is_some());
+        assert!(available_memory().unwrap() > 0);
     }
 
     #[test]

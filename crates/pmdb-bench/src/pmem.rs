@@ -10,6 +10,7 @@ use pmdb_pmem::{Backend, BackendChoice, Emulation, PmOff, Pool, PoolOptions};
 use serde::Serialize;
 
 use crate::histogram::{Latencies, Summary, fmt_ns};
+use crate::limits::{InvalidSetting, MAX_BANDWIDTH_MB_S, MAX_EMULATED_NS, MAX_OPERATIONS, check};
 use crate::machine::{Machine, filesystem_of};
 use crate::progress::{progress, tick};
 
@@ -31,6 +32,33 @@ pub struct PmemBenchConfig {
     pub sizes: Vec<usize>,
     #[serde(serialize_with = "ser_emulation")]
     pub emulation: Emulation,
+}
+
+/// Largest record size measured: records go at strides through one zone of the default
+/// size (4 MiB), which must hold more than one of them.
+const MAX_RECORD: usize = 1 << 20;
+
+impl PmemBenchConfig {
+    /// Refuses a configuration that could not run to the end: no operations, absurd
+    /// counts or emulated delays, records no zone holds.
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        for t in &self.targets {
+            check("ops", t.ops, 1..=MAX_OPERATIONS)?;
+            check("zone_ops", t.zone_ops, 1..=MAX_OPERATIONS)?;
+        }
+        for &size in &self.sizes {
+            check("sizes", size, 1..=MAX_RECORD)?;
+        }
+        let e = &self.emulation;
+        check("read_latency_ns", e.read_latency_ns, 0..=MAX_EMULATED_NS)?;
+        check("write_latency_ns", e.write_latency_ns, 0..=MAX_EMULATED_NS)?;
+        check(
+            "write_bandwidth_mb_s",
+            e.write_bandwidth_mb_s,
+            0..=MAX_BANDWIDTH_MB_S,
+        )?;
+        Ok(())
+    }
 }
 
 fn ser_choice<S: serde::Serializer>(c: &BackendChoice, s: S) -> Result<S::Ok, S::Error> {
@@ -76,7 +104,11 @@ pub const FLOOR_RECORD: usize = 116;
 
 /// Runs the benchmark on every target; each gets a fresh pool in a subdirectory that is
 /// removed afterwards.
-pub fn run(config: &PmemBenchConfig, command: String) -> pmdb_pmem::Result<PmemReport> {
+pub fn run(
+    config: &PmemBenchConfig,
+    command: String,
+) -> Result<PmemReport, Box<dyn std::error::Error>> {
+    config.validate()?;
     let mut results = Vec::new();
     for target in &config.targets {
         results.push(run_target(config, target)?);
@@ -312,5 +344,32 @@ mod tests {
         );
         // The benchmark cleans up its pool.
         assert!(!dir.path().join("pmdb-pmem-bench").exists());
+    }
+
+    #[test]
+    fn refuses_configs_that_cannot_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = |ops, zone_ops| Target {
+            dir: dir.path().into(),
+            backend: BackendChoice::Memory,
+            ops,
+            zone_ops,
+        };
+        for (name, targets, write_latency_ns) in [
+            ("ops", vec![target(0, 1)], 0),
+            ("zone_ops", vec![target(1, 0)], 0),
+            ("write_latency_ns", vec![target(1, 1)], u64::MAX),
+        ] {
+            let config = PmemBenchConfig {
+                targets,
+                sizes: vec![64],
+                emulation: Emulation {
+                    write_latency_ns,
+                    ..Emulation::default()
+                },
+            };
+            let e = run(&config, "test".into()).unwrap_err().to_string();
+            assert!(e.starts_with(name), "{name}: {e}");
+        }
     }
 }

@@ -11,6 +11,7 @@ use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
 use crate::dist::{ZIPFIAN_CONSTANT, Zipfian, fnv64};
+use crate::limits::InvalidSetting;
 
 /// How keys are chosen for reads, updates and scans.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -183,6 +184,11 @@ impl Op {
     }
 }
 
+/// Zipfian draws beyond the inserted records tried before folding one into range. In
+/// YCSB's own settings (inserts at most a few percent of the records) a redraw is rare,
+/// so this many misses in a row only happens in a degenerate configuration.
+const MAX_REDRAWS: u32 = 1000;
+
 /// A reproducible stream of operations for one thread. Threads of one run share the
 /// record counters, so inserts get distinct numbers and reads only pick inserted ones.
 pub struct Generator {
@@ -216,7 +222,12 @@ impl Counters {
 impl Generator {
     /// A generator over `records` loaded records, expecting about `operations` operations
     /// (so the zipfian space covers the records inserts will add, as YCSB sizes it).
-    pub fn new(workload: Workload, records: u64, operations: u64, seed: u64) -> Generator {
+    pub fn new(
+        workload: Workload,
+        records: u64,
+        operations: u64,
+        seed: u64,
+    ) -> Result<Generator, InvalidSetting> {
         Generator::shared(workload, Counters::new(records), operations, seed)
     }
 
@@ -226,15 +237,32 @@ impl Generator {
         counters: Arc<Counters>,
         operations: u64,
         seed: u64,
-    ) -> Generator {
+    ) -> Result<Generator, InvalidSetting> {
         let records = counters.inserted.load(Ordering::Acquire);
+        // Every workload's first operation may pick an existing record, and there is
+        // none to pick from an empty table.
+        if records == 0 {
+            return Err(InvalidSetting::new(
+                "records",
+                "must be at least 1 for a workload to pick records from, not 0",
+            ));
+        }
+        if workload.scan > 0.0 && workload.max_scan_length == 0 {
+            return Err(InvalidSetting::new(
+                "max_scan_length",
+                "must be at least 1 when the workload scans, not 0",
+            ));
+        }
         let expected_inserts = (operations as f64 * workload.insert * 2.0) as u64;
-        Generator {
-            zipf: Zipfian::new(records + expected_inserts.max(1), ZIPFIAN_CONSTANT),
+        Ok(Generator {
+            zipf: Zipfian::new(
+                records.saturating_add(expected_inserts.max(1)),
+                ZIPFIAN_CONSTANT,
+            )?,
             workload,
             rng: SmallRng::seed_from_u64(seed),
             counters,
-        }
+        })
     }
 
     /// Records inserted so far.
@@ -247,13 +275,20 @@ impl Generator {
         let records = self.records();
         match self.workload.distribution {
             RequestDistribution::Uniform => self.rng.random_range(0..records),
-            RequestDistribution::Zipfian => loop {
-                // Draws beyond the records inserted so far are drawn again, as YCSB does.
-                let n = self.zipf.next_scrambled(&mut self.rng);
-                if n < records {
-                    break n;
+            RequestDistribution::Zipfian => {
+                // Draws beyond the records inserted so far are drawn again, as YCSB does;
+                // but when the zipfian space dwarfs the records (a few records and many
+                // expected inserts) a hit could take for ever, so the last draw is folded
+                // into range instead.
+                let mut n = self.zipf.next_scrambled(&mut self.rng);
+                for _ in 0..MAX_REDRAWS {
+                    if n < records {
+                        return n;
+                    }
+                    n = self.zipf.next_scrambled(&mut self.rng);
                 }
-            },
+                n % records
+            }
             RequestDistribution::Latest => {
                 let back = self.zipf.next(&mut self.rng) % records;
                 records - 1 - back
@@ -290,7 +325,7 @@ mod tests {
     use super::*;
 
     fn mix(name: char, ops: u64) -> HashMap<OpKind, f64> {
-        let mut g = Generator::new(Workload::core(name).unwrap(), 10_000, ops, 7);
+        let mut g = Generator::new(Workload::core(name).unwrap(), 10_000, ops, 7).unwrap();
         let mut counts: HashMap<OpKind, u64> = HashMap::new();
         for _ in 0..ops {
             *counts.entry(g.next_op().kind()).or_default() += 1;
@@ -323,7 +358,7 @@ mod tests {
 
     #[test]
     fn zipfian_requests_concentrate_on_few_keys() {
-        let mut g = Generator::new(Workload::core('C').unwrap(), 100_000, 200_000, 3);
+        let mut g = Generator::new(Workload::core('C').unwrap(), 100_000, 200_000, 3).unwrap();
         let mut counts = vec![0u32; 100_000];
         for _ in 0..200_000 {
             if let Op::Read(n) = g.next_op() {
@@ -342,7 +377,7 @@ mod tests {
     fn uniform_requests_spread_evenly() {
         let mut w = Workload::core('C').unwrap();
         w.distribution = RequestDistribution::Uniform;
-        let mut g = Generator::new(w, 1000, 100_000, 5);
+        let mut g = Generator::new(w, 1000, 100_000, 5).unwrap();
         let mut counts = vec![0u32; 1000];
         for _ in 0..100_000 {
             if let Op::Read(n) = g.next_op() {
@@ -358,7 +393,7 @@ mod tests {
 
     #[test]
     fn latest_favours_recent_inserts() {
-        let mut g = Generator::new(Workload::core('D').unwrap(), 10_000, 100_000, 11);
+        let mut g = Generator::new(Workload::core('D').unwrap(), 10_000, 100_000, 11).unwrap();
         let (mut reads, mut recent) = (0u64, 0u64);
         for _ in 0..100_000 {
             match g.next_op() {
@@ -382,7 +417,7 @@ mod tests {
 
     #[test]
     fn scans_stay_in_range() {
-        let mut g = Generator::new(Workload::core('E').unwrap(), 5_000, 50_000, 13);
+        let mut g = Generator::new(Workload::core('E').unwrap(), 5_000, 50_000, 13).unwrap();
         let mut lengths = Vec::new();
         for _ in 0..50_000 {
             if let Op::Scan(start, len) = g.next_op() {
@@ -421,10 +456,33 @@ mod tests {
         assert_eq!(value(&Layout::XENGINE, 1, 0).len(), 500);
         assert_eq!(Layout::XENGINE.key(1).len(), 8);
         assert_eq!(Layout::YCSB.key(1), key(1));
-        let mut a = Generator::new(Workload::core('A').unwrap(), 100, 100, 1);
-        let mut b = Generator::new(Workload::core('A').unwrap(), 100, 100, 1);
+        let mut a = Generator::new(Workload::core('A').unwrap(), 100, 100, 1).unwrap();
+        let mut b = Generator::new(Workload::core('A').unwrap(), 100, 100, 1).unwrap();
         for _ in 0..100 {
             assert_eq!(a.next_op(), b.next_op());
+        }
+    }
+
+    #[test]
+    fn refuses_what_would_hang_or_panic() {
+        for name in ['A', 'B', 'C', 'D', 'E', 'F'] {
+            let w = Workload::core(name).unwrap();
+            assert!(Generator::new(w, 0, 100, 1).is_err(), "{name}");
+        }
+        let mut e = Workload::core('E').unwrap();
+        e.max_scan_length = 0;
+        assert!(Generator::new(e, 10, 100, 1).is_err());
+    }
+
+    #[test]
+    fn few_records_and_many_inserts_still_draw_in_range() {
+        // One record, a zipfian space of a million: a plain redraw loop would almost never
+        // land on record 0.
+        let mut g = Generator::new(Workload::core('E').unwrap(), 1, 10_000_000, 17).unwrap();
+        for _ in 0..1000 {
+            if let Op::Scan(start, _) = g.next_op() {
+                assert!(start < g.records());
+            }
         }
     }
 }

@@ -14,6 +14,10 @@ use pmdb_pmem::Emulation;
 
 use crate::engines::{self, Durability, Engine, Worker};
 use crate::histogram::{Latencies, Summary, fmt_ns};
+use crate::limits::{
+    InvalidSetting, MAX_DRAM_LATENCY_NS, MAX_NVM_FACTOR, MAX_OPERATIONS, MAX_RECORDS, MAX_THREADS,
+    check, check_space, split,
+};
 use crate::machine::{Machine, filesystem_of};
 use crate::progress::progress;
 use crate::ycsb::{Counters, Generator, Layout, Op, OpKind, Workload, value};
@@ -41,6 +45,70 @@ pub struct YcsbConfig {
     /// The DRAM latency the factors multiply.
     #[serde(default)]
     pub dram_latency_ns: u64,
+}
+
+impl YcsbConfig {
+    fn layout(&self) -> Layout {
+        Layout {
+            field_count: self.field_count,
+            field_length: self.field_length,
+            short_keys: self.short_keys,
+        }
+    }
+
+    /// Refuses a configuration that could not run to the end: no records or operations,
+    /// no threads, absurd counts, unknown engines or workloads, values larger than the
+    /// engines take, or records that cannot fit in `dir`.
+    pub fn validate(&self) -> Result<(), InvalidSetting> {
+        if self.engines.is_empty() {
+            return Err(InvalidSetting::new(
+                "engines",
+                "must name at least one engine",
+            ));
+        }
+        if let Some(e) = self
+            .engines
+            .iter()
+            .find(|e| !engines::ENGINES.contains(&e.as_str()))
+        {
+            return Err(InvalidSetting::new(
+                "engines",
+                format!("must be among {}, not {e:?}", engines::ENGINES.join(", ")),
+            ));
+        }
+        if let Some(w) = self
+            .workloads
+            .iter()
+            .find(|w| Workload::core(**w).is_none())
+        {
+            return Err(InvalidSetting::new(
+                "workloads",
+                format!("must be letters from A to F, not {w:?}"),
+            ));
+        }
+        check("records", self.records, 1..=MAX_RECORDS)?;
+        check("operations", self.operations, 1..=MAX_OPERATIONS)?;
+        check("warmup", self.warmup, 0..=MAX_OPERATIONS)?;
+        check("threads", self.threads, 1..=MAX_THREADS)?;
+        check(
+            "value size (field_count × field_length)",
+            self.field_count.saturating_mul(self.field_length),
+            1..=pmdb_engine::DEFAULT_MAX_VALUE,
+        )?;
+        for &factor in &self.nvm_factors {
+            check("nvm_latency", factor, 1..=MAX_NVM_FACTOR)?;
+        }
+        if !self.nvm_factors.is_empty() {
+            check(
+                "dram_latency_ns",
+                self.dram_latency_ns,
+                1..=MAX_DRAM_LATENCY_NS,
+            )?;
+        }
+        let layout = self.layout();
+        let record = (layout.key(0).len() + layout.value_size()) as u64;
+        check_space("records", self.records.saturating_mul(record), &self.dir)
+    }
 }
 
 /// pmdb at one emulated PM latency.
@@ -93,6 +161,8 @@ pub struct YcsbReport {
 pub const ORDER: [char; 6] = ['A', 'B', 'C', 'F', 'D', 'E'];
 
 pub fn run(config: &YcsbConfig, command: String) -> engines::Result<YcsbReport> {
+    config.validate()?;
+    std::fs::create_dir_all(&config.dir)?;
     let mut results = Vec::new();
     for name in &config.engines {
         results.push(run_engine(
@@ -135,17 +205,13 @@ fn run_engine(
     workloads: &[char],
     emulation: Emulation,
 ) -> engines::Result<EngineResult> {
-    let layout = Layout {
-        field_count: config.field_count,
-        field_length: config.field_length,
-        short_keys: config.short_keys,
-    };
+    let layout = config.layout();
     let dir = config.dir.join(format!("ycsb-{name}"));
     let engine = engines::open(name, &dir, config.durability, emulation)?;
     let mut phases = vec![load(engine.as_ref(), config, &layout)?];
     let counters = Counters::new(config.records);
     for w in ORDER.iter().filter(|w| workloads.contains(w)) {
-        let workload = Workload::core(*w).expect("core workload");
+        let workload = Workload::core(*w).ok_or_else(|| format!("no core workload {w:?}"))?;
         phases.push(run_workload(
             engine.as_ref(),
             config,
@@ -214,11 +280,9 @@ fn run_workload(
     workload: &Workload,
     counters: &std::sync::Arc<Counters>,
 ) -> engines::Result<PhaseResult> {
-    let per_thread = config.operations / config.threads as u64;
-    let warm = config.warmup / config.threads as u64;
     let bar = progress(
         &format!("{}: workload {}", engine.name(), workload.name),
-        per_thread * config.threads as u64,
+        config.operations,
     );
     let start_line = std::sync::Barrier::new(config.threads);
     let started = std::sync::Mutex::new(None::<Instant>);
@@ -227,26 +291,33 @@ fn run_workload(
             .map(|t| {
                 let (bar, start_line, started) = (&bar, &start_line, &started);
                 s.spawn(move || -> ThreadOutcome {
-                    let mut w = engine.worker()?;
-                    let seed = config.seed ^ ((workload.name as u64) << 32) ^ t as u64;
-                    let mut g = Generator::shared(
-                        workload.clone(),
-                        counters.clone(),
-                        config.operations,
-                        seed,
-                    );
                     let mut out = Vec::new();
+                    let mut prepare = || -> engines::Result<_> {
+                        let mut w = engine.worker()?;
+                        let seed = config.seed ^ ((workload.name as u64) << 32) ^ t as u64;
+                        let mut g = Generator::shared(
+                            workload.clone(),
+                            counters.clone(),
+                            config.operations,
+                            seed,
+                        )?;
+                        for _ in split(config.warmup, config.threads, t) {
+                            execute(w.as_mut(), &g.next_op(), layout, counters, &mut out)?;
+                        }
+                        Ok((w, g))
+                    };
+                    let ready = prepare();
+                    // Every thread reaches the start line, failed or not, so that one
+                    // failure cannot leave the others waiting there for ever.
+                    start_line.wait();
+                    let (mut w, mut g) = ready?;
                     let mut lats: BTreeMap<OpKind, Latencies> = BTreeMap::new();
                     let mut not_found = 0;
-                    for _ in 0..warm {
-                        execute(w.as_mut(), &g.next_op(), layout, counters, &mut out)?;
-                    }
-                    start_line.wait();
                     started
                         .lock()
                         .expect("start time")
                         .get_or_insert_with(Instant::now);
-                    for i in 0..per_thread {
+                    for i in split(config.operations, config.threads, t) {
                         let op = g.next_op();
                         let t0 = Instant::now();
                         let found = execute(w.as_mut(), &op, layout, counters, &mut out)?;
@@ -272,12 +343,7 @@ fn run_workload(
         .into_inner()
         .expect("start time")
         .map_or(0.0, |t| t.elapsed().as_secs_f64());
-    phase(
-        workload.name.to_string(),
-        per_thread * config.threads as u64,
-        secs,
-        outcomes,
-    )
+    phase(workload.name.to_string(), config.operations, secs, outcomes)
 }
 
 /// Runs one operation; false for a read or read-modify-write that found nothing.
@@ -359,12 +425,11 @@ fn percentile_series(r: &YcsbReport, phase: &str, kind: &str) -> Vec<(String, [u
 /// The charts of a report, written next to it: throughput per phase and engine, and the
 /// latency percentiles of a write (load inserts) and of a read (workload C).
 pub fn charts(r: &YcsbReport, dir: &std::path::Path) -> engines::Result<Vec<PathBuf>> {
+    let Some(first) = r.results.first() else {
+        return Err("the report has no results to chart".into());
+    };
     std::fs::create_dir_all(dir)?;
-    let phases: Vec<String> = r.results[0]
-        .phases
-        .iter()
-        .map(|p| p.phase.clone())
-        .collect();
+    let phases: Vec<String> = first.phases.iter().map(|p| p.phase.clone()).collect();
     let series: Vec<(String, Vec<f64>)> = (0..r.results.len())
         .map(|i| {
             let v = phases
@@ -467,11 +532,11 @@ pub fn markdown(r: &YcsbReport) -> String {
     for e in &r.results {
         out.push_str(&format!("- {}: {}\n", e.engine, e.settings));
     }
-    let phases: Vec<String> = r.results[0]
-        .phases
-        .iter()
-        .map(|p| p.phase.clone())
-        .collect();
+    let phases: Vec<String> = r
+        .results
+        .first()
+        .map(|e| e.phases.iter().map(|p| p.phase.clone()).collect())
+        .unwrap_or_default();
     out.push_str("\n## Throughput (operations/s)\n\n| phase |");
     for e in &r.results {
         out.push_str(&format!(" {} |", e.engine));
@@ -560,11 +625,9 @@ pub fn markdown(r: &YcsbReport) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn runs_every_workload_on_every_engine() {
-        let dir = tempfile::tempdir().unwrap();
-        let config = YcsbConfig {
-            dir: dir.path().into(),
+    fn config(dir: &std::path::Path) -> YcsbConfig {
+        YcsbConfig {
+            dir: dir.into(),
             engines: engines::ENGINES.iter().map(|s| s.to_string()).collect(),
             workloads: ORDER.to_vec(),
             records: 500,
@@ -578,7 +641,13 @@ mod tests {
             seed: 1,
             nvm_factors: vec![1, 4],
             dram_latency_ns: 100,
-        };
+        }
+    }
+
+    #[test]
+    fn runs_every_workload_on_every_engine() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = config(dir.path());
         let r = run(&config, "test".into()).unwrap();
         assert_eq!(r.results.len(), engines::ENGINES.len());
         for e in &r.results {
@@ -606,5 +675,60 @@ mod tests {
             "{md}"
         );
         assert!(md.contains("| E |"));
+    }
+
+    #[test]
+    fn refuses_configs_that_cannot_run() {
+        let dir = tempfile::tempdir().unwrap();
+        let good = config(dir.path());
+        type Spoil = fn(&mut YcsbConfig);
+        let cases: [(&str, Spoil); 9] = [
+            ("records", |c| c.records = 0),
+            ("records", |c| c.records = MAX_RECORDS + 1),
+            ("operations", |c| c.operations = 0),
+            ("threads", |c| c.threads = 0),
+            ("threads", |c| c.threads = 100_000),
+            ("engines", |c| {
+                c.engines = vec!["pmdb".into(), "nope".into()]
+            }),
+            ("workloads", |c| c.workloads = vec!['Z']),
+            ("nvm_latency", |c| c.nvm_factors = vec![0]),
+            ("dram_latency_ns", |c| c.dram_latency_ns = 0),
+        ];
+        for (name, spoil) in cases {
+            let mut c = good.clone();
+            spoil(&mut c);
+            let e = run(&c, "test".into()).unwrap_err().to_string();
+            assert!(e.starts_with(name), "{name}: {e}");
+        }
+        // A table larger than the filesystem is refused before anything is written.
+        let mut c = good.clone();
+        c.field_count = 1000;
+        c.field_length = 1000;
+        c.records = MAX_RECORDS;
+        let e = run(&c, "test".into()).unwrap_err().to_string();
+        assert!(e.starts_with("records needs at least"), "{e}");
+        assert!(!dir.path().join("ycsb-pmdb").exists());
+    }
+
+    #[test]
+    fn fewer_operations_than_threads_and_no_warmup() {
+        let dir = tempfile::tempdir().unwrap();
+        let config = YcsbConfig {
+            engines: vec!["lmdb".into()],
+            workloads: vec!['D', 'E'],
+            records: 1,
+            operations: 3,
+            warmup: 0,
+            threads: 4,
+            nvm_factors: Vec::new(),
+            ..config(dir.path())
+        };
+        let r = run(&config, "test".into()).unwrap();
+        for p in &r.results[0].phases {
+            let counted: u64 = p.ops.iter().map(|o| o.latency.count).sum();
+            assert_eq!(counted, p.operations, "{}", p.phase);
+        }
+        assert_eq!(r.results[0].phases[1].operations, 3);
     }
 }

@@ -5,9 +5,14 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
+use pmdb_bench::limits::{
+    MAX_BANDWIDTH_MB_S, MAX_DRAM_LATENCY_NS, MAX_EMULATED_NS, MAX_KEYS, MAX_NVM_FACTOR,
+    MAX_OPERATIONS, MAX_RECORDS, MAX_THREADS,
+};
 use pmdb_bench::pmem::{PmemBenchConfig, Target};
 use pmdb_pmem::{BackendChoice, Emulation};
 
+use crate::input::{as_option, factor, whole};
 use crate::paths::default_dir;
 
 #[derive(Args)]
@@ -54,17 +59,17 @@ struct YcsbArgs {
     /// Workloads, comma-separated (run in YCSB's order A, B, C, F, D, E)
     #[arg(long, value_delimiter = ',', default_value = "A,B,C,D,E,F")]
     workloads: Vec<char>,
-    /// Records loaded
-    #[arg(long, default_value_t = 100_000)]
+    /// Records loaded (1 to 10^9)
+    #[arg(long, default_value_t = 100_000, value_parser = whole(1..=MAX_RECORDS))]
     records: u64,
-    /// Operations measured per workload
-    #[arg(long, default_value_t = 100_000)]
+    /// Operations measured per workload (1 to 10^9)
+    #[arg(long, default_value_t = 100_000, value_parser = whole(1..=MAX_OPERATIONS))]
     operations: u64,
-    /// Operations run before measuring, per workload
-    #[arg(long, default_value_t = 10_000)]
+    /// Operations run before measuring, per workload (0 to 10^9)
+    #[arg(long, default_value_t = 10_000, value_parser = whole(0..=MAX_OPERATIONS))]
     warmup: u64,
-    /// Client threads
-    #[arg(long, default_value_t = 1)]
+    /// Client threads (1 to 1024)
+    #[arg(long, default_value_t = 1, value_parser = whole(1..=MAX_THREADS))]
     threads: usize,
     /// Record layout: ycsb ("user…" keys, 10 fields × 100 B) or xengine (8 B keys, 500 B
     /// values)
@@ -73,27 +78,18 @@ struct YcsbArgs {
     /// durable (every acknowledged write survives a crash) or relaxed
     #[arg(long, default_value = "durable", value_parser = ["durable", "relaxed"])]
     durability: String,
-    #[arg(long, default_value_t = 42)]
+    #[arg(long, default_value_t = 42, value_parser = whole(0..=u64::MAX))]
     seed: u64,
     /// Also sweep pmdb over emulated PM latencies on workloads C and A, as multiples of
-    /// DRAM latency, e.g. 1x,2x,4x,8x,16x
-    #[arg(long, value_delimiter = ',', value_parser = parse_factor)]
+    /// DRAM latency (1x to 100x), e.g. 1x,2x,4x,8x,16x
+    #[arg(long, value_delimiter = ',', value_parser = factor(1..=MAX_NVM_FACTOR))]
     nvm_latency: Vec<u32>,
-    /// The DRAM latency the sweep's factors multiply, in ns
-    #[arg(long, default_value_t = 100)]
+    /// The DRAM latency the sweep's factors multiply, in ns (1 to 1000)
+    #[arg(long, default_value_t = 100, value_parser = whole(1..=MAX_DRAM_LATENCY_NS))]
     dram_latency_ns: u64,
     /// Directory for the JSON and Markdown report
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
-}
-
-fn parse_factor(s: &str) -> Result<u32, String> {
-    s.trim()
-        .trim_end_matches(['x', 'X'])
-        .parse::<u32>()
-        .ok()
-        .filter(|f| *f >= 1)
-        .ok_or_else(|| format!("{s:?} is not a latency factor like 1x, 2x or 16x"))
 }
 
 impl YcsbArgs {
@@ -122,14 +118,14 @@ struct EngineArgs {
     /// Directory for the databases [default: /dev/shm/pmdb-bench on tmpfs]
     #[arg(long)]
     dir: Option<PathBuf>,
-    /// Durable puts per thread count
-    #[arg(long, default_value_t = 500_000)]
+    /// Durable puts per thread count (1 to 10^9)
+    #[arg(long, default_value_t = 500_000, value_parser = whole(1..=MAX_OPERATIONS))]
     put_ops: u64,
-    /// Database sizes for gets and recovery, comma-separated
-    #[arg(long, value_delimiter = ',', default_value = "1000000,10000000")]
+    /// Database sizes for gets and recovery, comma-separated (each 1 to 10^8)
+    #[arg(long, value_delimiter = ',', default_value = "1000000,10000000", value_parser = whole(1..=MAX_KEYS))]
     keys: Vec<u64>,
-    /// Gets per database size and distribution
-    #[arg(long, default_value_t = 1_000_000)]
+    /// Gets per database size and distribution (1 to 10^9)
+    #[arg(long, default_value_t = 1_000_000, value_parser = whole(1..=MAX_OPERATIONS))]
     get_ops: u64,
     /// Directory for the JSON and Markdown report
     #[arg(long, default_value = "bench-results")]
@@ -138,11 +134,11 @@ struct EngineArgs {
 
 #[derive(Args)]
 struct IndexArgs {
-    /// Index sizes, comma-separated
-    #[arg(long, value_delimiter = ',', default_value = "1000000,10000000")]
+    /// Index sizes, comma-separated (each 1 to 10^8)
+    #[arg(long, value_delimiter = ',', default_value = "1000000,10000000", value_parser = whole(1..=MAX_KEYS))]
     keys: Vec<u64>,
-    /// Lookups per size
-    #[arg(long, default_value_t = 2_000_000)]
+    /// Lookups per size (1 to 10^9)
+    #[arg(long, default_value_t = 2_000_000, value_parser = whole(1..=MAX_OPERATIONS))]
     lookups: u64,
     /// Directory for the JSON and Markdown report
     #[arg(long, default_value = "bench-results")]
@@ -160,21 +156,21 @@ struct PmemArgs {
     /// Skip the File backend
     #[arg(long)]
     no_file: bool,
-    /// Operations per measurement on the Memory backend
-    #[arg(long, default_value_t = 200_000)]
+    /// Operations per measurement on the Memory backend (1 to 10^9)
+    #[arg(long, default_value_t = 200_000, value_parser = whole(1..=MAX_OPERATIONS))]
     ops: u64,
-    /// Operations per measurement on the File backend
-    #[arg(long, default_value_t = 2_000)]
+    /// Operations per measurement on the File backend (1 to 10^9)
+    #[arg(long, default_value_t = 2_000, value_parser = whole(1..=MAX_OPERATIONS))]
     file_ops: u64,
     /// Zone allocations + commits measured on the Memory backend (the File backend
-    /// measures --file-ops)
-    #[arg(long, default_value_t = 100_000)]
+    /// measures --file-ops; 1 to 10^9)
+    #[arg(long, default_value_t = 100_000, value_parser = whole(1..=MAX_OPERATIONS))]
     zone_ops: u64,
-    /// Emulated extra latency per flushed cache line, ns
-    #[arg(long, default_value_t = 0)]
+    /// Emulated extra latency per flushed cache line, ns (0 to 100000)
+    #[arg(long, default_value_t = 0, value_parser = whole(0..=MAX_EMULATED_NS))]
     write_latency_ns: u64,
-    /// Emulated write bandwidth cap, MB/s (0: none)
-    #[arg(long, default_value_t = 0)]
+    /// Emulated write bandwidth cap, MB/s (0: none; at most 1000000)
+    #[arg(long, default_value_t = 0, value_parser = whole(0..=MAX_BANDWIDTH_MB_S))]
     write_bandwidth_mb_s: u64,
     /// Directory for the JSON and Markdown report
     #[arg(long, default_value = "bench-results")]
@@ -241,14 +237,6 @@ fn ycsb(a: YcsbArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     } else {
         pmdb_bench::ycsb::Layout::YCSB
     };
-    for w in &a.workloads {
-        if pmdb_bench::ycsb::Workload::core(*w).is_none() {
-            return Err(format!("unknown workload {w:?} (A to F)").into());
-        }
-    }
-    if a.threads == 0 {
-        return Err("--threads must be at least 1".into());
-    }
     let config = pmdb_bench::ycsb_run::YcsbConfig {
         dir: a
             .dir
@@ -271,7 +259,7 @@ fn ycsb(a: YcsbArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         nvm_factors: a.nvm_latency,
         dram_latency_ns: a.dram_latency_ns,
     };
-    std::fs::create_dir_all(&config.dir)?;
+    config.validate().map_err(as_option)?;
     let report = pmdb_bench::ycsb_run::run(&config, pmdb_bench::report::command_line())
         .map_err(|e| e as Box<dyn std::error::Error>)?;
     publish_ycsb(&a.out, &report)
@@ -290,6 +278,7 @@ fn engine(a: EngineArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         key_size: 16,
         value_size: 100,
     };
+    config.validate().map_err(as_option)?;
     let report = pmdb_bench::engine::run(&config, pmdb_bench::report::command_line())?;
     publish(
         &a.out,
@@ -300,7 +289,8 @@ fn engine(a: EngineArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
 }
 
 fn index(a: IndexArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let report = pmdb_bench::index::run(&a.keys, a.lookups, pmdb_bench::report::command_line());
+    pmdb_bench::index::validate(&a.keys, a.lookups).map_err(as_option)?;
+    let report = pmdb_bench::index::run(&a.keys, a.lookups, pmdb_bench::report::command_line())?;
     publish(
         &a.out,
         "index",

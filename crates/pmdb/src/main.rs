@@ -1,14 +1,15 @@
 //! pmdb: the command-line entry point — pool administration and benchmarks.
 
 mod bench_cmd;
+mod input;
 mod paths;
 mod pool_cmd;
-mod size;
 mod stats_cmd;
 
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::error::ErrorKind;
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 #[derive(Parser)]
 #[command(
@@ -32,10 +33,39 @@ enum Command {
     Stats(stats_cmd::StatsArgs),
 }
 
+/// Parses the command line. Option values may start with a hyphen, so that `--records -5`
+/// or `--zone-size -4K` reaches the option's parser and its range message instead of
+/// being taken for an unknown flag.
+fn parse() -> Result<Cli, clap::Error> {
+    fn hyphens_are_values(cmd: clap::Command) -> clap::Command {
+        cmd.mut_args(|a| {
+            if a.get_action().takes_values() {
+                a.allow_hyphen_values(true)
+            } else {
+                a
+            }
+        })
+        .mut_subcommands(hyphens_are_values)
+    }
+    let matches = hyphens_are_values(Cli::command()).try_get_matches()?;
+    Cli::from_arg_matches(&matches)
+}
+
 fn main() -> ExitCode {
     // RUST_LOG=info shows the engine's recovery line on every open.
     env_logger::Builder::from_env(env_logger::Env::default().default_filter_or("warn")).init();
-    let cli = Cli::parse();
+    let cli = match parse() {
+        Ok(cli) => cli,
+        // A value refused by its parser is one sentence naming the option and what it
+        // accepts; clap's usage hints below it would only bury that.
+        Err(e) if e.kind() == ErrorKind::ValueValidation => {
+            let text = e.to_string();
+            let first = text.lines().next().unwrap_or_default();
+            eprintln!("pmdb: {}", first.strip_prefix("error: ").unwrap_or(first));
+            return ExitCode::from(2);
+        }
+        Err(e) => e.exit(),
+    };
     let result = match cli.command {
         Command::Pool(cmd) => pool_cmd::run(cmd),
         Command::Bench(args) => bench_cmd::run(args),

@@ -9,8 +9,22 @@ use pmdb_pmem::{
     PoolOptions,
 };
 
+use pmdb_bench::limits::{accepted, check_space, fmt_bytes};
+
+use crate::input::{as_option, power_of_two_size, size, whole};
 use crate::paths::default_pool_dir;
-use crate::size::{fmt_size, parse_size};
+
+/// Most extents a pool has (pmdb-pmem's format limit).
+const MAX_EXTENTS: u64 = 4096;
+/// Largest size option accepted before the geometry is known; the geometry then narrows
+/// it (at most [`MAX_EXTENTS`] extents).
+const MAX_SIZE: u64 = 1 << 50;
+/// Largest zone: one zone holds the engine's largest record, and beyond a gigabyte a
+/// zone only wastes space.
+const MAX_ZONE_SIZE: u64 = 1 << 30;
+/// Most zones per extent, and most owner slots (pmdb-pmem's format limits).
+const MAX_ZONES_PER_EXTENT: u32 = 1 << 20;
+const MAX_OWNERS: u32 = 1 << 24;
 
 #[derive(Subcommand)]
 pub enum PoolCommand {
@@ -46,20 +60,21 @@ impl PathArg {
 pub struct CreateArgs {
     #[command(flatten)]
     target: PathArg,
-    /// Size to create now, rounded up to whole extents [default: one extent]
-    #[arg(long, value_parser = parse_size)]
+    /// Size to create now, rounded up to whole extents, at most --max-size [default: one
+    /// extent]
+    #[arg(long, value_parser = size(1..=MAX_SIZE))]
     size: Option<u64>,
-    /// Largest size the pool may grow to
-    #[arg(long, default_value = "8GiB", value_parser = parse_size)]
+    /// Largest size the pool may grow to: 1 to 4096 extents
+    #[arg(long, default_value = "8GiB", value_parser = size(1..=MAX_SIZE))]
     max_size: u64,
-    /// Zone size (power of two, at least 4 KiB)
-    #[arg(long, default_value_t = DEFAULT_ZONE_SIZE, value_parser = parse_size)]
+    /// Zone size (power of two, 4 KiB to 1 GiB)
+    #[arg(long, default_value_t = DEFAULT_ZONE_SIZE, value_parser = power_of_two_size(4096..=MAX_ZONE_SIZE))]
     zone_size: u64,
-    /// Zones per extent file
-    #[arg(long, default_value_t = DEFAULT_ZONES_PER_EXTENT)]
+    /// Zones per extent file (1 to 1048576)
+    #[arg(long, default_value_t = DEFAULT_ZONES_PER_EXTENT, value_parser = whole(1..=MAX_ZONES_PER_EXTENT))]
     zones_per_extent: u32,
-    /// Owner slots in the registry
-    #[arg(long, default_value_t = DEFAULT_MAX_OWNERS)]
+    /// Owner slots in the registry (1 to 16777216)
+    #[arg(long, default_value_t = DEFAULT_MAX_OWNERS, value_parser = whole(1..=MAX_OWNERS))]
     max_owners: u32,
 }
 
@@ -88,19 +103,46 @@ pub fn run(cmd: PoolCommand) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
 }
 
+/// Checks the sizes against the geometry, which each option alone could not: the pool has
+/// 1 to [`MAX_EXTENTS`] extents of zone size × zones per extent, creates --size now and
+/// must find room for it. Returns the extents to create now and at most.
+fn extents(args: &CreateArgs) -> Result<(u32, u32), String> {
+    let extent = args.zone_size * u64::from(args.zones_per_extent);
+    let (lo, hi) = (extent, extent.saturating_mul(MAX_EXTENTS));
+    if !(lo..=hi).contains(&args.max_size) {
+        return Err(format!(
+            "--max-size {} (1 to {MAX_EXTENTS} extents of --zone-size × --zones-per-extent)",
+            accepted("a size", fmt_bytes(lo), fmt_bytes(hi))
+        ));
+    }
+    let max_extents = args.max_size / extent;
+    if let Some(size) = args.size
+        && size > max_extents * extent
+    {
+        return Err(format!(
+            "--size {} (--max-size in whole extents)",
+            accepted("a size", "1 B", fmt_bytes(max_extents * extent))
+        ));
+    }
+    let initial = args.size.map_or(1, |s| s.div_ceil(extent));
+    let name = if args.size.is_some() {
+        "size"
+    } else {
+        "zone_size × zones_per_extent (one extent)"
+    };
+    check_space(name, initial * extent, &args.target.dir()).map_err(as_option)?;
+    // Both fit in u32: at most MAX_EXTENTS.
+    Ok((initial as u32, max_extents as u32))
+}
+
 fn create(args: CreateArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
-    let extent_data = args
-        .zone_size
-        .saturating_mul(args.zones_per_extent as u64)
-        .max(1);
-    let initial = args.size.map_or(1, |s| s.div_ceil(extent_data).max(1));
-    let max_extents = (args.max_size / extent_data).max(initial);
+    let (initial_extents, max_extents) = extents(&args)?;
     let options = PoolOptions {
         zone_size: Some(args.zone_size),
         zones_per_extent: args.zones_per_extent,
         max_owners: args.max_owners,
-        initial_extents: u32::try_from(initial).map_err(|_| "--size is too large")?,
-        max_extents: Some(u32::try_from(max_extents).map_err(|_| "--max-size is too large")?),
+        initial_extents,
+        max_extents: Some(max_extents),
         ..args.target.options()
     };
     let pool = Pool::create(args.target.dir(), &options)?;
@@ -125,14 +167,14 @@ fn print_info(pool: &Pool, owners: bool) {
         format!("{} ({})", pool.backend(), pool.backend().durability()),
     );
     row("flush", pool.flush_insn().name().to_string());
-    row("zone size", fmt_size(pool.zone_size()));
+    row("zone size", fmt_bytes(pool.zone_size()));
     row(
         "extents",
         format!(
             "{} of at most {} ({} mapped, {} zones each)",
             s.extents,
             pool.max_extents(),
-            fmt_size(pool.mapped_bytes()),
+            fmt_bytes(pool.mapped_bytes()),
             pool.zones_per_extent()
         ),
     );
@@ -143,7 +185,7 @@ fn print_info(pool: &Pool, owners: bool) {
             s.zones,
             s.free_zones,
             s.owned_zones,
-            fmt_size(s.owned_zones * pool.zone_size())
+            fmt_bytes(s.owned_zones * pool.zone_size())
         ),
     );
     row(

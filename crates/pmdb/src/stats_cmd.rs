@@ -7,6 +7,9 @@ use std::process::ExitCode;
 use clap::Args;
 use pmdb_engine::{Db, DbOptions};
 
+use pmdb_bench::limits::MAX_THREADS;
+
+use crate::input::whole;
 use crate::paths::default_pool_dir;
 
 #[derive(Args)]
@@ -15,7 +18,7 @@ pub struct StatsArgs {
     #[arg(long)]
     path: Option<PathBuf>,
     /// Threads for the index rebuild (0: one per core)
-    #[arg(long, default_value_t = 0)]
+    #[arg(long, default_value_t = 0, value_parser = whole(0..=MAX_THREADS))]
     threads: usize,
 }
 

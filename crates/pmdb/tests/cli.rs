@@ -2,13 +2,54 @@
 //! and the benchmark's report files.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 fn pmdb(args: &[&str]) -> Output {
     Command::new(env!("CARGO_BIN_EXE_pmdb"))
         .args(args)
         .output()
         .expect("run pmdb")
+}
+
+/// Runs pmdb and fails the test, killing it, if it has not exited within `limit`: a
+/// regression to a hang must fail here rather than hang the test run.
+fn pmdb_within(limit: Duration, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_pmdb"))
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run pmdb");
+    let deadline = Instant::now() + limit;
+    while child.try_wait().expect("wait for pmdb").is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("pmdb {args:?} still running after {limit:?}");
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    child.wait_with_output().expect("pmdb's output")
+}
+
+/// Asserts that `args` is refused at once: a non-zero exit and one line on stderr naming
+/// `option` and the range it accepts.
+fn refused(args: &[&str], option: &str) {
+    let out = pmdb_within(Duration::from_secs(20), args);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{args:?}: {}", text(&out));
+    assert_eq!(err.lines().count(), 1, "{args:?}: {err}");
+    assert!(
+        err.contains(option) && err.contains(" must be ") && err.contains(" from "),
+        "{args:?}: {err}"
+    );
+    assert!(
+        out.stdout.is_empty(),
+        "{args:?} started work: {}",
+        text(&out)
+    );
 }
 
 fn text(o: &Output) -> String {
@@ -80,10 +121,14 @@ fn bad_arguments_get_clear_errors() {
     let p = path_str(dir.path());
     let out = pmdb(&["pool", "create", "--path", p, "--zone-size", "5000"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).contains("not a power of two"), "{}", text(&out));
+    assert!(
+        text(&out).contains("must be a power of two"),
+        "{}",
+        text(&out)
+    );
     let out = pmdb(&["pool", "create", "--path", p, "--size", "lots"]);
     assert!(!out.status.success());
-    assert!(text(&out).contains("not a size"), "{}", text(&out));
+    assert!(text(&out).contains("must be a size"), "{}", text(&out));
     let out = pmdb(&["pool", "info", "--path", p, "--backend", "nvme"]);
     assert!(!out.status.success());
     assert!(text(&out).contains("unknown backend"), "{}", text(&out));
@@ -201,11 +246,201 @@ fn bench_ycsb_writes_report_and_charts() {
     let out = pmdb(&["bench", "ycsb", "--nvm-latency", "fast"]);
     assert!(!out.status.success());
     assert!(
-        text(&out).contains("not a latency factor"),
+        text(&out).contains("must be a latency factor"),
         "{}",
         text(&out)
     );
     let out = pmdb(&["bench", "ycsb", "--workloads", "Z", "--records", "10"]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(text(&out).contains("unknown workload"), "{}", text(&out));
+    assert!(
+        text(&out).contains("--workloads must be letters from A to F"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn zero_values_are_refused_at_once() {
+    for (args, option) in [
+        (
+            &["pool", "create", "--zones-per-extent", "0"][..],
+            "--zones-per-extent",
+        ),
+        (&["pool", "create", "--size", "0"], "--size"),
+        (&["bench", "ycsb", "--records", "0"], "--records"),
+        (&["bench", "ycsb", "--operations", "0"], "--operations"),
+        (&["bench", "ycsb", "--threads", "0"], "--threads"),
+        (
+            &["bench", "ycsb", "--nvm-latency", "1x,0x"],
+            "--nvm-latency",
+        ),
+        (
+            &["bench", "ycsb", "--dram-latency-ns", "0"],
+            "--dram-latency-ns",
+        ),
+        (&["bench", "engine", "--put-ops", "0"], "--put-ops"),
+        (&["bench", "engine", "--keys", "1000,0"], "--keys"),
+        (&["bench", "index", "--lookups", "0"], "--lookups"),
+        (&["bench", "pmem", "--zone-ops", "0"], "--zone-ops"),
+    ] {
+        refused(args, option);
+    }
+}
+
+#[test]
+fn absurd_values_are_refused_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = path_str(dir.path());
+    for (args, option) in [
+        (
+            &["pool", "create", "--max-owners", "100000000"][..],
+            "--max-owners",
+        ),
+        (&["pool", "create", "--max-size", "999999T"], "--max-size"),
+        (
+            &[
+                "pool",
+                "create",
+                "--path",
+                p,
+                "--size",
+                "16G",
+                "--max-size",
+                "8G",
+            ],
+            "--size",
+        ),
+        (&["stats", "--threads", "100000"], "--threads"),
+        (
+            &["bench", "ycsb", "--records", "1000000000000000"],
+            "--records",
+        ),
+        (&["bench", "ycsb", "--threads", "100000"], "--threads"),
+        (
+            &["bench", "ycsb", "--nvm-latency", "1000000x"],
+            "--nvm-latency",
+        ),
+        (&["bench", "engine", "--keys", "1000000000000"], "--keys"),
+        (&["bench", "index", "--keys", "1000000000000000"], "--keys"),
+        (
+            &["bench", "pmem", "--write-latency-ns", "1000000000000"],
+            "--write-latency-ns",
+        ),
+    ] {
+        refused(args, option);
+    }
+    // More than the machine holds: one extent of a pebibyte.
+    refused(
+        &[
+            "pool",
+            "create",
+            "--path",
+            p,
+            "--zone-size",
+            "1G",
+            "--zones-per-extent",
+            "1048576",
+            "--max-size",
+            "1T",
+        ],
+        "--max-size",
+    );
+    let out = pmdb_within(
+        Duration::from_secs(20),
+        &[
+            "pool",
+            "create",
+            "--path",
+            p,
+            "--zone-size",
+            "1G",
+            "--zones-per-extent",
+            "1048576",
+            "--max-size",
+            "1024T",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains("needs at least 1 PiB"),
+        "{}",
+        text(&out)
+    );
+    assert!(!dir.path().join("extent-00000.pm").exists());
+}
+
+#[test]
+fn wrong_units_signs_and_fractions_are_refused_at_once() {
+    for (args, option) in [
+        (&["pool", "create", "--size", "4XB"][..], "--size"),
+        (&["pool", "create", "--zone-size", "-4K"], "--zone-size"),
+        (&["pool", "create", "--max-size", "1.5G"], "--max-size"),
+        (&["stats", "--threads", "4x"], "--threads"),
+        (&["stats", "--threads", "-1"], "--threads"),
+        (&["bench", "ycsb", "--records", "-5"], "--records"),
+        (&["bench", "ycsb", "--operations", "2.5"], "--operations"),
+        (&["bench", "ycsb", "--warmup", "10k"], "--warmup"),
+        (&["bench", "ycsb", "--seed", "-1"], "--seed"),
+        (&["bench", "engine", "--get-ops", "1M"], "--get-ops"),
+        (&["bench", "index", "--lookups", "1e6"], "--lookups"),
+        (
+            &["bench", "pmem", "--write-bandwidth-mb-s", "1.5"],
+            "--write-bandwidth-mb-s",
+        ),
+        (&["bench", "pmem", "--ops", "-200"], "--ops"),
+    ] {
+        refused(args, option);
+    }
+}
+
+#[test]
+fn zero_where_it_means_something_is_accepted() {
+    let dir = tempfile::tempdir().unwrap();
+    let none = dir.path().join("none");
+    // One recovery thread per core: the run gets as far as finding no database.
+    let out = pmdb_within(
+        Duration::from_secs(20),
+        &["stats", "--path", path_str(&none), "--threads", "0"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out).contains("no database"), "{}", text(&out));
+    // No warm-up and no emulation pass their parsers; the bad workload is what stops
+    // these runs, before any work.
+    let out = pmdb_within(
+        Duration::from_secs(20),
+        &["bench", "ycsb", "--warmup", "0", "--workloads", "Z"],
+    );
+    assert!(text(&out).contains("--workloads"), "{}", text(&out));
+    let out = pmdb_within(
+        Duration::from_secs(20),
+        &["bench", "pmem", "--write-latency-ns", "0", "--ops", "x"],
+    );
+    assert!(text(&out).contains("--ops"), "{}", text(&out));
+}
+
+#[test]
+fn replot_of_a_report_without_results_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let json = dir.path().join("ycsb.json");
+    let report = serde_json::json!({
+        "machine": {
+            "cpu": "x", "cores": 1, "memory_gib": 1.0, "kernel": "x",
+            "flush_instruction": "x", "pmdb_version": "x"
+        },
+        "command": "pmdb bench",
+        "filesystem": "tmpfs",
+        "config": {
+            "dir": "/tmp", "engines": [], "workloads": [], "records": 0,
+            "operations": 0, "warmup": 0, "threads": 0, "field_count": 0,
+            "field_length": 0, "durability": "Durable", "seed": 0
+        },
+        "results": []
+    });
+    std::fs::write(&json, report.to_string()).unwrap();
+    let out = pmdb_within(
+        Duration::from_secs(20),
+        &["bench", "replot", path_str(&json)],
+    );
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("no results"), "{}", text(&out));
 }
