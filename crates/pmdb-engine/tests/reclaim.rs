@@ -38,8 +38,14 @@ fn readers_keep_a_dropped_subtable_in_pm_until_they_leave() {
         db.existing_subtable("old"),
         Err(DbError::UnknownSubtable { .. })
     ));
-    assert!(matches!(old.get("k00001"), Err(DbError::SubtableDropped { .. })));
-    assert!(matches!(old.put("k", "v"), Err(DbError::NoSuchSubtable { .. })));
+    assert!(matches!(
+        old.get("k00001"),
+        Err(DbError::SubtableDropped { .. })
+    ));
+    assert!(matches!(
+        old.put("k", "v"),
+        Err(DbError::NoSuchSubtable { .. })
+    ));
 
     // Fill every free zone (and more) with other data: had the dropped subtable's zones
     // been released, these writes would land on them.
@@ -85,7 +91,11 @@ fn scans_are_send_and_static_and_resume_where_they_stopped() {
     }
     let mut fwd = send_static(t.scan("k050".."k150"));
     let mut rev = send_static(t.scan_rev("k050".."k150"));
-    let first: Vec<_> = fwd.by_ref().take(10).map(|e| e.unwrap().into_parts().0).collect();
+    let first: Vec<_> = fwd
+        .by_ref()
+        .take(10)
+        .map(|e| e.unwrap().into_parts().0)
+        .collect();
     assert_eq!(first.last().unwrap(), b"k059");
     // Writes after the scan started are not seen by it; the scan goes on from its place.
     t.put("k060", "changed").unwrap();
