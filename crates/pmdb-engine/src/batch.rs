@@ -1,7 +1,7 @@
 //! Write batches: puts and deletes over any number of subtables, committed atomically.
 
 use crate::db::Subtable;
-use crate::record::Kind;
+use crate::format::record::Kind;
 
 pub(crate) struct Op {
     pub subtable: Subtable,

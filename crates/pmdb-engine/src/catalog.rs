@@ -2,40 +2,31 @@
 //!
 //! Root words: 0 the engine magic (published last at create), 1 the catalog zone,
 //! 2 the catalog's owner, 3 the highest commit group recovery has confirmed complete.
-//! The catalog zone is an object pool of 256-byte slots; a slot is either a subtable
-//! (id, name) or a memtable (id, subtable, owner, head word). A memtable's head word is
-//! the 8-byte publish point of the log-free commit.
+//! The catalog zone is an object pool of slots (`format::catalog`); a slot is either a
+//! subtable or a memtable, whose head word is the 8-byte publish point of the log-free
+//! commit.
 
 use pmdb_pmem::{ObjPool, OwnerId, PmOff, Pool};
 
 use crate::error::{DbError, Result};
+use crate::format::MAX_SEQ;
+pub use crate::format::catalog::MAX_NAME;
+pub(crate) use crate::format::catalog::SubtableDesc;
+use crate::format::catalog::{CatalogSlot, HEAD_AT, MemtableSlot, SLOT_SIZE};
 
-pub(crate) const ENGINE_MAGIC: u64 = u64::from_le_bytes(*b"PMDBENG1");
+/// Identifies the engine's format; "PMDBENG2": catalog slots carry a crc.
+pub(crate) const ENGINE_MAGIC: u64 = u64::from_le_bytes(*b"PMDBENG2");
 const R_MAGIC: usize = 0;
 const R_CATALOG_ZONE: usize = 1;
 const R_CATALOG_OWNER: usize = 2;
 const R_COMMITTED_LSN: usize = 3;
-
-const SLOT_SIZE: u64 = 256;
-const TAG_SHIFT: u32 = 56;
-const TAG_SUBTABLE: u64 = 1;
-const TAG_MEMTABLE: u64 = 2;
-/// Longest subtable name, in bytes.
-pub const MAX_NAME: usize = 200;
-const HEAD_AT: u64 = 24;
-
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct SubtableDesc {
-    pub id: u32,
-    pub name: String,
-}
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct MemtableDesc {
     pub id: u64,
     pub subtable: u32,
     pub owner: OwnerId,
-    /// Address of the head word: (previous position << 32) | current position.
+    /// Address of the head word (`format::head`).
     pub head_off: PmOff,
 }
 
@@ -63,7 +54,7 @@ impl Catalog {
         pool.retain_owners(|_| false)?;
         let owner = pool.create_owner()?;
         let grant = pool.alloc_zone(owner)?;
-        let objs = ObjPool::format(pool, &grant, SLOT_SIZE)?;
+        let objs = ObjPool::format(pool, &grant, SLOT_SIZE as u64)?;
         let zone = grant.commit()?;
         pool.publish_root(R_CATALOG_OWNER, owner.to_raw());
         pool.publish_root(R_CATALOG_ZONE, zone.to_raw());
@@ -84,8 +75,16 @@ impl Catalog {
         self.owner
     }
 
-    pub fn committed_lsn(pool: &Pool) -> u64 {
-        pool.root(R_COMMITTED_LSN)
+    /// The newest group recovery confirmed complete; bounded like every lsn, so the
+    /// next one is representable.
+    pub fn committed_lsn(pool: &Pool) -> Result<u64> {
+        let lsn = pool.root(R_COMMITTED_LSN);
+        if lsn > MAX_SEQ {
+            return Err(DbError::Corrupt(format!(
+                "root word {R_COMMITTED_LSN} (committed lsn) holds {lsn:#x}"
+            )));
+        }
+        Ok(lsn)
     }
 
     pub fn publish_committed_lsn(pool: &Pool, lsn: u64) {
@@ -97,37 +96,18 @@ impl Catalog {
         let mut subtables = Vec::new();
         let mut memtables = Vec::new();
         for (_, off, tag) in self.objs.live(pool) {
-            let rec = pool.read(off, SLOT_SIZE as usize)?;
-            match tag >> TAG_SHIFT {
-                TAG_SUBTABLE => {
-                    let id = u32::from_le_bytes(rec[0..4].try_into().unwrap());
-                    let len = u16::from_le_bytes(rec[4..6].try_into().unwrap()) as usize;
-                    let name = rec
-                        .get(8..8 + len)
-                        .and_then(|b| std::str::from_utf8(b).ok())
-                        .ok_or_else(|| DbError::Corrupt(format!("subtable slot at {off}")))?;
-                    subtables.push(SubtableDesc {
-                        id,
-                        name: name.into(),
-                    });
-                }
-                TAG_MEMTABLE => {
-                    let u64_at = |i: usize| u64::from_le_bytes(rec[i..i + 8].try_into().unwrap());
-                    let owner = OwnerId::from_raw(u64_at(16)).ok_or_else(|| {
-                        DbError::Corrupt(format!("memtable slot at {off} has no owner"))
-                    })?;
-                    memtables.push(MemtableDesc {
-                        id: u64_at(0),
-                        subtable: u32::from_le_bytes(rec[8..12].try_into().unwrap()),
-                        owner,
-                        head_off: off.checked_add(HEAD_AT).expect("inside the slot"),
-                    });
-                }
-                other => {
-                    return Err(DbError::Corrupt(format!(
-                        "catalog slot at {off} has unknown kind {other}"
-                    )));
-                }
+            let bytes = pool.read(off, SLOT_SIZE)?;
+            let slot = CatalogSlot::decode(tag, bytes).map_err(|e| {
+                DbError::Corrupt(format!("catalog slot at {off} (tag {tag:#x}): {e}"))
+            })?;
+            match slot {
+                CatalogSlot::Subtable(desc) => subtables.push(desc),
+                CatalogSlot::Memtable(m) => memtables.push(MemtableDesc {
+                    id: m.id,
+                    subtable: m.subtable,
+                    owner: m.owner,
+                    head_off: head_off(off),
+                }),
             }
         }
         subtables.sort_by_key(|s| s.id);
@@ -144,16 +124,7 @@ impl Catalog {
     /// Persists a subtable slot, then commits it.
     pub fn add_subtable(&self, pool: &Pool, desc: &SubtableDesc) -> Result<()> {
         let slot = self.slot()?;
-        let mut rec = [0u8; SLOT_SIZE as usize];
-        rec[0..4].copy_from_slice(&desc.id.to_le_bytes());
-        rec[4..6].copy_from_slice(&(desc.name.len() as u16).to_le_bytes());
-        rec[8..8 + desc.name.len()].copy_from_slice(desc.name.as_bytes());
-        self.commit_slot(
-            pool,
-            slot,
-            &rec,
-            (TAG_SUBTABLE << TAG_SHIFT) | desc.id as u64,
-        )
+        self.commit_slot(pool, slot, &CatalogSlot::Subtable(desc.clone()))
     }
 
     /// Persists a memtable slot with an empty head, then commits it; returns its head word.
@@ -165,12 +136,13 @@ impl Catalog {
         owner: OwnerId,
     ) -> Result<MemtableDesc> {
         let slot = self.slot()?;
-        let head_off = slot.off().checked_add(HEAD_AT).expect("inside the slot");
-        let mut rec = [0u8; SLOT_SIZE as usize];
-        rec[0..8].copy_from_slice(&id.to_le_bytes());
-        rec[8..12].copy_from_slice(&subtable.to_le_bytes());
-        rec[16..24].copy_from_slice(&owner.to_raw().to_le_bytes());
-        self.commit_slot(pool, slot, &rec, (TAG_MEMTABLE << TAG_SHIFT) | id)?;
+        let head_off = head_off(slot.off());
+        let entry = MemtableSlot {
+            id,
+            subtable,
+            owner,
+        };
+        self.commit_slot(pool, slot, &CatalogSlot::Memtable(entry))?;
         Ok(MemtableDesc {
             id,
             subtable,
@@ -183,16 +155,16 @@ impl Catalog {
         &self,
         pool: &Pool,
         slot: pmdb_pmem::ObjSlot,
-        rec: &[u8],
-        tag: u64,
+        entry: &CatalogSlot,
     ) -> Result<()> {
         let off = slot.off();
+        let rec = entry.encode();
         let written = pool
-            .write(off, rec)
+            .write(off, &rec)
             .and_then(|_| pool.persist(off, rec.len()));
         match written {
             Ok(()) => {
-                self.objs.commit(pool, slot, tag)?;
+                self.objs.commit(pool, slot, entry.tag())?;
                 Ok(())
             }
             Err(e) => {
@@ -201,6 +173,11 @@ impl Catalog {
             }
         }
     }
+}
+
+/// Address of the head word of the memtable slot at `slot`.
+fn head_off(slot: PmOff) -> PmOff {
+    slot.checked_add(HEAD_AT as u64).expect("inside the slot")
 }
 
 /// Checks a subtable name.

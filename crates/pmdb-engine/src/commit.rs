@@ -242,7 +242,7 @@ impl DbInner {
                 .iter()
                 .map(|(m, a, _)| {
                     self.pool
-                        .store_u64(m.desc.head_off, (a.start << 32) | a.end)
+                        .store_u64(m.desc.head_off, a.head().pack())
                         .map(|_| (m.desc.head_off, 8))
                 })
                 .collect::<std::result::Result<_, _>>()?;

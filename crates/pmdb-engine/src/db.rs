@@ -14,10 +14,10 @@ use crate::batch::WriteBatch;
 use crate::catalog::{Catalog, SubtableDesc, validate_name};
 use crate::commit::{CommitState, Committer};
 use crate::error::{DbError, Result};
+use crate::format::record::{self, Kind};
 use crate::keys;
 use crate::memtable::Memtable;
 use crate::options::{DbOptions, WriteOptions};
-use crate::record::{self, Kind};
 use crate::recovery::{self, RecoveryStats};
 use crate::scan::Scan;
 
@@ -319,11 +319,7 @@ impl DbInner {
         off: pmdb_pmem::PmOff,
         guard: crossbeam_epoch::Guard,
     ) -> Result<Option<ValueRef<'_>>> {
-        let header = self.pool.read(off, record::RECORD_HEADER)?;
-        let (klen, vlen) = record::header_lens(header);
-        let bytes = self.pool.read(off, record::record_len(klen, vlen))?;
-        let r = record::decode(bytes)
-            .ok_or_else(|| DbError::Corrupt(format!("undecodable record at {off}")))?;
+        let r = record::read(&self.pool, off)?;
         Ok(match r.kind {
             Kind::Put => Some(ValueRef {
                 _guard: guard,

@@ -39,14 +39,13 @@
 
 mod batch;
 mod catalog;
-mod chunk;
 mod commit;
 mod db;
 mod error;
+mod format;
 mod keys;
 mod memtable;
 mod options;
-mod record;
 mod recovery;
 mod scan;
 

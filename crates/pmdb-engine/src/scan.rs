@@ -10,10 +10,10 @@ use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 
 use crate::db::{DbInner, SubtableState};
-use crate::error::{DbError, Result};
+use crate::error::Result;
+use crate::format::record::{self, Kind};
 use crate::keys;
 use crate::memtable::Memtable;
-use crate::record::{self, Kind};
 
 /// One key and its value, both borrowed from PM.
 pub struct Entry<'a> {
@@ -145,18 +145,9 @@ impl<'a> Iterator for Scan<'a> {
             };
             let guard = crossbeam_epoch::pin();
             self.db.pool.charge_read(0);
-            let read = self.db.pool.read(off, record::RECORD_HEADER).and_then(|h| {
-                let (klen, vlen) = record::header_lens(h);
-                self.db.pool.read(off, record::record_len(klen, vlen))
-            });
-            let bytes = match read {
-                Ok(b) => b,
-                Err(e) => return Some(Err(e.into())),
-            };
-            let Some(r) = record::decode(bytes) else {
-                return Some(Err(DbError::Corrupt(format!(
-                    "undecodable record at {off}"
-                ))));
+            let r = match record::read(&self.db.pool, off) {
+                Ok(r) => r,
+                Err(e) => return Some(Err(e)),
             };
             if r.kind == Kind::Put {
                 return Some(Ok(Entry {
