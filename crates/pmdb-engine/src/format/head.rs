@@ -7,7 +7,8 @@
 
 use super::FormatError;
 
-/// Positions are 32-bit: the options keep a memtable below 2 GiB (plus one group).
+/// Positions are 32-bit: a memtable takes no more groups once it holds `memtable_size`
+/// bytes, which the options keep at most 2 GiB.
 const HALF: u32 = 32;
 const HALF_MASK: u64 = (1 << HALF) - 1;
 
