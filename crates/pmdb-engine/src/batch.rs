@@ -2,7 +2,7 @@
 //! batch names its subtables by id, so it holds no handle and can outlive them; the commit
 //! pipeline checks each id against the subtables that exist when the batch commits.
 
-use crate::record::Kind;
+use crate::format::record::Kind;
 
 /// Which subtable of which open database a write goes to.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

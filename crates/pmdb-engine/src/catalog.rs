@@ -2,31 +2,25 @@
 //!
 //! Root words: 0 the engine magic (published last at create), 1 the catalog zone,
 //! 2 the catalog's owner, 3 the highest commit group recovery has confirmed complete.
-//! The catalog zone is an object pool of 256-byte slots; a slot is either a subtable
-//! (id, name, dropped word) or a memtable (id, subtable, owner, head word). A memtable's
-//! head word is the 8-byte publish point of the log-free commit; a subtable's dropped
-//! word is the commit point of its drop.
+//! The catalog zone is an object pool of slots (`format::catalog`); a slot is either a
+//! subtable, whose dropped word is the commit point of its drop, or a memtable, whose
+//! head word is the 8-byte publish point of the log-free commit.
 
 use pmdb_pmem::{ObjPool, OwnerId, PmOff, Pool};
 
 use crate::error::{DbError, Result};
+use crate::format::MAX_SEQ;
+pub use crate::format::catalog::MAX_NAME;
+use crate::format::catalog::{
+    CatalogSlot, DROPPED, DROPPED_AT, HEAD_AT, MemtableSlot, SLOT_SIZE, SubtableSlot,
+};
 
-pub(crate) const ENGINE_MAGIC: u64 = u64::from_le_bytes(*b"PMDBENG1");
+/// Identifies the engine's format; "PMDBENG2": catalog slots carry a crc.
+pub(crate) const ENGINE_MAGIC: u64 = u64::from_le_bytes(*b"PMDBENG2");
 const R_MAGIC: usize = 0;
 const R_CATALOG_ZONE: usize = 1;
 const R_CATALOG_OWNER: usize = 2;
 const R_COMMITTED_LSN: usize = 3;
-
-const SLOT_SIZE: u64 = 256;
-const TAG_SHIFT: u32 = 56;
-const TAG_SUBTABLE: u64 = 1;
-const TAG_MEMTABLE: u64 = 2;
-/// Longest subtable name, in bytes.
-pub const MAX_NAME: usize = 200;
-const HEAD_AT: u64 = 24;
-/// Where a subtable slot keeps its dropped word, and the value that word takes.
-const DROPPED_AT: u64 = 248;
-const DROPPED: u64 = u64::from_le_bytes(*b"DROPPED!");
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct SubtableDesc {
@@ -43,7 +37,7 @@ pub(crate) struct MemtableDesc {
     pub id: u64,
     pub subtable: u32,
     pub owner: OwnerId,
-    /// Address of the head word: (previous position << 32) | current position.
+    /// Address of the head word (`format::head`).
     pub head_off: PmOff,
     /// The catalog slot holding it.
     pub slot: u32,
@@ -73,7 +67,7 @@ impl Catalog {
         pool.retain_owners(|_| false)?;
         let owner = pool.create_owner()?;
         let grant = pool.alloc_zone(owner)?;
-        let objs = ObjPool::format(pool, &grant, SLOT_SIZE)?;
+        let objs = ObjPool::format(pool, &grant, SLOT_SIZE as u64)?;
         let zone = grant.commit()?;
         pool.publish_root(R_CATALOG_OWNER, owner.to_raw());
         pool.publish_root(R_CATALOG_ZONE, zone.to_raw());
@@ -94,8 +88,16 @@ impl Catalog {
         self.owner
     }
 
-    pub fn committed_lsn(pool: &Pool) -> u64 {
-        pool.root(R_COMMITTED_LSN)
+    /// The newest group recovery confirmed complete; bounded like every lsn, so the
+    /// next one is representable.
+    pub fn committed_lsn(pool: &Pool) -> Result<u64> {
+        let lsn = pool.root(R_COMMITTED_LSN);
+        if lsn > MAX_SEQ {
+            return Err(DbError::Corrupt(format!(
+                "root word {R_COMMITTED_LSN} (committed lsn) holds {lsn:#x}"
+            )));
+        }
+        Ok(lsn)
     }
 
     pub fn publish_committed_lsn(pool: &Pool, lsn: u64) {
@@ -106,43 +108,25 @@ impl Catalog {
     pub fn entries(&self, pool: &Pool) -> Result<(Vec<SubtableDesc>, Vec<MemtableDesc>)> {
         let mut subtables = Vec::new();
         let mut memtables = Vec::new();
-        for (slot, off, tag) in self.objs.live(pool) {
-            let rec = pool.read(off, SLOT_SIZE as usize)?;
-            match tag >> TAG_SHIFT {
-                TAG_SUBTABLE => {
-                    let id = u32::from_le_bytes(rec[0..4].try_into().unwrap());
-                    let len = u16::from_le_bytes(rec[4..6].try_into().unwrap()) as usize;
-                    let name = rec
-                        .get(8..8 + len)
-                        .and_then(|b| std::str::from_utf8(b).ok())
-                        .ok_or_else(|| DbError::Corrupt(format!("subtable slot at {off}")))?;
-                    let dropped =
-                        pool.load_u64(off.checked_add(DROPPED_AT).expect("inside the slot"))?;
-                    subtables.push(SubtableDesc {
-                        id,
-                        name: name.into(),
-                        slot,
-                        dropped: dropped == DROPPED,
-                    });
-                }
-                TAG_MEMTABLE => {
-                    let u64_at = |i: usize| u64::from_le_bytes(rec[i..i + 8].try_into().unwrap());
-                    let owner = OwnerId::from_raw(u64_at(16)).ok_or_else(|| {
-                        DbError::Corrupt(format!("memtable slot at {off} has no owner"))
-                    })?;
-                    memtables.push(MemtableDesc {
-                        id: u64_at(0),
-                        subtable: u32::from_le_bytes(rec[8..12].try_into().unwrap()),
-                        owner,
-                        head_off: off.checked_add(HEAD_AT).expect("inside the slot"),
-                        slot,
-                    });
-                }
-                other => {
-                    return Err(DbError::Corrupt(format!(
-                        "catalog slot at {off} has unknown kind {other}"
-                    )));
-                }
+        for (index, off, tag) in self.objs.live(pool) {
+            let bytes = pool.read(off, SLOT_SIZE)?;
+            let slot = CatalogSlot::decode(tag, bytes).map_err(|e| {
+                DbError::Corrupt(format!("catalog slot at {off} (tag {tag:#x}): {e}"))
+            })?;
+            match slot {
+                CatalogSlot::Subtable(s) => subtables.push(SubtableDesc {
+                    id: s.id,
+                    name: s.name,
+                    slot: index,
+                    dropped: s.dropped,
+                }),
+                CatalogSlot::Memtable(m) => memtables.push(MemtableDesc {
+                    id: m.id,
+                    subtable: m.subtable,
+                    owner: m.owner,
+                    head_off: head_off(off),
+                    slot: index,
+                }),
             }
         }
         subtables.sort_by_key(|s| s.id);
@@ -160,11 +144,12 @@ impl Catalog {
     pub fn add_subtable(&self, pool: &Pool, id: u32, name: &str) -> Result<SubtableDesc> {
         let slot = self.slot()?;
         let index = slot.index();
-        let mut rec = [0u8; SLOT_SIZE as usize];
-        rec[0..4].copy_from_slice(&id.to_le_bytes());
-        rec[4..6].copy_from_slice(&(name.len() as u16).to_le_bytes());
-        rec[8..8 + name.len()].copy_from_slice(name.as_bytes());
-        self.commit_slot(pool, slot, &rec, (TAG_SUBTABLE << TAG_SHIFT) | id as u64)?;
+        let entry = SubtableSlot {
+            id,
+            name: name.into(),
+            dropped: false,
+        };
+        self.commit_slot(pool, slot, &CatalogSlot::Subtable(entry))?;
         Ok(SubtableDesc {
             id,
             name: name.into(),
@@ -178,7 +163,7 @@ impl Catalog {
         let word = self
             .objs
             .slot_off(slot)
-            .checked_add(DROPPED_AT)
+            .checked_add(DROPPED_AT as u64)
             .expect("inside the slot");
         pool.publish_u64(word, DROPPED)?;
         Ok(())
@@ -200,12 +185,13 @@ impl Catalog {
     ) -> Result<MemtableDesc> {
         let slot = self.slot()?;
         let index = slot.index();
-        let head_off = slot.off().checked_add(HEAD_AT).expect("inside the slot");
-        let mut rec = [0u8; SLOT_SIZE as usize];
-        rec[0..8].copy_from_slice(&id.to_le_bytes());
-        rec[8..12].copy_from_slice(&subtable.to_le_bytes());
-        rec[16..24].copy_from_slice(&owner.to_raw().to_le_bytes());
-        self.commit_slot(pool, slot, &rec, (TAG_MEMTABLE << TAG_SHIFT) | id)?;
+        let head_off = head_off(slot.off());
+        let entry = MemtableSlot {
+            id,
+            subtable,
+            owner,
+        };
+        self.commit_slot(pool, slot, &CatalogSlot::Memtable(entry))?;
         Ok(MemtableDesc {
             id,
             subtable,
@@ -219,16 +205,16 @@ impl Catalog {
         &self,
         pool: &Pool,
         slot: pmdb_pmem::ObjSlot,
-        rec: &[u8],
-        tag: u64,
+        entry: &CatalogSlot,
     ) -> Result<()> {
         let off = slot.off();
+        let rec = entry.encode();
         let written = pool
-            .write(off, rec)
+            .write(off, &rec)
             .and_then(|_| pool.persist(off, rec.len()));
         match written {
             Ok(()) => {
-                self.objs.commit(pool, slot, tag)?;
+                self.objs.commit(pool, slot, entry.tag())?;
                 Ok(())
             }
             Err(e) => {
@@ -237,6 +223,11 @@ impl Catalog {
             }
         }
     }
+}
+
+/// Address of the head word of the memtable slot at `slot`.
+fn head_off(slot: PmOff) -> PmOff {
+    slot.checked_add(HEAD_AT as u64).expect("inside the slot")
 }
 
 /// Checks a subtable name.

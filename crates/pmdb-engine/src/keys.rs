@@ -8,12 +8,11 @@ use std::cmp::Ordering;
 
 use smallvec::SmallVec;
 
-use crate::record::Kind;
+use crate::format::MAX_SEQ;
+use crate::format::record::Kind;
 
 /// Bytes of the tag at the end of an internal key.
 pub(crate) const TAG: usize = 8;
-/// Sequence numbers stay below 2^56 so that `seq << 8` cannot overflow.
-pub(crate) const MAX_SEQ: u64 = (1 << 56) - 1;
 /// The tag of a seek target that finds the newest version of a key.
 const NEWEST: u64 = u64::MAX;
 /// The tag of a seek target that finds the oldest version of a key.

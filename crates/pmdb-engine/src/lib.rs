@@ -39,17 +39,16 @@
 
 mod batch;
 mod catalog;
-mod chunk;
 mod commit;
 mod core;
 mod db;
 mod error;
+mod format;
 mod iter;
 mod keys;
 mod memtable;
 mod options;
 mod read;
-mod record;
 mod recovery;
 mod registry;
 mod seq;

@@ -8,8 +8,8 @@
 //! fewest dependent DRAM loads per lookup, which dominate on this hardware.
 //!
 //! A position inside a memtable is `zone index * zone size + offset`; each zone starts
-//! with a 64-byte header (magic, memtable id, zone index, crc). The memtable's head word
-//! holds (start of the last published part << 32) | end of the published log.
+//! with a zone header, then chunks of records. The memtable's head word holds the start
+//! of the last published part and the end of the published log (`format` has all three).
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -20,13 +20,12 @@ use parking_lot::{Mutex, RwLock};
 use pmdb_pmem::{PmOff, Pool};
 
 use crate::catalog::MemtableDesc;
-use crate::chunk::{CHUNK_HEADER, ChunkError, ChunkHeader, ChunkKind};
 use crate::error::{DbError, Result};
+use crate::format::chunk::{CHUNK_HEADER, ChunkHeader, ChunkKind};
+use crate::format::head::HeadWord;
+use crate::format::record::{self, Kind};
+use crate::format::zone::{ZONE_HEADER, ZoneHeader};
 use crate::keys::IKey;
-use crate::record::{self, Kind, RecordRef};
-
-pub(crate) const ZONE_HEADER: usize = 64;
-const ZONE_MAGIC: u64 = u64::from_le_bytes(*b"PMDBMZON");
 
 /// Index entries: internal key and record address.
 pub(crate) type Entries = Vec<(IKey, PmOff)>;
@@ -46,6 +45,16 @@ pub(crate) struct Appended {
     pub end: u64,
     pub ranges: Vec<(PmOff, usize)>,
     pub offs: Vec<PmOff>,
+}
+
+impl Appended {
+    /// The head word that publishes the part.
+    pub fn head(&self) -> HeadWord {
+        HeadWord {
+            start: self.start,
+            end: self.end,
+        }
+    }
 }
 
 /// The append side of a memtable, used by the commit leader and by recovery only.
@@ -79,10 +88,6 @@ pub(crate) struct ZoneScan {
     pub max_seq: u64,
     pub max_lsn: u64,
     pub damage: Vec<String>,
-}
-
-pub(crate) fn split_head(head: u64) -> (u64, u64) {
-    (head >> 32, head & 0xffff_ffff)
 }
 
 impl Memtable {
@@ -242,13 +247,11 @@ impl Memtable {
             )));
         }
         let grant = pool.alloc_zone(self.desc.owner)?;
-        let mut header = [0u8; ZONE_HEADER];
-        header[0..8].copy_from_slice(&ZONE_MAGIC.to_le_bytes());
-        header[8..16].copy_from_slice(&self.desc.id.to_le_bytes());
-        header[16..20].copy_from_slice(&(z as u32).to_le_bytes());
-        let crc = crc32fast::hash(&header[..20]);
-        header[20..24].copy_from_slice(&crc.to_le_bytes());
-        pool.write(grant.off(), &header)?;
+        let header = ZoneHeader {
+            memtable: self.desc.id,
+            index: z as u32,
+        };
+        pool.write(grant.off(), &header.encode())?;
         pool.persist(grant.off(), ZONE_HEADER)?;
         let zone = grant.commit()?;
         log.zones.push(zone);
@@ -259,16 +262,18 @@ impl Memtable {
     pub fn load_zones(pool: &Pool, desc: &MemtableDesc) -> Result<Vec<PmOff>> {
         let mut zones = Vec::new();
         for zone in pool.zones_of(desc.owner) {
-            let h = pool.read(zone, ZONE_HEADER)?;
-            let u64_at = |i: usize| u64::from_le_bytes(h[i..i + 8].try_into().unwrap());
-            let crc = u32::from_le_bytes(h[20..24].try_into().unwrap());
-            if u64_at(0) != ZONE_MAGIC || crc32fast::hash(&h[..20]) != crc || u64_at(8) != desc.id {
-                return Err(DbError::Corrupt(format!(
-                    "zone {zone} of memtable {} has a damaged header",
+            let damaged = |why: String| {
+                DbError::Corrupt(format!(
+                    "zone {zone} of memtable {} has a damaged header: {why}",
                     desc.id
-                )));
+                ))
+            };
+            let header = ZoneHeader::decode(pool.read(zone, ZONE_HEADER)?)
+                .map_err(|e| damaged(e.to_string()))?;
+            if header.memtable != desc.id {
+                return Err(damaged(format!("it names memtable {}", header.memtable)));
             }
-            zones.push((u32::from_le_bytes(h[16..20].try_into().unwrap()), zone));
+            zones.push((header.index, zone));
         }
         zones.sort_unstable();
         for (i, (index, zone)) in zones.iter().enumerate() {
@@ -283,11 +288,10 @@ impl Memtable {
     }
 
     /// The header of the last published part, if the head says there is one.
-    pub fn last_part(&self, pool: &Pool, head: u64) -> Result<Option<ChunkHeader>> {
-        let (prev, cur) = split_head(head);
-        if cur == 0 || prev == cur {
+    pub fn last_part(&self, pool: &Pool, head: HeadWord) -> Result<Option<ChunkHeader>> {
+        let Some(prev) = head.last_part() else {
             return Ok(None);
-        }
+        };
         let log = self.log.lock();
         let z = (prev / self.zone_size) as usize;
         let zone = *log.zones.get(z).ok_or_else(|| {
@@ -296,15 +300,15 @@ impl Memtable {
                 self.desc.id
             ))
         })?;
-        let bytes = pool.read(at_off(zone, (prev % self.zone_size) as usize), CHUNK_HEADER)?;
-        ChunkHeader::decode(bytes)
-            .map(Some)
-            .map_err(|ChunkError::Damaged| {
-                DbError::Corrupt(format!(
-                    "memtable {}: header of the last published part is damaged",
-                    self.desc.id
-                ))
-            })
+        let off = (prev % self.zone_size) as usize;
+        let bytes = pool.read(at_off(zone, off), CHUNK_HEADER)?;
+        let room = (self.zone_size as usize - off).saturating_sub(CHUNK_HEADER);
+        ChunkHeader::decode(bytes, room).map(Some).map_err(|e| {
+            DbError::Corrupt(format!(
+                "memtable {}: header of the last published part is damaged ({e})",
+                self.desc.id
+            ))
+        })
     }
 
     /// Zones to scan at recovery with the published log ending at `published`: every zone
@@ -335,15 +339,20 @@ impl Memtable {
         let mut off = ZONE_HEADER;
         while off < limit && zs - off >= CHUNK_HEADER {
             let header = match pool.read(at_off(zone, off), CHUNK_HEADER) {
-                Ok(bytes) => ChunkHeader::decode(bytes),
-                Err(_) => Err(ChunkError::Damaged),
+                Ok(bytes) => {
+                    ChunkHeader::decode(bytes, zs - off - CHUNK_HEADER).map_err(|e| e.to_string())
+                }
+                Err(e) => Err(e.to_string()),
             };
-            let Ok(h) = header else {
-                scan.damage.push(format!(
-                    "memtable {} zone {z} offset {off}: damaged chunk header; the rest of the zone is skipped",
-                    self.desc.id
-                ));
-                break;
+            let h = match header {
+                Ok(h) => h,
+                Err(why) => {
+                    scan.damage.push(format!(
+                        "memtable {} zone {z} offset {off}: damaged chunk header ({why}); the rest of the zone is skipped",
+                        self.desc.id
+                    ));
+                    break;
+                }
             };
             scan.max_lsn = scan.max_lsn.max(h.lsn);
             if h.kind == ChunkKind::ZoneEnd {
@@ -361,15 +370,19 @@ impl Memtable {
                     continue;
                 }
             };
+            // Decoding bounded the count by the payload just read.
             entries.reserve(h.records as usize);
             let mut at = 0;
             while at < payload.len() {
-                let Some(r) = record::decode(&payload[at..]) else {
-                    scan.damage.push(format!(
-                        "memtable {} zone {z} offset {off}: undecodable record",
-                        self.desc.id
-                    ));
-                    break;
+                let r = match record::decode(&payload[at..]) {
+                    Ok(r) => r,
+                    Err(e) => {
+                        scan.damage.push(format!(
+                            "memtable {} zone {z} offset {off}: undecodable record ({e})",
+                            self.desc.id
+                        ));
+                        break;
+                    }
                 };
                 entries.push((
                     IKey::new(r.key, r.seq, r.kind),
@@ -437,16 +450,6 @@ impl Drop for Memtable {
             log::warn!("memtable {}: releasing its zones failed: {e}", self.desc.id);
         }
     }
-}
-
-/// Reads and decodes the record at `off` — the one place records are read back, by point
-/// reads and iterators alike.
-pub(crate) fn read_record(pool: &Pool, off: PmOff) -> Result<RecordRef<'_>> {
-    pool.charge_read(0);
-    let header = pool.read(off, record::RECORD_HEADER)?;
-    let (klen, vlen) = record::header_lens(header);
-    let bytes = pool.read(off, record::record_len(klen, vlen))?;
-    record::decode(bytes).ok_or_else(|| DbError::Corrupt(format!("undecodable record at {off}")))
 }
 
 fn at_off(zone: PmOff, offset: usize) -> PmOff {

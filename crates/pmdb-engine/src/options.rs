@@ -120,9 +120,9 @@ impl DbOptions {
                 format!("{} is not in 1..=65536", self.max_key_size),
             );
         }
-        let overhead = crate::record::RECORD_HEADER
-            + crate::chunk::CHUNK_HEADER
-            + crate::memtable::ZONE_HEADER
+        let overhead = crate::format::record::RECORD_HEADER
+            + crate::format::chunk::CHUNK_HEADER
+            + crate::format::zone::ZONE_HEADER
             + 8;
         let room = (zone_size as usize).saturating_sub(overhead + self.max_key_size);
         if room == 0 {

@@ -10,10 +10,9 @@ use arc_swap::Guard;
 use pmdb_pmem::Pool;
 
 use crate::error::{DbError, Result};
+use crate::format::record::{self, Kind};
 use crate::iter::{InternalIterator, MemtableIter, MergingIterator, VisibleIter};
 use crate::keys::{self, IKey};
-use crate::memtable::read_record;
-use crate::record::Kind;
 use crate::registry::SubtableState;
 use crate::view::ReadView;
 
@@ -65,7 +64,7 @@ pub(crate) fn get<'a>(
     }
     match found {
         Some((Kind::Put, off)) => {
-            let bytes = read_record(pool, off)?.value;
+            let bytes = record::read(pool, off)?.value;
             Ok(Some(ValueRef { _view: view, bytes }))
         }
         _ => Ok(None),

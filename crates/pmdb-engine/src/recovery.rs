@@ -19,7 +19,8 @@ use pmdb_pmem::{OwnerId, Pool};
 
 use crate::catalog::{Catalog, MemtableDesc, SubtableDesc};
 use crate::error::Result;
-use crate::memtable::{Entries, Memtable, ZoneScan, split_head};
+use crate::format::head::HeadWord;
+use crate::memtable::{Entries, Memtable, ZoneScan};
 use crate::options::DbOptions;
 use crate::registry::SubtableState;
 
@@ -118,14 +119,21 @@ pub(crate) fn recover(
 
     let mut memtables = Vec::with_capacity(descs.len());
     for desc in descs {
-        let (zones, damaged) = match Memtable::load_zones(pool, &desc) {
+        let (zones, mut damaged) = match Memtable::load_zones(pool, &desc) {
             Ok(zones) => (zones, false),
             Err(e) => {
                 stats.damage.push(e.to_string());
                 (Vec::new(), true)
             }
         };
-        let head = pool.load_u64(desc.head_off)?;
+        let head = HeadWord::unpack(pool.load_u64(desc.head_off)?).unwrap_or_else(|e| {
+            stats.damage.push(format!(
+                "memtable {}: {e}; none of its records are read",
+                desc.id
+            ));
+            damaged = true;
+            HeadWord { start: 0, end: 0 }
+        });
         let memtable = Memtable::new(desc, Arc::clone(pool), zones, 0);
         if damaged {
             memtable.seal();
@@ -140,8 +148,7 @@ pub(crate) fn recover(
     let memtables: Vec<Arc<Memtable>> = memtables
         .into_iter()
         .map(|(m, head)| {
-            let (_, end) = split_head(head);
-            m.set_published(end, 0);
+            m.set_published(head.end, 0);
             Arc::new(m)
         })
         .collect();
@@ -233,7 +240,10 @@ pub(crate) fn recover(
     }
     stats.subtables = subtables.len();
     stats.elapsed = start.elapsed();
-    let next_lsn = top_lsn.max(total.max_lsn).max(Catalog::committed_lsn(pool)) + 1;
+    let next_lsn = top_lsn
+        .max(total.max_lsn)
+        .max(Catalog::committed_lsn(pool)?)
+        + 1;
     Ok(Recovered {
         subtables,
         max_seq: total.max_seq,
@@ -272,7 +282,7 @@ fn finish_drops(
 /// is partial; returns its lsn (0 if there is none).
 fn roll_back_partial_group(
     pool: &Pool,
-    memtables: &mut [(Memtable, u64)],
+    memtables: &mut [(Memtable, HeadWord)],
     stats: &mut RecoveryStats,
 ) -> Result<u64> {
     let mut last = Vec::with_capacity(memtables.len());
@@ -289,7 +299,7 @@ fn roll_back_partial_group(
     let Some(top) = last.iter().flatten().max_by_key(|h| h.lsn).copied() else {
         return Ok(0);
     };
-    if top.lsn <= Catalog::committed_lsn(pool) {
+    if top.lsn <= Catalog::committed_lsn(pool)? {
         return Ok(top.lsn);
     }
     let holders: Vec<usize> = last
@@ -305,9 +315,8 @@ fn roll_back_partial_group(
     Catalog::publish_committed_lsn(pool, top.lsn - 1);
     for i in holders {
         let (m, head) = &mut memtables[i];
-        let (prev, _) = split_head(*head);
-        *head = (prev << 32) | prev;
-        pool.publish_u64(m.desc.head_off, *head)?;
+        *head = head.rolled_back();
+        pool.publish_u64(m.desc.head_off, head.pack())?;
         stats.rolled_back_parts += 1;
     }
     Ok(top.lsn)

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::Mutex;
 
 use crate::error::{DbError, Result};
-use crate::keys::MAX_SEQ;
+use crate::format::MAX_SEQ;
 
 pub(crate) struct SeqTracker {
     /// Every commit with a sequence number up to this one is visible.

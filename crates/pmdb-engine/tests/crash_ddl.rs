@@ -21,7 +21,8 @@ enum Step {
     Put(&'static str, Vec<u8>, Vec<u8>),
 }
 
-type Model = BTreeMap<&'static str, BTreeMap<Vec<u8>, Vec<u8>>>;
+type Rows = BTreeMap<Vec<u8>, Vec<u8>>;
+type Model = BTreeMap<&'static str, Rows>;
 
 fn options() -> DbOptions {
     DbOptions {
@@ -76,7 +77,7 @@ fn workload(seed: u64, steps: usize) -> impl Fn(&Arc<Pool>, &mut AckLog<Step>) {
     }
 }
 
-fn contents(db: &Db) -> Result<BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>, String> {
+fn contents(db: &Db) -> Result<BTreeMap<String, Rows>, String> {
     let mut out = BTreeMap::new();
     for name in db.subtable_names() {
         let sub = db.existing_subtable(&name).map_err(|e| e.to_string())?;
@@ -90,7 +91,7 @@ fn contents(db: &Db) -> Result<BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>>, Str
     Ok(out)
 }
 
-fn named(model: &Model) -> BTreeMap<String, BTreeMap<Vec<u8>, Vec<u8>>> {
+fn named(model: &Model) -> BTreeMap<String, Rows> {
     model
         .iter()
         .map(|(k, v)| (k.to_string(), v.clone()))

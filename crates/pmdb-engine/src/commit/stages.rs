@@ -279,8 +279,7 @@ fn publish(
 ) -> Result<()> {
     let mut heads = Vec::with_capacity(appended.len());
     for (m, a, _) in appended {
-        ctx.pool
-            .store_u64(m.desc.head_off, (a.start << 32) | a.end)?;
+        ctx.pool.store_u64(m.desc.head_off, a.head().pack())?;
         heads.push((m.desc.head_off, 8));
     }
     persist(ctx, st, &heads, defer)

@@ -10,9 +10,10 @@ use std::ops::Bound;
 use pmdb_pmem::PmOff;
 
 use crate::error::Result;
+use crate::format::record;
 use crate::iter::InternalIterator;
 use crate::keys::IKey;
-use crate::memtable::{Memtable, read_record};
+use crate::memtable::Memtable;
 
 /// The largest batch copied out of the index at once.
 const MAX_BATCH: usize = 128;
@@ -117,7 +118,7 @@ impl<M: Borrow<Memtable> + Send> InternalIterator for MemtableIter<M> {
 
     fn value(&self) -> Result<&[u8]> {
         let mem = self.mem.borrow();
-        Ok(read_record(mem.pool(), self.record_off())?.value)
+        Ok(record::read(mem.pool(), self.record_off())?.value)
     }
 
     fn status(&self) -> Result<()> {

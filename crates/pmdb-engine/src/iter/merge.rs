@@ -175,8 +175,8 @@ impl InternalIterator for MergingIterator {
 mod tests {
     use super::*;
     use crate::error::DbError;
+    use crate::format::record::Kind;
     use crate::keys::IKey;
-    use crate::record::Kind;
 
     /// A source over a sorted vector, for testing the merge alone.
     struct VecIter {

@@ -8,9 +8,9 @@
 use std::ops::Bound;
 
 use crate::error::Result;
+use crate::format::record::Kind;
 use crate::iter::InternalIterator;
 use crate::keys::{self, IKey};
-use crate::record::Kind;
 
 #[derive(Clone, Copy, PartialEq, Eq)]
 enum State {
