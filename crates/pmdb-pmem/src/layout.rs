@@ -93,6 +93,12 @@ pub(crate) struct ZoneId {
     pub index: u32,
 }
 
+/// Address of root word `index` (< `ROOT_WORDS`).
+pub(crate) fn root_off(index: usize) -> PmOff {
+    assert!(index < ROOT_WORDS, "root word {index} out of range");
+    PmOff::new(0, ROOT_OFF + index as u64 * 8)
+}
+
 pub(crate) fn align_up(v: u64, align: u64) -> u64 {
     v.div_ceil(align) * align
 }
@@ -119,6 +125,26 @@ pub(crate) enum HeaderError {
 }
 
 impl ExtentHeader {
+    /// The header of extent `extent` of a pool.
+    pub fn new(uuid: [u8; 16], extent: u16, geometry: Geometry, max_extents: u32) -> Self {
+        ExtentHeader {
+            version: FORMAT_VERSION,
+            uuid,
+            extent,
+            max_extents,
+            geometry,
+            extent_len: geometry.extent_len(extent),
+        }
+    }
+
+    /// The first page of a new extent: the header, then zeros.
+    pub fn page(&self) -> Vec<u8> {
+        let mut page = vec![0u8; HEADER_LEN as usize];
+        let header = self.encode();
+        page[..header.len()].copy_from_slice(&header);
+        page
+    }
+
     pub fn encode(&self) -> [u8; HEADER_BODY + 4] {
         let mut b = [0u8; HEADER_BODY + 4];
         b[0..8].copy_from_slice(&MAGIC);
@@ -230,20 +256,19 @@ mod tests {
             zones_per_extent: 8,
             max_owners: 64,
         };
-        ExtentHeader {
-            version: FORMAT_VERSION,
-            uuid: [7; 16],
-            extent: 2,
-            max_extents: 4,
-            geometry,
-            extent_len: geometry.extent_len(2),
-        }
+        ExtentHeader::new([7; 16], 2, geometry, 4)
     }
 
     #[test]
     fn header_round_trips() {
         let h = header();
         assert_eq!(ExtentHeader::decode(&h.encode()), Ok(h));
+    }
+
+    #[test]
+    fn page_starts_with_the_header() {
+        let h = header();
+        assert_eq!(ExtentHeader::decode(&h.page()), Ok(h));
     }
 
     #[test]
