@@ -1,7 +1,7 @@
 //! The pool's media: its mapped extents, addressed by `PmOff` with every access bounds
 //! checked, grown one whole extent at a time, and made durable by the backend's
 //! persistence. The data API reaches only the zones; the metadata words (root, owner
-//! registry, owner words) are reached through `meta_*` alone, so no caller
+//! registry, owner words, extent count) are reached through `meta_*` alone, so no caller
 //! can scribble over them by mistake.
 
 use std::path::{Path, PathBuf};
@@ -19,10 +19,13 @@ use crate::emulation::{Emulation, Emulator};
 use crate::error::{PmemError, Result};
 use crate::extent_file::ExtentDir;
 use crate::flush::CACHE_LINE;
-use crate::layout::{ExtentHeader, Geometry};
+use crate::layout::{EXTENT_COUNT_OFF, ExtentHeader, Geometry};
 use crate::mapping::Mapping;
 use crate::off::PmOff;
 use crate::persist::Persistence;
+
+/// Extent 0's count of the extents the pool has grown to.
+const EXTENT_COUNT: PmOff = PmOff::new(0, EXTENT_COUNT_OFF);
 
 /// Where a pool's extents live.
 pub(crate) enum Store {
@@ -81,20 +84,21 @@ pub(crate) struct Media {
 }
 
 impl Media {
-    /// Takes over the extents of the pool whose extent 0 carries `header`.
+    /// Takes over the extents of the pool whose extent 0 carries `header`, after holding
+    /// them against the extent count that extent 0 records.
     pub fn new(
         store: Store,
         header: &ExtentHeader,
         max_extents: u32,
         maps: Vec<Mapping>,
         emulation: Emulation,
-    ) -> Media {
+    ) -> Result<Media> {
         let extents: Box<[OnceLock<Mapping>]> = (0..max_extents).map(|_| OnceLock::new()).collect();
         let n_extents = AtomicU32::new(maps.len() as u32);
         for (slot, map) in extents.iter().zip(maps) {
             let _ = slot.set(map);
         }
-        Media {
+        let media = Media {
             persistence: store.persistence(),
             store,
             uuid: header.uuid,
@@ -104,7 +108,30 @@ impl Media {
             n_extents,
             grow_lock: Mutex::new(()),
             emu: Emulator::new(emulation),
+        };
+        media.settle_extent_count()?;
+        Ok(media)
+    }
+
+    /// Fewer extents than extent 0 records means an extent file was lost, and with it
+    /// whatever its zones held. More means a crash came between a new extent's rename and
+    /// the publish of its count (or the pool predates the count): no zone of it can have
+    /// been committed yet, so it is adopted.
+    fn settle_extent_count(&self) -> Result<()> {
+        let recorded = self.meta_load(EXTENT_COUNT);
+        let present = self.extent_count();
+        if recorded > present as u64 {
+            return Err(PmemError::Corrupt {
+                path: self.store.extent_path(present as u16),
+                reason: format!(
+                    "extent file is missing: extent 0 records {recorded} extents, {present} are present"
+                ),
+            });
         }
+        if recorded < present as u64 {
+            self.meta_publish(EXTENT_COUNT, present as u64);
+        }
+        Ok(())
     }
 
     pub fn backend(&self) -> Backend {
@@ -252,7 +279,8 @@ impl Media {
             .load(Ordering::Acquire)
     }
 
-    /// Stores and persists an 8-byte metadata word (owner words, registry, root); `off` comes from the geometry, so it is in bounds.
+    /// Stores and persists an 8-byte metadata word (owner words, registry, root, extent
+    /// count); `off` comes from the geometry, so it is in bounds.
     pub fn meta_publish(&self, off: PmOff, value: u64) {
         self.atomic_at(off, false)
             .expect("metadata word inside geometry")
@@ -280,7 +308,8 @@ impl Media {
         Ok(())
     }
 
-    /// Adds one extent; `PoolFull` at the maximum. Returns the new extent's index.
+    /// Adds one extent and then publishes the new extent count; `PoolFull` at the
+    /// maximum. Returns the new extent's index.
     pub fn grow(&self) -> Result<u16> {
         let _guard = self.grow_lock.lock();
         let n = self.extent_count();
@@ -295,6 +324,7 @@ impl Media {
         let map = self.store.add_extent(&header)?;
         let _ = self.extents[index as usize].set(map);
         self.n_extents.store(n + 1, Ordering::Release);
+        self.meta_publish(EXTENT_COUNT, n as u64 + 1);
         Ok(index)
     }
 }

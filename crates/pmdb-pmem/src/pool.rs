@@ -46,8 +46,8 @@ impl Pool {
         Pool::create_on(Store::Dir(dir), &header, map, options)
     }
 
-    /// Opens the pool in `dir`: checks every extent header, maps the extents and runs
-    /// allocator recovery.
+    /// Opens the pool in `dir`: checks every extent header and the extent count, maps the
+    /// extents and runs allocator recovery.
     pub fn open(dir: impl AsRef<Path>, options: &PoolOptions) -> Result<Pool> {
         let (dir, header, maps) = ExtentDir::open(dir.as_ref(), options)?;
         Pool::open_on(Store::Dir(dir), &header, maps, options)
@@ -70,7 +70,8 @@ impl Pool {
         Pool::open_on(Store::Sim(sim), &header, maps, options)
     }
 
-    /// A new pool whose extent 0 is `map`: the other initial extents come by growth.
+    /// A new pool whose extent 0 is `map`: the other initial extents come by growth, which
+    /// records each in the extent count.
     fn create_on(
         store: Store,
         header: &ExtentHeader,
@@ -83,7 +84,7 @@ impl Pool {
             header.max_extents,
             vec![map],
             options.emulation,
-        );
+        )?;
         for _ in 1..options.initial_extents {
             media.grow()?;
         }
@@ -99,7 +100,7 @@ impl Pool {
         options: &PoolOptions,
     ) -> Result<Pool> {
         let max_extents = options.max_extents_at_open(header.max_extents, maps.len())?;
-        let media = Media::new(store, header, max_extents, maps, options.emulation);
+        let media = Media::new(store, header, max_extents, maps, options.emulation)?;
         Ok(Pool {
             heap: Heap::recover(media),
         })
