@@ -7,6 +7,8 @@
 //! measures durable puts against that floor, gets and recovery; [`index`] compares
 //! candidate DRAM index structures.
 
+#![deny(unsafe_code)]
+
 pub mod charts;
 pub mod dist;
 pub mod engine;

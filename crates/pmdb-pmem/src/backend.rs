@@ -1,5 +1,6 @@
 //! Persistence backends and how one is chosen: DAX when `MAP_SYNC` is granted, Memory on
-//! a DRAM-backed filesystem (tmpfs, ramfs), File otherwise; CrashSim only for tests.
+//! a DRAM-backed filesystem (tmpfs, ramfs), File otherwise; CrashSim only for tests
+//! (the `crashsim` feature).
 
 use std::ffi::CString;
 use std::fmt;
@@ -19,6 +20,7 @@ pub enum Backend {
     /// loss.
     File,
     /// Test backend: a second, persisted image that only fenced flushes reach.
+    #[cfg(feature = "crashsim")]
     CrashSim,
 }
 
@@ -28,6 +30,7 @@ impl Backend {
             Backend::Dax => "dax",
             Backend::Memory => "memory",
             Backend::File => "file",
+            #[cfg(feature = "crashsim")]
             Backend::CrashSim => "crashsim",
         }
     }
@@ -38,6 +41,7 @@ impl Backend {
             Backend::Dax => "survives power loss (flush + fence reach the PM domain)",
             Backend::Memory => "survives a process crash; lost on power loss or reboot",
             Backend::File => "survives power loss once msync returns",
+            #[cfg(feature = "crashsim")]
             Backend::CrashSim => "simulated: only flushed and fenced lines survive",
         }
     }

@@ -1,16 +1,24 @@
 //! The crash simulator's backing store: besides the working memory the program writes,
 //! it keeps a persisted image that only flushed-and-fenced cache lines reach. A crash
 //! image takes, for every 8-byte word that differs between the two, either value at
-//! random — any subset of unfenced stores may have reached the media.
+//! random — any subset of unfenced stores may have reached the media. Its extents are
+//! anonymous mappings, made new or copied from a crash image and checked as files are.
 
 use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::sync::Arc;
 
 use parking_lot::Mutex;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+use crate::error::{PmemError, Result};
+use crate::extent_check::{check_extent, check_length, decode_header};
 use crate::flush::CACHE_LINE;
+use crate::layout::ExtentHeader;
+use crate::mapping::Mapping;
 use crate::off::PmOff;
+use crate::options::PoolOptions;
 
 /// The media contents of a simulated pool after a crash: what recovery gets to see.
 #[derive(Clone, Debug)]
@@ -63,10 +71,12 @@ pub(crate) struct SimStore {
     state: Mutex<SimState>,
 }
 
-// SAFETY: the working pointers refer to mappings owned by the pool that owns this store;
-// they are only read under the state mutex while the pool is alive.
+// SAFETY: the raw `working` pointers are what keeps the auto traits away. They point into
+// mappings owned by the same pool's media, which any thread may use, and they are read
+// only under the state mutex, by calls that come through the pool while it (and so the
+// mapping) lives.
 unsafe impl Send for SimStore {}
-// SAFETY: as above; all fields are behind the mutex.
+// SAFETY: as above; every field is behind the state mutex.
 unsafe impl Sync for SimStore {}
 
 impl SimStore {
@@ -81,17 +91,50 @@ impl SimStore {
         }
     }
 
-    /// Registers a new extent whose working memory already holds its initial contents;
-    /// those contents count as persisted, as a file that was written, synced and renamed
-    /// into place would.
-    pub fn add_extent(&self, working: *const u8, len: usize) {
-        // SAFETY: `working` points to `len` mapped bytes owned by the pool.
-        let persisted = unsafe { std::slice::from_raw_parts(working, len) }.to_vec();
+    /// Opens a crash image on a fresh store: each extent is checked as a file would be,
+    /// then copied into working memory. Returns extent 0's header with the mappings.
+    pub fn open_image(
+        image: &CrashImage,
+        options: &PoolOptions,
+    ) -> Result<(Arc<SimStore>, ExtentHeader, Vec<Mapping>)> {
+        let sim = Arc::new(SimStore::new());
+        let mut first: Option<ExtentHeader> = None;
+        let mut maps = Vec::with_capacity(image.extents.len());
+        for (index, bytes) in image.extents.iter().enumerate() {
+            let path = image_path(index as u16);
+            let header = decode_header(&path, bytes)?;
+            check_length(&path, bytes.len() as u64, &header)?;
+            check_extent(&path, &header, index as u16, first.as_ref(), options)?;
+            maps.push(sim.add_mapping(&path, bytes)?);
+            first.get_or_insert(header);
+        }
+        let first = first.ok_or_else(|| PmemError::NoPool {
+            path: "<crash image>".into(),
+        })?;
+        Ok((sim, first, maps))
+    }
+
+    /// Adds the extent `header` describes, its first page already persisted, as a file
+    /// that was written, synced and renamed into place would be.
+    pub fn add_extent(&self, header: &ExtentHeader) -> Result<Mapping> {
+        let path = image_path(header.extent);
+        let mut bytes = header.page();
+        bytes.resize(header.extent_len as usize, 0);
+        self.add_mapping(&path, &bytes)
+    }
+
+    /// Maps `bytes` as working memory, which the persisted image starts equal to.
+    fn add_mapping(&self, path: &std::path::Path, bytes: &[u8]) -> Result<Mapping> {
+        let map = Mapping::anon(bytes.len()).map_err(|e| PmemError::io(path, e))?;
+        // SAFETY: the fresh mapping holds `bytes.len()` writable bytes and aliases nothing,
+        // `bytes` least of all.
+        unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), map.as_ptr(), bytes.len()) };
         self.state.lock().extents.push(SimExtent {
-            working,
-            len,
-            persisted,
+            working: map.as_ptr(),
+            len: bytes.len(),
+            persisted: bytes.to_vec(),
         });
+        Ok(map)
     }
 
     /// Snapshots the cache lines covering `[off, off + len)` of `extent` into the
@@ -105,8 +148,9 @@ impl SimStore {
         let mut line = start;
         while line < end {
             let mut bytes = [0u8; CACHE_LINE];
-            // SAFETY: extents are multiples of the page size, so a whole line at `line`
-            // lies inside the working mapping.
+            // SAFETY: `line < end <= len`, and `len` is a multiple of the page size (hence
+            // of the line size), so the whole line lies inside the working mapping, which
+            // lives while the pool that flushes does.
             unsafe {
                 std::ptr::copy_nonoverlapping(working.add(line), bytes.as_mut_ptr(), CACHE_LINE)
             };
@@ -198,8 +242,13 @@ fn capture_into(st: &mut SimState, point: u64) {
     }
 }
 
+/// How errors name extent `index` of a simulated pool, which has no file.
+pub(crate) fn image_path(index: u16) -> PathBuf {
+    PathBuf::from(format!("<crash image>/extent {index}"))
+}
+
 /// The seed of mix `m` at crash point `point` of a run seeded with `base`.
-pub(crate) fn point_seed(base: u64, point: u64, m: u64) -> u64 {
+fn point_seed(base: u64, point: u64, m: u64) -> u64 {
     splitmix(base ^ splitmix(point.wrapping_add(m.wrapping_mul(0x9e37_79b9))))
 }
 
@@ -216,7 +265,8 @@ fn mix(st: &SimState, point: u64, seed: u64) -> CrashImage {
         .extents
         .iter()
         .map(|ext| {
-            // SAFETY: the working mapping of `len` bytes is alive while the pool is.
+            // SAFETY: `working` maps `len` bytes; a mix is only taken through the pool (a
+            // crash, or a fence with capture armed), so the mapping is alive.
             let working = unsafe { std::slice::from_raw_parts(ext.working, ext.len) };
             let mut out = ext.persisted.clone();
             // Whole pages compare with memcmp; only differing pages are mixed word by word.

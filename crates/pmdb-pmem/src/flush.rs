@@ -75,8 +75,9 @@ pub(crate) fn flush_lines(ptr: *const u8, len: usize) -> usize {
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn flush_line(insn: FlushInsn, line: *const u8) {
-    // SAFETY: `line` lies in a mapped range (caller's contract); these instructions only
-    // write the line back to memory and never fault on mapped addresses.
+    // SAFETY: write-back instructions never change memory contents, so no Rust invariant
+    // can break; `line` lies in a mapped range (the contract of `flush_lines`), so they
+    // do not fault either.
     unsafe {
         match insn {
             FlushInsn::Clwb => {

@@ -11,14 +11,19 @@
 //! owner words: a zone is owned only if its word names a live owner of the same
 //! generation; uncommitted, dead-owner and stale words all come back free. Owners that
 //! the caller cannot reach are dropped with `retain_owners`.
+//!
+//! The `Heap` is built on the pool's media and owns it, so a grant or a recovery needs
+//! nothing above the allocator.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
+use parking_lot::Mutex;
+
 use crate::error::{PmemError, Result};
 use crate::layout::{Geometry, ZoneId};
+use crate::media::Media;
 use crate::off::PmOff;
-use crate::pool::Pool;
 
 const SLOT_BITS: u32 = 24;
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
@@ -76,7 +81,7 @@ struct OwnerEntry {
 
 /// The allocator's DRAM state, rebuilt by recovery.
 #[derive(Default)]
-pub(crate) struct AllocState {
+struct AllocState {
     /// Free zones, highest first so that `pop` hands out low addresses.
     free: Vec<ZoneId>,
     owners: HashMap<u32, OwnerEntry>,
@@ -106,7 +111,7 @@ pub struct RecoveryReport {
 /// A zone reserved for an owner but not yet committed. Dropping it returns the zone.
 #[must_use = "a zone grant must be committed, or it is returned on drop"]
 pub struct ZoneGrant<'p> {
-    pool: &'p Pool,
+    heap: &'p Heap,
     zone: ZoneId,
     owner: OwnerId,
     committed: bool,
@@ -115,11 +120,11 @@ pub struct ZoneGrant<'p> {
 impl<'p> ZoneGrant<'p> {
     /// Address of the zone's first byte.
     pub fn off(&self) -> PmOff {
-        self.pool.geometry().zone_off(self.zone)
+        self.heap.geometry().zone_off(self.zone)
     }
 
     pub fn len(&self) -> u64 {
-        self.pool.zone_size()
+        self.heap.geometry().zone_size
     }
 
     pub fn is_empty(&self) -> bool {
@@ -133,8 +138,8 @@ impl<'p> ZoneGrant<'p> {
     /// Commits the zone to its owner: one 8-byte owner-word store, flushed and fenced.
     /// The caller must have persisted whatever it initialised first.
     pub fn commit(mut self) -> Result<PmOff> {
-        let pool = self.pool;
-        let mut st = pool.alloc.lock();
+        let heap = self.heap;
+        let mut st = heap.state.lock();
         let entry = st
             .owners
             .get_mut(&self.owner.slot())
@@ -142,8 +147,8 @@ impl<'p> ZoneGrant<'p> {
             .ok_or(PmemError::DeadOwner {
                 owner: self.owner.to_raw(),
             })?;
-        pool.meta_publish(
-            pool.geometry().owner_word_off(self.zone),
+        heap.media.meta_publish(
+            heap.geometry().owner_word_off(self.zone),
             self.owner.to_raw(),
         );
         entry.zones.push(self.zone);
@@ -156,7 +161,7 @@ impl<'p> ZoneGrant<'p> {
 impl Drop for ZoneGrant<'_> {
     fn drop(&mut self) {
         if !self.committed {
-            let mut st = self.pool.alloc.lock();
+            let mut st = self.heap.state.lock();
             st.reserved -= 1;
             st.free.push(self.zone);
         }
@@ -174,22 +179,52 @@ pub struct AllocStats {
     pub live_owners: u64,
 }
 
-impl Pool {
+/// The zone allocator of one pool, on the media it owns.
+pub(crate) struct Heap {
+    media: Media,
+    state: Mutex<AllocState>,
+    recovery: RecoveryReport,
+}
+
+impl Heap {
+    /// Takes over `media` and rebuilds the allocator from its registry and owner words.
+    pub fn recover(media: Media) -> Heap {
+        let (state, recovery) = recover(&media);
+        Heap {
+            media,
+            state: Mutex::new(state),
+            recovery,
+        }
+    }
+
+    pub fn media(&self) -> &Media {
+        &self.media
+    }
+
+    fn geometry(&self) -> &Geometry {
+        self.media.geometry()
+    }
+
+    /// What recovery found when the heap was built.
+    pub fn recovery_report(&self) -> &RecoveryReport {
+        &self.recovery
+    }
+
     /// Registers a new live owner (one 8-byte registry store, flushed and fenced).
     pub fn create_owner(&self) -> Result<OwnerId> {
-        let mut st = self.alloc.lock();
-        let (slot, last_gen) = st.free_slots.pop().ok_or(PmemError::OwnersFull {
-            max_owners: self.max_owners(),
-        })?;
+        let mut st = self.state.lock();
+        let max_owners = self.geometry().max_owners;
+        let (slot, last_gen) = st
+            .free_slots
+            .pop()
+            .ok_or(PmemError::OwnersFull { max_owners })?;
         // A slot whose generation is exhausted is retired rather than wrapped, so an
         // old owner word can never match again.
         if last_gen >= GEN_MAX {
-            return Err(PmemError::OwnersFull {
-                max_owners: self.max_owners(),
-            });
+            return Err(PmemError::OwnersFull { max_owners });
         }
         let generation = last_gen + 1;
-        self.meta_publish(
+        self.media.meta_publish(
             registry_off(self.geometry(), slot),
             registry_word(generation, STATE_LIVE),
         );
@@ -203,19 +238,18 @@ impl Pool {
         Ok(OwnerId::new(slot, generation))
     }
 
-    /// Reserves a free zone for `owner`, growing the pool by one extent if none is free.
-    /// Fails with `PoolFull` when the pool is at its maximum size.
+    /// Reserves a free zone for `owner`, growing the media by one extent if none is free.
     pub fn alloc_zone(&self, owner: OwnerId) -> Result<ZoneGrant<'_>> {
-        let mut st = self.alloc.lock();
-        if !is_live(&st, owner) {
+        let mut st = self.state.lock();
+        if !st.is_live(owner) {
             return Err(PmemError::DeadOwner {
                 owner: owner.to_raw(),
             });
         }
         if st.free.is_empty() {
-            let extent = self.grow()?;
+            let extent = self.media.grow()?;
             st.free.extend(
-                (0..self.zones_per_extent())
+                (0..self.geometry().zones_per_extent)
                     .rev()
                     .map(|index| ZoneId { extent, index }),
             );
@@ -223,7 +257,7 @@ impl Pool {
         let zone = st.free.pop().expect("free list refilled");
         st.reserved += 1;
         Ok(ZoneGrant {
-            pool: self,
+            heap: self,
             zone,
             owner,
             committed: false,
@@ -231,28 +265,26 @@ impl Pool {
     }
 
     /// Marks `owner` dead (one 8-byte store, flushed and fenced), then returns all its
-    /// zones to the free list. Readers that may still see those zones must have left
-    /// before this is called.
+    /// zones to the free list.
     pub fn release_owner(&self, owner: OwnerId) -> Result<()> {
-        let mut st = self.alloc.lock();
-        if !is_live(&st, owner) {
+        let mut st = self.state.lock();
+        if !st.is_live(owner) {
             return Err(PmemError::DeadOwner {
                 owner: owner.to_raw(),
             });
         }
-        self.meta_publish(
+        self.media.meta_publish(
             registry_off(self.geometry(), owner.slot()),
             registry_word(owner.generation(), STATE_DEAD),
         );
-        let entry = st.owners.remove(&owner.slot()).expect("live owner");
+        let entry = st.owners.remove(&owner.slot()).expect("checked live above");
         st.free.extend(entry.zones);
         st.free.sort_unstable_by(|a, b| b.cmp(a));
         st.free_slots.push((owner.slot(), owner.generation()));
         Ok(())
     }
 
-    /// Releases every live owner for which `keep` is false — the owners recovery found
-    /// committed but the caller cannot reach. Returns how many were released.
+    /// Releases every live owner for which `keep` is false; returns how many.
     pub fn retain_owners(&self, mut keep: impl FnMut(OwnerId) -> bool) -> Result<usize> {
         let drop: Vec<OwnerId> = self.owners().into_iter().filter(|&o| !keep(o)).collect();
         for &owner in &drop {
@@ -263,7 +295,7 @@ impl Pool {
 
     /// The live owners, by slot.
     pub fn owners(&self) -> Vec<OwnerId> {
-        let st = self.alloc.lock();
+        let st = self.state.lock();
         let mut owners: Vec<OwnerId> = st
             .owners
             .iter()
@@ -273,56 +305,56 @@ impl Pool {
         owners
     }
 
-    /// Whether `owner` is live.
     pub fn is_live(&self, owner: OwnerId) -> bool {
-        is_live(&self.alloc.lock(), owner)
+        self.state.lock().is_live(owner)
     }
 
     /// The zones committed to `owner`, in address order (empty if it is not live).
     pub fn zones_of(&self, owner: OwnerId) -> Vec<PmOff> {
-        let st = self.alloc.lock();
+        let st = self.state.lock();
         let mut zones: Vec<ZoneId> = match st.owners.get(&owner.slot()) {
             Some(e) if e.generation == owner.generation() => e.zones.clone(),
             _ => Vec::new(),
         };
         zones.sort_unstable();
+        self.offs(zones)
+    }
+
+    /// The live owner that committed the zone starting at `zone_off`, per its owner word.
+    pub fn zone_owner(&self, zone_off: PmOff) -> Option<OwnerId> {
+        let zone = self.geometry().zone_of(zone_off)?;
+        if zone.extent as u32 >= self.media.extent_count() {
+            return None;
+        }
+        let word = self.media.meta_load(self.geometry().owner_word_off(zone));
+        let owner = OwnerId::from_raw(word)?;
+        self.is_live(owner).then_some(owner)
+    }
+
+    /// Free zones in address order.
+    pub fn free_zones(&self) -> Vec<PmOff> {
+        let mut free = self.state.lock().free.clone();
+        free.sort_unstable();
+        self.offs(free)
+    }
+
+    fn offs(&self, zones: Vec<ZoneId>) -> Vec<PmOff> {
         zones
             .into_iter()
             .map(|z| self.geometry().zone_off(z))
             .collect()
     }
 
-    /// The owner that committed the zone starting at `zone_off`, per its owner word, if
-    /// that owner is live.
-    pub fn zone_owner(&self, zone_off: PmOff) -> Option<OwnerId> {
-        let zone = self.geometry().zone_of(zone_off)?;
-        if zone.extent as u32 >= self.extent_count() {
-            return None;
-        }
-        let owner = OwnerId::from_raw(self.meta_load(self.geometry().owner_word_off(zone)))?;
-        self.is_live(owner).then_some(owner)
-    }
-
-    /// Free zones in address order (for checkers and `pmdb pool info`).
-    pub fn free_zones(&self) -> Vec<PmOff> {
-        let st = self.alloc.lock();
-        let mut free = st.free.clone();
-        free.sort_unstable();
-        free.into_iter()
-            .map(|z| self.geometry().zone_off(z))
-            .collect()
-    }
-
     /// Zones in the extents mapped now.
     pub fn zone_count(&self) -> u64 {
-        self.extent_count() as u64 * self.zones_per_extent() as u64
+        self.media.extent_count() as u64 * self.geometry().zones_per_extent as u64
     }
 
-    pub fn alloc_stats(&self) -> AllocStats {
-        let st = self.alloc.lock();
+    pub fn stats(&self) -> AllocStats {
+        let st = self.state.lock();
         let owned: u64 = st.owners.values().map(|e| e.zones.len() as u64).sum();
         AllocStats {
-            extents: self.extent_count(),
+            extents: self.media.extent_count(),
             zones: self.zone_count(),
             free_zones: st.free.len() as u64,
             owned_zones: owned,
@@ -332,24 +364,26 @@ impl Pool {
     }
 }
 
-fn is_live(st: &AllocState, owner: OwnerId) -> bool {
-    st.owners
-        .get(&owner.slot())
-        .is_some_and(|e| e.generation == owner.generation())
+impl AllocState {
+    fn is_live(&self, owner: OwnerId) -> bool {
+        self.owners
+            .get(&owner.slot())
+            .is_some_and(|e| e.generation == owner.generation())
+    }
 }
 
 /// Rebuilds the allocator's DRAM state from the registry and the owner words.
-pub(crate) fn recover(pool: &Pool) -> (AllocState, RecoveryReport) {
+fn recover(media: &Media) -> (AllocState, RecoveryReport) {
     let start = Instant::now();
-    let g = *pool.geometry();
+    let g = *media.geometry();
     let mut report = RecoveryReport {
-        extents: pool.extent_count(),
+        extents: media.extent_count(),
         ..RecoveryReport::default()
     };
     let mut st = AllocState::default();
     report.registry_slots = g.max_owners as u64;
     for slot in 0..g.max_owners {
-        let word = pool.meta_load(registry_off(&g, slot));
+        let word = media.meta_load(registry_off(&g, slot));
         let generation = word >> 2;
         match word & STATE_MASK {
             0 if word == 0 => st.free_slots.push((slot, 0)),
@@ -372,10 +406,10 @@ pub(crate) fn recover(pool: &Pool) -> (AllocState, RecoveryReport) {
         }
     }
     st.free_slots.reverse();
-    for extent in 0..pool.extent_count() as u16 {
+    for extent in 0..media.extent_count() as u16 {
         for index in (0..g.zones_per_extent).rev() {
             let zone = ZoneId { extent, index };
-            let word = pool.meta_load(g.owner_word_off(zone));
+            let word = media.meta_load(g.owner_word_off(zone));
             report.words_scanned += 1;
             let owner = match OwnerId::from_raw(word) {
                 Some(o) if o.slot() < g.max_owners => Some(o),

@@ -18,6 +18,10 @@ pub const ROOT_WORDS: usize = 512;
 const ROOT_LEN: u64 = ROOT_WORDS as u64 * 8;
 /// Bytes of the header covered by its checksum.
 const HEADER_BODY: usize = 64;
+/// Extent 0: how many extents the pool has grown to. It lies in the header page but
+/// outside the checksummed body, so growth publishes it with one 8-byte store; without
+/// it a pool whose last extent file was lost would look like a smaller, healthy pool.
+pub(crate) const EXTENT_COUNT_OFF: u64 = 2048;
 
 pub(crate) const MIN_ZONE_SIZE: u64 = 4096;
 pub(crate) const MAX_EXTENTS: u32 = 4096;
@@ -93,6 +97,12 @@ pub(crate) struct ZoneId {
     pub index: u32,
 }
 
+/// Address of root word `index` (< `ROOT_WORDS`).
+pub(crate) fn root_off(index: usize) -> PmOff {
+    assert!(index < ROOT_WORDS, "root word {index} out of range");
+    PmOff::new(0, ROOT_OFF + index as u64 * 8)
+}
+
 pub(crate) fn align_up(v: u64, align: u64) -> u64 {
     v.div_ceil(align) * align
 }
@@ -119,6 +129,31 @@ pub(crate) enum HeaderError {
 }
 
 impl ExtentHeader {
+    /// The header of extent `extent` of a pool.
+    pub fn new(uuid: [u8; 16], extent: u16, geometry: Geometry, max_extents: u32) -> Self {
+        ExtentHeader {
+            version: FORMAT_VERSION,
+            uuid,
+            extent,
+            max_extents,
+            geometry,
+            extent_len: geometry.extent_len(extent),
+        }
+    }
+
+    /// The first page of a new extent: the header and, in extent 0, an extent count of 1
+    /// (extent 0 is always created first; growth publishes every larger count).
+    pub fn page(&self) -> Vec<u8> {
+        let mut page = vec![0u8; HEADER_LEN as usize];
+        let header = self.encode();
+        page[..header.len()].copy_from_slice(&header);
+        if self.extent == 0 {
+            let at = EXTENT_COUNT_OFF as usize;
+            page[at..at + 8].copy_from_slice(&1u64.to_le_bytes());
+        }
+        page
+    }
+
     pub fn encode(&self) -> [u8; HEADER_BODY + 4] {
         let mut b = [0u8; HEADER_BODY + 4];
         b[0..8].copy_from_slice(&MAGIC);
@@ -230,20 +265,32 @@ mod tests {
             zones_per_extent: 8,
             max_owners: 64,
         };
-        ExtentHeader {
-            version: FORMAT_VERSION,
-            uuid: [7; 16],
-            extent: 2,
-            max_extents: 4,
-            geometry,
-            extent_len: geometry.extent_len(2),
-        }
+        ExtentHeader::new([7; 16], 2, geometry, 4)
     }
 
     #[test]
     fn header_round_trips() {
         let h = header();
         assert_eq!(ExtentHeader::decode(&h.encode()), Ok(h));
+    }
+
+    #[test]
+    fn page_holds_the_header_and_extent_zero_counts_itself() {
+        const { assert!(EXTENT_COUNT_OFF as usize >= HEADER_BODY + 4) };
+        const { assert!(EXTENT_COUNT_OFF + 8 <= HEADER_LEN) };
+        let count = |page: &[u8]| {
+            let at = EXTENT_COUNT_OFF as usize;
+            u64::from_le_bytes(page[at..at + 8].try_into().unwrap())
+        };
+        let h = header();
+        assert_eq!(ExtentHeader::decode(&h.page()), Ok(h.clone()));
+        assert_eq!(count(&h.page()), 0);
+        let h0 = ExtentHeader {
+            extent: 0,
+            extent_len: h.geometry.extent_len(0),
+            ..h
+        };
+        assert_eq!(count(&h0.page()), 1);
     }
 
     #[test]

@@ -2,10 +2,15 @@
 //!
 //! It owns everything that touches the media and nothing that knows about keys: pools of
 //! extent files mapped into memory and addressed by [`PmOff`]; the persistence primitives
-//! (`flush`, `fence`, `persist`) over four backends ([`Backend`]: Dax, Memory, File,
-//! CrashSim); latency and bandwidth emulation ([`Emulation`]); the crash-consistent zone
-//! allocator halloc (owners, zones, small object pools); and the crash simulator with its
-//! test harness ([`CrashTest`]), with which every persistent protocol in pmdb is tested.
+//! (`flush`, `fence`, `persist`) over the backends ([`Backend`]: Dax, Memory, File);
+//! latency and bandwidth emulation ([`Emulation`]); the crash-consistent zone allocator
+//! halloc (owners, zones, small object pools); and the crash simulator with its test
+//! harness (`CrashTest`), with which every persistent protocol in pmdb is tested.
+//!
+//! The crash simulator (the CrashSim backend, `Pool::create_sim`, `Pool::open_image`,
+//! `Pool::crash`, `CrashImage` and the `CrashTest` harness) is built only with the
+//! `crashsim` feature, which test suites turn on through their dev-dependencies: no
+//! shipped build carries it.
 //!
 //! ```
 //! use pmdb_pmem::{Pool, PoolOptions};
@@ -24,26 +29,37 @@
 //! assert_eq!(pool.read(off, 5).unwrap(), b"hello");
 //! ```
 
+#![deny(clippy::undocumented_unsafe_blocks)]
+
 mod backend;
+#[cfg(feature = "crashsim")]
 mod crashsim;
 mod emulation;
 mod error;
+mod extent_check;
+mod extent_file;
 mod flush;
 mod halloc;
+#[cfg(feature = "crashsim")]
 mod harness;
 mod layout;
 mod mapping;
+mod media;
 mod objpool;
 mod off;
 mod options;
+mod persist;
 mod pool;
+mod uuid;
 
 pub use backend::{Backend, BackendChoice, FsKind, filesystem_kind};
+#[cfg(feature = "crashsim")]
 pub use crashsim::CrashImage;
 pub use emulation::Emulation;
 pub use error::{PmemError, Result};
 pub use flush::{CACHE_LINE, FlushInsn, flush_insn};
 pub use halloc::{AllocStats, OwnerId, RecoveryReport, ZoneGrant};
+#[cfg(feature = "crashsim")]
 pub use harness::{AckLog, CrashFailure, CrashReport, CrashTest};
 pub use layout::{FORMAT_VERSION, ROOT_WORDS};
 pub use objpool::{ObjPool, ObjSlot};

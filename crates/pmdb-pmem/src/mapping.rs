@@ -31,6 +31,7 @@ impl Mapping {
     }
 
     /// An anonymous, zero-filled private mapping.
+    #[cfg(feature = "crashsim")]
     pub fn anon(len: usize) -> io::Result<Mapping> {
         Self::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)
     }

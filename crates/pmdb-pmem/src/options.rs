@@ -2,6 +2,8 @@
 
 use crate::backend::BackendChoice;
 use crate::emulation::Emulation;
+use crate::error::{PmemError, Result};
+use crate::layout::{Geometry, MAX_EXTENTS, validate_geometry};
 
 /// Default zone size: 4 MiB.
 pub const DEFAULT_ZONE_SIZE: u64 = 4 << 20;
@@ -78,4 +80,43 @@ impl PoolOptions {
         self.max_extents = Some(max_extents);
         self
     }
+
+    /// The geometry and maximum extent count of a new pool, checked.
+    pub(crate) fn new_pool_geometry(&self) -> Result<(Geometry, u32)> {
+        let geometry = Geometry {
+            zone_size: self.zone_size.unwrap_or(DEFAULT_ZONE_SIZE),
+            zones_per_extent: self.zones_per_extent,
+            max_owners: self.max_owners,
+        };
+        validate_geometry(&geometry)
+            .map_err(|(name, reason)| PmemError::InvalidOption { name, reason })?;
+        let max_extents = checked_max_extents(self.max_extents.unwrap_or(DEFAULT_MAX_EXTENTS))?;
+        if self.initial_extents == 0 || self.initial_extents > max_extents {
+            return Err(PmemError::InvalidOption {
+                name: "initial_extents",
+                reason: format!(
+                    "{} is not in 1..={max_extents} (the maximum)",
+                    self.initial_extents
+                ),
+            });
+        }
+        Ok((geometry, max_extents))
+    }
+
+    /// The maximum extent count of a pool being opened whose header records `recorded`
+    /// and which has `present` extents: never fewer than it has.
+    pub(crate) fn max_extents_at_open(&self, recorded: u32, present: usize) -> Result<u32> {
+        let max = checked_max_extents(self.max_extents.unwrap_or(recorded))?;
+        Ok(max.max(present as u32))
+    }
+}
+
+fn checked_max_extents(max_extents: u32) -> Result<u32> {
+    if max_extents == 0 || max_extents > MAX_EXTENTS {
+        return Err(PmemError::InvalidOption {
+            name: "max_extents",
+            reason: format!("{max_extents} is not in 1..={MAX_EXTENTS}"),
+        });
+    }
+    Ok(max_extents)
 }

@@ -301,6 +301,68 @@ fn missing_extent_is_reported() {
     assert!(err.to_string().contains("missing"), "{err}");
 }
 
+/// A pool grown to three extents, the last one holding committed zones.
+fn grown_pool(dir: &Path) -> (OwnerId, Vec<PmOff>) {
+    let (owner, mut offs) = pool_with_data(dir, 0);
+    let pool = Pool::open(dir, &PoolOptions::default()).unwrap();
+    while pool.extent_count() < 3 {
+        offs.push(stamp_zone(&pool, owner, offs.len() as u64));
+    }
+    (owner, offs)
+}
+
+#[test]
+fn missing_last_extent_is_reported() {
+    let dir = tmp();
+    let (owner, offs) = grown_pool(dir.path());
+    let last = extent_path(dir.path(), 2);
+    let saved = fs::read(&last).unwrap();
+    fs::remove_file(&last).unwrap();
+    let err = Pool::open(dir.path(), &PoolOptions::default()).unwrap_err();
+    assert!(
+        matches!(&err, PmemError::Corrupt { path, .. } if *path == last),
+        "{err}"
+    );
+    assert!(err.to_string().contains("missing"), "{err}");
+    fs::write(&last, saved).unwrap();
+    assert_intact(dir.path(), owner, &offs);
+}
+
+#[test]
+fn missing_last_initial_extent_is_reported() {
+    let dir = tmp();
+    let opts = PoolOptions {
+        initial_extents: 2,
+        ..PoolOptions::small()
+    };
+    drop(Pool::create(dir.path(), &opts).unwrap());
+    fs::remove_file(extent_path(dir.path(), 1)).unwrap();
+    let err = Pool::open(dir.path(), &PoolOptions::default()).unwrap_err();
+    assert!(matches!(err, PmemError::Corrupt { .. }), "{err}");
+    assert!(err.to_string().contains("missing"), "{err}");
+}
+
+/// Extent 0's extent count word (in the header page, outside the checksummed header).
+const EXTENT_COUNT_OFF: u64 = 2048;
+
+#[test]
+fn extent_beyond_the_recorded_count_is_adopted() {
+    // A crash between a new extent's rename and the publish of its count leaves one
+    // extent more than extent 0 records; it holds no committed zone and is kept.
+    let dir = tmp();
+    let (owner, offs) = grown_pool(dir.path());
+    patch(
+        &extent_path(dir.path(), 0),
+        EXTENT_COUNT_OFF,
+        &2u64.to_le_bytes(),
+    );
+    assert_intact(dir.path(), owner, &offs);
+    // Opening counted it, so losing it now is noticed.
+    fs::remove_file(extent_path(dir.path(), 2)).unwrap();
+    let err = Pool::open(dir.path(), &PoolOptions::default()).unwrap_err();
+    assert!(err.to_string().contains("missing"), "{err}");
+}
+
 /// Rewrites a header field and its checksum, as a pool of another format would have.
 fn reseal(path: &Path, at: usize, bytes: &[u8]) {
     let mut header = fs::read(path).unwrap()[..64].to_vec();

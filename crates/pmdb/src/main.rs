@@ -1,5 +1,7 @@
 //! pmdb: the command-line entry point — pool administration and benchmarks.
 
+#![forbid(unsafe_code)]
+
 mod bench_cmd;
 mod input;
 mod paths;

@@ -6,6 +6,8 @@ use std::path::Path;
 
 use pmdb_pmem::{BackendChoice, Emulation};
 
+// heed marks opening an environment unsafe; this adapter is the one place that may.
+#[allow(unsafe_code)]
 pub mod lmdb;
 pub mod pmdb;
 #[cfg(feature = "rocksdb")]
