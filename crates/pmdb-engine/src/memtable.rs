@@ -423,7 +423,7 @@ impl Memtable {
         from: Bound<&IKey>,
         forward: bool,
         n: usize,
-        out: &mut Vec<(IKey, PmOff)>,
+        out: &mut impl Extend<(IKey, PmOff)>,
     ) {
         let index = self.index.read();
         let entries = |(k, off): (&IKey, &PmOff)| (k.clone(), *off);

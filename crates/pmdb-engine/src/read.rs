@@ -55,7 +55,7 @@ pub(crate) fn get<'a>(
     let target = IKey::at_snapshot(key, snap);
     let mut found = None;
     for m in view.memtables() {
-        let mut it = MemtableIter::new(&**m);
+        let mut it = MemtableIter::for_get(&**m);
         it.seek(target.as_slice());
         if it.valid() && keys::user_key(it.key()) == key {
             found = Some((keys::kind_of(it.key()), it.record_off()));
@@ -144,7 +144,7 @@ impl Scan {
         let children: Vec<Box<dyn InternalIterator>> = view
             .memtables()
             .iter()
-            .map(|m| Box::new(MemtableIter::new(Arc::clone(m))) as Box<dyn InternalIterator>)
+            .map(|m| Box::new(MemtableIter::for_scan(Arc::clone(m))) as Box<dyn InternalIterator>)
             .collect();
         Scan {
             iter: VisibleIter::new(

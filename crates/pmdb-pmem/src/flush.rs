@@ -1,5 +1,7 @@
-//! CPU cache-line write-back and store fences: the instruction (clwb, else clflushopt,
-//! else clflush) is chosen once from CPUID, as the PM programming guides prescribe.
+//! CPU cache-line instructions: write-back and store fences — the instruction (clwb, else
+//! clflushopt, else clflush) is chosen once from CPUID, as the PM programming guides
+//! prescribe — and read prefetches, which let a reader overlap the misses of records it
+//! is about to read.
 
 use std::sync::OnceLock;
 
@@ -96,6 +98,25 @@ fn flush_line(insn: FlushInsn, line: *const u8) {
 #[cfg(not(target_arch = "x86_64"))]
 #[inline(always)]
 fn flush_line(_insn: FlushInsn, _line: *const u8) {}
+
+/// Asks the CPU to start loading every cache line overlapping `[ptr, ptr + len)` into
+/// the cache, without waiting for them.
+pub(crate) fn prefetch_lines(ptr: *const u8, len: usize) {
+    let start = ptr as usize & !(CACHE_LINE - 1);
+    let end = ptr as usize + len;
+    for line in (start..end).step_by(CACHE_LINE) {
+        #[cfg(target_arch = "x86_64")]
+        // SAFETY: a prefetch is only a hint: it never faults, even on an unmapped address,
+        // and never changes memory.
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
+                line as *const i8,
+            );
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        let _ = line;
+    }
+}
 
 /// Orders all earlier flushes and stores before any later store (sfence).
 #[inline]

@@ -18,7 +18,7 @@ use crate::crashsim::{SimStore, image_path};
 use crate::emulation::{Emulation, Emulator};
 use crate::error::{PmemError, Result};
 use crate::extent_file::ExtentDir;
-use crate::flush::CACHE_LINE;
+use crate::flush::{CACHE_LINE, prefetch_lines};
 use crate::layout::{EXTENT_COUNT_OFF, ExtentHeader, Geometry};
 use crate::mapping::Mapping;
 use crate::off::PmOff;
@@ -216,6 +216,14 @@ impl Media {
             });
         }
         Ok(self.locate(off, len)?.1)
+    }
+
+    /// Starts loading `len` bytes at `off` into the cache; out-of-bounds ranges are
+    /// ignored (a hint has nothing to report).
+    pub fn prefetch(&self, off: PmOff, len: usize) {
+        if let Ok(ptr) = self.data_ptr(off, len) {
+            prefetch_lines(ptr, len);
+        }
     }
 
     pub fn read(&self, off: PmOff, len: usize) -> Result<&[u8]> {

@@ -185,6 +185,12 @@ impl Pool {
         self.media().read(off, len)
     }
 
+    /// Starts loading `len` bytes at `off` into the CPU cache without waiting, so a later
+    /// read of them finds them there; out-of-bounds ranges are ignored.
+    pub fn prefetch(&self, off: PmOff, len: usize) {
+        self.media().prefetch(off, len);
+    }
+
     /// Copies `data` into PM at `off`. Not durable until flushed and fenced.
     pub fn write(&self, off: PmOff, data: &[u8]) -> Result<()> {
         self.media().write(off, data)

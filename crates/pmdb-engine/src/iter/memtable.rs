@@ -1,13 +1,16 @@
 //! The memtable source of the iterator stack. It copies index entries out in batches (one
 //! index lock per batch) and keeps its position as the last entry it holds, so it owns no
 //! borrow of the index between calls and the commit leader is never blocked for long.
-//! Batches start with one entry — a point read needs no more — and grow while the
-//! iterator keeps moving the same way.
+//! Batches start with one entry for a point read, which needs no more, or a few for a
+//! scan, and grow while the iterator keeps moving the same way. Records are appended in commit order, so
+//! neighbours in key order lie far apart in PM: the iterator prefetches the records a few
+//! entries ahead, so their misses overlap instead of queueing.
 
 use std::borrow::Borrow;
 use std::ops::Bound;
 
 use pmdb_pmem::PmOff;
+use smallvec::SmallVec;
 
 use crate::error::Result;
 use crate::format::record;
@@ -16,25 +19,45 @@ use crate::keys::IKey;
 use crate::memtable::Memtable;
 
 /// The largest batch copied out of the index at once.
-const MAX_BATCH: usize = 128;
+const MAX_BATCH: usize = 64;
+/// The first batch of a scan: enough for a short scan over several memtables in one
+/// index descent each.
+const SCAN_BATCH: usize = 16;
+/// How many entries ahead records are prefetched, and how much of each.
+const PREFETCH_AHEAD: usize = 4;
+const PREFETCH_BYTES: usize = 128;
 
 /// A cursor over one memtable's index; `M` is `&Memtable` for a point read and
 /// `Arc<Memtable>` for a scan that must own what it reads.
 pub(crate) struct MemtableIter<M> {
     mem: M,
-    /// A window of the index, in ascending order; `pos` is the current entry.
-    buf: Vec<(IKey, PmOff)>,
+    /// A window of the index, in ascending order; `pos` is the current entry. A point
+    /// read's one entry stays inline: no allocation per memtable per get.
+    buf: SmallVec<[(IKey, PmOff); 1]>,
     pos: usize,
     batch: usize,
+    /// The batch a seek starts with.
+    first_batch: usize,
 }
 
 impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
-    pub fn new(mem: M) -> MemtableIter<M> {
+    /// A cursor for a point read: each seek copies out one entry.
+    pub fn for_get(mem: M) -> MemtableIter<M> {
+        MemtableIter::new(mem, 1)
+    }
+
+    /// A cursor for a scan.
+    pub fn for_scan(mem: M) -> MemtableIter<M> {
+        MemtableIter::new(mem, SCAN_BATCH)
+    }
+
+    fn new(mem: M, first_batch: usize) -> MemtableIter<M> {
         MemtableIter {
             mem,
-            buf: Vec::new(),
+            buf: SmallVec::new(),
             pos: 0,
-            batch: 1,
+            batch: first_batch,
+            first_batch,
         }
     }
 
@@ -59,15 +82,31 @@ impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
             buf.len().saturating_sub(1)
         };
         self.buf = buf;
+        for ahead in 1..=PREFETCH_AHEAD {
+            self.prefetch(forward, ahead);
+        }
+    }
+
+    /// Prefetches the record `ahead` entries from the current one in the direction of
+    /// travel.
+    fn prefetch(&self, forward: bool, ahead: usize) {
+        let at = if forward {
+            self.pos.checked_add(ahead)
+        } else {
+            self.pos.checked_sub(ahead)
+        };
+        if let Some((_, off)) = at.and_then(|i| self.buf.get(i)) {
+            self.mem.borrow().pool().prefetch(*off, PREFETCH_BYTES);
+        }
     }
 
     fn restart(&mut self, from: Bound<&IKey>, forward: bool) {
-        self.batch = 1;
+        self.batch = self.first_batch;
         self.fill(from, forward);
     }
 
     fn grow(&mut self) {
-        self.batch = (self.batch * 8).min(MAX_BATCH);
+        self.batch = (self.batch * 4).min(MAX_BATCH);
     }
 }
 
@@ -95,6 +134,7 @@ impl<M: Borrow<Memtable> + Send> InternalIterator for MemtableIter<M> {
     fn next(&mut self) {
         if self.pos + 1 < self.buf.len() {
             self.pos += 1;
+            self.prefetch(true, PREFETCH_AHEAD);
             return;
         }
         let last = self.buf[self.pos].0.clone();
@@ -105,6 +145,7 @@ impl<M: Borrow<Memtable> + Send> InternalIterator for MemtableIter<M> {
     fn prev(&mut self) {
         if self.pos > 0 {
             self.pos -= 1;
+            self.prefetch(false, PREFETCH_AHEAD);
             return;
         }
         let first = self.buf[self.pos].0.clone();
