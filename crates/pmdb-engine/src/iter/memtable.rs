@@ -22,7 +22,7 @@ use crate::memtable::Memtable;
 const MAX_BATCH: usize = 64;
 /// The first batch of a scan: enough for a short scan over several memtables in one
 /// index descent each.
-const SCAN_BATCH: usize = 16;
+const SCAN_BATCH: usize = 8;
 /// How many entries ahead records are prefetched, and how much of each.
 const PREFETCH_AHEAD: usize = 4;
 const PREFETCH_BYTES: usize = 128;
@@ -106,7 +106,7 @@ impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
     }
 
     fn grow(&mut self) {
-        self.batch = (self.batch * 4).min(MAX_BATCH);
+        self.batch = (self.batch * 2).min(MAX_BATCH);
     }
 }
 

@@ -119,16 +119,16 @@ impl<I: InternalIterator> VisibleIter<I> {
 
     fn above_upper(&self, user: &[u8]) -> bool {
         match &self.upper {
-            Bound::Included(u) => user > u.as_slice(),
-            Bound::Excluded(u) => user >= u.as_slice(),
+            Bound::Included(u) => keys::compare_user_keys(user, u).is_gt(),
+            Bound::Excluded(u) => keys::compare_user_keys(user, u).is_ge(),
             Bound::Unbounded => false,
         }
     }
 
     fn below_lower(&self, user: &[u8]) -> bool {
         match &self.lower {
-            Bound::Included(l) => user < l.as_slice(),
-            Bound::Excluded(l) => user <= l.as_slice(),
+            Bound::Included(l) => keys::compare_user_keys(user, l).is_lt(),
+            Bound::Excluded(l) => keys::compare_user_keys(user, l).is_le(),
             Bound::Unbounded => false,
         }
     }
