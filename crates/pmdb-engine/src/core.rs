@@ -53,14 +53,18 @@ impl Core {
         if batch.is_empty() {
             return Ok(());
         }
-        let ctx = CommitCtx {
+        self.pipeline.write(&self.commit_ctx(), batch, sync)
+    }
+
+    /// What the commit stages need of this database.
+    pub fn commit_ctx(&self) -> CommitCtx<'_> {
+        CommitCtx {
             db_id: self.id,
             pool: &self.pool,
             options: &self.options,
             registry: &self.registry,
             seqs: &self.seqs,
-        };
-        self.pipeline.write(&ctx, batch, sync)
+        }
     }
 
     /// Drops a subtable durably, with no commit group in flight.

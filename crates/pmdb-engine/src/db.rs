@@ -105,6 +105,12 @@ impl Db {
         })
     }
 
+    /// The engine core, for the crate's own tests of its parts.
+    #[cfg(test)]
+    pub(crate) fn core(&self) -> &Core {
+        &self.core
+    }
+
     fn handle(&self, state: Arc<crate::registry::SubtableState>) -> Subtable {
         Subtable {
             core: Arc::clone(&self.core),

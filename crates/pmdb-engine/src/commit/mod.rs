@@ -177,3 +177,56 @@ impl Pipeline {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::db::Db;
+    use crate::error::DbError;
+    use crate::options::DbOptions;
+
+    fn request(batch: WriteBatch) -> Arc<Request> {
+        Arc::new(Request {
+            batch,
+            sync: true,
+            done: AtomicBool::new(false),
+            outcome: Mutex::new(None),
+        })
+    }
+
+    /// Three requests in one group, the middle one invalid: it alone fails; the other two
+    /// commit, with consecutive sequence numbers, and are visible.
+    #[test]
+    fn a_request_that_fails_validation_fails_alone_in_its_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let db = Db::open(dir.path(), DbOptions::small()).unwrap();
+        let t = db.subtable("t").unwrap();
+        let too_long = vec![b'k'; db.options().max_key_size + 1];
+        let batches = [("a", &b"a"[..]), ("b", &too_long[..]), ("c", &b"c"[..])].map(|(v, k)| {
+            let mut b = WriteBatch::new();
+            b.put(&t, k, v);
+            request(b)
+        });
+        let core = db.core();
+        let before = core.seqs.visible();
+        {
+            let mut pending = core.pipeline.pending.lock();
+            pending.extend(batches.iter().cloned());
+        }
+        core.pipeline.leader.store(true, Ordering::Release);
+        core.pipeline.lead(&core.commit_ctx());
+        let outcomes: Vec<_> = batches
+            .iter()
+            .map(|r| r.take().expect("finished"))
+            .collect();
+        assert!(outcomes[0].is_ok() && outcomes[2].is_ok(), "{outcomes:?}");
+        assert!(
+            matches!(outcomes[1], Err(DbError::KeyTooLarge { .. })),
+            "{outcomes:?}"
+        );
+        assert_eq!(core.seqs.visible(), before + 2, "one group, two writes");
+        assert_eq!(t.get_owned("a").unwrap().unwrap(), b"a");
+        assert_eq!(t.get_owned("c").unwrap().unwrap(), b"c");
+        assert_eq!(t.scan::<&[u8]>(..).count(), 2);
+    }
+}
