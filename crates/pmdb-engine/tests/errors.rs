@@ -42,6 +42,25 @@ fn limits_are_enforced() {
 }
 
 #[test]
+fn a_batch_larger_than_a_memtable_is_refused_whole() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = open(dir.path());
+    let t = db.subtable("t").unwrap();
+    let mut wb = WriteBatch::new();
+    let value = vec![7u8; db.options().max_value_size];
+    let mut i = 0u32;
+    while (wb.len() * value.len()) as u64 <= db.options().memtable_size {
+        wb.put(&t, i.to_be_bytes(), &value);
+        i += 1;
+    }
+    let err = db.write(wb, WriteOptions::default()).unwrap_err();
+    assert!(matches!(err, DbError::BatchTooLarge { .. }), "{err}");
+    assert_eq!(t.scan::<&[u8]>(..).count(), 0);
+    t.put(b"k", b"v").unwrap();
+    assert_eq!(t.get_owned(b"k").unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
 fn unknown_foreign_and_badly_named_subtables() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());

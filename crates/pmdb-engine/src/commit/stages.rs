@@ -165,6 +165,13 @@ fn validate_one(
     if batch.mixed || batch.db.is_some_and(|db| db != ctx.db_id) {
         return Err(DbError::ForeignSubtable);
     }
+    // A batch lands in one memtable per subtable, whose log positions are 32-bit.
+    if batch.bytes as u64 > ctx.options.memtable_size {
+        return Err(DbError::BatchTooLarge {
+            bytes: batch.bytes,
+            max: ctx.options.memtable_size,
+        });
+    }
     let mut targets = Vec::with_capacity(batch.ops.len());
     for op in &batch.ops {
         ctx.options.check_limits(&op.key, &op.value)?;
