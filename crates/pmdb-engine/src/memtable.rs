@@ -5,7 +5,9 @@
 //! The index is a B-tree with keys stored inline in its nodes, behind a reader-writer
 //! lock that the commit leader takes once per group. Measured against a lock-free skip
 //! list and scc's TreeIndex at 1 M and 10 M keys (docs/benchmarks/index.md), it does the
-//! fewest dependent DRAM loads per lookup, which dominate on this hardware.
+//! fewest dependent DRAM loads per lookup, which dominate on this hardware. Once the
+//! memtable is frozen and every group appended to it is indexed, the index moves out
+//! from under its lock: nothing inserts any more, so readers take no lock at all.
 //!
 //! A position inside a memtable is `zone index * zone size + offset`; each zone starts
 //! with a zone header, then chunks of records. The memtable's head word holds the start
@@ -13,8 +15,8 @@
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 use pmdb_pmem::{PmOff, Pool};
@@ -26,6 +28,8 @@ use crate::format::head::HeadWord;
 use crate::format::record::{self, Kind};
 use crate::format::zone::{ZONE_HEADER, ZoneHeader};
 use crate::keys::IKey;
+
+type Index = BTreeMap<IKey, PmOff>;
 
 /// Index entries: internal key and record address.
 pub(crate) type Entries = Vec<(IKey, PmOff)>;
@@ -67,7 +71,10 @@ struct Log {
 pub(crate) struct Memtable {
     pub desc: MemtableDesc,
     pool: Arc<Pool>,
-    index: RwLock<BTreeMap<IKey, PmOff>>,
+    /// The index while the memtable may still take inserts.
+    index: RwLock<Index>,
+    /// The index once it is complete; set under `index`'s write lock, as that is emptied.
+    frozen_index: OnceLock<Index>,
     zone_size: u64,
     log: Mutex<Log>,
     records: AtomicU64,
@@ -97,6 +104,7 @@ impl Memtable {
             zone_size: pool.zone_size(),
             pool,
             index: RwLock::new(BTreeMap::new()),
+            frozen_index: OnceLock::new(),
             log: Mutex::new(Log { zones, published }),
             records: AtomicU64::new(0),
             sealed: AtomicBool::new(false),
@@ -412,12 +420,43 @@ impl Memtable {
 
     /// Indexes the records of a published part (one lock acquisition per part).
     pub fn index_part(&self, entries: impl Iterator<Item = (IKey, PmOff)>) {
+        debug_assert!(
+            self.frozen_index.get().is_none(),
+            "memtable {} indexed after its index was frozen",
+            self.desc.id
+        );
         self.index.write().extend(entries);
+    }
+
+    /// Moves the index out from under its lock. Call it only once no insert can come any
+    /// more: the memtable is frozen and every group appended to it has been indexed.
+    pub fn freeze_index(&self) {
+        let mut index = self.index.write();
+        if self.frozen_index.get().is_none() {
+            let complete = std::mem::take(&mut *index);
+            let _ = self.frozen_index.set(complete);
+        }
+    }
+
+    #[cfg(test)]
+    pub fn index_is_frozen(&self) -> bool {
+        self.frozen_index.get().is_some()
+    }
+
+    /// Runs `f` on the index: the frozen one with no lock, else under the read lock
+    /// (checked again once the lock is held, as the index may have moved meanwhile).
+    fn with_index<R>(&self, f: impl FnOnce(&Index) -> R) -> R {
+        if let Some(index) = self.frozen_index.get() {
+            return f(index);
+        }
+        let index = self.index.read();
+        f(self.frozen_index.get().unwrap_or(&index))
     }
 
     /// Copies up to `n` index entries starting at `from` into `out`, in ascending order
     /// when `forward`, else the entries at or before `from` in descending order. The lock
-    /// is taken once per call, so iterators pay it once per batch, not per entry.
+    /// (if the index still has one) is taken once per call, so iterators pay it once per
+    /// batch, not per entry.
     pub fn collect(
         &self,
         from: Bound<&IKey>,
@@ -425,19 +464,20 @@ impl Memtable {
         n: usize,
         out: &mut impl Extend<(IKey, PmOff)>,
     ) {
-        let index = self.index.read();
         let entries = |(k, off): (&IKey, &PmOff)| (k.clone(), *off);
-        if forward {
-            out.extend(index.range((from, Bound::Unbounded)).take(n).map(entries));
-        } else {
-            out.extend(
-                index
-                    .range((Bound::Unbounded, from))
-                    .rev()
-                    .take(n)
-                    .map(entries),
-            );
-        }
+        self.with_index(|index| {
+            if forward {
+                out.extend(index.range((from, Bound::Unbounded)).take(n).map(entries));
+            } else {
+                out.extend(
+                    index
+                        .range((Bound::Unbounded, from))
+                        .rev()
+                        .take(n)
+                        .map(entries),
+                );
+            }
+        })
     }
 }
 

@@ -31,7 +31,14 @@ pub(crate) struct SubtableState {
 }
 
 impl SubtableState {
+    /// The state of a recovered subtable, `memtables` newest first: all but the newest are
+    /// frozen, and so is the newest if it is sealed.
     pub fn new(desc: SubtableDesc, memtables: Vec<Arc<Memtable>>) -> SubtableState {
+        for (i, m) in memtables.iter().enumerate() {
+            if i > 0 || m.is_sealed() {
+                m.freeze_index();
+            }
+        }
         SubtableState {
             id: desc.id,
             name: desc.name,
@@ -144,7 +151,8 @@ impl Registry {
     }
 
     /// Starts a new active memtable for `state` (the old one, if any, stays readable,
-    /// frozen). Only the commit leader calls this.
+    /// frozen; the caller freezes its index once the groups appended to it are indexed).
+    /// Only the commit leader calls this.
     pub fn new_memtable(&self, state: &SubtableState) -> Result<Arc<Memtable>> {
         let id = self.next_memtable_id.fetch_add(1, Ordering::Relaxed);
         let owner = self.pool.create_owner()?;

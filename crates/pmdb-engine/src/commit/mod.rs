@@ -229,4 +229,39 @@ mod tests {
         assert_eq!(t.get_owned("c").unwrap().unwrap(), b"c");
         assert_eq!(t.scan::<&[u8]>(..).count(), 2);
     }
+
+    /// Once a group after a freeze is visible, the frozen memtables' indexes take no lock;
+    /// the active one keeps its lock; everything stays readable, also after reopening.
+    #[test]
+    fn frozen_memtables_lose_their_index_lock() {
+        let dir = tempfile::tempdir().unwrap();
+        let options = DbOptions {
+            memtable_size: 32 << 10,
+            ..DbOptions::small()
+        };
+        let check = |db: &Db| {
+            let t = db.existing_subtable("t").unwrap();
+            let view = t.state.view.load();
+            let (active, frozen) = view.memtables().split_first().unwrap();
+            assert!(frozen.len() >= 3, "{} frozen", frozen.len());
+            assert!(frozen.iter().all(|m| m.index_is_frozen()));
+            assert!(!active.index_is_frozen());
+            for i in 0..300u32 {
+                assert_eq!(
+                    t.get_owned(i.to_be_bytes()).unwrap().unwrap(),
+                    vec![i as u8; 400]
+                );
+            }
+            assert_eq!(t.scan::<&[u8]>(..).count(), 300);
+        };
+        {
+            let db = Db::open(dir.path(), options.clone()).unwrap();
+            let t = db.subtable("t").unwrap();
+            for i in 0..300u32 {
+                t.put(i.to_be_bytes(), vec![i as u8; 400]).unwrap();
+            }
+            check(&db);
+        }
+        check(&Db::open(dir.path(), options).unwrap());
+    }
 }

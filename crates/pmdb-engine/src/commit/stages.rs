@@ -14,11 +14,13 @@ use crate::memtable::{Appended, Entries, Memtable, RecIn};
 use crate::registry::SubtableState;
 
 /// What only the leader touches: the next group's lsn, the File backend's not yet synced
-/// ranges, a reused encoding buffer, and whether an earlier publish failed half-way.
+/// ranges, a reused encoding buffer, memtables frozen whose indexes are still to be
+/// frozen, and whether an earlier publish failed half-way.
 pub(crate) struct LeaderState {
     next_lsn: u64,
     unsynced: Vec<(PmOff, usize)>,
     buf: Vec<u8>,
+    frozen: Vec<Arc<Memtable>>,
     poisoned: bool,
 }
 
@@ -28,6 +30,7 @@ impl LeaderState {
             next_lsn,
             unsynced: Vec::new(),
             buf: Vec::new(),
+            frozen: Vec::new(),
             poisoned: false,
         }
     }
@@ -57,6 +60,9 @@ pub(super) struct Published {
     first_seq: u64,
     count: u64,
     entries: Vec<(Arc<Memtable>, Entries)>,
+    /// Memtables frozen by this group or an earlier failed one: once this group is
+    /// visible, every group appended to them is indexed.
+    frozen: Vec<Arc<Memtable>>,
     members: Vec<usize>,
 }
 
@@ -97,6 +103,7 @@ pub(super) fn make_durable(
             first_seq: seqd.first_seq,
             count: 0,
             entries: Vec::new(),
+            frozen: Vec::new(),
             members,
         });
     }
@@ -139,6 +146,7 @@ pub(super) fn make_durable(
         first_seq: seqd.first_seq,
         count: seqd.count,
         entries,
+        frozen: std::mem::take(&mut st.frozen),
         members,
     })
 }
@@ -239,7 +247,7 @@ fn append<'s, 'g>(
     let nparts = seqd.parts.len() as u32;
     let mut appended = Vec::with_capacity(seqd.parts.len());
     for part in seqd.parts.values() {
-        let memtable = active_memtable(ctx, &part.state)?;
+        let memtable = active_memtable(ctx, st, &part.state)?;
         let a = memtable.append_part(ctx.pool, lsn, nparts, &part.recs, &mut st.buf)?;
         appended.push((memtable, a, part));
     }
@@ -248,14 +256,21 @@ fn append<'s, 'g>(
 
 /// The subtable's active memtable, starting a new one when there is none yet or the
 /// current one is full (the old one stays readable, frozen).
-fn active_memtable(ctx: &CommitCtx<'_>, state: &SubtableState) -> Result<Arc<Memtable>> {
-    if let Some(m) = state.view.load().active()
+fn active_memtable(
+    ctx: &CommitCtx<'_>,
+    st: &mut LeaderState,
+    state: &SubtableState,
+) -> Result<Arc<Memtable>> {
+    let old = state.view.load().active().cloned();
+    if let Some(m) = &old
         && m.used() < ctx.options.memtable_size
         && !m.is_sealed()
     {
         return Ok(Arc::clone(m));
     }
-    ctx.registry.new_memtable(state)
+    let fresh = ctx.registry.new_memtable(state)?;
+    st.frozen.extend(old);
+    Ok(fresh)
 }
 
 /// Persist: flush `ranges` and fence — or, on the File backend for a group that did not
@@ -300,11 +315,15 @@ pub(super) fn index(published: &mut Published) {
 }
 
 /// Make visible: once every earlier group is visible, this one becomes visible at once.
+/// Then every group appended to the memtables it froze is indexed: their indexes freeze.
 pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published) {
     if published.count > 0 {
         ctx.seqs.publish(
             published.first_seq,
             published.first_seq + published.count - 1,
         );
+    }
+    for memtable in &published.frozen {
+        memtable.freeze_index();
     }
 }
