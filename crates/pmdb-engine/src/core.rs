@@ -53,6 +53,7 @@ impl Core {
         if batch.is_empty() {
             return Ok(());
         }
+        self.registry.writable()?;
         let ctx = CommitCtx {
             db_id: self.id,
             pool: &self.pool,

@@ -183,7 +183,7 @@ fn a_pool_that_is_not_a_database_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     {
         let pool = Pool::create(dir.path(), &PoolOptions::small()).unwrap();
-        pool.publish_root(0, 0x1234);
+        pool.publish_root(0, 0x1234).unwrap();
     }
     let mut options = DbOptions::small();
     options.pool = PoolOptions::small();
