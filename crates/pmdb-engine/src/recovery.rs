@@ -126,7 +126,7 @@ pub(crate) fn recover(
         catalog_zones: catalog.zone_count(),
         ..RecoveryStats::default()
     };
-    let entries = catalog.entries(pool)?;
+    let entries = catalog.entries(pool);
     let mut unreachable_unknown = entries.damage;
     let committed = Catalog::committed_lsn(pool).unwrap_or_else(|e| {
         unreachable_unknown.push(e);
