@@ -53,6 +53,7 @@ impl Core {
         if batch.is_empty() {
             return Ok(());
         }
+        self.registry.writable()?;
         self.pipeline.write(&self.commit_ctx(), batch, sync)
     }
 

@@ -45,13 +45,24 @@ pub struct SubtableStats {
 }
 
 impl Db {
-    /// Opens the database in `path`, creating it if `options.create_if_missing`.
+    /// Opens the database in `path` to look only: nothing in the directory changes. The
+    /// pool is mapped read-only; recovery runs in DRAM (a partial last group is rolled
+    /// back in memory, nothing is freed or published), and every write, subtable
+    /// creation or drop fails with [`DbError::ReadOnly`].
+    pub fn open_read_only(path: impl AsRef<Path>, mut options: DbOptions) -> Result<Db> {
+        options.pool.read_only = true;
+        options.create_if_missing = false;
+        Db::open(path, options)
+    }
+
+    /// Opens the database in `path`, creating it if `options.create_if_missing` (read-only
+    /// if `options.pool.read_only`, as [`Db::open_read_only`]).
     pub fn open(path: impl AsRef<Path>, options: DbOptions) -> Result<Db> {
         let path = path.as_ref();
         let pool = match Pool::open(path, &options.pool) {
             Ok(pool) => pool,
             Err(PmemError::NotFound { .. } | PmemError::NoPool { .. })
-                if options.create_if_missing =>
+                if options.create_if_missing && !options.pool.read_only =>
             {
                 Pool::create(path, &options.pool)?
             }
@@ -66,7 +77,7 @@ impl Db {
     }
 
     /// Opens (or creates) the database in an already open pool — the crash simulator's
-    /// way in.
+    /// way in. A read-only pool gives a read-only database.
     pub fn open_pool(pool: Arc<Pool>, mut options: DbOptions) -> Result<Db> {
         options.fit_to(pool.zone_size())?;
         let path = pool.dir().map_or_else(
@@ -75,7 +86,7 @@ impl Db {
         );
         let catalog = if Catalog::exists(&pool, &path)? {
             Catalog::open(&pool)?
-        } else if options.create_if_missing {
+        } else if options.create_if_missing && !pool.is_read_only() {
             Catalog::create(&pool)?
         } else {
             return Err(DbError::NoDatabase { path });
@@ -91,6 +102,7 @@ impl Db {
             recovered.subtables,
             recovered.next_subtable_id,
             recovered.next_memtable_id,
+            recovered.stats.read_only.clone(),
         );
         let core = Core::new(
             pool,
@@ -177,6 +189,11 @@ impl Db {
     /// The options in force (limits as fitted to the pool's zone size).
     pub fn options(&self) -> &DbOptions {
         &self.core.options
+    }
+
+    /// Why the database refuses writes, if it does (see [`RecoveryStats::read_only`]).
+    pub fn read_only(&self) -> Option<&str> {
+        self.core.recovery.read_only.as_deref()
     }
 
     /// What recovery did when this database was opened.

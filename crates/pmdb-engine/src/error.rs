@@ -38,8 +38,14 @@ pub enum DbError {
     #[error("subtable name {name:?} is invalid: {reason}")]
     InvalidName { name: String, reason: String },
 
-    #[error("the catalog is full: {slots} slots hold subtables and memtables")]
-    CatalogFull { slots: u32 },
+    #[error(
+        "the owner table is full: all {max_owners} owner slots are live (one per memtable and \
+         one for the catalog); the write was not applied"
+    )]
+    OwnersFull { max_owners: u32 },
+
+    #[error("the database is read-only: {reason}")]
+    ReadOnly { reason: String },
 
     #[error("the pool is full: the write was not applied; the database stays readable")]
     PoolFull,
@@ -65,7 +71,13 @@ impl DbError {
     pub(crate) fn for_group_member(&self) -> DbError {
         match self {
             DbError::PoolFull | DbError::Pmem(PmemError::PoolFull { .. }) => DbError::PoolFull,
-            DbError::CatalogFull { slots } => DbError::CatalogFull { slots: *slots },
+            DbError::OwnersFull { max_owners }
+            | DbError::Pmem(PmemError::OwnersFull { max_owners }) => DbError::OwnersFull {
+                max_owners: *max_owners,
+            },
+            DbError::ReadOnly { reason } => DbError::ReadOnly {
+                reason: reason.clone(),
+            },
             other => DbError::GroupFailed(other.to_string()),
         }
     }

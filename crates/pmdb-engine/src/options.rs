@@ -24,7 +24,9 @@ pub struct DbOptions {
     pub max_group_bytes: usize,
     /// Threads rebuilding the DRAM indexes at open; 0 means one per core.
     pub recovery_threads: usize,
-    /// Largest key in bytes; at most 64 KiB.
+    /// Largest key in bytes; at most 64 KiB. The default is lowered at open to half of
+    /// what one zone holds where it does not fit (pools with zones under 32 KiB); any
+    /// other value that does not fit is refused.
     pub max_key_size: usize,
     /// Largest value in bytes. Lowered at open to what fits in one zone beside a
     /// largest key (about 4 MiB minus the key with the default zones).
@@ -109,9 +111,9 @@ impl DbOptions {
         }
     }
 
-    /// Checks the options against the pool's zone size, and lowers `max_value_size` to
-    /// what fits in one zone beside a largest key (so a pool made with small zones opens
-    /// with the default options).
+    /// Checks the options against the pool's zone size, and lowers the default
+    /// `max_key_size` and any `max_value_size` to what fits in one zone (so a pool made
+    /// with small zones opens with the default options).
     pub(crate) fn fit_to(&mut self, zone_size: u64) -> Result<()> {
         let invalid = |name, reason: String| Err(DbError::InvalidOption { name, reason });
         if self.max_key_size == 0 || self.max_key_size > 64 << 10 {
@@ -124,7 +126,12 @@ impl DbOptions {
             + crate::format::chunk::CHUNK_HEADER
             + crate::format::zone::ZONE_HEADER
             + 8;
-        let room = (zone_size as usize).saturating_sub(overhead + self.max_key_size);
+        let record_room = (zone_size as usize).saturating_sub(overhead);
+        if self.max_key_size == DEFAULT_MAX_KEY && self.max_key_size >= record_room {
+            // A limit nobody chose: keep half of a zone's room for keys, half for values.
+            self.max_key_size = record_room / 2;
+        }
+        let room = record_room.saturating_sub(self.max_key_size);
         if room == 0 {
             return invalid(
                 "max_key_size",

@@ -2,6 +2,12 @@
 //! does not name are freed), rollback of a partially published last commit group, and
 //! the parallel rebuild of the DRAM indexes, one zone per task.
 //!
+//! Freeing is only as safe as the proof that nothing reaches what is freed. When a
+//! structure that names owners cannot be read — a catalog zone or slot, or the committed
+//! lsn's root cell — recovery frees nothing and finishes no drop: it reports the damage
+//! and the database opens read-only. A read-only open recovers the same way in DRAM
+//! alone: a partial group is rolled back in the memtables' DRAM state, never published.
+//!
 //! Partial groups: each memtable's head names its last published part, whose chunk header
 //! carries (group lsn, number of parts). Groups publish in order, so only the group with
 //! the highest lsn can be partial: if fewer memtables end with it than it has parts, its
@@ -18,7 +24,9 @@ use parking_lot::Mutex;
 use pmdb_pmem::{OwnerId, Pool};
 
 use crate::catalog::{Catalog, MemtableDesc, SubtableDesc};
-use crate::error::Result;
+use crate::error::{DbError, Result};
+use crate::format::MAX_SEQ;
+use crate::format::catalog::MAX_MEMTABLE_ID;
 use crate::format::head::HeadWord;
 use crate::memtable::{Entries, Memtable, ZoneScan};
 use crate::options::DbOptions;
@@ -44,8 +52,13 @@ pub struct RecoveryStats {
     pub released_owners: usize,
     /// Subtable drops that were committed but not finished, finished.
     pub finished_drops: usize,
+    /// Zones the catalog occupies.
+    pub catalog_zones: usize,
     /// Media damage found (damaged chunks are skipped, never trusted).
     pub damage: Vec<String>,
+    /// Why the database refuses writes, if it does: it was opened read-only, or the
+    /// structures that make data reachable are damaged (nothing was freed then).
+    pub read_only: Option<String>,
     /// Time for the whole open, and for the index rebuild alone.
     pub elapsed: Duration,
     pub rebuild: Duration,
@@ -85,7 +98,10 @@ impl std::fmt::Display for RecoveryStats {
             )?;
         }
         if !self.damage.is_empty() {
-            write!(f, "; {} damaged chunks skipped", self.damage.len())?;
+            write!(f, "; {} damage reports", self.damage.len())?;
+        }
+        if let Some(reason) = &self.read_only {
+            write!(f, "; read-only: {reason}")?;
         }
         Ok(())
     }
@@ -106,16 +122,45 @@ pub(crate) fn recover(
     options: &DbOptions,
 ) -> Result<Recovered> {
     let start = Instant::now();
-    let mut stats = RecoveryStats::default();
-    let (subs, descs) = catalog.entries(pool)?;
-    let (subs, descs) = finish_drops(pool, catalog, subs, descs, &mut stats)?;
-
-    let reachable: HashSet<OwnerId> = descs
-        .iter()
-        .map(|d| d.owner)
-        .chain([catalog.owner()])
-        .collect();
-    stats.released_owners = pool.retain_owners(|o| reachable.contains(&o))?;
+    let mut stats = RecoveryStats {
+        catalog_zones: catalog.zone_count(),
+        ..RecoveryStats::default()
+    };
+    let entries = catalog.entries(pool);
+    let mut unreachable_unknown = entries.damage;
+    let committed = Catalog::committed_lsn(pool).unwrap_or_else(|e| {
+        unreachable_unknown.push(e);
+        0
+    });
+    stats.read_only = if pool.is_read_only() {
+        Some("it was opened read-only".into())
+    } else if !unreachable_unknown.is_empty() {
+        Some(format!(
+            "the catalog or a root word is damaged ({} problems), so nothing can be proven \
+             unreachable; nothing was freed",
+            unreachable_unknown.len()
+        ))
+    } else {
+        None
+    };
+    stats.damage = unreachable_unknown;
+    let writes = stats.read_only.is_none();
+    let (subs, descs) = finish_drops(
+        pool,
+        catalog,
+        entries.subtables,
+        entries.memtables,
+        writes,
+        &mut stats,
+    )?;
+    if writes {
+        let reachable: HashSet<OwnerId> = descs
+            .iter()
+            .map(|d| d.owner)
+            .chain([catalog.owner()])
+            .collect();
+        stats.released_owners = pool.retain_owners(|o| reachable.contains(&o))?;
+    }
 
     let mut memtables = Vec::with_capacity(descs.len());
     for desc in descs {
@@ -141,7 +186,7 @@ pub(crate) fn recover(
         memtables.push((memtable, head));
     }
 
-    let top_lsn = roll_back_partial_group(pool, &mut memtables, &mut stats)?;
+    let top_lsn = roll_back_partial_group(pool, &mut memtables, committed, writes, &mut stats)?;
 
     // Rebuild the indexes in parallel, one zone per task.
     let rebuild_start = Instant::now();
@@ -218,12 +263,20 @@ pub(crate) fn recover(
     stats.damage.extend(total.damage);
 
     let mut by_subtable: HashMap<u32, Vec<Arc<Memtable>>> = HashMap::new();
-    let next_memtable_id = memtables.iter().map(|m| m.desc.id + 1).max().unwrap_or(1);
+    let next_memtable_id = next_id(
+        memtables.iter().map(|m| m.desc.id),
+        MAX_MEMTABLE_ID + 1,
+        "memtable",
+    )?;
     stats.memtables = memtables.len();
     for m in memtables {
         by_subtable.entry(m.desc.subtable).or_default().push(m);
     }
-    let next_subtable_id = subs.iter().map(|s| s.id + 1).max().unwrap_or(1);
+    let next_subtable_id = next_id(
+        subs.iter().map(|s| u64::from(s.id)),
+        u64::from(u32::MAX),
+        "subtable",
+    )? as u32;
     let subtables: Vec<Arc<SubtableState>> = subs
         .into_iter()
         .map(|s| {
@@ -239,11 +292,15 @@ pub(crate) fn recover(
         ));
     }
     stats.subtables = subtables.len();
+    // Each is at most MAX_SEQ (the chunk codec and `committed_lsn` bound them).
+    let next_lsn = top_lsn.max(total.max_lsn).max(committed) + 1;
+    if next_lsn > MAX_SEQ && stats.read_only.is_none() {
+        stats.read_only = Some(format!(
+            "commit group numbers are exhausted (the newest is {})",
+            next_lsn - 1
+        ));
+    }
     stats.elapsed = start.elapsed();
-    let next_lsn = top_lsn
-        .max(total.max_lsn)
-        .max(Catalog::committed_lsn(pool)?)
-        + 1;
     Ok(Recovered {
         subtables,
         max_seq: total.max_seq,
@@ -254,13 +311,24 @@ pub(crate) fn recover(
     })
 }
 
+/// The id after the highest of `ids` (1 if there are none), at most `max`: the slot
+/// codecs bound stored ids below it, so failing here means one let a bad id through.
+fn next_id(ids: impl Iterator<Item = u64>, max: u64, what: &str) -> Result<u64> {
+    ids.max()
+        .map_or(Some(1), |id| id.checked_add(1))
+        .filter(|&next| next <= max)
+        .ok_or_else(|| DbError::Corrupt(format!("the catalog holds the last {what} id")))
+}
+
 /// Finishes the drops that were committed (dropped word set) but not completed: frees the
-/// dropped subtables' memtable slots, then their own slots. Returns what is left.
+/// dropped subtables' memtable slots, then their own slots — only with `free`; without,
+/// the dropped subtables and their memtables are only left out. Returns what is left.
 fn finish_drops(
     pool: &Pool,
     catalog: &Catalog,
     subs: Vec<SubtableDesc>,
     descs: Vec<MemtableDesc>,
+    free: bool,
     stats: &mut RecoveryStats,
 ) -> Result<(Vec<SubtableDesc>, Vec<MemtableDesc>)> {
     let (dropped, subs): (Vec<SubtableDesc>, Vec<SubtableDesc>) =
@@ -268,21 +336,26 @@ fn finish_drops(
     let gone: HashSet<u32> = dropped.iter().map(|s| s.id).collect();
     let (orphans, descs): (Vec<MemtableDesc>, Vec<MemtableDesc>) =
         descs.into_iter().partition(|m| gone.contains(&m.subtable));
-    for m in orphans {
-        catalog.free(pool, m.slot)?;
+    if free {
+        for m in orphans {
+            catalog.free(pool, m.slot)?;
+        }
+        for s in &dropped {
+            catalog.free(pool, s.slot)?;
+        }
+        stats.finished_drops = dropped.len();
     }
-    for s in &dropped {
-        catalog.free(pool, s.slot)?;
-    }
-    stats.finished_drops = dropped.len();
     Ok((subs, descs))
 }
 
 /// Finds the newest group among the memtables' last parts and rolls its parts back if it
-/// is partial; returns its lsn (0 if there is none).
+/// is partial — on the media with `publish`, else in the heads kept in DRAM; returns its
+/// lsn (0 if there is none).
 fn roll_back_partial_group(
     pool: &Pool,
     memtables: &mut [(Memtable, HeadWord)],
+    committed: u64,
+    publish: bool,
     stats: &mut RecoveryStats,
 ) -> Result<u64> {
     let mut last = Vec::with_capacity(memtables.len());
@@ -299,7 +372,7 @@ fn roll_back_partial_group(
     let Some(top) = last.iter().flatten().max_by_key(|h| h.lsn).copied() else {
         return Ok(0);
     };
-    if top.lsn <= Catalog::committed_lsn(pool)? {
+    if top.lsn <= committed {
         return Ok(top.lsn);
     }
     let holders: Vec<usize> = last
@@ -309,14 +382,20 @@ fn roll_back_partial_group(
         .map(|(i, _)| i)
         .collect();
     if holders.len() as u32 >= top.nparts {
-        Catalog::publish_committed_lsn(pool, top.lsn);
+        if publish {
+            Catalog::publish_committed_lsn(pool, top.lsn)?;
+        }
         return Ok(top.lsn);
     }
-    Catalog::publish_committed_lsn(pool, top.lsn - 1);
+    if publish {
+        Catalog::publish_committed_lsn(pool, top.lsn - 1)?;
+    }
     for i in holders {
         let (m, head) = &mut memtables[i];
         *head = head.rolled_back();
-        pool.publish_u64(m.desc.head_off, head.pack())?;
+        if publish {
+            pool.publish_u64(m.desc.head_off, head.pack())?;
+        }
         stats.rolled_back_parts += 1;
     }
     Ok(top.lsn)

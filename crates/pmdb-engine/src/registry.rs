@@ -13,10 +13,11 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::{Mutex, RwLock};
-use pmdb_pmem::Pool;
+use pmdb_pmem::{PmemError, Pool};
 
-use crate::catalog::{Catalog, SubtableDesc, validate_name};
+use crate::catalog::{Catalog, SlotRef, SubtableDesc, validate_name};
 use crate::error::{DbError, Result};
+use crate::format::catalog::MAX_MEMTABLE_ID;
 use crate::memtable::Memtable;
 use crate::view::ViewCell;
 
@@ -25,7 +26,7 @@ pub(crate) struct SubtableState {
     pub id: u32,
     pub name: String,
     /// Its catalog slot.
-    slot: u32,
+    slot: SlotRef,
     pub view: ViewCell,
     dropped: AtomicBool,
 }
@@ -73,6 +74,9 @@ pub(crate) struct Registry {
     /// Serialises creations; holds the next subtable id.
     next_subtable_id: Mutex<u32>,
     next_memtable_id: AtomicU64,
+    /// Why nothing may be written, if so: the database was opened read-only, or
+    /// recovery found the structures that make data reachable damaged.
+    read_only: Option<String>,
 }
 
 impl Registry {
@@ -82,6 +86,7 @@ impl Registry {
         subtables: Vec<Arc<SubtableState>>,
         next_subtable_id: u32,
         next_memtable_id: u64,
+        read_only: Option<String>,
     ) -> Registry {
         let mut maps = Maps::default();
         for s in subtables {
@@ -94,6 +99,17 @@ impl Registry {
             maps: RwLock::new(maps),
             next_subtable_id: Mutex::new(next_subtable_id),
             next_memtable_id: AtomicU64::new(next_memtable_id),
+            read_only,
+        }
+    }
+
+    /// `ReadOnly` unless the database may be written.
+    pub fn writable(&self) -> Result<()> {
+        match &self.read_only {
+            Some(reason) => Err(DbError::ReadOnly {
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
         }
     }
 
@@ -118,9 +134,14 @@ impl Registry {
             return Ok(s);
         }
         validate_name(name)?;
+        self.writable()?;
         let mut next_id = self.next_subtable_id.lock();
         if let Some(s) = self.by_name(name) {
             return Ok(s);
+        }
+        // The slot codec refuses the last id, so that the one after a stored id exists.
+        if *next_id == u32::MAX {
+            return Err(DbError::Corrupt("subtable ids are exhausted".into()));
         }
         let desc = self.catalog.add_subtable(&self.pool, *next_id, name)?;
         *next_id += 1;
@@ -134,6 +155,7 @@ impl Registry {
     /// Drops `state` durably. The caller holds the commit pipeline, so no group is
     /// appending to the subtable meanwhile.
     pub fn drop_subtable(&self, state: &SubtableState) -> Result<()> {
+        self.writable()?;
         let _creations = self.next_subtable_id.lock();
         state.check_live()?;
         self.catalog.mark_dropped(&self.pool, state.slot)?;
@@ -154,8 +176,17 @@ impl Registry {
     /// frozen; the caller freezes its index once the groups appended to it are indexed).
     /// Only the commit leader calls this.
     pub fn new_memtable(&self, state: &SubtableState) -> Result<Arc<Memtable>> {
+        self.writable()?;
         let id = self.next_memtable_id.fetch_add(1, Ordering::Relaxed);
-        let owner = self.pool.create_owner()?;
+        if id > MAX_MEMTABLE_ID {
+            return Err(DbError::Corrupt(format!(
+                "memtable ids are exhausted: {id} does not fit a catalog tag"
+            )));
+        }
+        let owner = self.pool.create_owner().map_err(|e| match e {
+            PmemError::OwnersFull { max_owners } => DbError::OwnersFull { max_owners },
+            other => other.into(),
+        })?;
         let desc = match self.catalog.add_memtable(&self.pool, id, state.id, owner) {
             Ok(desc) => desc,
             Err(e) => {

@@ -2,7 +2,8 @@
 //! creates, drops and writes are crashed; after recovery the subtables are exactly those
 //! the acknowledged steps leave (the step in flight done or not), each holds exactly its
 //! acknowledged data, nothing is reported damaged, and no owner is left behind (every
-//! live owner is the catalog's or a memtable's).
+//! live owner is the catalog's or a memtable's). With the smallest zones, the catalog
+//! grows to several zones and reuses the slots of dropped subtables on the way.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -12,64 +13,105 @@ use pmdb_pmem::{AckLog, CrashTest, Pool};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-const NAMES: [&str; 4] = ["a", "b", "c", "d"];
+/// A subtable, by its number: its name is `s<number>`.
+type Name = usize;
 
 #[derive(Clone, Debug)]
 enum Step {
-    Create(&'static str),
-    Drop(&'static str),
-    Put(&'static str, Vec<u8>, Vec<u8>),
+    Create(Name),
+    Drop(Name),
+    Put(Name, Vec<u8>, Vec<u8>),
 }
 
 type Rows = BTreeMap<Vec<u8>, Vec<u8>>;
-type Model = BTreeMap<&'static str, Rows>;
+type Model = BTreeMap<Name, Rows>;
 
-fn options() -> DbOptions {
-    DbOptions {
-        memtable_size: 32 << 10,
-        ..DbOptions::small()
+/// What a run works with: the database's options, how many subtable names it picks
+/// from, and its largest value.
+#[derive(Clone)]
+struct Setup {
+    options: DbOptions,
+    names: usize,
+    max_value: usize,
+    /// Catalog zones the completed workload must have reached.
+    catalog_zones: usize,
+}
+
+/// A few subtables with values across chunks and zones.
+fn few_subtables() -> Setup {
+    Setup {
+        options: DbOptions {
+            memtable_size: 32 << 10,
+            ..DbOptions::small()
+        },
+        names: 4,
+        max_value: 3000,
+        catalog_zones: 1,
     }
+}
+
+/// Many subtables in 4 KiB zones, 15 catalog slots each: the catalog spills into
+/// several zones and reuses dropped slots.
+fn many_subtables() -> Setup {
+    let mut options = DbOptions {
+        memtable_size: 4 << 10,
+        ..DbOptions::small()
+    };
+    options.pool.zone_size = Some(4 << 10);
+    options.pool.zones_per_extent = 64;
+    options.pool.max_extents = Some(8);
+    options.max_key_size = 64;
+    Setup {
+        options,
+        names: 40,
+        max_value: 200,
+        catalog_zones: 3,
+    }
+}
+
+fn name(n: Name) -> String {
+    format!("s{n}")
 }
 
 fn apply(model: &mut Model, step: &Step) {
     match step {
         Step::Create(name) => {
-            model.entry(name).or_default();
+            model.entry(*name).or_default();
         }
         Step::Drop(name) => {
             model.remove(name);
         }
         Step::Put(name, k, v) => {
-            model.entry(name).or_default().insert(k.clone(), v.clone());
+            model.entry(*name).or_default().insert(k.clone(), v.clone());
         }
     }
 }
 
-fn random_step(rng: &mut SmallRng, model: &Model, i: usize) -> Step {
-    let name = NAMES[rng.random_range(0..NAMES.len())];
-    let exists = model.contains_key(name);
+fn random_step(rng: &mut SmallRng, setup: &Setup, model: &Model, i: usize) -> Step {
+    let name = rng.random_range(0..setup.names);
+    let exists = model.contains_key(&name);
     match rng.random_range(0..10) {
         0 | 1 if exists => Step::Drop(name),
         _ if !exists => Step::Create(name),
         _ => {
             let key = format!("k{:02}", rng.random_range(0..30)).into_bytes();
-            let len = rng.random_range(100..3000);
+            let len = rng.random_range(setup.max_value / 30..setup.max_value);
             Step::Put(name, key, vec![b'a' + (i % 26) as u8; len])
         }
     }
 }
 
-fn workload(seed: u64, steps: usize) -> impl Fn(&Arc<Pool>, &mut AckLog<Step>) {
+fn workload(setup: Setup, seed: u64, steps: usize) -> impl Fn(&Arc<Pool>, &mut AckLog<Step>) {
     move |pool, acks| {
-        let db = Db::open_pool(Arc::clone(pool), options()).unwrap();
+        let db = Db::open_pool(Arc::clone(pool), setup.options.clone()).unwrap();
         let mut rng = SmallRng::seed_from_u64(seed);
         let mut model = Model::new();
         for i in 0..steps {
-            let step = random_step(&mut rng, &model, i);
+            let step = random_step(&mut rng, &setup, &model, i);
             match &step {
-                Step::Create(name) => drop(db.subtable(name).unwrap()),
-                Step::Drop(name) => db.drop_subtable(name).unwrap(),
-                Step::Put(name, k, v) => db.existing_subtable(name).unwrap().put(k, v).unwrap(),
+                Step::Create(n) => drop(db.subtable(&name(*n)).unwrap()),
+                Step::Drop(n) => db.drop_subtable(&name(*n)).unwrap(),
+                Step::Put(n, k, v) => db.existing_subtable(&name(*n)).unwrap().put(k, v).unwrap(),
             }
             apply(&mut model, &step);
             acks.ack(step);
@@ -92,14 +134,17 @@ fn contents(db: &Db) -> Result<BTreeMap<String, Rows>, String> {
 }
 
 fn named(model: &Model) -> BTreeMap<String, Rows> {
-    model
-        .iter()
-        .map(|(k, v)| (k.to_string(), v.clone()))
-        .collect()
+    model.iter().map(|(k, v)| (name(*k), v.clone())).collect()
 }
 
-fn check(pool: &Arc<Pool>, acked: &[&Step], in_flight: Option<&Step>) -> Result<(), String> {
-    let db = Db::open_pool(Arc::clone(pool), options()).map_err(|e| format!("open: {e}"))?;
+fn check(
+    setup: &Setup,
+    pool: &Arc<Pool>,
+    acked: &[&Step],
+    in_flight: Option<&Step>,
+) -> Result<(), String> {
+    let db =
+        Db::open_pool(Arc::clone(pool), setup.options.clone()).map_err(|e| format!("open: {e}"))?;
     if !db.recovery_stats().damage.is_empty() {
         return Err(format!("damage reported: {:?}", db.recovery_stats().damage));
     }
@@ -119,6 +164,13 @@ fn check(pool: &Arc<Pool>, acked: &[&Step], in_flight: Option<&Step>) -> Result<
             acked.len()
         ));
     }
+    let zones = db.recovery_stats().catalog_zones;
+    if in_flight.is_none() && zones < setup.catalog_zones {
+        return Err(format!(
+            "the workload reached {zones} catalog zones, not {}",
+            setup.catalog_zones
+        ));
+    }
     let memtables: usize = db.subtable_stats().iter().map(|s| s.memtables).sum();
     let owners = db.device().alloc.live_owners;
     if owners != memtables as u64 + 1 {
@@ -129,11 +181,14 @@ fn check(pool: &Arc<Pool>, acked: &[&Step], in_flight: Option<&Step>) -> Result<
     Ok(())
 }
 
-fn run(seed: u64) -> usize {
+fn run(setup: &Setup, seed: u64, steps: usize) -> usize {
     let report = CrashTest::new(seed)
-        .options(options().pool)
+        .options(setup.options.pool.clone())
         .max_points(3000)
-        .run(workload(seed, 160), check)
+        .run(
+            workload(setup.clone(), seed, steps),
+            |pool, acked, in_flight| check(setup, pool, acked, in_flight),
+        )
         .unwrap_or_else(|f| panic!("{f}"));
     assert_eq!(
         report.points as u64,
@@ -145,6 +200,14 @@ fn run(seed: u64) -> usize {
 
 #[test]
 fn creates_and_drops_survive_every_crash_point() {
-    let images: usize = (1..=6).map(run).sum();
+    let setup = few_subtables();
+    let images: usize = (1..=6).map(|seed| run(&setup, seed, 160)).sum();
     assert!(images >= 2000, "{images} crash images");
+}
+
+#[test]
+fn catalog_growth_and_slot_reuse_survive_every_crash_point() {
+    let setup = many_subtables();
+    let images: usize = (1..=3).map(|seed| run(&setup, seed, 200)).sum();
+    assert!(images >= 1000, "{images} crash images");
 }

@@ -1,6 +1,9 @@
 //! Bad input gets a clear error, never a panic, and loses no committed data: oversized or
 //! empty keys, oversized values, unknown or foreign subtables, bad names and options, a
-//! full pool, a corrupted chunk, a pool that is not a database.
+//! full pool, a corrupted chunk, a pool that is not a database. Damaged pools — a changed
+//! root word, a damaged catalog slot (its crc fixed up or not), a forged chunk record
+//! count, an impossible committed lsn — give an error or reported damage, and free
+//! nothing. A read-only open changes no byte of the pool.
 
 use pmdb_engine::{Db, DbError, DbOptions, WriteBatch, WriteOptions};
 use pmdb_pmem::{Pool, PoolOptions};
@@ -202,7 +205,7 @@ fn a_pool_that_is_not_a_database_is_refused() {
     let dir = tempfile::tempdir().unwrap();
     {
         let pool = Pool::create(dir.path(), &PoolOptions::small()).unwrap();
-        pool.publish_root(0, 0x1234);
+        pool.publish_root(0, 0x1234).unwrap();
     }
     let mut options = DbOptions::small();
     options.pool = PoolOptions::small();
@@ -254,4 +257,409 @@ fn writes_after_a_damaged_chunk_header_survive_the_next_open() {
     let t = db.subtable("t").unwrap();
     assert_eq!(t.get_owned(b"later").unwrap(), Some(b"kept".to_vec()));
     assert_eq!(t.get_owned(b"before").unwrap(), Some(b"intact-1".to_vec()));
+}
+
+/// Damage to the structures that make data reachable, done with the device layer's API
+/// at the places docs/format.md gives.
+mod damage {
+    use std::collections::BTreeMap;
+    use std::path::Path;
+
+    use pmdb_engine::{Db, DbError, DbOptions, WriteBatch, WriteOptions};
+    use pmdb_pmem::{ObjPool, OwnerId, PmOff, Pool, PoolOptions};
+
+    /// First root words of the engine's root cells.
+    pub const OWNER_CELL: usize = 1;
+    pub const LSN_CELL: usize = 5;
+    const KIND_MEMTABLE: u64 = 2;
+
+    type Rows = BTreeMap<(String, Vec<u8>), Vec<u8>>;
+
+    /// A database with two subtables, ending with a batch across both.
+    pub fn database(dir: &Path) -> Rows {
+        let db = Db::open(dir, DbOptions::small()).unwrap();
+        let mut rows = Rows::new();
+        for name in ["a", "b"] {
+            let t = db.subtable(name).unwrap();
+            for i in 0..20 {
+                let (k, v) = (format!("k{i:02}"), format!("{name}-value-{i}"));
+                t.put(&k, &v).unwrap();
+                rows.insert((name.into(), k.into_bytes()), v.into_bytes());
+            }
+        }
+        let mut wb = WriteBatch::new();
+        for name in ["a", "b"] {
+            wb.put(&db.existing_subtable(name).unwrap(), b"last", b"both");
+            rows.insert((name.into(), b"last".to_vec()), b"both".to_vec());
+        }
+        db.write(wb, WriteOptions::default()).unwrap();
+        rows
+    }
+
+    pub fn rows_of(db: &Db) -> Rows {
+        let mut rows = Rows::new();
+        for name in db.subtable_names() {
+            for e in db.existing_subtable(&name).unwrap().scan::<&[u8]>(..) {
+                let (k, v) = e.unwrap().into_parts();
+                rows.insert((name.clone(), k), v);
+            }
+        }
+        rows
+    }
+
+    /// Opens the pool under the database, to damage or to inspect it.
+    pub fn pool(dir: &Path) -> Pool {
+        Pool::open(dir, &PoolOptions::default()).unwrap()
+    }
+
+    /// Live owners and their zones: what recovery must not free.
+    pub fn owners(dir: &Path) -> Vec<(OwnerId, Vec<PmOff>)> {
+        let pool = pool(dir);
+        pool.owners()
+            .into_iter()
+            .map(|o| (o, pool.zones_of(o)))
+            .collect()
+    }
+
+    pub fn check_word(cell: usize, copy_at: usize, value: u64) -> u64 {
+        let mut h = crc32fast::Hasher::new();
+        h.update(&(cell as u64).to_le_bytes());
+        h.update(&(copy_at as u64).to_le_bytes());
+        h.update(&value.to_le_bytes());
+        (u64::from(u32::from_le_bytes(*b"PMRC")) << 32) | u64::from(h.finalize())
+    }
+
+    /// Writes `value` into both copies of a cell with valid check words: damage no
+    /// checksum can catch.
+    pub fn forge_cell(pool: &Pool, cell: usize, value: u64) {
+        for at in [0, 2] {
+            pool.publish_root(cell + at, value).unwrap();
+            pool.publish_root(cell + at + 1, check_word(cell, at, value))
+                .unwrap();
+        }
+    }
+
+    /// The catalog's committed slots as (tag, slot address), found through copy A of
+    /// the owner cell.
+    pub fn slots(pool: &Pool) -> Vec<(u64, PmOff)> {
+        let owner = OwnerId::from_raw(pool.root(OWNER_CELL)).unwrap();
+        pool.zones_of(owner)
+            .into_iter()
+            .flat_map(|zone| ObjPool::open(pool, zone).unwrap().live(pool))
+            .map(|(_, off, tag)| (tag, off))
+            .collect()
+    }
+
+    /// The owner of the memtable in the first memtable slot.
+    pub fn memtable_owner(pool: &Pool) -> OwnerId {
+        let (_, slot) = slots(pool)
+            .into_iter()
+            .find(|(tag, _)| tag >> 56 == KIND_MEMTABLE)
+            .unwrap();
+        let raw = pool.load_u64(slot.checked_add(16).unwrap()).unwrap();
+        OwnerId::from_raw(raw).unwrap()
+    }
+
+    /// Rewrites `len` bytes at `at` in the slot at `slot` and, with `reseal`, its crc
+    /// (over the tag and the slot, the head word of a memtable slot left out).
+    pub fn patch_slot(pool: &Pool, tag: u64, slot: PmOff, at: usize, bytes: &[u8], reseal: bool) {
+        let mut b = pool.read(slot, 256).unwrap().to_vec();
+        b[at..at + bytes.len()].copy_from_slice(bytes);
+        if reseal {
+            let mut h = crc32fast::Hasher::new();
+            h.update(&tag.to_le_bytes());
+            let (skip, end) = if tag >> 56 == KIND_MEMTABLE {
+                (24, 32)
+            } else {
+                (240, 248)
+            };
+            h.update(&b[..skip]);
+            h.update(&b[end..252]);
+            let crc = h.finalize().to_le_bytes();
+            b[252..].copy_from_slice(&crc);
+        }
+        pool.write(slot, &b).unwrap();
+        pool.persist(slot, 256).unwrap();
+    }
+
+    /// Rolls back the last part of the first memtable's log, as a crash while its group
+    /// was published would have left it: the group the database ended with is partial.
+    pub fn make_last_group_partial(pool: &Pool) {
+        let (_, slot) = slots(pool)
+            .into_iter()
+            .find(|(tag, _)| tag >> 56 == KIND_MEMTABLE)
+            .unwrap();
+        let head = slot.checked_add(24).unwrap();
+        let start = pool.load_u64(head).unwrap() >> 32;
+        pool.publish_u64(head, (start << 32) | start).unwrap();
+    }
+
+    /// Every file of the directory with its bytes.
+    pub fn files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
+        let mut files: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| {
+                let path = e.unwrap().path();
+                let bytes = std::fs::read(&path).unwrap();
+                (path, bytes)
+            })
+            .collect();
+        files.sort();
+        files
+    }
+
+    /// Opens the damaged database twice (the first open must change nothing a second
+    /// one would judge differently) and returns what the second saw.
+    pub fn open_twice(dir: &Path) -> Result<Db, DbError> {
+        drop(Db::open(dir, DbOptions::small()));
+        Db::open(dir, DbOptions::small())
+    }
+}
+
+use damage::*;
+
+/// The owners and zones, the rows: none lost to a damaged pool's opens.
+fn assert_nothing_freed(
+    dir: &std::path::Path,
+    owners: &[(pmdb_pmem::OwnerId, Vec<pmdb_pmem::PmOff>)],
+) {
+    assert_eq!(damage::owners(dir), owners, "an owner or zone was freed");
+}
+
+#[test]
+fn one_changed_word_of_a_root_cell_loses_nothing() {
+    for word in 1..=8 {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = database(dir.path());
+        let owners = damage::owners(dir.path());
+        {
+            let pool = damage::pool(dir.path());
+            pool.publish_root(word, pool.root(word) ^ 0x0100).unwrap();
+        }
+        // The other copy verifies: no damage a crash could not have left.
+        let db = open_twice(dir.path()).unwrap();
+        assert!(db.recovery_stats().damage.is_empty(), "word {word}");
+        assert_eq!(rows_of(&db), rows, "word {word}");
+        drop(db);
+        assert_nothing_freed(dir.path(), &owners);
+    }
+}
+
+#[test]
+fn a_lost_catalog_owner_is_an_error_and_frees_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = database(dir.path());
+    let owners = damage::owners(dir.path());
+    let saved: Vec<u64> = {
+        let pool = damage::pool(dir.path());
+        let saved = (OWNER_CELL..OWNER_CELL + 4).map(|i| pool.root(i)).collect();
+        // Both copies changed: the cell does not verify.
+        pool.publish_root(OWNER_CELL, 12345).unwrap();
+        pool.publish_root(OWNER_CELL + 2, 12345).unwrap();
+        saved
+    };
+    let err = open_twice(dir.path()).err().unwrap();
+    assert!(matches!(err, DbError::Corrupt(_)), "{err}");
+    assert!(err.to_string().contains("catalog owner"), "{err}");
+    assert_nothing_freed(dir.path(), &owners);
+    // Forged with valid checks to name a memtable's owner: its zones are no catalog.
+    {
+        let pool = damage::pool(dir.path());
+        pool.publish_root(OWNER_CELL, saved[0]).unwrap();
+        let victim = memtable_owner(&pool);
+        forge_cell(&pool, OWNER_CELL, victim.to_raw());
+    }
+    let db = open_twice(dir.path()).unwrap();
+    assert!(db.read_only().is_some());
+    assert!(!db.recovery_stats().damage.is_empty());
+    assert!(matches!(db.subtable("new"), Err(DbError::ReadOnly { .. })));
+    drop(db);
+    assert_nothing_freed(dir.path(), &owners);
+    {
+        let pool = damage::pool(dir.path());
+        for (i, word) in saved.iter().enumerate() {
+            pool.publish_root(OWNER_CELL + i, *word).unwrap();
+        }
+    }
+    let db = Db::open(dir.path(), DbOptions::small()).unwrap();
+    assert_eq!(rows_of(&db), rows);
+    assert!(db.recovery_stats().damage.is_empty());
+}
+
+#[test]
+fn a_damaged_committed_lsn_opens_read_only_and_frees_nothing() {
+    for forged in [None, Some(u64::MAX)] {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = database(dir.path());
+        let owners = damage::owners(dir.path());
+        {
+            let pool = damage::pool(dir.path());
+            // An owner the catalog does not name: a writable open would free it.
+            pool.create_owner().unwrap();
+            match forged {
+                Some(lsn) => forge_cell(&pool, LSN_CELL, lsn),
+                None => {
+                    pool.publish_root(LSN_CELL, 7).unwrap();
+                    pool.publish_root(LSN_CELL + 2, 7).unwrap();
+                }
+            }
+        }
+        let owners_now = damage::owners(dir.path());
+        assert_eq!(owners_now.len(), owners.len() + 1);
+        let db = open_twice(dir.path()).unwrap();
+        let reason = db.read_only().map(str::to_string);
+        assert!(reason.is_some(), "{forged:?}");
+        assert!(
+            db.recovery_stats()
+                .damage
+                .iter()
+                .any(|d| d.contains("committed lsn"))
+                || reason.as_deref().unwrap().contains("exhausted"),
+            "{forged:?}: {:?}",
+            db.recovery_stats()
+        );
+        assert_eq!(rows_of(&db), rows, "{forged:?}");
+        let t = db.existing_subtable("a").unwrap();
+        assert!(matches!(t.put(b"x", b"y"), Err(DbError::ReadOnly { .. })));
+        drop((t, db));
+        assert_nothing_freed(dir.path(), &owners_now);
+    }
+}
+
+#[test]
+fn a_committed_lsn_leaving_no_next_lsn_opens_read_only() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = database(dir.path());
+    forge_cell(&damage::pool(dir.path()), LSN_CELL, (1 << 56) - 1);
+    let db = open_twice(dir.path()).unwrap();
+    let reason = db.read_only().unwrap_or_default();
+    assert!(reason.contains("exhausted"), "{reason}");
+    assert_eq!(rows_of(&db), rows);
+    let t = db.existing_subtable("a").unwrap();
+    assert!(matches!(t.put(b"x", b"y"), Err(DbError::ReadOnly { .. })));
+}
+
+#[test]
+fn a_damaged_catalog_slot_is_reported_and_frees_nothing() {
+    // Without the crc fixed up: the slot fails its crc. With it: a name length of 0,
+    // which no encoder writes.
+    for reseal in [false, true] {
+        let dir = tempfile::tempdir().unwrap();
+        let rows = database(dir.path());
+        {
+            let pool = damage::pool(dir.path());
+            let (tag, slot) = slots(&pool)
+                .into_iter()
+                .find(|(tag, _)| *tag == (1 << 56) | 1)
+                .expect("subtable 1's slot");
+            patch_slot(&pool, tag, slot, 4, &[0, 0], reseal);
+            pool.create_owner().unwrap();
+        }
+        let owners = damage::owners(dir.path());
+        let db = open_twice(dir.path()).unwrap();
+        let damage = &db.recovery_stats().damage;
+        assert!(
+            damage.iter().any(|d| d.contains("catalog slot")),
+            "{damage:?}"
+        );
+        assert!(db.read_only().is_some());
+        // The subtable whose slot is damaged is unknown; the other is all there.
+        let visible = rows_of(&db);
+        assert!(!visible.is_empty());
+        assert!(visible.iter().all(|(k, v)| rows.get(k) == Some(v)));
+        drop(db);
+        assert_nothing_freed(dir.path(), &owners);
+    }
+}
+
+#[test]
+fn a_memtable_slot_naming_another_subtable_loses_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    database(dir.path());
+    let owners = damage::owners(dir.path());
+    {
+        let pool = damage::pool(dir.path());
+        let (tag, slot) = slots(&pool)
+            .into_iter()
+            .find(|(tag, _)| tag >> 56 == 2)
+            .unwrap();
+        // A valid slot, crc and all, for a subtable that does not exist.
+        patch_slot(&pool, tag, slot, 8, &77u32.to_le_bytes(), true);
+    }
+    let db = open_twice(dir.path()).unwrap();
+    let damage = &db.recovery_stats().damage;
+    assert!(
+        damage.iter().any(|d| d.contains("does not list")),
+        "{damage:?}"
+    );
+    drop(db);
+    assert_nothing_freed(dir.path(), &owners);
+}
+
+#[test]
+fn a_forged_chunk_record_count_is_reported() {
+    let dir = tempfile::tempdir().unwrap();
+    let rows = database(dir.path());
+    let owners = damage::owners(dir.path());
+    {
+        let pool = damage::pool(dir.path());
+        let zone = pool.zones_of(memtable_owner(&pool))[0];
+        // The first chunk header, after the 64-byte zone header: its record count
+        // raised to the most its payload could hold, and its crc fixed up.
+        let at = zone.checked_add(64).unwrap();
+        let mut h = pool.read(at, 48).unwrap().to_vec();
+        let payload = u32::from_le_bytes(h[20..24].try_into().unwrap());
+        h[32..36].copy_from_slice(&(payload / 16).to_le_bytes());
+        let crc = crc32fast::hash(&h[..40]);
+        h[40..44].copy_from_slice(&crc.to_le_bytes());
+        pool.write(at, &h).unwrap();
+        pool.persist(at, 48).unwrap();
+    }
+    let db = open_twice(dir.path()).unwrap();
+    let damage = &db.recovery_stats().damage;
+    assert!(damage.iter().any(|d| d.contains("counts")), "{damage:?}");
+    assert_eq!(rows_of(&db), rows);
+    drop(db);
+    assert_nothing_freed(dir.path(), &owners);
+}
+
+#[test]
+fn a_read_only_open_recovers_in_dram_and_changes_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = database(dir.path());
+    {
+        let pool = damage::pool(dir.path());
+        make_last_group_partial(&pool);
+        pool.create_owner().unwrap();
+    }
+    // The batch the database ended with is partial: neither of its parts is committed.
+    rows.retain(|(_, k), _| k != b"last");
+    let before = files(dir.path());
+    let db = Db::open_read_only(dir.path(), DbOptions::small()).unwrap();
+    assert_eq!(rows_of(&db), rows);
+    let stats = db.recovery_stats();
+    assert_eq!(stats.rolled_back_parts, 1);
+    assert_eq!(stats.released_owners, 0);
+    assert!(db.read_only().unwrap().contains("read-only"));
+    let a = db.existing_subtable("a").unwrap();
+    let refused = |r: Result<(), DbError>| {
+        assert!(matches!(r, Err(DbError::ReadOnly { .. })), "{r:?}");
+    };
+    refused(a.put(b"k", b"v"));
+    refused(a.delete(b"k00"));
+    refused(db.subtable("new").map(drop));
+    refused(db.drop_subtable("b"));
+    drop((a, db));
+    assert!(
+        files(dir.path()) == before,
+        "a read-only open changed the pool"
+    );
+
+    // Opened to write, the same recovery happens on the media.
+    let db = Db::open(dir.path(), DbOptions::small()).unwrap();
+    assert_eq!(rows_of(&db), rows);
+    assert_eq!(db.recovery_stats().rolled_back_parts, 1);
+    assert_eq!(db.recovery_stats().released_owners, 1);
+    drop(db);
+    assert!(files(dir.path()) != before);
 }

@@ -68,6 +68,9 @@ pub enum PmemError {
     #[error("invalid option {name}: {reason}")]
     InvalidOption { name: &'static str, reason: String },
 
+    #[error("the pool is open read-only: {what} would write to it")]
+    ReadOnly { what: &'static str },
+
     #[error("owner {owner:#x} is not live")]
     DeadOwner { owner: u64 },
 

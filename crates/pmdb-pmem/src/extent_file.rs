@@ -24,7 +24,7 @@ pub(crate) struct ExtentDir {
     path: PathBuf,
     backend: Backend,
     // Held, never read: the lock lasts as long as the open file.
-    _lock: File,
+    _lock: Option<File>,
 }
 
 impl ExtentDir {
@@ -36,7 +36,7 @@ impl ExtentDir {
         choice: BackendChoice,
     ) -> Result<(ExtentDir, Mapping)> {
         fs::create_dir_all(dir).map_err(|e| PmemError::io(dir, e))?;
-        let lock = lock_dir(dir)?;
+        let lock = lock_dir(dir, true)?;
         if !list_extents(dir)?.is_empty() {
             return Err(PmemError::AlreadyExists { path: dir.into() });
         }
@@ -50,7 +50,9 @@ impl ExtentDir {
     }
 
     /// Opens the pool directory `dir`: checks every extent header and maps the extents
-    /// in order. Returns extent 0's header with the mappings.
+    /// in order. Returns extent 0's header with the mappings. Read-only (per `options`),
+    /// the lock is shared, leftover `.tmp` extents are left alone and the extents are
+    /// opened and mapped for reading only.
     pub fn open(
         dir: &Path,
         options: &PoolOptions,
@@ -59,8 +61,10 @@ impl ExtentDir {
         if !meta.is_dir() {
             return Err(PmemError::NoPool { path: dir.into() });
         }
-        let lock = lock_dir(dir)?;
-        remove_incomplete_extents(dir)?;
+        let lock = lock_dir(dir, !options.read_only)?;
+        if !options.read_only {
+            remove_incomplete_extents(dir)?;
+        }
         let names = list_extents(dir)?;
         let mut first: Option<(ExtentHeader, Backend)> = None;
         let mut maps = Vec::with_capacity(names.len());
@@ -140,7 +144,7 @@ fn create_extent(
     File::open(dir)
         .and_then(|d| d.sync_all())
         .map_err(|e| PmemError::io(dir, e))?;
-    map_file(&path, &file, header.extent_len, choice)
+    map_file(&path, &file, header.extent_len, choice, true)
 }
 
 /// Reads, checks and maps extent `index`.
@@ -154,7 +158,7 @@ fn open_extent(
     let io = |e| PmemError::io(path, e);
     let file = OpenOptions::new()
         .read(true)
-        .write(true)
+        .write(!options.read_only)
         .open(path)
         .map_err(io)?;
     let len = file.metadata().map_err(io)?.len();
@@ -163,7 +167,7 @@ fn open_extent(
     let header = decode_header(path, &page)?;
     check_length(path, len, &header)?;
     check_extent(path, &header, index, first, options)?;
-    let (map, backend) = map_file(path, &file, header.extent_len, choice)?;
+    let (map, backend) = map_file(path, &file, header.extent_len, choice, !options.read_only)?;
     Ok((header, map, backend))
 }
 
@@ -174,20 +178,24 @@ fn map_file(
     file: &File,
     len: u64,
     choice: BackendChoice,
+    writable: bool,
 ) -> Result<(Mapping, Backend)> {
     let io = |e| PmemError::io(path, e);
     let len = len as usize;
     match choice {
-        BackendChoice::Dax => Mapping::file(file, len, true)
+        BackendChoice::Dax => Mapping::file(file, len, true, writable)
             .map(|m| (m, Backend::Dax))
             .map_err(|_| PmemError::DaxUnavailable { path: path.into() }),
         BackendChoice::Memory => Ok((
-            Mapping::file(file, len, false).map_err(io)?,
+            Mapping::file(file, len, false, writable).map_err(io)?,
             Backend::Memory,
         )),
-        BackendChoice::File => Ok((Mapping::file(file, len, false).map_err(io)?, Backend::File)),
+        BackendChoice::File => Ok((
+            Mapping::file(file, len, false, writable).map_err(io)?,
+            Backend::File,
+        )),
         BackendChoice::Auto => {
-            if let Ok(map) = Mapping::file(file, len, true) {
+            if let Ok(map) = Mapping::file(file, len, true, writable) {
                 return Ok((map, Backend::Dax));
             }
             let dir = path.parent().unwrap_or(Path::new("."));
@@ -195,7 +203,10 @@ fn map_file(
                 FsKind::Ram => Backend::Memory,
                 FsKind::Other(_) => Backend::File,
             };
-            Ok((Mapping::file(file, len, false).map_err(io)?, backend))
+            Ok((
+                Mapping::file(file, len, false, writable).map_err(io)?,
+                backend,
+            ))
         }
     }
 }
@@ -242,17 +253,29 @@ fn remove_incomplete_extents(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-fn lock_dir(dir: &Path) -> Result<File> {
+/// Locks `dir`: exclusively to write, shared to read, so a reader and a writer exclude
+/// each other and readers do not. A reader creates nothing: where the lock file is
+/// missing (a pool copied without it) no writer holds it either, so it goes unlocked.
+fn lock_dir(dir: &Path, write: bool) -> Result<Option<File>> {
     let path = dir.join(LOCK_FILE);
-    let file = OpenOptions::new()
+    let file = match OpenOptions::new()
         .read(true)
-        .write(true)
-        .create(true)
+        .write(write)
+        .create(write)
         .truncate(false)
         .open(&path)
-        .map_err(|e| PmemError::io(&path, e))?;
-    match file.try_lock() {
-        Ok(()) => Ok(file),
+    {
+        Ok(file) => file,
+        Err(e) if !write && e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(PmemError::io(&path, e)),
+    };
+    let locked = if write {
+        file.try_lock()
+    } else {
+        file.try_lock_shared()
+    };
+    match locked {
+        Ok(()) => Ok(Some(file)),
         Err(fs::TryLockError::WouldBlock) => Err(PmemError::Locked { path: dir.into() }),
         Err(fs::TryLockError::Error(e)) => Err(PmemError::io(&path, e)),
     }

@@ -150,7 +150,7 @@ impl<'p> ZoneGrant<'p> {
         heap.media.meta_publish(
             heap.geometry().owner_word_off(self.zone),
             self.owner.to_raw(),
-        );
+        )?;
         entry.zones.push(self.zone);
         st.reserved -= 1;
         self.committed = true;
@@ -227,7 +227,7 @@ impl Heap {
         self.media.meta_publish(
             registry_off(self.geometry(), slot),
             registry_word(generation, STATE_LIVE),
-        );
+        )?;
         st.owners.insert(
             slot,
             OwnerEntry {
@@ -276,7 +276,7 @@ impl Heap {
         self.media.meta_publish(
             registry_off(self.geometry(), owner.slot()),
             registry_word(owner.generation(), STATE_DEAD),
-        );
+        )?;
         let entry = st.owners.remove(&owner.slot()).expect("checked live above");
         st.free.extend(entry.zones);
         st.free.sort_unstable_by(|a, b| b.cmp(a));

@@ -22,7 +22,7 @@
 //! pool.write(zone.off(), b"hello").unwrap();            // initialise
 //! pool.persist(zone.off(), 5).unwrap();                 // persist
 //! let off = zone.commit().unwrap();                     // commit: one 8-byte publish
-//! pool.publish_root(0, owner.to_raw());                 // make the owner reachable
+//! pool.publish_root(0, owner.to_raw()).unwrap();        // make the owner reachable
 //! drop(pool);
 //!
 //! let pool = Pool::open(dir.path(), &PoolOptions::default()).unwrap();

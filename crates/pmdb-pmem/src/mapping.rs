@@ -20,23 +20,24 @@ unsafe impl Sync for Mapping {}
 
 impl Mapping {
     /// Maps `len` bytes of `file` shared. With `sync`, asks for `MAP_SHARED_VALIDATE |
-    /// MAP_SYNC`, which only a DAX filesystem grants.
-    pub fn file(file: &File, len: usize, sync: bool) -> io::Result<Mapping> {
+    /// MAP_SYNC`, which only a DAX filesystem grants. Without `writable` the pages are
+    /// mapped `PROT_READ`, so not even a stray store can reach the file.
+    pub fn file(file: &File, len: usize, sync: bool, writable: bool) -> io::Result<Mapping> {
         let flags = if sync {
             libc::MAP_SHARED_VALIDATE | libc::MAP_SYNC
         } else {
             libc::MAP_SHARED
         };
-        Self::map(len, flags, file.as_raw_fd())
+        Self::map(len, flags, file.as_raw_fd(), writable)
     }
 
     /// An anonymous, zero-filled private mapping.
     #[cfg(feature = "crashsim")]
     pub fn anon(len: usize) -> io::Result<Mapping> {
-        Self::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1)
+        Self::map(len, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, true)
     }
 
-    fn map(len: usize, flags: i32, fd: i32) -> io::Result<Mapping> {
+    fn map(len: usize, flags: i32, fd: i32, writable: bool) -> io::Result<Mapping> {
         if len == 0 {
             return Err(io::Error::new(io::ErrorKind::InvalidInput, "empty mapping"));
         }
@@ -46,7 +47,11 @@ impl Mapping {
             libc::mmap(
                 std::ptr::null_mut(),
                 len,
-                libc::PROT_READ | libc::PROT_WRITE,
+                if writable {
+                    libc::PROT_READ | libc::PROT_WRITE
+                } else {
+                    libc::PROT_READ
+                },
                 flags,
                 fd,
                 0,

@@ -75,6 +75,9 @@ pub(crate) struct Media {
     uuid: [u8; 16],
     geometry: Geometry,
     max_extents: u32,
+    /// Opened to look only: every store fails with `ReadOnly` (file extents are also
+    /// mapped `PROT_READ`, so a store that got past this check could not reach them).
+    read_only: bool,
     /// A slot per extent the pool may grow to, filled once: growth never moves a mapping
     /// that a reader holds a slice of.
     extents: Box<[OnceLock<Mapping>]>,
@@ -92,6 +95,7 @@ impl Media {
         max_extents: u32,
         maps: Vec<Mapping>,
         emulation: Emulation,
+        read_only: bool,
     ) -> Result<Media> {
         let extents: Box<[OnceLock<Mapping>]> = (0..max_extents).map(|_| OnceLock::new()).collect();
         let n_extents = AtomicU32::new(maps.len() as u32);
@@ -104,6 +108,7 @@ impl Media {
             uuid: header.uuid,
             geometry: header.geometry,
             max_extents,
+            read_only,
             extents,
             n_extents,
             grow_lock: Mutex::new(()),
@@ -116,7 +121,7 @@ impl Media {
     /// Fewer extents than extent 0 records means an extent file was lost, and with it
     /// whatever its zones held. More means a crash came between a new extent's rename and
     /// the publish of its count (or the pool predates the count): no zone of it can have
-    /// been committed yet, so it is adopted.
+    /// been committed yet, so it is adopted (read-only, in DRAM alone).
     fn settle_extent_count(&self) -> Result<()> {
         let recorded = self.meta_load(EXTENT_COUNT);
         let present = self.extent_count();
@@ -128,14 +133,26 @@ impl Media {
                 ),
             });
         }
-        if recorded < present as u64 {
-            self.meta_publish(EXTENT_COUNT, present as u64);
+        if recorded < present as u64 && !self.read_only {
+            self.meta_publish(EXTENT_COUNT, present as u64)?;
         }
         Ok(())
     }
 
     pub fn backend(&self) -> Backend {
         self.store.backend()
+    }
+
+    pub fn is_read_only(&self) -> bool {
+        self.read_only
+    }
+
+    /// Fails with `ReadOnly` if the media was opened to look only.
+    fn writable(&self, what: &'static str) -> Result<()> {
+        if self.read_only {
+            return Err(PmemError::ReadOnly { what });
+        }
+        Ok(())
     }
 
     /// The pool directory (none for a simulated pool).
@@ -236,6 +253,7 @@ impl Media {
     }
 
     pub fn write(&self, off: PmOff, data: &[u8]) -> Result<()> {
+        self.writable("a write")?;
         let ptr = self.data_ptr(off, data.len())?;
         // SAFETY: `data.len()` bytes at `ptr` are mapped and writable (checked); `data` is
         // the caller's memory and cannot overlap a range the caller has only borrowed
@@ -245,6 +263,7 @@ impl Media {
     }
 
     pub fn fill(&self, off: PmOff, len: usize, byte: u8) -> Result<()> {
+        self.writable("a fill")?;
         let ptr = self.data_ptr(off, len)?;
         // SAFETY: `len` bytes at `ptr` are mapped and writable (checked).
         unsafe { std::ptr::write_bytes(ptr, byte, len) };
@@ -271,6 +290,7 @@ impl Media {
     }
 
     pub fn store_u64(&self, off: PmOff, value: u64) -> Result<()> {
+        self.writable("a store")?;
         self.atomic_at(off, true)?.store(value, Ordering::Release);
         Ok(())
     }
@@ -288,15 +308,18 @@ impl Media {
     }
 
     /// Stores and persists an 8-byte metadata word (owner words, registry, root, extent
-    /// count); `off` comes from the geometry, so it is in bounds.
-    pub fn meta_publish(&self, off: PmOff, value: u64) {
+    /// count); `off` comes from the geometry, so it is in bounds. Fails only read-only.
+    pub fn meta_publish(&self, off: PmOff, value: u64) -> Result<()> {
+        self.writable("a metadata publish")?;
         self.atomic_at(off, false)
             .expect("metadata word inside geometry")
             .store(value, Ordering::Release);
         self.persist(off, 8).expect("metadata word inside geometry");
+        Ok(())
     }
 
     pub fn flush(&self, off: PmOff, len: usize) -> Result<()> {
+        self.writable("a flush")?;
         let (map, _) = self.locate(off, len)?;
         let lines = self
             .persistence
@@ -319,6 +342,7 @@ impl Media {
     /// Adds one extent and then publishes the new extent count; `PoolFull` at the
     /// maximum. Returns the new extent's index.
     pub fn grow(&self) -> Result<u16> {
+        self.writable("growing the pool")?;
         let _guard = self.grow_lock.lock();
         let n = self.extent_count();
         if n >= self.max_extents {
@@ -332,7 +356,7 @@ impl Media {
         let map = self.store.add_extent(&header)?;
         let _ = self.extents[index as usize].set(map);
         self.n_extents.store(n + 1, Ordering::Release);
-        self.meta_publish(EXTENT_COUNT, n as u64 + 1);
+        self.meta_publish(EXTENT_COUNT, n as u64 + 1)?;
         Ok(index)
     }
 }

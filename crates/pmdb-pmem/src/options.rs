@@ -36,6 +36,10 @@ pub struct PoolOptions {
     pub backend: BackendChoice,
     /// Latency and bandwidth emulation, off by default.
     pub emulation: Emulation,
+    /// Open only to look: extents are mapped read-only, nothing in the directory changes
+    /// (no leftover `.tmp` removed, no extent count adopted), and every write fails with
+    /// `PmemError::ReadOnly`. Refused at create.
+    pub read_only: bool,
 }
 
 impl Default for PoolOptions {
@@ -48,6 +52,7 @@ impl Default for PoolOptions {
             max_extents: None,
             backend: BackendChoice::Auto,
             emulation: Emulation::default(),
+            read_only: false,
         }
     }
 }
@@ -76,6 +81,11 @@ impl PoolOptions {
         self
     }
 
+    pub fn with_read_only(mut self) -> PoolOptions {
+        self.read_only = true;
+        self
+    }
+
     pub fn with_max_extents(mut self, max_extents: u32) -> PoolOptions {
         self.max_extents = Some(max_extents);
         self
@@ -83,6 +93,12 @@ impl PoolOptions {
 
     /// The geometry and maximum extent count of a new pool, checked.
     pub(crate) fn new_pool_geometry(&self) -> Result<(Geometry, u32)> {
+        if self.read_only {
+            return Err(PmemError::InvalidOption {
+                name: "read_only",
+                reason: "a pool cannot be created read-only".into(),
+            });
+        }
         let geometry = Geometry {
             zone_size: self.zone_size.unwrap_or(DEFAULT_ZONE_SIZE),
             zones_per_extent: self.zones_per_extent,

@@ -47,7 +47,9 @@ impl Pool {
     }
 
     /// Opens the pool in `dir`: checks every extent header and the extent count, maps the
-    /// extents and runs allocator recovery.
+    /// extents and runs allocator recovery. With `options.read_only` nothing in the
+    /// directory is changed, by the open or afterwards: allocator recovery is in DRAM
+    /// only, and every write fails with `PmemError::ReadOnly`.
     pub fn open(dir: impl AsRef<Path>, options: &PoolOptions) -> Result<Pool> {
         let (dir, header, maps) = ExtentDir::open(dir.as_ref(), options)?;
         Pool::open_on(Store::Dir(dir), &header, maps, options)
@@ -84,6 +86,7 @@ impl Pool {
             header.max_extents,
             vec![map],
             options.emulation,
+            false,
         )?;
         for _ in 1..options.initial_extents {
             media.grow()?;
@@ -100,7 +103,14 @@ impl Pool {
         options: &PoolOptions,
     ) -> Result<Pool> {
         let max_extents = options.max_extents_at_open(header.max_extents, maps.len())?;
-        let media = Media::new(store, header, max_extents, maps, options.emulation)?;
+        let media = Media::new(
+            store,
+            header,
+            max_extents,
+            maps,
+            options.emulation,
+            options.read_only,
+        )?;
         Ok(Pool {
             heap: Heap::recover(media),
         })
@@ -120,6 +130,11 @@ impl Pool {
     #[cfg(feature = "crashsim")]
     pub fn crash(&self, seed: u64) -> Option<CrashImage> {
         self.sim().map(|sim| sim.crash(seed))
+    }
+
+    /// Whether the pool was opened read-only (`PoolOptions::read_only`).
+    pub fn is_read_only(&self) -> bool {
+        self.media().is_read_only()
     }
 
     /// The backend in use.
@@ -244,9 +259,10 @@ impl Pool {
         self.media().meta_load(root_off(index))
     }
 
-    /// Publishes root word `index`: one atomic 8-byte store, flushed and fenced.
-    pub fn publish_root(&self, index: usize, value: u64) {
-        self.media().meta_publish(root_off(index), value);
+    /// Publishes root word `index`: one atomic 8-byte store, flushed and fenced. Fails
+    /// only on a read-only pool.
+    pub fn publish_root(&self, index: usize, value: u64) -> Result<()> {
+        self.media().meta_publish(root_off(index), value)
     }
 
     /// Registers a new live owner (one 8-byte registry store, flushed and fenced).

@@ -46,12 +46,12 @@ fn workload(seed: u64, ops: usize, protocol: Protocol) -> impl Fn(&Arc<Pool>, &m
                     continue;
                 };
                 let owner = pool.create_owner().expect("owner slots");
-                pool.publish_root(slot, owner.to_raw());
+                pool.publish_root(slot, owner.to_raw()).unwrap();
                 live.insert(slot, owner);
             } else if roll < 25 {
                 let slot = *live.keys().nth(rng.random_range(0..live.len())).unwrap();
                 let owner = live.remove(&slot).unwrap();
-                pool.publish_root(slot, 0);
+                pool.publish_root(slot, 0).unwrap();
                 pool.release_owner(owner).unwrap();
                 acks.ack(Ack::Released { owner });
             } else {
@@ -224,8 +224,8 @@ fn object_pool_survives_every_crash_point() {
                 let grant = pool.alloc_zone(owner).unwrap();
                 let objs = ObjPool::format(pool, &grant, SLOT).unwrap();
                 let zone = grant.commit().unwrap();
-                pool.publish_root(0, zone.to_raw());
-                pool.publish_root(1, owner.to_raw());
+                pool.publish_root(0, zone.to_raw()).unwrap();
+                pool.publish_root(1, owner.to_raw()).unwrap();
                 let mut rng = SmallRng::seed_from_u64(seed);
                 let mut live = Vec::new();
                 for _ in 0..200 {
@@ -298,7 +298,7 @@ fn root_publish_is_all_or_nothing() {
                 for i in 0..100u64 {
                     let word = (i as usize * 7) % pmdb_pmem::ROOT_WORDS;
                     let value = i.wrapping_mul(0x9e37_79b9_7f4a_7c15) | 1;
-                    pool.publish_root(word, value);
+                    pool.publish_root(word, value).unwrap();
                     acks.ack((word, value));
                 }
             },

@@ -31,7 +31,7 @@ fn extent_path(dir: &Path, index: u16) -> PathBuf {
 fn pool_with_data(dir: &Path, zones: usize) -> (OwnerId, Vec<PmOff>) {
     let pool = Pool::create(dir, &PoolOptions::small()).unwrap();
     let owner = pool.create_owner().unwrap();
-    pool.publish_root(0, owner.to_raw());
+    pool.publish_root(0, owner.to_raw()).unwrap();
     let offs = (0..zones)
         .map(|i| stamp_zone(&pool, owner, i as u64))
         .collect();
@@ -74,7 +74,7 @@ fn grows_to_the_maximum_then_reports_pool_full_and_keeps_data() {
     let offs = {
         let pool = Pool::create(dir.path(), &PoolOptions::small()).unwrap();
         let owner = pool.create_owner().unwrap();
-        pool.publish_root(0, owner.to_raw());
+        pool.publish_root(0, owner.to_raw()).unwrap();
         let mut offs = Vec::new();
         loop {
             match pool.alloc_zone(owner) {
@@ -122,7 +122,7 @@ fn root_words_are_published_durably() {
     {
         let pool = Pool::create(dir.path(), &PoolOptions::small()).unwrap();
         for i in 0..Pool::ROOT_WORDS {
-            pool.publish_root(i, i as u64 * 3 + 1);
+            pool.publish_root(i, i as u64 * 3 + 1).unwrap();
         }
     }
     let pool = Pool::open(dir.path(), &PoolOptions::default()).unwrap();
@@ -161,7 +161,7 @@ fn backend_can_be_forced_and_data_survives_each() {
             }
         );
         let owner = pool.create_owner().unwrap();
-        pool.publish_root(0, owner.to_raw());
+        pool.publish_root(0, owner.to_raw()).unwrap();
         let off = stamp_zone(&pool, owner, 0);
         drop(pool);
         let pool = Pool::open(dir.path(), &PoolOptions::default().with_backend(choice)).unwrap();
@@ -542,4 +542,67 @@ fn open_as_child() {
     let err = Pool::open(&dir, &PoolOptions::default()).unwrap_err();
     assert!(matches!(err, PmemError::PermissionDenied { .. }), "{err}");
     assert!(err.to_string().contains("permission denied"));
+}
+
+/// Every file of the pool directory with its bytes.
+fn snapshot(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let path = e.unwrap().path();
+            let bytes = fs::read(&path).unwrap();
+            (path, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn a_read_only_open_changes_nothing_and_refuses_writes() {
+    let dir = tmp();
+    let (owner, offs) = grown_pool(dir.path());
+    // What a read-write open would repair: an extent count one short and a leftover
+    // .tmp extent.
+    patch(
+        &extent_path(dir.path(), 0),
+        EXTENT_COUNT_OFF,
+        &2u64.to_le_bytes(),
+    );
+    fs::write(dir.path().join("extent-00003.pm.tmp"), b"partial").unwrap();
+    let before = snapshot(dir.path());
+
+    let options = PoolOptions::default().with_read_only();
+    let pool = Pool::open(dir.path(), &options).unwrap();
+    // A second reader is welcome, a writer is not.
+    let other = Pool::open(dir.path(), &options).unwrap();
+    assert!(matches!(
+        Pool::open(dir.path(), &PoolOptions::default()),
+        Err(PmemError::Locked { .. })
+    ));
+    assert!(pool.is_read_only());
+    assert_eq!(pool.extent_count(), 3);
+    assert_eq!(pool.zones_of(owner), offs);
+    assert_eq!(check_zone(&pool, owner, offs[0]).unwrap(), 0);
+    let refused = |r: Result<(), PmemError>| {
+        assert!(matches!(r, Err(PmemError::ReadOnly { .. })), "{r:?}");
+    };
+    refused(pool.write(offs[0], b"x"));
+    refused(pool.fill(offs[0], 8, 0));
+    refused(pool.store_u64(offs[0], 1));
+    refused(pool.publish_u64(offs[0], 1));
+    refused(pool.persist(offs[0], 8));
+    refused(pool.publish_root(0, 1));
+    refused(pool.release_owner(owner));
+    refused(pool.retain_owners(|_| false).map(drop));
+    refused(pool.create_owner().map(drop));
+    drop((pool, other));
+    assert_eq!(snapshot(dir.path()), before);
+    assert!(matches!(
+        Pool::create(tmp().path(), &PoolOptions::small().with_read_only()),
+        Err(PmemError::InvalidOption {
+            name: "read_only",
+            ..
+        })
+    ));
 }

@@ -30,9 +30,9 @@ const MAX_OWNERS: u32 = 1 << 24;
 pub enum PoolCommand {
     /// Create a pool.
     Create(CreateArgs),
-    /// Show a pool's backend, geometry, occupancy and owners.
+    /// Show a pool's backend, geometry, occupancy and owners (read-only).
     Info(InfoArgs),
-    /// Verify headers and owner words; exits 1 on any damage.
+    /// Verify headers and owner words (read-only); exits 1 on any damage.
     Check(PathArg),
 }
 
@@ -53,6 +53,11 @@ impl PathArg {
 
     fn options(&self) -> PoolOptions {
         PoolOptions::default().with_backend(self.backend)
+    }
+
+    /// To inspect: nothing in the pool directory changes.
+    fn read_only(&self) -> PoolOptions {
+        self.options().with_read_only()
     }
 }
 
@@ -95,7 +100,7 @@ pub fn run(cmd: PoolCommand) -> Result<ExitCode, Box<dyn std::error::Error>> {
     match cmd {
         PoolCommand::Create(args) => create(args),
         PoolCommand::Info(args) => {
-            let pool = Pool::open(args.target.dir(), &args.target.options())?;
+            let pool = Pool::open(args.target.dir(), &args.target.read_only())?;
             print_info(&pool, args.owners);
             Ok(ExitCode::SUCCESS)
         }
@@ -209,11 +214,11 @@ fn print_info(pool: &Pool, owners: bool) {
     }
 }
 
-/// Opens the pool (which verifies every extent header and scans every owner word) and
-/// reports damage; exit status 1 if there is any.
+/// Opens the pool read-only (which verifies every extent header and scans every owner
+/// word, changing nothing) and reports damage; exit status 1 if there is any.
 fn check(target: &PathArg) -> ExitCode {
     let dir = target.dir();
-    let pool = match Pool::open(&dir, &target.options()) {
+    let pool = match Pool::open(&dir, &target.read_only()) {
         Ok(pool) => pool,
         Err(e) => {
             println!("{}: damaged: {e}", dir.display());

@@ -1,5 +1,5 @@
-//! `pmdb stats`: opens a database, which runs recovery, and reports what recovery did and
-//! what the subtables hold.
+//! `pmdb stats`: opens a database read-only, which runs recovery in DRAM alone (the pool
+//! is not changed), and reports what recovery found and what the subtables hold.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -24,10 +24,9 @@ pub struct StatsArgs {
 
 pub fn run(args: StatsArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let dir = args.path.unwrap_or_else(default_pool_dir);
-    let db = Db::open(
+    let db = Db::open_read_only(
         &dir,
         DbOptions {
-            create_if_missing: false,
             recovery_threads: args.threads,
             ..DbOptions::default()
         },

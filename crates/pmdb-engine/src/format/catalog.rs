@@ -27,6 +27,8 @@ const NAME_AT: usize = 8;
 
 const KIND_SHIFT: u32 = 56;
 const ID_MASK: u64 = (1 << KIND_SHIFT) - 1;
+/// Highest memtable id: the tag holds it beside the kind.
+pub(crate) const MAX_MEMTABLE_ID: u64 = ID_MASK;
 const KIND_SUBTABLE: u64 = 1;
 const KIND_MEMTABLE: u64 = 2;
 

@@ -10,6 +10,7 @@ pub(crate) mod catalog;
 pub(crate) mod chunk;
 pub(crate) mod head;
 pub(crate) mod record;
+pub(crate) mod root;
 pub(crate) mod zone;
 
 use std::fmt;
