@@ -222,7 +222,7 @@ pub(crate) fn recover(
                 let mut mine = ZoneScan::default();
                 while let Some((m, z, zone, end)) = tasks.get(next.fetch_add(1, Ordering::Relaxed))
                 {
-                    let scan = m.scan_zone(pool, *z, *zone, *end);
+                    let scan = m.scan_zone(*z, *zone, *end);
                     if !scan.damage.is_empty() {
                         // Appending behind damage would put new records where the
                         // next recovery stops reading: start a new memtable instead.
@@ -360,7 +360,7 @@ fn roll_back_partial_group(
 ) -> Result<u64> {
     let mut last = Vec::with_capacity(memtables.len());
     for (m, head) in memtables.iter() {
-        match m.last_part(pool, *head) {
+        match m.last_part(*head) {
             Ok(part) => last.push(part),
             Err(e) => {
                 stats.damage.push(e.to_string());

@@ -166,10 +166,12 @@ fn readers_see_every_acknowledged_write_while_memtables_freeze() {
     use std::sync::atomic::{AtomicU32, Ordering};
     const PER_WRITER: u32 = 1500;
     let dir = tempfile::tempdir().unwrap();
-    let options = DbOptions {
+    let mut options = DbOptions {
         memtable_size: 32 << 10,
         ..DbOptions::small()
     };
+    // About 1 MiB of records in 32 KiB memtables: room enough, far from `PoolFull`.
+    options.pool.max_extents = Some(16);
     let db = Db::open(dir.path(), options).unwrap();
     let t = db.subtable("t").unwrap();
     let key = |w: u32, i: u32| (w * PER_WRITER + i).to_be_bytes();

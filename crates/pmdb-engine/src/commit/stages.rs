@@ -248,7 +248,7 @@ fn append<'s, 'g>(
     let mut appended = Vec::with_capacity(seqd.parts.len());
     for part in seqd.parts.values() {
         let memtable = active_memtable(ctx, st, &part.state)?;
-        let a = memtable.append_part(ctx.pool, lsn, nparts, &part.recs, &mut st.buf)?;
+        let a = memtable.append_part(lsn, nparts, &part.recs, &mut st.buf)?;
         appended.push((memtable, a, part));
     }
     Ok(appended)
