@@ -11,7 +11,10 @@ use pmdb_pmem::Pool;
 
 use crate::error::{DbError, Result};
 use crate::format::record::{self, Kind};
-use crate::iter::{InternalIterator, MemtableIter, MergingIterator, VisibleIter};
+use crate::iter::InternalIterator;
+use crate::iter::memtable::MemtableIter;
+use crate::iter::merge::MergingIterator;
+use crate::iter::visible::VisibleIter;
 use crate::keys::{self, IKey};
 use crate::registry::SubtableState;
 use crate::view::ReadView;

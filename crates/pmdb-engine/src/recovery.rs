@@ -28,7 +28,8 @@ use crate::error::{DbError, Result};
 use crate::format::MAX_SEQ;
 use crate::format::catalog::MAX_MEMTABLE_ID;
 use crate::format::head::HeadWord;
-use crate::memtable::{Entries, Memtable, ZoneScan};
+use crate::memtable::scan::ZoneScan;
+use crate::memtable::{Entries, Memtable};
 use crate::options::DbOptions;
 use crate::registry::SubtableState;
 

@@ -7,7 +7,7 @@ use std::path::Path;
 use heed::types::Bytes;
 use heed::{Database, Env, EnvFlags, EnvOpenOptions};
 
-use super::{Durability, Engine, Result, Worker};
+use super::interface::{Durability, Engine, Result, Worker};
 
 pub struct LmdbEngine {
     env: Env,

@@ -8,7 +8,7 @@ use std::path::Path;
 use pmdb_engine::{Db, DbOptions, Subtable, WriteBatch, WriteOptions};
 use pmdb_pmem::{BackendChoice, Emulation};
 
-use super::{Durability, Engine, Result, Worker};
+use super::interface::{Durability, Engine, Result, Worker};
 
 pub struct PmdbEngine {
     db: Db,

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use rocksdb::{DB, Options, WriteOptions};
 
-use super::{Durability, Engine, Result, Worker};
+use super::interface::{Durability, Engine, Result, Worker};
 
 pub struct RocksEngine {
     db: DB,

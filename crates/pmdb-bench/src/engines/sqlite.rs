@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::{Durability, Engine, Result, Worker};
+use super::interface::{Durability, Engine, Result, Worker};
 
 pub struct SqliteEngine {
     path: PathBuf,

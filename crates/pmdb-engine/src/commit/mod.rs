@@ -6,6 +6,7 @@
 //! its group commits. Groups publish strictly one after another, so after a crash at most
 //! the last group is partial, and recovery rolls its parts back.
 
+mod request;
 mod stages;
 
 use std::collections::VecDeque;
@@ -13,47 +14,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
-use pmdb_pmem::Pool;
 
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::options::DbOptions;
-use crate::registry::Registry;
-use crate::seq::SeqTracker;
 
-pub(crate) use stages::LeaderState;
-
-/// What the stages need of the database.
-pub(crate) struct CommitCtx<'a> {
-    pub db_id: u64,
-    pub pool: &'a Pool,
-    pub options: &'a DbOptions,
-    pub registry: &'a Registry,
-    pub seqs: &'a SeqTracker,
-}
-
-/// One writer's batch and, once the pipeline is done with it, its outcome.
-struct Request {
-    batch: WriteBatch,
-    sync: bool,
-    done: AtomicBool,
-    outcome: Mutex<Option<Result<()>>>,
-}
-
-impl Request {
-    fn finish(&self, outcome: Result<()>) {
-        *self.outcome.lock() = Some(outcome);
-        self.done.store(true, Ordering::Release);
-    }
-
-    fn take(&self) -> Option<Result<()>> {
-        if self.done.load(Ordering::Acquire) {
-            self.outcome.lock().take()
-        } else {
-            None
-        }
-    }
-}
+pub(crate) use request::CommitCtx;
+use request::Request;
+use stages::LeaderState;
 
 /// Spins a waiting writer does before it sleeps: a group commit takes microseconds,
 /// less than a sleep and wake-up through the kernel.
@@ -89,12 +57,7 @@ impl Pipeline {
     /// Commits `batch` as part of some group; returns when that group is durable and
     /// visible, or with this request's own error.
     pub fn write(&self, ctx: &CommitCtx<'_>, batch: WriteBatch, sync: bool) -> Result<()> {
-        let req = Arc::new(Request {
-            batch,
-            sync,
-            done: AtomicBool::new(false),
-            outcome: Mutex::new(None),
-        });
+        let req = Arc::new(Request::new(batch, sync));
         self.pending.lock().push_back(Arc::clone(&req));
         let mut spins = 0;
         loop {
@@ -115,7 +78,7 @@ impl Pipeline {
                 continue;
             }
             let mut sleepers = self.sleepers.lock();
-            if req.done.load(Ordering::Acquire) || !self.leader.load(Ordering::Acquire) {
+            if req.is_done() || !self.leader.load(Ordering::Acquire) {
                 continue;
             }
             *sleepers += 1;
@@ -186,12 +149,7 @@ mod tests {
     use crate::options::DbOptions;
 
     fn request(batch: WriteBatch) -> Arc<Request> {
-        Arc::new(Request {
-            batch,
-            sync: true,
-            done: AtomicBool::new(false),
-            outcome: Mutex::new(None),
-        })
+        Arc::new(Request::new(batch, true))
     }
 
     /// Three requests in one group, the middle one invalid: it alone fails; the other two

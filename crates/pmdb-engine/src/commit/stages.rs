@@ -7,10 +7,11 @@ use std::sync::Arc;
 
 use pmdb_pmem::{Backend, PmOff};
 
-use super::{CommitCtx, Request};
+use super::request::{CommitCtx, Request};
 use crate::error::{DbError, Result};
 use crate::keys::IKey;
-use crate::memtable::{Appended, Entries, Memtable, RecIn};
+use crate::memtable::append::{Appended, RecIn};
+use crate::memtable::{Entries, Memtable};
 use crate::registry::SubtableState;
 
 /// What only the leader touches: the next group's lsn, the File backend's not yet synced

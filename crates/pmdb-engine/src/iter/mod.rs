@@ -1,16 +1,12 @@
 //! The iterator stack, after LevelDB: every structure that holds versions of keys (today
-//! the memtables; the global index and SST levels join later) is a source implementing
-//! [`InternalIterator`] over internal keys; [`MergingIterator`] merges sources into one
-//! ordered stream; [`VisibleIter`] applies a snapshot and tombstones and yields user keys.
+//! the memtables, `memtable`; the global index and SST levels join later) is a source
+//! implementing [`InternalIterator`] over internal keys; `merge` merges sources into one
+//! ordered stream; `visible` applies a snapshot and tombstones and yields user keys.
 //! Point reads, scans and (later) compaction are all built on it.
 
-mod memtable;
-mod merge;
-mod visible;
-
-pub(crate) use memtable::MemtableIter;
-pub(crate) use merge::MergingIterator;
-pub(crate) use visible::VisibleIter;
+pub(crate) mod memtable;
+pub(crate) mod merge;
+pub(crate) mod visible;
 
 use crate::error::Result;
 

@@ -6,16 +6,13 @@
 //! is indexed, the index moves out from under its lock: nothing inserts any more, so
 //! readers take no lock at all.
 
-use std::collections::BTreeMap;
 use std::ops::Bound;
 use std::sync::atomic::Ordering;
 
 use pmdb_pmem::PmOff;
 
-use super::{Entries, Memtable};
+use super::{Entries, Index, Memtable};
 use crate::keys::IKey;
-
-pub(super) type Index = BTreeMap<IKey, PmOff>;
 
 impl Memtable {
     /// Builds the index at recovery from the zones' sorted runs (a bulk build, linear in

@@ -6,10 +6,11 @@
 //! with a zone header, then chunks of records. The memtable's head word holds the start
 //! of the last published part and the end of the published log (`format` has all three).
 
-mod append;
+pub(crate) mod append;
 mod index;
-mod scan;
+pub(crate) mod scan;
 
+use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
@@ -19,9 +20,8 @@ use pmdb_pmem::{PmOff, Pool};
 use crate::catalog::MemtableDesc;
 use crate::keys::IKey;
 
-pub(crate) use append::{Appended, RecIn};
-use index::Index;
-pub(crate) use scan::ZoneScan;
+/// The DRAM index (see `index`).
+type Index = BTreeMap<IKey, PmOff>;
 
 /// Index entries: internal key and record address.
 pub(crate) type Entries = Vec<(IKey, PmOff)>;
