@@ -195,7 +195,8 @@ impl Pool {
     /// Borrows `len` bytes of PM at `off` with no copy.
     ///
     /// Writers in pmdb never modify a range after publishing it, so a published range is
-    /// stable for as long as the pool (and the reader's epoch) lives.
+    /// stable for as long as the pool lives and its owner is not released (the engine
+    /// releases an owner only once no reader holds it).
     pub fn read(&self, off: PmOff, len: usize) -> Result<&[u8]> {
         self.media().read(off, len)
     }
