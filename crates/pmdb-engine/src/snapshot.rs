@@ -49,8 +49,7 @@ impl Snapshot {
         sub: &Subtable,
         range: impl RangeBounds<K>,
     ) -> Result<Scan> {
-        let sub = self.check(sub)?;
-        Ok(Scan::new(&sub.state, &range, self.seq, false))
+        self.scan_at(sub, range, false)
     }
 
     /// Descending scan of `sub` as of this snapshot.
@@ -59,8 +58,17 @@ impl Snapshot {
         sub: &Subtable,
         range: impl RangeBounds<K>,
     ) -> Result<Scan> {
+        self.scan_at(sub, range, true)
+    }
+
+    fn scan_at<K: AsRef<[u8]> + ?Sized>(
+        &self,
+        sub: &Subtable,
+        range: impl RangeBounds<K>,
+        reverse: bool,
+    ) -> Result<Scan> {
         let sub = self.check(sub)?;
-        Ok(Scan::new(&sub.state, &range, self.seq, true))
+        Ok(Scan::new(&sub.state, &range, self.seq, reverse))
     }
 }
 

@@ -15,6 +15,13 @@ enum Direction {
     Reverse,
 }
 
+fn move_child(child: &mut dyn InternalIterator, direction: Direction) {
+    match direction {
+        Direction::Forward => child.next(),
+        Direction::Reverse => child.prev(),
+    }
+}
+
 pub(crate) struct MergingIterator {
     children: Vec<Box<dyn InternalIterator>>,
     /// Indices of the valid children, a heap ordered by `direction`.
@@ -81,6 +88,32 @@ impl MergingIterator {
         }
     }
 
+    /// Moves one entry in `direction`. Going on the same way moves the top child; turning
+    /// around first stands every other child on its first entry past the current key.
+    fn step(&mut self, direction: Direction) {
+        let cur = self.heap[0];
+        if self.direction == direction {
+            move_child(self.children[cur].as_mut(), direction);
+            self.settle_top();
+            return;
+        }
+        let key = self.children[cur].key().to_vec();
+        for (i, child) in self.children.iter_mut().enumerate() {
+            if i == cur {
+                continue;
+            }
+            match direction {
+                Direction::Forward => child.seek(&key),
+                Direction::Reverse => child.seek_for_prev(&key),
+            }
+            if child.valid() && keys::compare(child.key(), &key) == Ordering::Equal {
+                move_child(child.as_mut(), direction);
+            }
+        }
+        move_child(self.children[cur].as_mut(), direction);
+        self.rebuild(direction);
+    }
+
     fn current(&self) -> &dyn InternalIterator {
         self.children[self.heap[0]].as_ref()
     }
@@ -114,48 +147,11 @@ impl InternalIterator for MergingIterator {
     }
 
     fn next(&mut self) {
-        if self.direction == Direction::Reverse {
-            // Every other child must stand on its first entry after the current key.
-            let cur = self.heap[0];
-            let key = self.children[cur].key().to_vec();
-            for (i, child) in self.children.iter_mut().enumerate() {
-                if i == cur {
-                    continue;
-                }
-                child.seek(&key);
-                if child.valid() && keys::compare(child.key(), &key) == Ordering::Equal {
-                    child.next();
-                }
-            }
-            self.children[cur].next();
-            self.rebuild(Direction::Forward);
-            return;
-        }
-        let cur = self.heap[0];
-        self.children[cur].next();
-        self.settle_top();
+        self.step(Direction::Forward);
     }
 
     fn prev(&mut self) {
-        if self.direction == Direction::Forward {
-            let cur = self.heap[0];
-            let key = self.children[cur].key().to_vec();
-            for (i, child) in self.children.iter_mut().enumerate() {
-                if i == cur {
-                    continue;
-                }
-                child.seek_for_prev(&key);
-                if child.valid() && keys::compare(child.key(), &key) == Ordering::Equal {
-                    child.prev();
-                }
-            }
-            self.children[cur].prev();
-            self.rebuild(Direction::Reverse);
-            return;
-        }
-        let cur = self.heap[0];
-        self.children[cur].prev();
-        self.settle_top();
+        self.step(Direction::Reverse);
     }
 
     fn key(&self) -> &[u8] {
