@@ -1,6 +1,6 @@
 //! `pmdb pool create | info | check`, in the spirit of pmempool.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use clap::{Args, Subcommand};
@@ -10,6 +10,7 @@ use pmdb_pmem::{
 };
 
 use pmdb_bench::limits::{accepted, check_space, fmt_bytes};
+use pmdb_engine::{Db, DbError, DbOptions};
 
 use crate::input::{as_option, power_of_two_size, size, whole};
 use crate::paths::default_pool_dir;
@@ -32,7 +33,8 @@ pub enum PoolCommand {
     Create(CreateArgs),
     /// Show a pool's backend, geometry, occupancy and owners (read-only).
     Info(InfoArgs),
-    /// Verify headers and owner words (read-only); exits 1 on any damage.
+    /// Verify headers and owner words, then the database in the pool (root cells, catalog,
+    /// memtables) as recovery reads it, all read-only; exits 1 on any damage.
     Check(PathArg),
 }
 
@@ -229,16 +231,59 @@ fn check(target: &PathArg) -> ExitCode {
     for anomaly in &r.anomalies {
         println!("{}: damaged: {anomaly}", dir.display());
     }
-    if r.anomalies.is_empty() {
-        println!(
-            "{}: consistent ({} extents, {} owner words, {} live owners)",
-            dir.display(),
-            r.extents,
-            r.words_scanned,
-            r.live_owners
-        );
+    if !r.anomalies.is_empty() {
+        return ExitCode::from(1);
+    }
+    println!(
+        "{}: consistent ({} extents, {} owner words, {} live owners)",
+        dir.display(),
+        r.extents,
+        r.words_scanned,
+        r.live_owners
+    );
+    drop(pool);
+    if check_database(&dir, target.read_only()) {
         ExitCode::SUCCESS
     } else {
         ExitCode::from(1)
+    }
+}
+
+/// The engine's part of the check: the database opened read-only, so recovery runs in
+/// DRAM and writes nothing, then what it found damaged. True when nothing was.
+fn check_database(dir: &Path, pool: PoolOptions) -> bool {
+    let options = DbOptions {
+        pool,
+        ..DbOptions::default()
+    };
+    match Db::open_read_only(dir, options) {
+        Ok(db) => {
+            let stats = db.recovery_stats();
+            for damage in &stats.damage {
+                println!("{}: damaged: {damage}", dir.display());
+            }
+            if stats.damage.is_empty() {
+                println!(
+                    "{}: database consistent ({} subtables, {} memtables, {} records)",
+                    dir.display(),
+                    stats.subtables,
+                    stats.memtables,
+                    stats.records
+                );
+            }
+            stats.damage.is_empty()
+        }
+        Err(DbError::NoDatabase { .. }) => {
+            println!("{}: holds no pmdb database", dir.display());
+            true
+        }
+        Err(e @ DbError::NotADatabase { .. }) => {
+            println!("{}: {e}", dir.display());
+            true
+        }
+        Err(e) => {
+            println!("{}: damaged: {e}", dir.display());
+            false
+        }
     }
 }
