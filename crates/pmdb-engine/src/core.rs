@@ -23,7 +23,7 @@ pub(crate) struct Core {
     pub pool: Arc<Pool>,
     pub options: DbOptions,
     pub registry: Registry,
-    pub seqs: SeqTracker,
+    pub seqs: Arc<SeqTracker>,
     pub pipeline: Pipeline,
     pub recovery: RecoveryStats,
 }
@@ -42,7 +42,7 @@ impl Core {
             pool,
             options,
             registry,
-            seqs,
+            seqs: Arc::new(seqs),
             pipeline,
             recovery,
         }

@@ -40,8 +40,25 @@ pub struct SubtableStats {
     pub name: String,
     /// Memtables in its read view, the active one included.
     pub memtables: usize,
-    /// Records (versions) indexed.
+    /// Records (versions) written to its memtables.
     pub records: u64,
+    /// Entries in its memtables' DRAM indexes: one per key and memtable.
+    pub index_keys: u64,
+    /// Versions the indexes still hold (older ones no reader needs are dropped).
+    pub index_versions: u64,
+    /// DRAM the indexes occupy, in bytes.
+    pub index_bytes: u64,
+}
+
+impl SubtableStats {
+    /// Index DRAM per key, in bytes (0 when empty).
+    pub fn index_bytes_per_key(&self) -> f64 {
+        if self.index_keys == 0 {
+            0.0
+        } else {
+            self.index_bytes as f64 / self.index_keys as f64
+        }
+    }
 }
 
 impl Db {
@@ -221,11 +238,22 @@ impl Db {
             .iter()
             .map(|s| {
                 let view = s.view.load();
-                SubtableStats {
+                let mut stats = SubtableStats {
                     name: s.name.clone(),
                     memtables: view.memtables().len(),
-                    records: view.memtables().iter().map(|m| m.records()).sum(),
+                    records: 0,
+                    index_keys: 0,
+                    index_versions: 0,
+                    index_bytes: 0,
+                };
+                for m in view.memtables() {
+                    let usage = m.index_usage();
+                    stats.records += m.records();
+                    stats.index_keys += usage.keys;
+                    stats.index_versions += usage.versions;
+                    stats.index_bytes += usage.bytes;
                 }
+                stats
             })
             .collect()
     }

@@ -1,4 +1,4 @@
-//! Internal keys: what the DRAM indexes and the iterator stack order by. An internal key is
+//! Internal keys: what the iterator stack orders by. An internal key is
 //! the user key followed by an 8-byte big-endian tag `(seq << 8) | kind`; internal keys
 //! order by user key ascending, then by tag descending, so within a key the newest
 //! version comes first and a seek to `(key, snapshot)` lands on the newest version the
@@ -8,7 +8,6 @@ use std::cmp::Ordering;
 
 use smallvec::SmallVec;
 
-use crate::format::MAX_SEQ;
 use crate::format::record::Kind;
 
 /// Bytes of the tag at the end of an internal key.
@@ -25,13 +24,9 @@ pub(crate) struct IKey(SmallVec<[u8; 32]>);
 
 impl IKey {
     /// The internal key of version `seq` of `key`.
+    #[cfg(test)]
     pub fn new(key: &[u8], seq: u64, kind: Kind) -> IKey {
         IKey::with_tag(key, (seq << 8) | kind as u64)
-    }
-
-    /// The seek target for the newest version of `key` visible at `snap`.
-    pub fn at_snapshot(key: &[u8], snap: u64) -> IKey {
-        IKey::with_tag(key, (snap.min(MAX_SEQ) << 8) | 0xff)
     }
 
     /// The lowest internal key of `key` (before all its versions).
@@ -49,10 +44,6 @@ impl IKey {
         out.extend_from_slice(key);
         out.extend_from_slice(&tag.to_be_bytes());
         IKey(out)
-    }
-
-    pub fn from_slice(ikey: &[u8]) -> IKey {
-        IKey(SmallVec::from_slice(ikey))
     }
 
     pub fn as_slice(&self) -> &[u8] {
@@ -160,8 +151,5 @@ mod tests {
         );
         assert_eq!(kind_of(v.as_slice()), Kind::Delete);
         assert!(IKey::first_of(b"k\0") < v && v < IKey::last_of(b"k\0"));
-        // A snapshot target sits just before the newest version it may see.
-        assert!(IKey::at_snapshot(b"k\0", 77) < v);
-        assert!(IKey::at_snapshot(b"k\0", 76) > v);
     }
 }

@@ -39,6 +39,7 @@
 
 #![forbid(unsafe_code)]
 
+pub mod art;
 mod batch;
 mod catalog;
 mod commit;

@@ -7,7 +7,7 @@ use std::ops::{Bound, Deref, RangeBounds};
 use std::sync::Arc;
 
 use arc_swap::Guard;
-use pmdb_pmem::Pool;
+use pmdb_pmem::{PmOff, Pool};
 
 use crate::error::{DbError, Result};
 use crate::format::record::{self, Kind};
@@ -15,8 +15,9 @@ use crate::iter::InternalIterator;
 use crate::iter::memtable::MemtableIter;
 use crate::iter::merge::MergingIterator;
 use crate::iter::visible::VisibleIter;
-use crate::keys::{self, IKey};
+use crate::memtable::index::Lookup;
 use crate::registry::SubtableState;
+use crate::seq::{SeqTracker, SnapshotPin};
 use crate::view::ReadView;
 
 /// A value borrowed from PM with no copy. The memtable holding it stays in PM while this
@@ -45,29 +46,82 @@ impl std::fmt::Debug for ValueRef<'_> {
     }
 }
 
-/// The value of `key` in `state` as of `snap`: each memtable, newest first, is sought at
-/// the snapshot; the first that holds a version of the key decides.
+/// The sequence number a point read reads at.
+pub(crate) enum ReadAt<'a> {
+    /// The newest visible data. The read may start again at a newer sequence number if
+    /// versions it needed were pruned while it ran (see [`Lookup::Pruned`]).
+    Latest(&'a Arc<SeqTracker>),
+    /// A registered snapshot's sequence number.
+    Snapshot(u64),
+}
+
+/// Unregistered tries of a latest read before it registers a snapshot, which no pruning
+/// can overtake.
+const OPTIMISTIC_TRIES: usize = 2;
+
+/// The value of `key` in `state`: each memtable, newest first, is asked for the newest
+/// version the read may see; the first that has one decides.
 pub(crate) fn get<'a>(
     pool: &'a Pool,
     state: &SubtableState,
     key: &[u8],
-    snap: u64,
+    at: ReadAt<'_>,
 ) -> Result<Option<ValueRef<'a>>> {
     state.check_live()?;
-    let view = state.view.load();
-    let target = IKey::at_snapshot(key, snap);
-    let mut found = None;
-    for m in view.memtables() {
-        let mut it = MemtableIter::for_get(&**m);
-        it.seek(target.as_slice());
-        if it.valid() && keys::user_key(it.key()) == key {
-            found = Some((keys::kind_of(it.key()), it.record_off()));
-            break;
+    let seqs = match at {
+        ReadAt::Snapshot(snap) => {
+            let view = state.view.load();
+            return match lookup(&view, key, snap)? {
+                Some(found) => value(pool, view, found),
+                None => Err(pruned_under_snapshot(snap)),
+            };
+        }
+        ReadAt::Latest(seqs) => seqs,
+    };
+    for _ in 0..OPTIMISTIC_TRIES {
+        // The view is loaded after the sequence number: it holds every memtable with a
+        // version at or below it.
+        let snap = seqs.visible();
+        let view = state.view.load();
+        if let Some(found) = lookup(&view, key, snap)? {
+            return value(pool, view, found);
         }
     }
+    let pin = seqs.pin();
+    let view = state.view.load();
+    match lookup(&view, key, pin.seq())? {
+        Some(found) => value(pool, view, found),
+        None => Err(pruned_under_snapshot(pin.seq())),
+    }
+}
+
+fn pruned_under_snapshot(snap: u64) -> DbError {
+    DbError::Corrupt(format!(
+        "index: versions a registered snapshot at {snap} needs were dropped"
+    ))
+}
+
+/// The newest version of `key` at `snap` in `view` (`Some(None)`: none), or `None` when
+/// a memtable dropped versions the read needed.
+fn lookup(view: &ReadView, key: &[u8], snap: u64) -> Result<Option<Option<(Kind, PmOff)>>> {
+    for m in view.memtables() {
+        match m.lookup(key, snap)? {
+            Lookup::Found { kind, rec } => return Ok(Some(Some((kind, rec)))),
+            Lookup::Absent => {}
+            Lookup::Pruned => return Ok(None),
+        }
+    }
+    Ok(Some(None))
+}
+
+fn value<'a>(
+    pool: &'a Pool,
+    view: Guard<Arc<ReadView>>,
+    found: Option<(Kind, PmOff)>,
+) -> Result<Option<ValueRef<'a>>> {
     match found {
-        Some((Kind::Put, off)) => {
-            let bytes = record::read(pool, off)?.value;
+        Some((Kind::Put, rec)) => {
+            let bytes = record::read(pool, rec)?.value;
             Ok(Some(ValueRef { _view: view, bytes }))
         }
         _ => Ok(None),
@@ -123,6 +177,8 @@ pub struct EntryRef<'s> {
 /// thread, and resumed.
 pub struct Scan {
     iter: VisibleIter<MergingIterator>,
+    /// Keeps what the scan reads from being pruned while it runs.
+    _pin: SnapshotPin,
     /// An error to report before anything else (the subtable was dropped).
     failed: Option<DbError>,
     done: bool,
@@ -140,23 +196,24 @@ impl Scan {
     pub(crate) fn new<K: AsRef<[u8]> + ?Sized>(
         state: &SubtableState,
         range: &impl RangeBounds<K>,
-        snap: u64,
+        pin: SnapshotPin,
         reverse: bool,
     ) -> Scan {
         let view = state.view.load_full();
         let children: Vec<Box<dyn InternalIterator>> = view
             .memtables()
             .iter()
-            .map(|m| Box::new(MemtableIter::for_scan(Arc::clone(m))) as Box<dyn InternalIterator>)
+            .map(|m| Box::new(MemtableIter::new(Arc::clone(m))) as Box<dyn InternalIterator>)
             .collect();
         Scan {
             iter: VisibleIter::new(
                 MergingIterator::new(children),
-                snap,
+                pin.seq(),
                 owned_bound(range.start_bound()),
                 owned_bound(range.end_bound()),
                 reverse,
             ),
+            _pin: pin,
             failed: state.check_live().err(),
             done: false,
         }

@@ -28,8 +28,8 @@ use crate::error::{DbError, Result};
 use crate::format::MAX_SEQ;
 use crate::format::catalog::MAX_MEMTABLE_ID;
 use crate::format::head::HeadWord;
+use crate::memtable::Memtable;
 use crate::memtable::scan::ZoneScan;
-use crate::memtable::{Entries, Memtable};
 use crate::options::DbOptions;
 use crate::registry::SubtableState;
 
@@ -198,7 +198,7 @@ pub(crate) fn recover(
             Arc::new(m)
         })
         .collect();
-    let tasks: Vec<_> = memtables
+    let mut tasks: Vec<_> = memtables
         .iter()
         .flat_map(|m| {
             m.scan_plan(m.used())
@@ -208,14 +208,11 @@ pub(crate) fn recover(
         .collect();
     stats.zones = tasks.len();
     stats.threads = options.threads().min(tasks.len()).max(1);
-    // Phase 1: scan zones in parallel, each into a sorted run.
+    // Zones are scanned and indexed in parallel, one zone per task. A memtable's index
+    // takes one zone at a time (its lock), so the tasks go round the memtables: zone 0
+    // of each, then zone 1 of each, and so on, and threads rarely wait for one another.
+    tasks.sort_by_key(|(_, z, _, _)| *z);
     let next = AtomicUsize::new(0);
-    let runs: Vec<Mutex<Vec<Entries>>> = memtables.iter().map(|_| Mutex::new(Vec::new())).collect();
-    let slot_of: HashMap<u64, usize> = memtables
-        .iter()
-        .enumerate()
-        .map(|(i, m)| (m.desc.id, i))
-        .collect();
     let total = Mutex::new(ZoneScan::default());
     std::thread::scope(|s| {
         for _ in 0..stats.threads {
@@ -223,7 +220,13 @@ pub(crate) fn recover(
                 let mut mine = ZoneScan::default();
                 while let Some((m, z, zone, end)) = tasks.get(next.fetch_add(1, Ordering::Relaxed))
                 {
-                    let scan = m.scan_zone(*z, *zone, *end);
+                    let mut scan = m.scan_zone(*z, *zone, *end);
+                    if let Err(e) = m.index_recovered(&scan.entries) {
+                        scan.damage.push(format!(
+                            "memtable {} zone {z}: its records could not be indexed ({e})",
+                            m.desc.id
+                        ));
+                    }
                     if !scan.damage.is_empty() {
                         // Appending behind damage would put new records where the
                         // next recovery stops reading: start a new memtable instead.
@@ -234,7 +237,6 @@ pub(crate) fn recover(
                     mine.max_seq = mine.max_seq.max(scan.max_seq);
                     mine.max_lsn = mine.max_lsn.max(scan.max_lsn);
                     mine.damage.extend(scan.damage);
-                    runs[slot_of[&m.desc.id]].lock().push(scan.entries);
                 }
                 let mut t = total.lock();
                 t.records += mine.records;
@@ -242,18 +244,6 @@ pub(crate) fn recover(
                 t.max_seq = t.max_seq.max(mine.max_seq);
                 t.max_lsn = t.max_lsn.max(mine.max_lsn);
                 t.damage.extend(mine.damage);
-            });
-        }
-    });
-    // Phase 2: merge each memtable's runs and bulk-build its index, memtables in parallel.
-    let next = AtomicUsize::new(0);
-    std::thread::scope(|s| {
-        for _ in 0..stats.threads.min(memtables.len()).max(1) {
-            s.spawn(|| {
-                while let Some(m) = memtables.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let slot = slot_of[&m.desc.id];
-                    m.build_index(std::mem::take(&mut *runs[slot].lock()));
-                }
             });
         }
     });

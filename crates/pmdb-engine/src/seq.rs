@@ -3,6 +3,7 @@
 //! compaction must keep).
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 use parking_lot::Mutex;
@@ -58,14 +59,14 @@ impl SeqTracker {
     }
 
     /// Registers a snapshot at the current visible sequence number.
-    pub fn acquire(&self) -> u64 {
+    fn acquire(&self) -> u64 {
         let mut snaps = self.snapshots.lock();
         let seq = self.visible();
         *snaps.entry(seq).or_default() += 1;
         seq
     }
 
-    pub fn release(&self, seq: u64) {
+    fn release(&self, seq: u64) {
         let mut snaps = self.snapshots.lock();
         if let Some(n) = snaps.get_mut(&seq) {
             *n -= 1;
@@ -77,5 +78,51 @@ impl SeqTracker {
 
     pub fn oldest_snapshot(&self) -> Option<u64> {
         self.snapshots.lock().keys().next().copied()
+    }
+
+    /// Registers a snapshot at the current visible sequence number, released when the
+    /// returned pin drops.
+    pub fn pin(self: &Arc<Self>) -> SnapshotPin {
+        SnapshotPin {
+            seq: self.acquire(),
+            seqs: Arc::clone(self),
+        }
+    }
+
+    /// Registers one more reader at `seq`, which a live pin already holds (so nothing
+    /// it needs can have been dropped).
+    pub fn pin_again(self: &Arc<Self>, pin: &SnapshotPin) -> SnapshotPin {
+        *self.snapshots.lock().entry(pin.seq).or_default() += 1;
+        SnapshotPin {
+            seq: pin.seq,
+            seqs: Arc::clone(self),
+        }
+    }
+
+    /// The oldest sequence number a registered reader may read at, or that an
+    /// unregistered one may have started at: versions older than the newest one at or
+    /// below it are seen by no registered reader. The visible sequence number is read
+    /// before the registry, so a snapshot registered meanwhile is at or above it.
+    pub fn horizon(&self) -> u64 {
+        let visible = self.visible();
+        self.oldest_snapshot().map_or(visible, |s| s.min(visible))
+    }
+}
+
+/// A registered snapshot, released on drop.
+pub(crate) struct SnapshotPin {
+    seq: u64,
+    seqs: Arc<SeqTracker>,
+}
+
+impl SnapshotPin {
+    pub fn seq(&self) -> u64 {
+        self.seq
+    }
+}
+
+impl Drop for SnapshotPin {
+    fn drop(&mut self) {
+        self.seqs.release(self.seq);
     }
 }

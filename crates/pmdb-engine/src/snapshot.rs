@@ -5,24 +5,25 @@ use std::sync::Arc;
 
 use crate::core::Core;
 use crate::error::{DbError, Result};
-use crate::read::{self, Scan, ValueRef};
+use crate::read::{self, ReadAt, Scan, ValueRef};
+use crate::seq::SnapshotPin;
 use crate::subtable::Subtable;
 
 /// A consistent view of the database as of one sequence number.
 pub struct Snapshot {
     core: Arc<Core>,
-    seq: u64,
+    pin: SnapshotPin,
 }
 
 impl Snapshot {
     pub(crate) fn new(core: Arc<Core>) -> Snapshot {
-        let seq = core.seqs.acquire();
-        Snapshot { core, seq }
+        let pin = core.seqs.pin();
+        Snapshot { core, pin }
     }
 
     /// The sequence number this snapshot reads at.
     pub fn seq(&self) -> u64 {
-        self.seq
+        self.pin.seq()
     }
 
     fn check<'a>(&self, sub: &'a Subtable) -> Result<&'a Subtable> {
@@ -40,7 +41,12 @@ impl Snapshot {
         key: impl AsRef<[u8]>,
     ) -> Result<Option<ValueRef<'a>>> {
         let sub = self.check(sub)?;
-        read::get(&sub.core.pool, &sub.state, key.as_ref(), self.seq)
+        read::get(
+            &sub.core.pool,
+            &sub.state,
+            key.as_ref(),
+            ReadAt::Snapshot(self.seq()),
+        )
     }
 
     /// Ascending scan of `sub` as of this snapshot.
@@ -68,12 +74,8 @@ impl Snapshot {
         reverse: bool,
     ) -> Result<Scan> {
         let sub = self.check(sub)?;
-        Ok(Scan::new(&sub.state, &range, self.seq, reverse))
-    }
-}
-
-impl Drop for Snapshot {
-    fn drop(&mut self) {
-        self.core.seqs.release(self.seq);
+        // The scan may outlive the snapshot: it holds a registration of its own.
+        let pin = self.core.seqs.pin_again(&self.pin);
+        Ok(Scan::new(&sub.state, &range, pin, reverse))
     }
 }

@@ -7,7 +7,7 @@ use crate::batch::{SubtableId, WriteBatch};
 use crate::core::Core;
 use crate::error::Result;
 use crate::options::WriteOptions;
-use crate::read::{self, Scan, ValueRef};
+use crate::read::{self, ReadAt, Scan, ValueRef};
 use crate::registry::SubtableState;
 
 /// A named, ordered key-value table (an LSM instance) inside a database. Cheap to clone.
@@ -53,8 +53,8 @@ impl Subtable {
 
     /// The current value of `key`, borrowed from PM with no copy.
     pub fn get(&self, key: impl AsRef<[u8]>) -> Result<Option<ValueRef<'_>>> {
-        let snap = self.core.seqs.visible();
-        read::get(&self.core.pool, &self.state, key.as_ref(), snap)
+        let at = ReadAt::Latest(&self.core.seqs);
+        read::get(&self.core.pool, &self.state, key.as_ref(), at)
     }
 
     /// The current value of `key`, copied.
@@ -64,11 +64,11 @@ impl Subtable {
 
     /// Entries with keys in `range`, in ascending key order, as of now.
     pub fn scan<K: AsRef<[u8]> + ?Sized>(&self, range: impl RangeBounds<K>) -> Scan {
-        Scan::new(&self.state, &range, self.core.seqs.visible(), false)
+        Scan::new(&self.state, &range, self.core.seqs.pin(), false)
     }
 
     /// Entries with keys in `range`, in descending key order, as of now.
     pub fn scan_rev<K: AsRef<[u8]> + ?Sized>(&self, range: impl RangeBounds<K>) -> Scan {
-        Scan::new(&self.state, &range, self.core.seqs.visible(), true)
+        Scan::new(&self.state, &range, self.core.seqs.pin(), true)
     }
 }

@@ -42,8 +42,14 @@ pub fn run(args: StatsArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     for s in db.subtable_stats() {
         println!(
-            "subtable    {}: {} records in {} memtables",
-            s.name, s.records, s.memtables
+            "subtable    {}: {} records in {} memtables; index {} keys, {} versions, {} bytes of DRAM ({:.1} bytes/key)",
+            s.name,
+            s.records,
+            s.memtables,
+            s.index_keys,
+            s.index_versions,
+            s.index_bytes,
+            s.index_bytes_per_key()
         );
     }
     Ok(if s.damage.is_empty() {

@@ -101,10 +101,15 @@ impl Pipeline {
         self.wake_sleepers();
         match durable {
             Ok(mut published) => {
-                stages::index(&mut published);
+                let indexed = stages::index(ctx, &mut published);
                 stages::make_visible(ctx, &published);
                 for i in published.members() {
-                    group[i].finish(Ok(()));
+                    group[i].finish(
+                        indexed
+                            .as_ref()
+                            .map_err(crate::error::DbError::for_group_member)
+                            .copied(),
+                    );
                 }
             }
             Err(failed) => {

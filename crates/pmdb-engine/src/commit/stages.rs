@@ -9,7 +9,6 @@ use pmdb_pmem::{Backend, PmOff};
 
 use super::request::{CommitCtx, Request};
 use crate::error::{DbError, Result};
-use crate::keys::IKey;
 use crate::memtable::append::{Appended, RecIn};
 use crate::memtable::{Entries, Memtable};
 use crate::registry::SubtableState;
@@ -134,13 +133,7 @@ pub(super) fn make_durable(
         .into_iter()
         .map(|(memtable, a, part)| {
             memtable.set_published(a.end, part.recs.len() as u64);
-            let entries = part
-                .recs
-                .iter()
-                .zip(&a.offs)
-                .map(|(r, off)| (IKey::new(r.key, r.seq, r.kind), *off))
-                .collect();
-            (memtable, entries)
+            (memtable, a.versions)
         })
         .collect();
     Ok(Published {
@@ -308,11 +301,26 @@ fn publish(
     persist(ctx, st, &heads, defer)
 }
 
-/// Index: the group's records into their memtables' DRAM indexes (one lock per part).
-pub(super) fn index(published: &mut Published) {
+/// Index: the group's records into their memtables' DRAM indexes (one lock per part),
+/// dropping versions older than any reader needs. The records are durable and published
+/// already: if one cannot be read back, its memtable takes no more appends and the group
+/// learns that its writes are durable but not readable until the database is reopened.
+pub(super) fn index(ctx: &CommitCtx<'_>, published: &mut Published) -> Result<()> {
+    let horizon = ctx.seqs.horizon();
+    let mut outcome = Ok(());
     for (memtable, entries) in std::mem::take(&mut published.entries) {
-        memtable.index_part(entries.into_iter());
+        if let Err(e) = memtable.index_versions(&entries, horizon) {
+            log::error!(
+                "memtable {}: indexing a committed group failed: {e}",
+                memtable.desc.id
+            );
+            memtable.seal();
+            outcome = Err(DbError::GroupFailed(format!(
+                "the writes are durable but could not be indexed ({e}); reopen the database to read them"
+            )));
+        }
     }
+    outcome
 }
 
 /// Make visible: once every earlier group is visible, this one becomes visible at once.

@@ -1,76 +1,94 @@
-//! The memtable source of the iterator stack. It copies index entries out in batches (one
-//! index lock per batch) and keeps its position as the last entry it holds, so it owns no
-//! borrow of the index between calls and the commit leader is never blocked for long.
-//! Batches start with one entry for a point read, which needs no more, or a few for a
-//! scan, and grow while the iterator keeps moving the same way. Records are appended in commit order, so
-//! neighbours in key order lie far apart in PM: the iterator prefetches the records a few
-//! entries ahead, so their misses overlap instead of queueing.
+//! The memtable source of the iterator stack. It copies the versions of a few keys at a
+//! time out of the index (one index lock per batch) and keeps its position as the key it
+//! is on, so it owns no borrow of the index between calls and the commit leader is never
+//! blocked for long. Batches start small and grow while the iterator keeps moving the
+//! same way. Records are appended in commit order, so neighbours in key order lie far
+//! apart in PM: the iterator prefetches the records a few entries ahead, so their misses
+//! overlap instead of queueing. The internal key of the current entry is rebuilt from its
+//! record (the index keeps no key bytes).
 
 use std::borrow::Borrow;
+use std::cmp::Ordering;
 use std::ops::Bound;
 
 use pmdb_pmem::PmOff;
-use smallvec::SmallVec;
 
-use crate::error::Result;
+use crate::art::Version;
+use crate::error::{DbError, Result};
 use crate::format::record;
 use crate::iter::InternalIterator;
-use crate::keys::IKey;
+use crate::keys::{self, TAG};
 use crate::memtable::Memtable;
 
-/// The largest batch copied out of the index at once.
+/// The most keys copied out of the index at once.
 const MAX_BATCH: usize = 64;
-/// The first batch of a scan: enough for a short scan over several memtables in one
-/// index descent each.
-const SCAN_BATCH: usize = 8;
+/// The first batch: enough for a short scan over several memtables in one index descent
+/// each.
+const FIRST_BATCH: usize = 8;
 /// How many entries ahead records are prefetched, and how much of each.
 const PREFETCH_AHEAD: usize = 4;
 const PREFETCH_BYTES: usize = 128;
 
-/// A cursor over one memtable's index; `M` is `&Memtable` for a point read and
-/// `Arc<Memtable>` for a scan that must own what it reads.
+/// A cursor over one memtable's index, owning the memtable (`Arc<Memtable>`) so a scan
+/// can outlive the call that made it.
 pub(crate) struct MemtableIter<M> {
     mem: M,
-    /// A window of the index, in ascending order; `pos` is the current entry. A point
-    /// read's one entry stays inline: no allocation per memtable per get.
-    buf: SmallVec<[(IKey, PmOff); 1]>,
+    /// A window of the index in ascending internal-key order; `pos` is the current entry.
+    buf: Vec<Version>,
     pos: usize,
     batch: usize,
-    /// The batch a seek starts with.
-    first_batch: usize,
+    /// The internal key of the current entry.
+    ikey: Vec<u8>,
+    /// The first error met (the records are read again to rebuild keys).
+    error: Option<String>,
 }
 
 impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
-    /// A cursor for a point read: each seek copies out one entry.
-    pub fn for_get(mem: M) -> MemtableIter<M> {
-        MemtableIter::new(mem, 1)
-    }
-
-    /// A cursor for a scan.
-    pub fn for_scan(mem: M) -> MemtableIter<M> {
-        MemtableIter::new(mem, SCAN_BATCH)
-    }
-
-    fn new(mem: M, first_batch: usize) -> MemtableIter<M> {
+    pub fn new(mem: M) -> MemtableIter<M> {
         MemtableIter {
             mem,
-            buf: SmallVec::new(),
+            buf: Vec::new(),
             pos: 0,
-            batch: first_batch,
-            first_batch,
+            batch: FIRST_BATCH,
+            ikey: Vec::new(),
+            error: None,
         }
     }
 
-    /// The address of the current record.
-    pub fn record_off(&self) -> PmOff {
-        self.buf[self.pos].1
+    fn rec(&self, i: usize) -> PmOff {
+        PmOff::from_raw(self.buf[i].rec)
     }
 
-    /// Refills the window with the entries after (`forward`) or before `from`.
-    fn fill(&mut self, from: Bound<&IKey>, forward: bool) {
+    /// Ends the iteration with `e`, reported by `status`.
+    fn fail(&mut self, e: DbError) {
+        self.buf.clear();
+        self.pos = 0;
+        self.error.get_or_insert(e.to_string());
+    }
+
+    /// Rebuilds the current internal key from its record.
+    fn load_key(&mut self) {
+        if !self.valid() {
+            return;
+        }
+        let mem = self.mem.borrow();
+        match record::read_key(mem.pool(), self.rec(self.pos)) {
+            Ok((_, key)) => {
+                self.ikey.clear();
+                self.ikey.extend_from_slice(key);
+                self.ikey
+                    .extend_from_slice(&self.buf[self.pos].tag.to_be_bytes());
+            }
+            Err(e) => self.fail(e),
+        }
+    }
+
+    /// Refills the window with the keys after (`forward`) or before `from`.
+    fn fill(&mut self, from: Bound<&[u8]>, forward: bool) {
         let mut buf = std::mem::take(&mut self.buf);
         buf.clear();
-        self.mem
+        let collected = self
+            .mem
             .borrow()
             .collect(from, forward, self.batch, &mut buf);
         if !forward {
@@ -82,9 +100,13 @@ impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
             buf.len().saturating_sub(1)
         };
         self.buf = buf;
+        if let Err(e) = collected {
+            return self.fail(e);
+        }
         for ahead in 1..=PREFETCH_AHEAD {
             self.prefetch(forward, ahead);
         }
+        self.load_key();
     }
 
     /// Prefetches the record `ahead` entries from the current one in the direction of
@@ -95,18 +117,26 @@ impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
         } else {
             self.pos.checked_sub(ahead)
         };
-        if let Some((_, off)) = at.and_then(|i| self.buf.get(i)) {
-            self.mem.borrow().pool().prefetch(*off, PREFETCH_BYTES);
+        if let Some(i) = at.filter(|&i| i < self.buf.len()) {
+            self.mem
+                .borrow()
+                .pool()
+                .prefetch(self.rec(i), PREFETCH_BYTES);
         }
     }
 
-    fn restart(&mut self, from: Bound<&IKey>, forward: bool) {
-        self.batch = self.first_batch;
+    fn restart(&mut self, from: Bound<&[u8]>, forward: bool) {
+        self.batch = FIRST_BATCH;
         self.fill(from, forward);
     }
 
     fn grow(&mut self) {
         self.batch = (self.batch * 2).min(MAX_BATCH);
+    }
+
+    /// The user key of the current entry, copied (the window is about to be refilled).
+    fn current_user_key(&self) -> Vec<u8> {
+        keys::user_key(&self.ikey).to_vec()
     }
 }
 
@@ -124,20 +154,29 @@ impl<M: Borrow<Memtable> + Send> InternalIterator for MemtableIter<M> {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        self.restart(Bound::Included(&IKey::from_slice(target)), true);
+        let user = &target[..target.len().saturating_sub(TAG)];
+        self.restart(Bound::Included(user), true);
+        // Versions of the target's key newer than the target come before it.
+        while self.valid() && keys::compare(&self.ikey, target) == Ordering::Less {
+            self.next();
+        }
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        self.restart(Bound::Included(&IKey::from_slice(target)), false);
+        let user = &target[..target.len().saturating_sub(TAG)];
+        self.restart(Bound::Included(user), false);
+        while self.valid() && keys::compare(&self.ikey, target) == Ordering::Greater {
+            self.prev();
+        }
     }
 
     fn next(&mut self) {
         if self.pos + 1 < self.buf.len() {
             self.pos += 1;
             self.prefetch(true, PREFETCH_AHEAD);
-            return;
+            return self.load_key();
         }
-        let last = self.buf[self.pos].0.clone();
+        let last = self.current_user_key();
         self.grow();
         self.fill(Bound::Excluded(&last), true);
     }
@@ -146,24 +185,26 @@ impl<M: Borrow<Memtable> + Send> InternalIterator for MemtableIter<M> {
         if self.pos > 0 {
             self.pos -= 1;
             self.prefetch(false, PREFETCH_AHEAD);
-            return;
+            return self.load_key();
         }
-        let first = self.buf[self.pos].0.clone();
+        let first = self.current_user_key();
         self.grow();
         self.fill(Bound::Excluded(&first), false);
     }
 
     fn key(&self) -> &[u8] {
-        self.buf[self.pos].0.as_slice()
+        &self.ikey
     }
 
     fn value(&self) -> Result<&[u8]> {
         let mem = self.mem.borrow();
-        Ok(record::read(mem.pool(), self.record_off())?.value)
+        Ok(record::read(mem.pool(), self.rec(self.pos))?.value)
     }
 
     fn status(&self) -> Result<()> {
-        // Moving only copies DRAM index entries; errors come from reading values.
-        Ok(())
+        match &self.error {
+            Some(e) => Err(DbError::Corrupt(e.clone())),
+            None => Ok(()),
+        }
     }
 }

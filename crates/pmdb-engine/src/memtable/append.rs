@@ -7,6 +7,7 @@ use std::sync::atomic::Ordering;
 use pmdb_pmem::PmOff;
 
 use super::{Log, Memtable, at_off};
+use crate::art::Version;
 use crate::error::{DbError, Result};
 use crate::format::chunk::{CHUNK_HEADER, ChunkHeader, ChunkKind};
 use crate::format::head::HeadWord;
@@ -21,13 +22,13 @@ pub(crate) struct RecIn<'a> {
     pub value: &'a [u8],
 }
 
-/// What appending one part produced: its bounds, the ranges to persist and where each
-/// record landed.
+/// What appending one part produced: its bounds, the ranges to persist and each
+/// record's version (where it landed), ready for the index.
 pub(crate) struct Appended {
     pub start: u64,
     pub end: u64,
     pub ranges: Vec<(PmOff, usize)>,
-    pub offs: Vec<PmOff>,
+    pub versions: Vec<Version>,
 }
 
 impl Appended {
@@ -72,7 +73,7 @@ impl Memtable {
             start,
             end: start,
             ranges: Vec::new(),
-            offs: Vec::with_capacity(recs.len()),
+            versions: Vec::with_capacity(recs.len()),
         };
         let mut i = 0;
         while i < recs.len() {
@@ -91,7 +92,10 @@ impl Memtable {
                 let at = buf.len();
                 buf.resize(at + len, 0);
                 record::encode(&mut buf[at..], r.seq, r.kind, r.key, r.value);
-                out.offs.push(at_off(zone, off + CHUNK_HEADER + at));
+                out.versions.push(Version {
+                    tag: (r.seq << 8) | r.kind as u64,
+                    rec: at_off(zone, off + CHUNK_HEADER + at).to_raw(),
+                });
                 i += 1;
             }
             let chunk_at = at_off(zone, off);

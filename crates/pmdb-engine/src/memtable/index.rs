@@ -1,38 +1,85 @@
-//! The memtable's DRAM index: a B-tree with keys stored inline in its nodes, behind a
-//! reader-writer lock that the commit leader takes once per group. Measured against a
-//! lock-free skip list and scc's TreeIndex at 1 M and 10 M keys
-//! (docs/benchmarks/index.md), it does the fewest dependent DRAM loads per lookup, which
-//! dominate on this hardware. Once the memtable is frozen and every group appended to it
-//! is indexed, the index moves out from under its lock: nothing inserts any more, so
-//! readers take no lock at all.
+//! The memtable's DRAM index: an adaptive radix tree with one entry per user key that
+//! reads key bytes from the records in PM ([`crate::art`]; chosen by measurement against
+//! the B-tree it replaced and a skip list, docs/benchmarks/index.md). The commit leader
+//! takes its lock once per group. Once the memtable is frozen and every group appended
+//! to it is indexed, the tree moves out from under its lock: nothing inserts any more,
+//! so readers take no lock at all.
 
-use std::ops::Bound;
+use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::Ordering;
 
-use pmdb_pmem::PmOff;
+use pmdb_pmem::{PmOff, Pool};
 
-use super::{Entries, Index, Memtable};
-use crate::keys::IKey;
+use super::{Index, Memtable};
+use crate::art::{KeySource, Leaf, Version};
+use crate::error::Result;
+use crate::format::record::{self, Kind};
 
-impl Memtable {
-    /// Builds the index at recovery from the zones' sorted runs (a bulk build, linear in
-    /// the entries once the runs are merged).
-    pub fn build_index(&self, runs: Vec<Entries>) {
-        let mut all: Entries = runs.into_iter().flatten().collect();
-        // A stable sort finds the sorted runs and merges them.
-        all.sort_by(|a, b| a.0.cmp(&b.0));
-        self.records.store(all.len() as u64, Ordering::Relaxed);
-        *self.index.write() = all.into_iter().collect();
+/// Keys and tags read from the records in the pool.
+pub(crate) struct PoolKeys<'a>(pub &'a Pool);
+
+impl KeySource for PoolKeys<'_> {
+    fn key(&self, rec: u64) -> Result<&[u8]> {
+        Ok(record::read_key(self.0, PmOff::from_raw(rec))?.1)
     }
 
-    /// Indexes the records of a published part (one lock acquisition per part).
-    pub fn index_part(&self, entries: impl Iterator<Item = (IKey, PmOff)>) {
+    fn tag(&self, rec: u64) -> Result<u64> {
+        Ok(record::read_key(self.0, PmOff::from_raw(rec))?.0)
+    }
+}
+
+/// What a memtable holds for a key at a snapshot.
+pub(crate) enum Lookup {
+    /// The newest version the snapshot may see.
+    Found { kind: Kind, rec: PmOff },
+    /// No version the snapshot may see: older memtables decide.
+    Absent,
+    /// Every version left is newer than the snapshot, and older ones were dropped: the
+    /// reader started before versions it needed were pruned, and must read again at a
+    /// newer sequence number (readers that hold a registered snapshot never see this).
+    Pruned,
+}
+
+fn kind_of(tag: u64) -> Kind {
+    if tag & 0xff == Kind::Delete as u64 {
+        Kind::Delete
+    } else {
+        Kind::Put
+    }
+}
+
+/// DRAM the index of one memtable uses.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct IndexUsage {
+    pub keys: u64,
+    pub versions: u64,
+    pub bytes: u64,
+}
+
+impl Memtable {
+    /// Indexes records of this memtable; `horizon` is the oldest sequence number a reader
+    /// may still read at (versions below what it needs are dropped).
+    pub fn index_versions(&self, versions: &[Version], horizon: u64) -> Result<()> {
         debug_assert!(
             self.frozen_index.get().is_none(),
             "memtable {} indexed after its index was frozen",
             self.desc.id
         );
-        self.index.write().extend(entries);
+        let keys = PoolKeys(&self.pool);
+        let mut index = self.index.write();
+        for v in versions {
+            index.insert(&keys, keys.key(v.rec)?, *v, horizon)?;
+        }
+        Ok(())
+    }
+
+    /// Indexes the records recovery found in one zone; no reader exists yet, so only the
+    /// newest version of each key is kept.
+    pub fn index_recovered(&self, versions: &[Version]) -> Result<()> {
+        self.index_versions(versions, u64::MAX)?;
+        self.records
+            .fetch_add(versions.len() as u64, Ordering::Relaxed);
+        Ok(())
     }
 
     /// Moves the index out from under its lock. Call it only once no insert can come any
@@ -60,30 +107,77 @@ impl Memtable {
         f(self.frozen_index.get().unwrap_or(&index))
     }
 
-    /// Copies up to `n` index entries starting at `from` into `out`, in ascending order
-    /// when `forward`, else the entries at or before `from` in descending order. The lock
-    /// (if the index still has one) is taken once per call, so iterators pay it once per
-    /// batch, not per entry.
+    /// DRAM the index uses.
+    pub fn index_usage(&self) -> IndexUsage {
+        self.with_index(|index| IndexUsage {
+            keys: index.len(),
+            versions: index.versions(),
+            bytes: index.dram_bytes() as u64,
+        })
+    }
+
+    /// The newest version of `key` visible at `snap`.
+    pub fn lookup(&self, key: &[u8], snap: u64) -> Result<Lookup> {
+        let keys = PoolKeys(&self.pool);
+        self.with_index(|index| {
+            let Some(leaf) = index.get(&keys, key)? else {
+                return Ok(Lookup::Absent);
+            };
+            let (tag, rec, pruned) = match leaf {
+                Leaf::One { rec, pruned } => (keys.tag(rec)?, rec, pruned),
+                Leaf::Many(list) => match list.versions().iter().rev().find(|v| v.seq() <= snap) {
+                    Some(v) => (v.tag, v.rec, false),
+                    None => (u64::MAX, 0, list.pruned()),
+                },
+            };
+            Ok(if tag >> 8 <= snap {
+                Lookup::Found {
+                    kind: kind_of(tag),
+                    rec: PmOff::from_raw(rec),
+                }
+            } else if pruned {
+                Lookup::Pruned
+            } else {
+                Lookup::Absent
+            })
+        })
+    }
+
+    /// Copies the versions of up to `n` keys from `from` on into `out`, in ascending
+    /// internal-key order (key ascending, newest version first) when `forward`, else in
+    /// descending order from `from` down. The lock (if the index still has one) is taken
+    /// once per call, so iterators pay it once per batch, not per entry.
     pub fn collect(
         &self,
-        from: Bound<&IKey>,
+        from: Bound<&[u8]>,
         forward: bool,
         n: usize,
-        out: &mut impl Extend<(IKey, PmOff)>,
-    ) {
-        let entries = |(k, off): (&IKey, &PmOff)| (k.clone(), *off);
+        out: &mut Vec<Version>,
+    ) -> Result<()> {
+        let keys = PoolKeys(&self.pool);
         self.with_index(|index| {
-            if forward {
-                out.extend(index.range((from, Bound::Unbounded)).take(n).map(entries));
-            } else {
-                out.extend(
-                    index
-                        .range((Bound::Unbounded, from))
-                        .rev()
-                        .take(n)
-                        .map(entries),
-                );
-            }
+            let mut taken = 0;
+            let mut failed = None;
+            index.walk(&keys, from, forward, |leaf| {
+                match leaf {
+                    Leaf::One { rec, .. } => match keys.tag(rec) {
+                        Ok(tag) => out.push(Version { tag, rec }),
+                        Err(e) => {
+                            failed = Some(e);
+                            return ControlFlow::Break(());
+                        }
+                    },
+                    Leaf::Many(list) if forward => out.extend(list.versions().iter().rev()),
+                    Leaf::Many(list) => out.extend(list.versions()),
+                }
+                taken += 1;
+                if taken == n {
+                    ControlFlow::Break(())
+                } else {
+                    ControlFlow::Continue(())
+                }
+            })?;
+            failed.map_or(Ok(()), Err)
         })
     }
 }

@@ -1,30 +1,29 @@
 //! The semi-persistent memtable: records appended to PM zones in chunks (`append`),
-//! indexed in DRAM by an ordered map from internal key (user key, seq, kind) to the
-//! record's `PmOff` (`index`), and read back from the zones at open (`scan`).
+//! indexed in DRAM by a radix tree from user key to the versions' record addresses
+//! (`index`), and read back from the zones at open (`scan`).
 //!
 //! A position inside a memtable is `zone index * zone size + offset`; each zone starts
 //! with a zone header, then chunks of records. The memtable's head word holds the start
 //! of the last published part and the end of the published log (`format` has all three).
 
 pub(crate) mod append;
-mod index;
+pub(crate) mod index;
 pub(crate) mod scan;
 
-use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use parking_lot::{Mutex, RwLock};
 use pmdb_pmem::{PmOff, Pool};
 
+use crate::art::{Art, Version};
 use crate::catalog::MemtableDesc;
-use crate::keys::IKey;
 
 /// The DRAM index (see `index`).
-type Index = BTreeMap<IKey, PmOff>;
+type Index = Art;
 
-/// Index entries: internal key and record address.
-pub(crate) type Entries = Vec<(IKey, PmOff)>;
+/// Index entries: the versions of records, to be indexed.
+pub(crate) type Entries = Vec<Version>;
 
 /// The append side of a memtable, used by the commit leader and by recovery only.
 struct Log {

@@ -5,13 +5,13 @@
 use pmdb_pmem::{PmOff, Pool};
 
 use super::{Entries, Memtable, at_off};
+use crate::art::Version;
 use crate::catalog::MemtableDesc;
 use crate::error::{DbError, Result};
 use crate::format::chunk::{CHUNK_HEADER, ChunkHeader, ChunkKind};
 use crate::format::head::HeadWord;
 use crate::format::record;
 use crate::format::zone::{ZONE_HEADER, ZoneHeader};
-use crate::keys::IKey;
 
 /// What scanning one zone at recovery found.
 #[derive(Default)]
@@ -97,7 +97,7 @@ impl Memtable {
     }
 
     /// Scans one zone's chunks up to `end` (or to a zone-end chunk) and returns the index
-    /// entries of every record found, sorted. Damaged chunks are reported and skipped
+    /// entries of every record found, in log order. Damaged chunks are reported and skipped
     /// where their length can be trusted; a damaged chunk header ends the zone.
     pub fn scan_zone(&self, z: usize, zone: PmOff, end: Option<usize>) -> ZoneScan {
         let zs = self.zone_size as usize;
@@ -153,10 +153,10 @@ impl Memtable {
                         break;
                     }
                 };
-                entries.push((
-                    IKey::new(r.key, r.seq, r.kind),
-                    at_off(zone, off + CHUNK_HEADER + at),
-                ));
+                entries.push(Version {
+                    tag: (r.seq << 8) | r.kind as u64,
+                    rec: at_off(zone, off + CHUNK_HEADER + at).to_raw(),
+                });
                 scan.records += 1;
                 scan.bytes += r.len as u64;
                 scan.max_seq = scan.max_seq.max(r.seq);
@@ -173,7 +173,6 @@ impl Memtable {
             }
             off += CHUNK_HEADER + len;
         }
-        entries.sort_unstable_by(|a, b| a.0.cmp(&b.0));
         scan.entries = entries;
         scan
     }
