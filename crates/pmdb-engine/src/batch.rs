@@ -2,6 +2,8 @@
 //! batch names its subtables by id, so it holds no handle and can outlive them; the commit
 //! pipeline checks each id against the subtables that exist when the batch commits.
 
+use smallvec::SmallVec;
+
 use crate::format::record::Kind;
 
 /// Which subtable of which open database a write goes to.
@@ -13,20 +15,32 @@ pub struct SubtableId {
     pub(crate) id: u32,
 }
 
-pub(crate) struct Op {
-    pub subtable: u32,
-    pub kind: Kind,
-    pub key: Vec<u8>,
-    pub value: Vec<u8>,
+/// An op: its key and value lie one after the other in the batch's `data`, from `at`.
+struct Op {
+    subtable: u32,
+    kind: Kind,
+    at: usize,
+    key_len: usize,
+    value_len: usize,
 }
 
-/// An atomic group of writes: after a crash either all of them are there or none.
+/// One write of a batch, as the commit pipeline reads it.
+pub(crate) struct OpRef<'b> {
+    pub subtable: u32,
+    pub kind: Kind,
+    pub key: &'b [u8],
+    pub value: &'b [u8],
+}
+
+/// An atomic group of writes: after a crash either all of them are there or none. Keys
+/// and values are copied into one buffer, so a batch of one write makes one allocation.
 #[derive(Default)]
 pub struct WriteBatch {
     /// The database of the first op; `mixed` once an op names another.
     pub(crate) db: Option<u64>,
     pub(crate) mixed: bool,
-    pub(crate) ops: Vec<Op>,
+    ops: SmallVec<[Op; 1]>,
+    data: Vec<u8>,
     pub(crate) bytes: usize,
 }
 
@@ -59,9 +73,25 @@ impl WriteBatch {
         self.ops.push(Op {
             subtable: subtable.id,
             kind,
-            key: key.to_vec(),
-            value: value.to_vec(),
+            at: self.data.len(),
+            key_len: key.len(),
+            value_len: value.len(),
         });
+        self.data.extend_from_slice(key);
+        self.data.extend_from_slice(value);
+    }
+
+    /// The writes, in the order they were added.
+    pub(crate) fn ops(&self) -> impl ExactSizeIterator<Item = OpRef<'_>> {
+        self.ops.iter().map(|op| {
+            let key_end = op.at + op.key_len;
+            OpRef {
+                subtable: op.subtable,
+                kind: op.kind,
+                key: &self.data[op.at..key_end],
+                value: &self.data[key_end..key_end + op.value_len],
+            }
+        })
     }
 
     pub fn len(&self) -> usize {

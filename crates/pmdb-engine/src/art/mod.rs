@@ -13,6 +13,7 @@
 
 mod insert;
 mod node;
+mod slab;
 mod versions;
 mod walk;
 
@@ -118,7 +119,7 @@ impl Art {
     fn leaf(&self, w: Word) -> Leaf<'_> {
         match w.slot() {
             Slot::Record { rec, pruned } => Leaf::One { rec, pruned },
-            Slot::List(i) => Leaf::Many(&self.arena.lists[i as usize]),
+            Slot::List(i) => Leaf::Many(self.arena.list(i)),
             Slot::Empty | Slot::Node(_) => unreachable!("only leaves are read as leaves"),
         }
     }

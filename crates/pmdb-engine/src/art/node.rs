@@ -6,6 +6,7 @@
 //! (its address — records are 8-byte aligned, so the low bits are free), a record whose
 //! older versions were dropped, a version list, or an inner node of one of four sizes.
 
+use super::slab::Slab;
 use super::versions::VersionList;
 
 /// Bytes of a node's key prefix kept in the node; a longer prefix is read from a record
@@ -204,50 +205,32 @@ fn sorted_next(
     Some((keys[i], children[i]))
 }
 
-/// The per-size arenas, with the slots freed when nodes grew.
+/// The per-size arenas.
 #[derive(Default)]
 pub(crate) struct Arena {
-    n4: Vec<Node4>,
-    n16: Vec<Node16>,
-    n48: Vec<Node48>,
-    n256: Vec<Node256>,
-    free4: Vec<u32>,
-    free16: Vec<u32>,
-    free48: Vec<u32>,
-    free256: Vec<u32>,
-    pub lists: Vec<VersionList>,
-    free_lists: Vec<u32>,
-}
-
-fn put<T>(arena: &mut Vec<T>, free: &mut Vec<u32>, node: T) -> u32 {
-    match free.pop() {
-        Some(i) => {
-            arena[i as usize] = node;
-            i
-        }
-        None => {
-            arena.push(node);
-            u32::try_from(arena.len() - 1).expect("fewer than 2^29 nodes of a size per tree")
-        }
-    }
+    n4: Slab<Node4>,
+    n16: Slab<Node16>,
+    n48: Slab<Node48>,
+    n256: Slab<Node256>,
+    lists: Slab<VersionList>,
 }
 
 impl Arena {
     pub fn header(&self, n: NodeRef) -> &Header {
         match n {
-            NodeRef::N4(i) => &self.n4[i as usize].h,
-            NodeRef::N16(i) => &self.n16[i as usize].h,
-            NodeRef::N48(i) => &self.n48[i as usize].h,
-            NodeRef::N256(i) => &self.n256[i as usize].h,
+            NodeRef::N4(i) => &self.n4.get(i).h,
+            NodeRef::N16(i) => &self.n16.get(i).h,
+            NodeRef::N48(i) => &self.n48.get(i).h,
+            NodeRef::N256(i) => &self.n256.get(i).h,
         }
     }
 
     pub fn header_mut(&mut self, n: NodeRef) -> &mut Header {
         match n {
-            NodeRef::N4(i) => &mut self.n4[i as usize].h,
-            NodeRef::N16(i) => &mut self.n16[i as usize].h,
-            NodeRef::N48(i) => &mut self.n48[i as usize].h,
-            NodeRef::N256(i) => &mut self.n256[i as usize].h,
+            NodeRef::N4(i) => &mut self.n4.get_mut(i).h,
+            NodeRef::N16(i) => &mut self.n16.get_mut(i).h,
+            NodeRef::N48(i) => &mut self.n48.get_mut(i).h,
+            NodeRef::N256(i) => &mut self.n256.get_mut(i).h,
         }
     }
 
@@ -257,28 +240,28 @@ impl Arena {
             h,
             ..Node4::default()
         };
-        NodeRef::N4(put(&mut self.n4, &mut self.free4, node))
+        NodeRef::N4(self.n4.put(node))
     }
 
     /// The child under `byte`, or `EMPTY`.
     pub fn find(&self, n: NodeRef, byte: u8) -> Word {
         match n {
             NodeRef::N4(i) => {
-                let x = &self.n4[i as usize];
+                let x = self.n4.get(i);
                 sorted_find(&x.keys, &x.children, x.h.count as usize, byte)
             }
             NodeRef::N16(i) => {
-                let x = &self.n16[i as usize];
+                let x = self.n16.get(i);
                 sorted_find(&x.keys, &x.children, x.h.count as usize, byte)
             }
             NodeRef::N48(i) => {
-                let x = &self.n48[i as usize];
+                let x = self.n48.get(i);
                 match x.index[byte as usize] {
                     0 => Word::EMPTY,
                     s => x.children[s as usize - 1],
                 }
             }
-            NodeRef::N256(i) => self.n256[i as usize].children[byte as usize],
+            NodeRef::N256(i) => self.n256.get(i).children[byte as usize],
         }
     }
 
@@ -286,20 +269,20 @@ impl Arena {
     pub fn set_child(&mut self, n: NodeRef, byte: u8, w: Word) {
         match n {
             NodeRef::N4(i) => {
-                let x = &mut self.n4[i as usize];
+                let x = self.n4.get_mut(i);
                 sorted_set(&x.keys, &mut x.children, x.h.count as usize, byte, w);
             }
             NodeRef::N16(i) => {
-                let x = &mut self.n16[i as usize];
+                let x = self.n16.get_mut(i);
                 sorted_set(&x.keys, &mut x.children, x.h.count as usize, byte, w);
             }
             NodeRef::N48(i) => {
-                let x = &mut self.n48[i as usize];
+                let x = self.n48.get_mut(i);
                 let s = x.index[byte as usize];
                 debug_assert_ne!(s, 0, "the child being replaced exists");
                 x.children[s as usize - 1] = w;
             }
-            NodeRef::N256(i) => self.n256[i as usize].children[byte as usize] = w,
+            NodeRef::N256(i) => self.n256.get_mut(i).children[byte as usize] = w,
         }
     }
 
@@ -309,24 +292,24 @@ impl Arena {
         let n = if self.is_full(n) { self.grow(n) } else { n };
         match n {
             NodeRef::N4(i) => {
-                let x = &mut self.n4[i as usize];
+                let x = self.n4.get_mut(i);
                 sorted_insert(&mut x.keys, &mut x.children, x.h.count as usize, byte, w);
                 x.h.count += 1;
             }
             NodeRef::N16(i) => {
-                let x = &mut self.n16[i as usize];
+                let x = self.n16.get_mut(i);
                 sorted_insert(&mut x.keys, &mut x.children, x.h.count as usize, byte, w);
                 x.h.count += 1;
             }
             NodeRef::N48(i) => {
-                let x = &mut self.n48[i as usize];
+                let x = self.n48.get_mut(i);
                 let s = x.h.count as usize;
                 x.children[s] = w;
                 x.index[byte as usize] = (s + 1) as u8;
                 x.h.count += 1;
             }
             NodeRef::N256(i) => {
-                let x = &mut self.n256[i as usize];
+                let x = self.n256.get_mut(i);
                 x.children[byte as usize] = w;
                 x.h.count += 1;
             }
@@ -348,8 +331,8 @@ impl Arena {
     fn grow(&mut self, n: NodeRef) -> NodeRef {
         match n {
             NodeRef::N4(i) => {
-                let old = std::mem::take(&mut self.n4[i as usize]);
-                self.free4.push(i);
+                let old = std::mem::take(self.n4.get_mut(i));
+                self.n4.free(i);
                 let mut keys = [0u8; 16];
                 let mut children = [Word::EMPTY; 16];
                 keys[..4].copy_from_slice(&old.keys);
@@ -359,10 +342,10 @@ impl Arena {
                     keys,
                     children,
                 };
-                NodeRef::N16(put(&mut self.n16, &mut self.free16, node))
+                NodeRef::N16(self.n16.put(node))
             }
             NodeRef::N16(i) => {
-                let old = &self.n16[i as usize];
+                let old = self.n16.get(i);
                 let mut node = Node48 {
                     h: old.h.clone(),
                     index: [0; 256],
@@ -372,11 +355,11 @@ impl Arena {
                     node.index[old.keys[s] as usize] = (s + 1) as u8;
                     node.children[s] = old.children[s];
                 }
-                self.free16.push(i);
-                NodeRef::N48(put(&mut self.n48, &mut self.free48, node))
+                self.n16.free(i);
+                NodeRef::N48(self.n48.put(node))
             }
             NodeRef::N48(i) => {
-                let old = &self.n48[i as usize];
+                let old = self.n48.get(i);
                 let mut node = Node256 {
                     h: old.h.clone(),
                     children: [Word::EMPTY; 256],
@@ -386,8 +369,8 @@ impl Arena {
                         node.children[byte] = old.children[s as usize - 1];
                     }
                 }
-                self.free48.push(i);
-                NodeRef::N256(put(&mut self.n256, &mut self.free256, node))
+                self.n48.free(i);
+                NodeRef::N256(self.n256.put(node))
             }
             NodeRef::N256(_) => unreachable!("a node of 256 is never full"),
         }
@@ -411,22 +394,22 @@ impl Arena {
         };
         match n {
             NodeRef::N4(i) => {
-                let x = &self.n4[i as usize];
+                let x = self.n4.get(i);
                 sorted_next(&x.keys, &x.children, x.h.count as usize, from, forward)
             }
             NodeRef::N16(i) => {
-                let x = &self.n16[i as usize];
+                let x = self.n16.get(i);
                 sorted_next(&x.keys, &x.children, x.h.count as usize, from, forward)
             }
             NodeRef::N48(i) => {
-                let x = &self.n48[i as usize];
+                let x = self.n48.get(i);
                 scan(&|b| match x.index[b as usize] {
                     0 => Word::EMPTY,
                     s => x.children[s as usize - 1],
                 })
             }
             NodeRef::N256(i) => {
-                let x = &self.n256[i as usize];
+                let x = self.n256.get(i);
                 scan(&|b| x.children[b as usize])
             }
         }
@@ -434,30 +417,27 @@ impl Arena {
 
     /// Stores a version list, reusing a freed slot.
     pub fn put_list(&mut self, list: VersionList) -> u32 {
-        put(&mut self.lists, &mut self.free_lists, list)
+        self.lists.put(list)
     }
 
     /// Frees a version list's slot (its versions moved elsewhere).
     pub fn free_list(&mut self, i: u32) -> VersionList {
-        self.free_lists.push(i);
-        std::mem::take(&mut self.lists[i as usize])
+        self.lists.free(i);
+        std::mem::take(self.lists.get_mut(i))
     }
 
-    /// DRAM the arenas hold (capacity, freed slots included) besides the lists' own
-    /// version arrays.
+    /// A stored version list.
+    pub fn list(&self, i: u32) -> &VersionList {
+        self.lists.get(i)
+    }
+
+    /// DRAM the arenas hold (freed slots included) besides spilled version arrays.
     pub fn bytes(&self) -> usize {
-        use std::mem::size_of;
-        self.n4.capacity() * size_of::<Node4>()
-            + self.n16.capacity() * size_of::<Node16>()
-            + self.n48.capacity() * size_of::<Node48>()
-            + self.n256.capacity() * size_of::<Node256>()
-            + self.lists.capacity() * size_of::<VersionList>()
-            + (self.free4.capacity()
-                + self.free16.capacity()
-                + self.free48.capacity()
-                + self.free256.capacity()
-                + self.free_lists.capacity())
-                * size_of::<u32>()
+        self.n4.bytes()
+            + self.n16.bytes()
+            + self.n48.bytes()
+            + self.n256.bytes()
+            + self.lists.bytes()
     }
 }
 

@@ -1,6 +1,8 @@
 //! Version lists: the versions of one key in one tree, oldest first, and the rule that
 //! drops the ones no reader can see any more.
 
+use smallvec::{SmallVec, smallvec};
+
 /// One version of a key: its tag (`(seq << 8) | kind`, as in internal keys) and the
 /// address of its record.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -15,17 +17,19 @@ impl Version {
     }
 }
 
-/// The versions of a key that has more than one, ascending by sequence number.
+/// The versions of a key that has more than one, ascending by sequence number. Two fit
+/// inline — what an updated key holds while no snapshot is open (the newest, and the one
+/// before it for reads that started earlier).
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct VersionList {
-    versions: Vec<Version>,
+    versions: SmallVec<[Version; 2]>,
     pruned: bool,
 }
 
 impl VersionList {
     pub(crate) fn one(v: Version, pruned: bool) -> VersionList {
         VersionList {
-            versions: vec![v],
+            versions: smallvec![v],
             pruned,
         }
     }
@@ -45,9 +49,13 @@ impl VersionList {
         *self.versions.last().expect("a version list is never empty")
     }
 
-    /// Heap bytes of the array.
+    /// Heap bytes of the array, once it outgrows its inline room.
     pub(crate) fn heap_bytes(&self) -> usize {
-        self.versions.capacity() * std::mem::size_of::<Version>()
+        if self.versions.spilled() {
+            self.versions.capacity() * size_of::<Version>()
+        } else {
+            0
+        }
     }
 
     /// Adds a version in sequence order (groups may be indexed out of order), then drops

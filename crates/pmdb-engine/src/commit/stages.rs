@@ -2,10 +2,10 @@
 //! append → persist → publish (run by the leader under `LeaderState`), then index → make
 //! visible (run after the leadership has passed on).
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use pmdb_pmem::{Backend, PmOff};
+use smallvec::SmallVec;
 
 use super::request::{CommitCtx, Request};
 use crate::error::{DbError, Result};
@@ -39,31 +39,34 @@ impl LeaderState {
 /// A request that passed validation, with the subtable of each of its ops.
 struct Admitted {
     member: usize,
-    targets: Vec<Arc<SubtableState>>,
+    targets: SmallVec<[Arc<SubtableState>; 2]>,
 }
+
+/// Group members by index: most groups are small, and need no allocation for it.
+pub(super) type Members = SmallVec<[usize; 8]>;
 
 /// One subtable's share of a group.
 struct Part<'g> {
     state: Arc<SubtableState>,
-    recs: Vec<RecIn<'g>>,
+    recs: SmallVec<[RecIn<'g>; 2]>,
 }
 
-/// A group with its sequence numbers: parts by subtable id.
+/// A group with its sequence numbers: parts ordered by subtable id.
 struct Sequenced<'g> {
     first_seq: u64,
     count: u64,
-    parts: BTreeMap<u32, Part<'g>>,
+    parts: SmallVec<[Part<'g>; 2]>,
 }
 
 /// A group that is durable and published but not yet visible.
 pub(super) struct Published {
     first_seq: u64,
     count: u64,
-    entries: Vec<(Arc<Memtable>, Entries)>,
+    entries: SmallVec<[(Arc<Memtable>, Entries); 2]>,
     /// Memtables frozen by this group or an earlier failed one: once this group is
     /// visible, every group appended to them is indexed.
     frozen: Vec<Arc<Memtable>>,
-    members: Vec<usize>,
+    members: Members,
 }
 
 impl Published {
@@ -87,10 +90,10 @@ pub(super) fn make_durable(
     group: &[Arc<Request>],
 ) -> Result<Published, Failed> {
     let admitted = validate(ctx, group);
-    let members: Vec<usize> = admitted.iter().map(|a| a.member).collect();
+    let members: Members = admitted.iter().map(|a| a.member).collect();
     let fail = |error: DbError| Failed {
         error,
-        members: members.clone(),
+        members: members.to_vec(),
     };
     if st.poisoned {
         return Err(fail(DbError::GroupFailed(
@@ -102,7 +105,7 @@ pub(super) fn make_durable(
         return Ok(Published {
             first_seq: seqd.first_seq,
             count: 0,
-            entries: Vec::new(),
+            entries: SmallVec::new(),
             frozen: Vec::new(),
             members,
         });
@@ -111,13 +114,14 @@ pub(super) fn make_durable(
     let appended = append(ctx, st, lsn, &seqd).map_err(fail)?;
     let sync = admitted.iter().any(|a| group[a.member].sync);
     let defer = ctx.pool.backend() == Backend::File && !sync;
-    let ranges: Vec<(PmOff, usize)> = appended
-        .iter()
-        .flat_map(|(_, a, _)| a.ranges.iter().copied())
-        .collect();
+    let ranges = || {
+        appended
+            .iter()
+            .flat_map(|(_, a, _)| a.ranges.iter().copied())
+    };
     let broken_order = ctx.options.broken_publish_order();
     if !broken_order {
-        persist(ctx, st, &ranges, defer).map_err(fail)?;
+        persist(ctx, st, ranges(), defer).map_err(fail)?;
     }
     if let Err(e) = publish(ctx, st, &appended, defer) {
         // The heads are in an unknown state: refuse writes until the database is reopened.
@@ -125,7 +129,7 @@ pub(super) fn make_durable(
         return Err(fail(e));
     }
     if broken_order {
-        persist(ctx, st, &ranges, defer).map_err(fail)?;
+        persist(ctx, st, ranges(), defer).map_err(fail)?;
     }
     ctx.seqs.consume(seqd.count);
     st.next_lsn = lsn + 1;
@@ -147,9 +151,9 @@ pub(super) fn make_durable(
 
 /// Validate: each request on its own — one database, existing subtables, keys and values
 /// within the limits. A request that fails is finished with its error and left out.
-fn validate(ctx: &CommitCtx<'_>, group: &[Arc<Request>]) -> Vec<Admitted> {
-    let mut seen: Vec<Arc<SubtableState>> = Vec::new();
-    let mut admitted = Vec::with_capacity(group.len());
+fn validate(ctx: &CommitCtx<'_>, group: &[Arc<Request>]) -> SmallVec<[Admitted; 4]> {
+    let mut seen: SmallVec<[Arc<SubtableState>; 4]> = SmallVec::new();
+    let mut admitted = SmallVec::with_capacity(group.len());
     for (member, req) in group.iter().enumerate() {
         match validate_one(ctx, &req.batch, &mut seen) {
             Ok(targets) => admitted.push(Admitted { member, targets }),
@@ -162,8 +166,8 @@ fn validate(ctx: &CommitCtx<'_>, group: &[Arc<Request>]) -> Vec<Admitted> {
 fn validate_one(
     ctx: &CommitCtx<'_>,
     batch: &crate::batch::WriteBatch,
-    seen: &mut Vec<Arc<SubtableState>>,
-) -> Result<Vec<Arc<SubtableState>>> {
+    seen: &mut SmallVec<[Arc<SubtableState>; 4]>,
+) -> Result<SmallVec<[Arc<SubtableState>; 2]>> {
     if batch.mixed || batch.db.is_some_and(|db| db != ctx.db_id) {
         return Err(DbError::ForeignSubtable);
     }
@@ -174,9 +178,9 @@ fn validate_one(
             max: ctx.options.memtable_size,
         });
     }
-    let mut targets = Vec::with_capacity(batch.ops.len());
-    for op in &batch.ops {
-        ctx.options.check_limits(&op.key, &op.value)?;
+    let mut targets = SmallVec::with_capacity(batch.len());
+    for op in batch.ops() {
+        ctx.options.check_limits(op.key, op.value)?;
         let state = match seen.iter().find(|s| s.id == op.subtable) {
             Some(s) => Arc::clone(s),
             None => {
@@ -201,26 +205,30 @@ fn sequence<'g>(
 ) -> Result<Sequenced<'g>> {
     let count: u64 = admitted
         .iter()
-        .map(|a| group[a.member].batch.ops.len() as u64)
+        .map(|a| group[a.member].batch.len() as u64)
         .sum();
     let first_seq = ctx.seqs.peek(count)?;
     let mut seq = first_seq;
-    let mut parts: BTreeMap<u32, Part<'g>> = BTreeMap::new();
+    let mut parts: SmallVec<[Part<'g>; 2]> = SmallVec::new();
     for a in admitted {
-        for (op, state) in group[a.member].batch.ops.iter().zip(&a.targets) {
-            parts
-                .entry(state.id)
-                .or_insert_with(|| Part {
-                    state: Arc::clone(state),
-                    recs: Vec::new(),
-                })
-                .recs
-                .push(RecIn {
-                    seq,
-                    kind: op.kind,
-                    key: &op.key,
-                    value: &op.value,
-                });
+        for (op, state) in group[a.member].batch.ops().zip(&a.targets) {
+            let at = match parts.binary_search_by_key(&state.id, |p| p.state.id) {
+                Ok(at) => at,
+                Err(at) => {
+                    let part = Part {
+                        state: Arc::clone(state),
+                        recs: SmallVec::new(),
+                    };
+                    parts.insert(at, part);
+                    at
+                }
+            };
+            parts[at].recs.push(RecIn {
+                seq,
+                kind: op.kind,
+                key: op.key,
+                value: op.value,
+            });
             seq += 1;
         }
     }
@@ -231,16 +239,19 @@ fn sequence<'g>(
     })
 }
 
+/// Each part with the memtable it went to and what appending it produced.
+type AppendedParts<'s, 'g> = SmallVec<[(Arc<Memtable>, Appended, &'s Part<'g>); 2]>;
+
 /// Append: every part into its subtable's active memtable; nothing is published yet.
 fn append<'s, 'g>(
     ctx: &CommitCtx<'_>,
     st: &mut LeaderState,
     lsn: u64,
     seqd: &'s Sequenced<'g>,
-) -> Result<Vec<(Arc<Memtable>, Appended, &'s Part<'g>)>> {
+) -> Result<AppendedParts<'s, 'g>> {
     let nparts = seqd.parts.len() as u32;
-    let mut appended = Vec::with_capacity(seqd.parts.len());
-    for part in seqd.parts.values() {
+    let mut appended = SmallVec::with_capacity(seqd.parts.len());
+    for part in &seqd.parts {
         let memtable = active_memtable(ctx, st, &part.state)?;
         let a = memtable.append_part(lsn, nparts, &part.recs, &mut st.buf)?;
         appended.push((memtable, a, part));
@@ -272,14 +283,14 @@ fn active_memtable(
 fn persist(
     ctx: &CommitCtx<'_>,
     st: &mut LeaderState,
-    ranges: &[(PmOff, usize)],
+    ranges: impl IntoIterator<Item = (PmOff, usize)>,
     defer: bool,
 ) -> Result<()> {
     if defer {
-        st.unsynced.extend_from_slice(ranges);
+        st.unsynced.extend(ranges);
         return Ok(());
     }
-    for (off, len) in st.unsynced.drain(..).chain(ranges.iter().copied()) {
+    for (off, len) in st.unsynced.drain(..).chain(ranges) {
         ctx.pool.flush(off, len)?;
     }
     ctx.pool.fence();
@@ -293,12 +304,11 @@ fn publish(
     appended: &[(Arc<Memtable>, Appended, &Part<'_>)],
     defer: bool,
 ) -> Result<()> {
-    let mut heads = Vec::with_capacity(appended.len());
     for (m, a, _) in appended {
         ctx.pool.store_u64(m.desc.head_off, a.head().pack())?;
-        heads.push((m.desc.head_off, 8));
     }
-    persist(ctx, st, &heads, defer)
+    let heads = appended.iter().map(|(m, _, _)| (m.desc.head_off, 8));
+    persist(ctx, st, heads, defer)
 }
 
 /// Index: the group's records into their memtables' DRAM indexes (one lock per part),

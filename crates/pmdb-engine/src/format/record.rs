@@ -107,12 +107,15 @@ pub(crate) fn read(pool: &Pool, off: PmOff) -> Result<RecordRef<'_>> {
 /// Reads the sequence number, kind and key of the record at `off`, not its value: what
 /// the index compares and orders by.
 pub(crate) fn read_key(pool: &Pool, off: PmOff) -> Result<(u64, &[u8])> {
-    let undecodable =
-        |e: FormatError| DbError::Corrupt(format!("undecodable record at {off}: {e}"));
     pool.charge_read(0);
     let header = pool.read(off, RECORD_HEADER)?;
     let word = u64_at(header, 8);
-    Kind::from_u8(word as u8).ok_or(undecodable(FormatError::Invalid("record kind")))?;
+    if Kind::from_u8(word as u8).is_none() {
+        return Err(DbError::Corrupt(format!(
+            "undecodable record at {off}: {}",
+            FormatError::Invalid("record kind")
+        )));
+    }
     let key_len = u32_at(header, 0) as usize;
     let bytes = pool.read(off, RECORD_HEADER.saturating_add(key_len))?;
     Ok((word, &bytes[RECORD_HEADER..]))

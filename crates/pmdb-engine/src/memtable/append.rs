@@ -5,6 +5,7 @@
 use std::sync::atomic::Ordering;
 
 use pmdb_pmem::PmOff;
+use smallvec::SmallVec;
 
 use super::{Log, Memtable, at_off};
 use crate::art::Version;
@@ -27,7 +28,7 @@ pub(crate) struct RecIn<'a> {
 pub(crate) struct Appended {
     pub start: u64,
     pub end: u64,
-    pub ranges: Vec<(PmOff, usize)>,
+    pub ranges: SmallVec<[(PmOff, usize); 2]>,
     pub versions: Vec<Version>,
 }
 
@@ -72,7 +73,7 @@ impl Memtable {
         let mut out = Appended {
             start,
             end: start,
-            ranges: Vec::new(),
+            ranges: SmallVec::new(),
             versions: Vec::with_capacity(recs.len()),
         };
         let mut i = 0;
