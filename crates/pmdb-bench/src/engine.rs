@@ -88,6 +88,15 @@ pub struct GetResult {
 }
 
 #[derive(Clone, Debug, Serialize)]
+pub struct IndexSize {
+    pub keys: u64,
+    pub memtables: usize,
+    pub index_entries: u64,
+    pub index_bytes: u64,
+    pub bytes_per_key: f64,
+}
+
+#[derive(Clone, Debug, Serialize)]
 pub struct RecoveryResult {
     pub keys: u64,
     pub threads: usize,
@@ -108,6 +117,8 @@ pub struct EngineReport {
     pub commit_floor: Summary,
     pub puts: Vec<PutResult>,
     pub load_secs: Vec<(u64, f64)>,
+    /// The DRAM index of each loaded database.
+    pub index: Vec<IndexSize>,
     pub gets: Vec<GetResult>,
     pub recovery: Vec<RecoveryResult>,
 }
@@ -203,6 +214,7 @@ pub fn run(
     let mut gets = Vec::new();
     let mut recovery = Vec::new();
     let mut load_secs = Vec::new();
+    let mut index = Vec::new();
     for &keys in &config.key_counts {
         let dir = config.dir.join(format!("gets-{keys}"));
         let db = fresh(&dir)?;
@@ -219,6 +231,15 @@ pub fn run(
         }
         bar.finish_and_clear();
         load_secs.push((keys, start.elapsed().as_secs_f64()));
+        for st in db.subtable_stats() {
+            index.push(IndexSize {
+                keys,
+                memtables: st.memtables,
+                index_entries: st.index_keys,
+                index_bytes: st.index_bytes,
+                bytes_per_key: st.index_bytes_per_key(),
+            });
+        }
 
         let zipf = Zipfian::new(keys, ZIPFIAN_CONSTANT)?;
         for dist in ["uniform", "zipfian"] {
@@ -281,6 +302,7 @@ pub fn run(
         commit_floor: floor,
         puts,
         load_secs,
+        index,
         gets,
         recovery,
     })
@@ -332,6 +354,23 @@ pub fn markdown(r: &EngineReport) -> String {
         &r.load_secs
             .iter()
             .map(|(k, s)| format!("{k} records in {s:.1} s ({:.0} records/s)", *k as f64 / s))
+            .collect::<Vec<_>>()
+            .join("; "),
+    );
+    out.push_str("\n\nIndex DRAM after the load: ");
+    out.push_str(
+        &r.index
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} records in {} memtables, {} index entries, {:.1} MiB, {:.1} bytes/key",
+                    x.keys,
+                    x.memtables,
+                    x.index_entries,
+                    x.index_bytes as f64 / (1 << 20) as f64,
+                    x.bytes_per_key
+                )
+            })
             .collect::<Vec<_>>()
             .join("; "),
     );

@@ -12,7 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use pmdb_pmem::Emulation;
 
-use crate::engines::{self, Durability, Engine, Worker};
+use crate::engines::{self, Durability, Engine, IndexMemory, Worker};
 use crate::histogram::{Latencies, Summary, fmt_ns};
 use crate::limits::{
     InvalidSetting, MAX_DRAM_LATENCY_NS, MAX_NVM_FACTOR, MAX_OPERATIONS, MAX_RECORDS, MAX_THREADS,
@@ -144,6 +144,12 @@ pub struct EngineResult {
     pub engine: String,
     pub settings: String,
     pub phases: Vec<PhaseResult>,
+    /// DRAM of the engine's index after the load and after the last workload, where the
+    /// engine reports it.
+    #[serde(default)]
+    pub index_after_load: Option<IndexMemory>,
+    #[serde(default)]
+    pub index_at_end: Option<IndexMemory>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -209,6 +215,7 @@ fn run_engine(
     let dir = config.dir.join(format!("ycsb-{name}"));
     let engine = engines::open(name, &dir, config.durability, emulation)?;
     let mut phases = vec![load(engine.as_ref(), config, &layout)?];
+    let index_after_load = engine.index_memory();
     let counters = Counters::new(config.records);
     for w in ORDER.iter().filter(|w| workloads.contains(w)) {
         let workload = Workload::core(*w).ok_or_else(|| format!("no core workload {w:?}"))?;
@@ -224,6 +231,8 @@ fn run_engine(
         engine: engine.name(),
         settings: engine.settings(),
         phases,
+        index_after_load,
+        index_at_end: engine.index_memory(),
     };
     drop(engine);
     let _ = std::fs::remove_dir_all(&dir);
@@ -531,6 +540,20 @@ pub fn markdown(r: &YcsbReport) -> String {
     out.push_str("Engines and the settings that give that durability:\n\n");
     for e in &r.results {
         out.push_str(&format!("- {}: {}\n", e.engine, e.settings));
+    }
+    for e in &r.results {
+        if let (Some(load), Some(end)) = (e.index_after_load, e.index_at_end) {
+            out.push_str(&format!(
+                "\n{} index DRAM: {:.1} bytes per key after the load ({} entries, {} MiB), {:.1} after the last workload ({} entries, {} MiB).\n",
+                e.engine,
+                load.bytes_per_key(),
+                load.keys,
+                load.bytes >> 20,
+                end.bytes_per_key(),
+                end.keys,
+                end.bytes >> 20
+            ));
+        }
     }
     let phases: Vec<String> = r
         .results

@@ -17,6 +17,24 @@ pub trait Engine: Sync {
     /// The settings that give the durability asked for, stated for the report.
     fn settings(&self) -> String;
     fn worker(&self) -> Result<Box<dyn Worker + '_>>;
+    /// The DRAM its in-memory index holds, for engines that report it.
+    fn index_memory(&self) -> Option<IndexMemory> {
+        None
+    }
+}
+
+/// An engine's DRAM index size at one moment.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct IndexMemory {
+    /// Index entries (one per key and memtable for pmdb).
+    pub keys: u64,
+    pub bytes: u64,
+}
+
+impl IndexMemory {
+    pub fn bytes_per_key(&self) -> f64 {
+        self.bytes as f64 / self.keys.max(1) as f64
+    }
 }
 
 /// One thread's handle on an engine.

@@ -15,7 +15,7 @@ pub mod pmdb;
 pub mod rocks;
 pub mod sqlite;
 
-pub use interface::{Durability, Engine, Error, Result, Worker};
+pub use interface::{Durability, Engine, Error, IndexMemory, Result, Worker};
 
 /// The engines built into this binary, by name.
 /// `pmdb` takes the backend the directory gives (Memory on tmpfs, File on a disk);

@@ -8,7 +8,7 @@ use std::path::Path;
 use pmdb_engine::{Db, DbOptions, Subtable, WriteBatch, WriteOptions};
 use pmdb_pmem::{BackendChoice, Emulation};
 
-use super::interface::{Durability, Engine, Result, Worker};
+use super::interface::{Durability, Engine, IndexMemory, Result, Worker};
 
 pub struct PmdbEngine {
     db: Db,
@@ -67,6 +67,14 @@ impl Engine for PmdbEngine {
 
     fn worker(&self) -> Result<Box<dyn Worker + '_>> {
         Ok(Box::new(PmdbWorker { engine: self }))
+    }
+
+    fn index_memory(&self) -> Option<IndexMemory> {
+        let stats = self.db.subtable_stats();
+        Some(IndexMemory {
+            keys: stats.iter().map(|s| s.index_keys).sum(),
+            bytes: stats.iter().map(|s| s.index_bytes).sum(),
+        })
     }
 }
 

@@ -22,14 +22,6 @@ fn corrupt(what: &str) -> DbError {
 }
 
 impl Art {
-    fn load(&self, loc: Loc) -> Word {
-        match loc {
-            Loc::Root => self.root,
-            Loc::Child(n, b) => self.arena.find(n, b),
-            Loc::End(n) => self.arena.header(n).end,
-        }
-    }
-
     fn store(&mut self, loc: Loc, w: Word) {
         match loc {
             Loc::Root => self.root = w,
@@ -64,9 +56,9 @@ impl Art {
         }
         let leaf = Word::record(v.rec, false);
         let mut loc = Loc::Root;
+        let mut w = self.root;
         let mut depth = 0;
         loop {
-            let w = self.load(loc);
             match w.slot() {
                 Slot::Empty => {
                     self.store(loc, leaf);
@@ -95,16 +87,18 @@ impl Art {
                     depth += p;
                     let Some(&b) = key.get(depth) else {
                         loc = Loc::End(n);
+                        w = self.arena.header(n).end;
                         continue;
                     };
-                    if self.arena.find(n, b).is_empty() {
+                    let child = self.arena.find(n, b);
+                    if child.is_empty() {
                         let grown = self.arena.add_child(n, b, leaf);
                         if grown != n {
                             self.store(loc, Word::node(grown));
                         }
                         return self.count_new_key();
                     }
-                    loc = Loc::Child(n, b);
+                    (loc, w) = (Loc::Child(n, b), child);
                     depth += 1;
                 }
                 _ => {
