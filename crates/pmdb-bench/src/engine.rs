@@ -31,6 +31,8 @@ pub struct EngineBenchConfig {
     pub recovery_threads: Vec<usize>,
     pub key_size: usize,
     pub value_size: usize,
+    /// `DbOptions::prefault_zones` of every database the benchmark opens.
+    pub prefault_zones: usize,
 }
 
 impl EngineBenchConfig {
@@ -130,20 +132,21 @@ pub fn bench_key(i: u64, size: usize) -> Vec<u8> {
     k
 }
 
-fn options() -> DbOptions {
+fn options(config: &EngineBenchConfig) -> DbOptions {
     DbOptions {
         pool: PoolOptions {
             backend: BackendChoice::Auto,
             max_extents: Some(MAX_EXTENTS),
             ..PoolOptions::default()
         },
+        prefault_zones: config.prefault_zones,
         ..DbOptions::default()
     }
 }
 
-fn fresh(dir: &Path) -> pmdb_engine::Result<Db> {
+fn fresh(dir: &Path, config: &EngineBenchConfig) -> pmdb_engine::Result<Db> {
     let _ = std::fs::remove_dir_all(dir);
-    Db::open(dir, options())
+    Db::open(dir, options(config))
 }
 
 pub fn run(
@@ -166,7 +169,7 @@ pub fn run(
     let mut puts = Vec::new();
     for &threads in &config.put_threads {
         let dir = config.dir.join("puts");
-        let db = fresh(&dir)?;
+        let db = fresh(&dir, config)?;
         let sub = db.subtable("usertable")?;
         let bar = progress(&format!("durable put, {threads} thread(s)"), config.put_ops);
         let start = Instant::now();
@@ -217,7 +220,7 @@ pub fn run(
     let mut index = Vec::new();
     for &keys in &config.key_counts {
         let dir = config.dir.join(format!("gets-{keys}"));
-        let db = fresh(&dir)?;
+        let db = fresh(&dir, config)?;
         let sub = db.subtable("usertable")?;
         let bar = progress(&format!("load {keys} records"), keys);
         let start = Instant::now();
@@ -276,7 +279,7 @@ pub fn run(
                 &dir,
                 DbOptions {
                     recovery_threads: threads,
-                    ..options()
+                    ..options(config)
                 },
             )?;
             let open_ms = start.elapsed().as_secs_f64() * 1e3;
@@ -312,9 +315,9 @@ pub fn markdown(r: &EngineReport) -> String {
     let m = &r.machine;
     let mut out = String::from("# pmdb engine: durable puts, gets, recovery\n\n");
     out.push_str(&format!(
-        "Machine: {} ({} cores, {} GiB), Linux {}, flush `{}`, pmdb {}. Device: {} ({} backend). Keys {} B, values {} B.\n\nCommand: `{}`\n\n",
+        "Machine: {} ({} cores, {} GiB), Linux {}, flush `{}`, pmdb {}. Device: {} ({} backend). Keys {} B, values {} B, {} zones kept pre-faulted.\n\nCommand: `{}`\n\n",
         m.cpu, m.cores, m.memory_gib, m.kernel, m.flush_instruction, m.pmdb_version,
-        r.filesystem, r.backend, r.config.key_size, r.config.value_size, r.command
+        r.filesystem, r.backend, r.config.key_size, r.config.value_size, r.config.prefault_zones, r.command
     ));
     out.push_str("## Durable put vs the commit floor\n\n");
     out.push_str(&format!(
@@ -405,6 +408,7 @@ mod tests {
             recovery_threads: vec![1, 2],
             key_size: 16,
             value_size: 100,
+            prefault_zones: 2,
         };
         let r = run(&config, "test".into()).unwrap();
         assert_eq!(r.puts.len(), 2);
@@ -434,6 +438,7 @@ mod tests {
             recovery_threads: vec![1],
             key_size: 16,
             value_size: 100,
+            prefault_zones: 2,
         };
         type Spoil = fn(&mut EngineBenchConfig);
         let cases: [(&str, Spoil); 6] = [

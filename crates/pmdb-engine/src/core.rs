@@ -5,7 +5,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use pmdb_pmem::Pool;
+use pmdb_pmem::{Pool, Prefaulter};
 
 use crate::batch::WriteBatch;
 use crate::commit::{CommitCtx, Pipeline};
@@ -19,6 +19,9 @@ use crate::seq::SeqTracker;
 static NEXT_DB_ID: AtomicU64 = AtomicU64::new(1);
 
 pub(crate) struct Core {
+    /// Keeps the next zones pre-faulted while the database is open (writable only);
+    /// dropped first, so its thread is stopped and joined before the rest goes.
+    _prefaulter: Option<Prefaulter>,
     pub id: u64,
     pub pool: Arc<Pool>,
     pub options: DbOptions,
@@ -36,8 +39,10 @@ impl Core {
         seqs: SeqTracker,
         pipeline: Pipeline,
         recovery: RecoveryStats,
+        prefaulter: Option<Prefaulter>,
     ) -> Core {
         Core {
+            _prefaulter: prefaulter,
             id: NEXT_DB_ID.fetch_add(1, Ordering::Relaxed),
             pool,
             options,

@@ -113,6 +113,11 @@ impl Db {
         for damage in &recovered.stats.damage {
             log::warn!("{path}: {damage}");
         }
+        let prefaulter = if recovered.stats.read_only.is_none() && options.prefault_zones > 0 {
+            Some(pool.prefault_ahead(options.prefault_zones)?)
+        } else {
+            None
+        };
         let registry = Registry::new(
             Arc::clone(&pool),
             catalog,
@@ -128,6 +133,7 @@ impl Db {
             SeqTracker::new(recovered.max_seq),
             Pipeline::new(recovered.next_lsn),
             recovered.stats,
+            prefaulter,
         );
         Ok(Db {
             core: Arc::new(core),

@@ -24,6 +24,10 @@ pub struct DbOptions {
     pub max_group_bytes: usize,
     /// Threads rebuilding the DRAM indexes at open; 0 means one per core.
     pub recovery_threads: usize,
+    /// Free zones a background thread keeps pre-faulted (and the pool grown for) ahead of
+    /// the commit path, so a memtable's next zone takes no page faults; 0: none. A
+    /// read-only open starts no such thread.
+    pub prefault_zones: usize,
     /// Largest key in bytes; at most 64 KiB. The default is lowered at open to half of
     /// what one zone holds where it does not fit (pools with zones under 32 KiB); any
     /// other value that does not fit is refused.
@@ -47,6 +51,7 @@ impl Default for DbOptions {
             max_group_batches: 64,
             max_group_bytes: 4 << 20,
             recovery_threads: 0,
+            prefault_zones: 2,
             max_key_size: DEFAULT_MAX_KEY,
             max_value_size: DEFAULT_MAX_VALUE,
             #[cfg(feature = "crash-controls")]

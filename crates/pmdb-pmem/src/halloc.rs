@@ -14,11 +14,17 @@
 //!
 //! The `Heap` is built on the pool's media and owns it, so a grant or a recovery needs
 //! nothing above the allocator.
+//!
+//! Spares: with a prefaulter running (`crate::prefault`), the zones `alloc_zone` will
+//! hand out next are kept pre-faulted, and the pool grows by an extent before it runs
+//! out of free zones. Neither changes a persistent word beyond what growth always writes:
+//! a spare is an ordinary free zone whose pages happen to be mapped, so a crash leaves it
+//! free, and allocation order is the same with or without spares.
 
 use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 
 use crate::error::{PmemError, Result};
 use crate::layout::{Geometry, ZoneId};
@@ -88,6 +94,22 @@ struct AllocState {
     /// Registry slots not live, with the generation last written to each.
     free_slots: Vec<(u32, u64)>,
     reserved: u64,
+    spares: Spares,
+}
+
+/// What the prefaulter keeps ready, and how it is asked to.
+#[derive(Default)]
+struct Spares {
+    /// Free zones to keep pre-faulted; 0 while no prefaulter runs.
+    target: usize,
+    /// Passes run in the allocating thread rather than in the prefaulter's own.
+    inline: bool,
+    running: bool,
+    stop: bool,
+    /// Zones handed out so far: each asks for a pass.
+    allocs: u64,
+    /// Free zones pre-faulted and not handed out since, so a pass skips them.
+    faulted: Vec<ZoneId>,
 }
 
 /// What recovery found when a pool was opened.
@@ -183,6 +205,8 @@ pub struct AllocStats {
 pub(crate) struct Heap {
     media: Media,
     state: Mutex<AllocState>,
+    /// Wakes the prefaulter's thread when a zone was handed out or it must stop.
+    demand: Condvar,
     recovery: RecoveryReport,
 }
 
@@ -193,6 +217,7 @@ impl Heap {
         Heap {
             media,
             state: Mutex::new(state),
+            demand: Condvar::new(),
             recovery,
         }
     }
@@ -248,20 +273,131 @@ impl Heap {
         }
         if st.free.is_empty() {
             let extent = self.media.grow()?;
-            st.free.extend(
-                (0..self.geometry().zones_per_extent)
-                    .rev()
-                    .map(|index| ZoneId { extent, index }),
-            );
+            self.add_extent_zones(&mut st, extent);
         }
         let zone = st.free.pop().expect("free list refilled");
         st.reserved += 1;
+        if st.spares.target > 0 {
+            st.spares.allocs += 1;
+            st.spares.faulted.retain(|&z| z != zone);
+            if st.spares.inline {
+                drop(st);
+                // Failures are the next allocation's to report, should it need the zone.
+                let _ = self.prepare_spares();
+            } else {
+                self.demand.notify_one();
+            }
+        }
         Ok(ZoneGrant {
             heap: self,
             zone,
             owner,
             committed: false,
         })
+    }
+
+    /// Puts a grown extent's zones on the free list, behind every zone already there (the
+    /// list is kept highest first).
+    fn add_extent_zones(&self, st: &mut AllocState, extent: u16) {
+        let mut free: Vec<ZoneId> = (0..self.geometry().zones_per_extent)
+            .rev()
+            .map(|index| ZoneId { extent, index })
+            .collect();
+        free.append(&mut st.free);
+        st.free = free;
+    }
+
+    /// Starts keeping `target` free zones pre-faulted. With `inline`, each pass runs in
+    /// the thread that allocated; else the caller runs `serve_spares` on a thread of its
+    /// own. One prefaulter per pool.
+    pub fn start_spares(&self, target: usize, inline: bool) -> Result<()> {
+        self.media.writable("pre-faulting zones")?;
+        {
+            let mut st = self.state.lock();
+            if st.spares.running {
+                return Err(PmemError::InvalidOption {
+                    name: "prefault_zones",
+                    reason: "a prefaulter is already running on this pool".into(),
+                });
+            }
+            st.spares = Spares {
+                target,
+                inline,
+                running: true,
+                ..Spares::default()
+            };
+        }
+        if inline {
+            let _ = self.prepare_spares();
+        }
+        Ok(())
+    }
+
+    /// Stops the prefaulter: `serve_spares` returns, allocations ask for no more passes.
+    pub fn stop_spares(&self) {
+        let mut st = self.state.lock();
+        st.spares.stop = true;
+        st.spares.target = 0;
+        self.demand.notify_all();
+    }
+
+    /// Marks the prefaulter gone (its thread joined), so another may start.
+    pub fn spares_stopped(&self) {
+        self.state.lock().spares = Spares::default();
+    }
+
+    /// The prefaulter's thread: a pass at once and then after every allocation, until
+    /// `stop_spares`.
+    pub fn serve_spares(&self) {
+        let mut seen = None;
+        loop {
+            {
+                let mut st = self.state.lock();
+                while !st.spares.stop && seen == Some(st.spares.allocs) {
+                    self.demand.wait(&mut st);
+                }
+                if st.spares.stop {
+                    return;
+                }
+                seen = Some(st.spares.allocs);
+            }
+            // Failures (the pool at its largest, I/O) are the commit path's to report,
+            // when its own allocation needs the zone.
+            let _ = self.prepare_spares();
+        }
+    }
+
+    /// One pass: grows the pool by an extent when fewer zones than the target are free
+    /// (and it may grow), then pre-faults the zones `alloc_zone` hands out next. Runs
+    /// without the state lock held across I/O, so allocations and commits go on.
+    fn prepare_spares(&self) -> Result<()> {
+        let (target, short) = {
+            let st = self.state.lock();
+            (st.spares.target, st.free.len() < st.spares.target)
+        };
+        if short && self.media.extent_count() < self.media.max_extents() {
+            let extent = self.media.grow()?;
+            self.add_extent_zones(&mut self.state.lock(), extent);
+        }
+        let todo: Vec<ZoneId> = {
+            let mut st = self.state.lock();
+            let next: Vec<ZoneId> = st.free.iter().rev().take(target).copied().collect();
+            st.spares.faulted.retain(|z| next.contains(z));
+            next.into_iter()
+                .filter(|z| !st.spares.faulted.contains(z))
+                .collect()
+        };
+        let zone_size = self.geometry().zone_size as usize;
+        for zone in todo {
+            // The zone may be handed out meanwhile: pre-faulting changes no byte of it.
+            self.media
+                .prefault(self.geometry().zone_off(zone), zone_size)?;
+            let mut st = self.state.lock();
+            if st.free.contains(&zone) {
+                st.spares.faulted.push(zone);
+            }
+        }
+        Ok(())
     }
 
     /// Marks `owner` dead (one 8-byte store, flushed and fenced), then returns all its

@@ -4,7 +4,8 @@
 //! extent files mapped into memory and addressed by [`PmOff`]; the persistence primitives
 //! (`flush`, `fence`, `persist`) over the backends ([`Backend`]: Dax, Memory, File);
 //! latency and bandwidth emulation ([`Emulation`]); the crash-consistent zone allocator
-//! halloc (owners, zones, small object pools); and the crash simulator with its test
+//! halloc (owners, zones, small object pools) with its [`Prefaulter`], which keeps the
+//! next zones' pages mapped off the caller's path; and the crash simulator with its test
 //! harness (`CrashTest`), with which every persistent protocol in pmdb is tested.
 //!
 //! The crash simulator (the CrashSim backend, `Pool::create_sim`, `Pool::open_image`,
@@ -50,6 +51,7 @@ mod off;
 mod options;
 mod persist;
 mod pool;
+mod prefault;
 mod uuid;
 
 pub use backend::{Backend, BackendChoice, FsKind, filesystem_kind};
@@ -69,3 +71,4 @@ pub use options::{
     PoolOptions,
 };
 pub use pool::Pool;
+pub use prefault::Prefaulter;

@@ -148,7 +148,7 @@ impl Media {
     }
 
     /// Fails with `ReadOnly` if the media was opened to look only.
-    fn writable(&self, what: &'static str) -> Result<()> {
+    pub(crate) fn writable(&self, what: &'static str) -> Result<()> {
         if self.read_only {
             return Err(PmemError::ReadOnly { what });
         }
@@ -268,6 +268,17 @@ impl Media {
         // SAFETY: `len` bytes at `ptr` are mapped and writable (checked).
         unsafe { std::ptr::write_bytes(ptr, byte, len) };
         Ok(())
+    }
+
+    /// Makes the first write to each page of `[off, off + len)` (data area) take no page
+    /// fault: the pages are allocated and mapped writable now. No byte changes, so any
+    /// range may be pre-faulted at any time, whoever writes to it meanwhile.
+    pub fn prefault(&self, off: PmOff, len: usize) -> Result<()> {
+        self.writable("pre-faulting")?;
+        self.data_ptr(off, len)?;
+        let (map, _) = self.locate(off, len)?;
+        map.populate_write(off.offset() as usize, len)
+            .map_err(|e| PmemError::io(self.store.extent_path(off.extent()), e))
     }
 
     fn atomic_at(&self, off: PmOff, data_only: bool) -> Result<&AtomicU64> {

@@ -160,3 +160,45 @@ fn zone_owner_word(pool: &Pool, zone: pmdb_pmem::PmOff) -> pmdb_pmem::PmOff {
     let index = (zone.offset() - 16384) / pool.zone_size();
     pmdb_pmem::PmOff::new(0, 4096 + 4096 + 64 * 8 + index * 8)
 }
+
+/// On a file pool the prefaulter runs on a thread: once allocations leave fewer free
+/// zones than it keeps, it grows the pool by an extent; it stops when dropped, after
+/// which another may start; a second one at a time and a read-only pool are refused.
+#[test]
+fn prefaulter_grows_ahead_on_its_thread_and_stops_on_drop() {
+    let dir = tempfile::tempdir().unwrap();
+    let pool = std::sync::Arc::new(Pool::create(dir.path(), &PoolOptions::small()).unwrap());
+    let prefaulter = pool.prefault_ahead(3).unwrap();
+    assert!(matches!(
+        pool.prefault_ahead(1),
+        Err(PmemError::InvalidOption { .. })
+    ));
+    let owner = pool.create_owner().unwrap();
+    let mut zones = Vec::new();
+    for tag in 0..6 {
+        let grant = pool.alloc_zone(owner).unwrap();
+        let off = grant.off();
+        pool.write(off, &pattern(owner, off, tag)).unwrap();
+        pool.persist(off, pattern_len()).unwrap();
+        zones.push((grant.commit().unwrap(), tag));
+    }
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while pool.extent_count() < 2 {
+        assert!(std::time::Instant::now() < deadline, "no growth ahead");
+        std::thread::sleep(std::time::Duration::from_millis(5));
+    }
+    assert_eq!(pool.alloc_stats().free_zones, 2 + 8);
+    drop(prefaulter);
+    for (off, tag) in zones {
+        assert_eq!(check_zone(&pool, owner, off).unwrap(), tag);
+    }
+    drop(pool.prefault_ahead(2).unwrap());
+    drop(pool);
+
+    let read_only = PoolOptions::small().with_read_only();
+    let pool = std::sync::Arc::new(Pool::open(dir.path(), &read_only).unwrap());
+    assert!(matches!(
+        pool.prefault_ahead(2),
+        Err(PmemError::ReadOnly { .. })
+    ));
+}

@@ -10,6 +10,7 @@ use pmdb_bench::limits::{
     MAX_OPERATIONS, MAX_RECORDS, MAX_THREADS,
 };
 use pmdb_bench::pmem::{PmemBenchConfig, Target};
+use pmdb_engine::DbOptions;
 use pmdb_pmem::{BackendChoice, Emulation};
 
 use crate::input::{as_option, factor, whole};
@@ -127,6 +128,12 @@ struct EngineArgs {
     /// Gets per database size and distribution (1 to 10^9)
     #[arg(long, default_value_t = 1_000_000, value_parser = whole(1..=MAX_OPERATIONS))]
     get_ops: u64,
+    /// Value size of every put and loaded record, in bytes
+    #[arg(long, default_value_t = 100)]
+    value_size: usize,
+    /// Free zones kept pre-faulted ahead of the commit path (0: none)
+    #[arg(long, default_value_t = DbOptions::default().prefault_zones)]
+    prefault_zones: usize,
     /// Directory for the JSON and Markdown report
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
@@ -276,7 +283,8 @@ fn engine(a: EngineArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         get_ops: a.get_ops,
         recovery_threads: vec![1, 2],
         key_size: 16,
-        value_size: 100,
+        value_size: a.value_size,
+        prefault_zones: a.prefault_zones,
     };
     config.validate().map_err(as_option)?;
     let report = pmdb_bench::engine::run(&config, pmdb_bench::report::command_line())?;
