@@ -5,7 +5,8 @@
 //! ([`pmem`]) measures what every pmdb commit is built from: persisting a record of a
 //! given size and committing a zone, per backend. The engine benchmark ([`engine`])
 //! measures durable puts against that floor, gets and recovery; [`index`] compares
-//! candidate DRAM index structures.
+//! candidate DRAM index structures; [`recovery`] reopens pmdb and RocksDB after a
+//! SIGKILL, X-Engine's recovery experiment.
 
 #![deny(unsafe_code)]
 
@@ -19,6 +20,7 @@ pub mod limits;
 pub mod machine;
 pub mod pmem;
 pub mod progress;
+pub mod recovery;
 pub mod report;
 pub mod ycsb;
 pub mod ycsb_run;

@@ -10,6 +10,7 @@ use pmdb_bench::limits::{
     MAX_OPERATIONS, MAX_RECORDS, MAX_THREADS,
 };
 use pmdb_bench::pmem::{PmemBenchConfig, Target};
+use pmdb_bench::recovery::MAX_RUNS;
 use pmdb_engine::DbOptions;
 use pmdb_pmem::{BackendChoice, Emulation};
 
@@ -35,6 +36,12 @@ enum Suite {
     Engine(EngineArgs),
     /// Memtable index candidates: insert and lookup cost at given sizes.
     Index(IndexArgs),
+    /// Recovery after SIGKILL: pmdb's reopen (DRAM index rebuilt over PM) against
+    /// RocksDB's WAL replay, until the first read.
+    Recovery(RecoveryArgs),
+    /// The recovery benchmark's loading child: loads, reports, waits to be killed.
+    #[command(hide = true)]
+    RecoveryLoad(RecoveryLoadArgs),
     /// Redraw the charts and the Markdown of a YCSB report from its JSON.
     Replot(ReplotArgs),
 }
@@ -140,6 +147,38 @@ struct EngineArgs {
 }
 
 #[derive(Args)]
+struct RecoveryArgs {
+    /// Directory for the databases [default: /dev/shm/pmdb-bench on tmpfs]
+    #[arg(long)]
+    dir: Option<PathBuf>,
+    /// Engines, comma-separated: pmdb, rocksdb [default: those built in]
+    #[arg(long, value_delimiter = ',')]
+    engines: Option<Vec<String>>,
+    /// Database sizes in records, comma-separated (each 1 to 10^8)
+    #[arg(long, value_delimiter = ',', default_value = "1000000,10000000", value_parser = whole(1..=MAX_KEYS))]
+    records: Vec<u64>,
+    /// Load, kill and timed reopen cycles per engine and size (1 to 100)
+    #[arg(long, default_value_t = 3, value_parser = whole(1..=MAX_RUNS))]
+    runs: usize,
+    /// pmdb's index rebuild threads (0: one per core; at most 1024)
+    #[arg(long, default_value_t = 0, value_parser = whole(0..=MAX_THREADS))]
+    recovery_threads: usize,
+    /// Directory for the JSON and Markdown report and the chart
+    #[arg(long, default_value = "bench-results")]
+    out: PathBuf,
+}
+
+#[derive(Args)]
+struct RecoveryLoadArgs {
+    #[arg(long)]
+    engine: String,
+    #[arg(long)]
+    dir: PathBuf,
+    #[arg(long, value_parser = whole(1..=MAX_KEYS))]
+    records: u64,
+}
+
+#[derive(Args)]
 struct IndexArgs {
     /// Index sizes, comma-separated (each 1 to 10^8)
     #[arg(long, value_delimiter = ',', default_value = "1000000,10000000", value_parser = whole(1..=MAX_KEYS))]
@@ -190,6 +229,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Suite::Pmem(a) => pmem(a),
         Suite::Engine(a) => engine(a),
         Suite::Index(a) => index(a),
+        Suite::Recovery(a) => recovery(a),
+        Suite::RecoveryLoad(a) => recovery_load(a),
         Suite::Replot(a) => replot(a),
     }
 }
@@ -305,6 +346,58 @@ fn index(a: IndexArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         &report,
         &pmdb_bench::index::markdown(&report),
     )
+}
+
+fn recovery(a: RecoveryArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    use pmdb_bench::recovery::{ENGINES, LoadJob, RecoveryConfig};
+    let config = RecoveryConfig {
+        dir: a
+            .dir
+            .unwrap_or_else(|| default_dir("pmdb-bench", "bench-data")),
+        engines: a
+            .engines
+            .unwrap_or_else(|| ENGINES.iter().map(|e| e.to_string()).collect()),
+        records: a.records,
+        runs: a.runs,
+        recovery_threads: a.recovery_threads,
+    };
+    config.validate().map_err(as_option)?;
+    if !ENGINES.contains(&"rocksdb") {
+        eprintln!(
+            "RocksDB is not built into this binary (build with --features rocksdb): pmdb alone"
+        );
+    }
+    // The loading child is this executable again, on the hidden recovery-load suite.
+    let exe = std::env::current_exe()?;
+    let launch = |job: &LoadJob| {
+        let mut cmd = std::process::Command::new(&exe);
+        cmd.args(["bench", "recovery-load", "--engine", &job.engine, "--dir"])
+            .arg(&job.dir)
+            .args(["--records", &job.records.to_string()]);
+        cmd
+    };
+    let report = pmdb_bench::recovery::run(&config, pmdb_bench::report::command_line(), &launch)
+        .map_err(|e| e as Box<dyn std::error::Error>)?;
+    let chart = pmdb_bench::recovery::chart(&report, &a.out)
+        .map_err(|e| e as Box<dyn std::error::Error>)?;
+    let code = publish(
+        &a.out,
+        "recovery",
+        &report,
+        &pmdb_bench::recovery::markdown(&report),
+    )?;
+    println!("chart written to {}", chart.display());
+    Ok(code)
+}
+
+fn recovery_load(a: RecoveryLoadArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    pmdb_bench::recovery::serve_load(&pmdb_bench::recovery::LoadJob {
+        engine: a.engine,
+        dir: a.dir,
+        records: a.records,
+    })
+    .map_err(|e| e as Box<dyn std::error::Error>)?;
+    Ok(ExitCode::SUCCESS)
 }
 
 fn pmem(a: PmemArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {

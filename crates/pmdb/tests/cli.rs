@@ -305,6 +305,59 @@ fn bench_ycsb_writes_report_and_charts() {
 }
 
 #[test]
+fn bench_recovery_reopens_after_a_kill_and_reads_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let out_dir = dir.path().join("results");
+    let out = pmdb_within(
+        Duration::from_secs(120),
+        &[
+            "bench",
+            "recovery",
+            "--dir",
+            path_str(&dir.path().join("data")),
+            "--engines",
+            "pmdb",
+            "--records",
+            "2000",
+            "--runs",
+            "1",
+            "--out",
+            path_str(&out_dir),
+        ],
+    );
+    assert!(out.status.success(), "{}", text(&out));
+    let md = std::fs::read_to_string(out_dir.join("recovery.md")).unwrap();
+    // The stats row: 2000 records recovered; the timed read and 1000 more checked.
+    assert!(md.contains("| 2000 | 1 | 2000 |"), "{md}");
+    assert!(
+        md.contains("Every timed read returned the value written") && md.contains(": 1001"),
+        "{md}"
+    );
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("recovery.json")).unwrap())
+            .unwrap();
+    let run = &json["results"][0]["engines"][0]["runs"][0];
+    assert_eq!(run["pmdb"]["records"], 2000, "{json}");
+    assert!(run["reopen_secs"].as_f64().unwrap() > 0.0, "{json}");
+    assert!(out_dir.join("recovery.svg").exists());
+    // The loaded data is gone once measured.
+    assert!(!dir.path().join("data/recovery-pmdb").exists());
+
+    refused(&["bench", "recovery", "--runs", "0"], "--runs");
+    refused(&["bench", "recovery", "--records", "1000,0"], "--records");
+    let out = pmdb_within(
+        Duration::from_secs(20),
+        &["bench", "recovery", "--engines", "lmdb", "--records", "10"],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains("--engines must be among pmdb"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
 fn zero_values_are_refused_at_once() {
     for (args, option) in [
         (
