@@ -17,7 +17,7 @@ use pmdb_engine::art::{Art, KeySource, Version};
 use rand::SeedableRng;
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use crate::engine::bench_key;
 use crate::limits::{InvalidSetting, MAX_KEYS, MAX_OPERATIONS, check, check_memory};
@@ -33,7 +33,7 @@ const RECORD_LEN: usize = (RECORD_HEADER + KEY_LEN + VALUE_LEN).next_multiple_of
 /// Entries a scan reads.
 const SCAN_LEN: usize = 10;
 
-#[derive(Clone, Debug, Serialize)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct IndexResult {
     pub structure: String,
     pub keys: u64,
@@ -43,9 +43,11 @@ pub struct IndexResult {
     pub get_ns: f64,
     /// A seek and `SCAN_LEN` entries.
     pub scan_ns: f64,
-    /// DRAM the structure holds per key (all versions included), from its own count
-    /// where it has one, else from the heap's growth while it was built.
+    /// DRAM the structure holds per key (all versions included): the growth of the
+    /// resident memory of a process that built only this structure.
     pub bytes_per_key: f64,
+    /// The structure's own count of its DRAM per key, where it keeps one.
+    pub counted_bytes_per_key: Option<f64>,
     pub gets: u64,
 }
 
@@ -255,10 +257,8 @@ fn measure<C: Candidate>(keys: u64, lookups: u64) -> IndexResult {
         index.insert(&records, &ks[*at], *v);
     }
     let update_ns = per_op(start, updated as u64);
-    let bytes = index.dram_bytes().map_or_else(
-        || resident_bytes().saturating_sub(heap_before),
-        |b| b as u64,
-    );
+    let bytes = resident_bytes().saturating_sub(heap_before);
+    let counted = index.dram_bytes().map(|b| b as f64 / keys as f64);
     // Keys probed in another random order than they were inserted in.
     let probe = |i: u64| &ks[(crate::dist::fnv64(i ^ 0x5eed) % keys) as usize];
     let start = Instant::now();
@@ -282,6 +282,7 @@ fn measure<C: Candidate>(keys: u64, lookups: u64) -> IndexResult {
         get_ns,
         scan_ns,
         bytes_per_key: bytes as f64 / keys as f64,
+        counted_bytes_per_key: counted,
         gets: lookups,
     }
 }
@@ -298,17 +299,37 @@ pub fn validate(key_counts: &[u64], lookups: u64) -> Result<(), InvalidSetting> 
     check_memory("keys", largest.saturating_mul(per_key))
 }
 
-pub fn run(
+/// How many structures are compared.
+pub const CANDIDATES: usize = 3;
+
+/// Measures candidate `candidate` (0 to `CANDIDATES - 1`) at `keys` keys, in this process.
+pub fn measure_one(candidate: usize, keys: u64, lookups: u64) -> Option<IndexResult> {
+    match candidate {
+        0 => Some(measure::<Art>(keys, lookups)),
+        1 => Some(measure::<RwLock<BTreeMap<InlineKey, u64>>>(keys, lookups)),
+        2 => Some(measure::<SkipMap<InlineKey, u64>>(keys, lookups)),
+        _ => None,
+    }
+}
+
+/// Measures every candidate at every size. `one(candidate, keys)` runs one measurement —
+/// in a fresh process of its own, so that the resident memory it reports grew for that
+/// structure alone and not into what an earlier one freed.
+pub fn run<E>(
     key_counts: &[u64],
     lookups: u64,
     command: String,
-) -> Result<IndexReport, InvalidSetting> {
+    one: impl Fn(usize, u64) -> Result<IndexResult, E>,
+) -> Result<IndexReport, E>
+where
+    E: From<InvalidSetting>,
+{
     validate(key_counts, lookups)?;
     let mut results = Vec::new();
     for &keys in key_counts {
-        results.push(measure::<Art>(keys, lookups));
-        results.push(measure::<RwLock<BTreeMap<InlineKey, u64>>>(keys, lookups));
-        results.push(measure::<SkipMap<InlineKey, u64>>(keys, lookups));
+        for candidate in 0..CANDIDATES {
+            results.push(one(candidate, keys)?);
+        }
     }
     Ok(IndexReport {
         machine: Machine::detect(),
@@ -321,17 +342,20 @@ pub fn run(
 pub fn markdown(r: &IndexReport) -> String {
     let mut out = String::from("# Memtable index candidates\n\n");
     out.push_str(&format!(
-        "Machine: {} ({} cores). Command: `{}`. Records of a {KEY_LEN}-byte key and a {VALUE_LEN}-byte value in a DRAM arena standing in for PM, in commit order; keys inserted in random order, then a new version of a quarter of them; {} point reads of random present keys; {} scans of {SCAN_LEN} keys. One thread. Bytes per key: the radix tree's own count; for the others, the growth of resident memory while they were built.\n\n",
+        "Machine: {} ({} cores). Command: `{}`. Records of a {KEY_LEN}-byte key and a {VALUE_LEN}-byte value in a DRAM arena standing in for PM, in commit order; keys inserted in random order, then a new version of a quarter of them; {} point reads of random present keys; {} scans of {SCAN_LEN} keys. One thread. DRAM per key: the growth of resident memory while the structure was built (and its versions added), each structure in a process of its own; \"counted\" is the structure's own count where it keeps one.\n\n",
         r.machine.cpu,
         r.machine.cores,
         r.command,
         r.lookups,
         (r.lookups / 10).max(1)
     ));
-    out.push_str("| structure | keys | insert ns | update ns | get ns | scan ns | DRAM bytes/key |\n|---|---:|---:|---:|---:|---:|---:|\n");
+    out.push_str("| structure | keys | insert ns | update ns | get ns | scan ns | DRAM bytes/key | counted |\n|---|---:|---:|---:|---:|---:|---:|---:|\n");
     for x in &r.results {
+        let counted = x
+            .counted_bytes_per_key
+            .map_or_else(|| "—".to_string(), |b| format!("{b:.1}"));
         out.push_str(&format!(
-            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.1} |\n",
+            "| {} | {} | {:.0} | {:.0} | {:.0} | {:.0} | {:.1} | {counted} |\n",
             x.structure, x.keys, x.insert_ns, x.update_ns, x.get_ns, x.scan_ns, x.bytes_per_key
         ));
     }
@@ -344,7 +368,10 @@ mod tests {
 
     #[test]
     fn every_candidate_finds_every_key() {
-        let r = run(&[2000], 500, "test".into()).unwrap();
+        let r = run(&[2000], 500, "test".into(), |c, k| {
+            measure_one(c, k, 500).ok_or(InvalidSetting::new("candidate", "unknown"))
+        })
+        .unwrap();
         assert_eq!(r.results.len(), 3);
         assert!(
             r.results
@@ -384,7 +411,10 @@ mod tests {
     #[test]
     fn refuses_empty_and_absurd_sizes() {
         for (keys, lookups) in [(0, 10), (10, 0), (MAX_KEYS + 1, 10)] {
-            let e = run(&[keys], lookups, "test".into()).unwrap_err();
+            let e = run(&[keys], lookups, "test".into(), |c, k| {
+                measure_one(c, k, lookups).ok_or(InvalidSetting::new("candidate", "unknown"))
+            })
+            .unwrap_err();
             assert!(e.to_string().contains("must be"), "{e}");
         }
     }

@@ -23,6 +23,7 @@ use std::time::{Duration, Instant};
 use parking_lot::Mutex;
 use pmdb_pmem::{OwnerId, Pool};
 
+use crate::art::BulkEntry;
 use crate::catalog::{Catalog, MemtableDesc, SubtableDesc};
 use crate::error::{DbError, Result};
 use crate::format::MAX_SEQ;
@@ -198,7 +199,7 @@ pub(crate) fn recover(
             Arc::new(m)
         })
         .collect();
-    let mut tasks: Vec<_> = memtables
+    let tasks: Vec<_> = memtables
         .iter()
         .flat_map(|m| {
             m.scan_plan(m.used())
@@ -208,11 +209,16 @@ pub(crate) fn recover(
         .collect();
     stats.zones = tasks.len();
     stats.threads = options.threads().min(tasks.len()).max(1);
-    // Zones are scanned and indexed in parallel, one zone per task. A memtable's index
-    // takes one zone at a time (its lock), so the tasks go round the memtables: zone 0
-    // of each, then zone 1 of each, and so on, and threads rarely wait for one another.
-    tasks.sort_by_key(|(_, z, _, _)| *z);
+    // Phase 1: zones are scanned in parallel, one zone per task, each into the records
+    // it holds (crc checked, keys' first bytes kept for sorting).
     let next = AtomicUsize::new(0);
+    let found: Vec<Mutex<Vec<Vec<BulkEntry>>>> =
+        memtables.iter().map(|_| Mutex::new(Vec::new())).collect();
+    let slot_of: HashMap<u64, usize> = memtables
+        .iter()
+        .enumerate()
+        .map(|(i, m)| (m.desc.id, i))
+        .collect();
     let total = Mutex::new(ZoneScan::default());
     std::thread::scope(|s| {
         for _ in 0..stats.threads {
@@ -220,13 +226,7 @@ pub(crate) fn recover(
                 let mut mine = ZoneScan::default();
                 while let Some((m, z, zone, end)) = tasks.get(next.fetch_add(1, Ordering::Relaxed))
                 {
-                    let mut scan = m.scan_zone(*z, *zone, *end);
-                    if let Err(e) = m.index_recovered(&scan.entries) {
-                        scan.damage.push(format!(
-                            "memtable {} zone {z}: its records could not be indexed ({e})",
-                            m.desc.id
-                        ));
-                    }
+                    let scan = m.scan_zone(*z, *zone, *end);
                     if !scan.damage.is_empty() {
                         // Appending behind damage would put new records where the
                         // next recovery stops reading: start a new memtable instead.
@@ -237,6 +237,7 @@ pub(crate) fn recover(
                     mine.max_seq = mine.max_seq.max(scan.max_seq);
                     mine.max_lsn = mine.max_lsn.max(scan.max_lsn);
                     mine.damage.extend(scan.damage);
+                    found[slot_of[&m.desc.id]].lock().push(scan.entries);
                 }
                 let mut t = total.lock();
                 t.records += mine.records;
@@ -247,6 +248,27 @@ pub(crate) fn recover(
             });
         }
     });
+    // Phase 2: each memtable's index is built at once from its records (sorted, newest
+    // version of each key), memtables in parallel.
+    let next = AtomicUsize::new(0);
+    let build_damage = Mutex::new(Vec::new());
+    std::thread::scope(|s| {
+        for _ in 0..stats.threads.min(memtables.len()).max(1) {
+            s.spawn(|| {
+                while let Some(m) = memtables.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let runs = std::mem::take(&mut *found[slot_of[&m.desc.id]].lock());
+                    if let Err(e) = m.build_index(runs.concat()) {
+                        m.seal();
+                        build_damage.lock().push(format!(
+                            "memtable {}: its records could not be indexed ({e})",
+                            m.desc.id
+                        ));
+                    }
+                }
+            });
+        }
+    });
+    stats.damage.extend(build_damage.into_inner());
     let total = total.into_inner();
     stats.rebuild = rebuild_start.elapsed();
     stats.records = total.records;

@@ -36,6 +36,9 @@ enum Suite {
     Engine(EngineArgs),
     /// Memtable index candidates: insert and lookup cost at given sizes.
     Index(IndexArgs),
+    /// One index measurement in a process of its own; prints it as JSON.
+    #[command(hide = true)]
+    IndexOne(IndexOneArgs),
     /// Recovery after SIGKILL: pmdb's reopen (DRAM index rebuilt over PM) against
     /// RocksDB's WAL replay, until the first read.
     Recovery(RecoveryArgs),
@@ -179,6 +182,16 @@ struct RecoveryLoadArgs {
 }
 
 #[derive(Args)]
+struct IndexOneArgs {
+    #[arg(long)]
+    candidate: usize,
+    #[arg(long, value_parser = whole(1..=MAX_KEYS))]
+    keys: u64,
+    #[arg(long, value_parser = whole(1..=MAX_OPERATIONS))]
+    lookups: u64,
+}
+
+#[derive(Args)]
 struct IndexArgs {
     /// Index sizes, comma-separated (each 1 to 10^8)
     #[arg(long, value_delimiter = ',', default_value = "1000000,10000000", value_parser = whole(1..=MAX_KEYS))]
@@ -231,6 +244,7 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Suite::Index(a) => index(a),
         Suite::Recovery(a) => recovery(a),
         Suite::RecoveryLoad(a) => recovery_load(a),
+        Suite::IndexOne(a) => index_one(a),
         Suite::Replot(a) => replot(a),
     }
 }
@@ -339,7 +353,30 @@ fn engine(a: EngineArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
 
 fn index(a: IndexArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     pmdb_bench::index::validate(&a.keys, a.lookups).map_err(as_option)?;
-    let report = pmdb_bench::index::run(&a.keys, a.lookups, pmdb_bench::report::command_line())?;
+    // Each measurement runs in this executable again, on the hidden index-one suite.
+    let exe = std::env::current_exe()?;
+    let one = |candidate: usize, keys: u64| -> Result<_, Box<dyn std::error::Error>> {
+        let out = std::process::Command::new(&exe)
+            .args(["bench", "index-one", "--candidate", &candidate.to_string()])
+            .args([
+                "--keys",
+                &keys.to_string(),
+                "--lookups",
+                &a.lookups.to_string(),
+            ])
+            .stderr(std::process::Stdio::inherit())
+            .output()?;
+        if !out.status.success() {
+            return Err(format!(
+                "index measurement {candidate} at {keys} keys failed: {}",
+                out.status
+            )
+            .into());
+        }
+        Ok(serde_json::from_slice(&out.stdout)?)
+    };
+    let report =
+        pmdb_bench::index::run(&a.keys, a.lookups, pmdb_bench::report::command_line(), one)?;
     publish(
         &a.out,
         "index",
@@ -388,6 +425,13 @@ fn recovery(a: RecoveryArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     )?;
     println!("chart written to {}", chart.display());
     Ok(code)
+}
+
+fn index_one(a: IndexOneArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let result = pmdb_bench::index::measure_one(a.candidate, a.keys, a.lookups)
+        .ok_or_else(|| format!("no index candidate {}", a.candidate))?;
+    println!("{}", serde_json::to_string(&result)?);
+    Ok(ExitCode::SUCCESS)
 }
 
 fn recovery_load(a: RecoveryLoadArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {

@@ -11,6 +11,7 @@
 //! Nodes live in per-size arenas and are named by index (`node`), so the tree is plain
 //! safe Rust and a reader holding `&Art` sees a consistent tree.
 
+mod bulk;
 mod insert;
 mod node;
 mod slab;
@@ -18,6 +19,7 @@ mod versions;
 mod walk;
 
 use crate::error::{DbError, Result};
+pub use bulk::{BulkEntry, sort_run};
 use node::{Arena, NodeRef, Slot, Word};
 pub use versions::{Version, VersionList};
 

@@ -243,6 +243,27 @@ impl Arena {
         NodeRef::N4(self.n4.put(node))
     }
 
+    /// A new node with the given header, of the smallest size that holds `children`.
+    pub fn new_node(&mut self, h: Header, children: usize) -> NodeRef {
+        match children {
+            0..=4 => self.new_node4(h),
+            5..=16 => NodeRef::N16(self.n16.put(Node16 {
+                h,
+                keys: [0; 16],
+                children: [Word::EMPTY; 16],
+            })),
+            17..=48 => NodeRef::N48(self.n48.put(Node48 {
+                h,
+                index: [0; 256],
+                children: [Word::EMPTY; 48],
+            })),
+            _ => NodeRef::N256(self.n256.put(Node256 {
+                h,
+                children: [Word::EMPTY; 256],
+            })),
+        }
+    }
+
     /// The child under `byte`, or `EMPTY`.
     pub fn find(&self, n: NodeRef, byte: u8) -> Word {
         match n {

@@ -189,3 +189,69 @@ fn dense_keys_fill_every_node_size() {
     // 16-byte keys, 8-byte addresses: far less DRAM than a copy of every key.
     assert!(art.dram_bytes() < 70_000 * 40, "{} bytes", art.dram_bytes());
 }
+
+fn newest_seq(keys: &VecKeys, leaf: Leaf<'_>) -> u64 {
+    *seqs_of(keys, leaf).last().unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+
+    #[test]
+    fn a_bulk_build_holds_the_newest_version_of_each_key(
+        inserts in prop::collection::vec(key_strategy(), 1..300),
+        shuffle in any::<u64>(),
+    ) {
+        let mut keys = VecKeys::default();
+        let mut entries = Vec::new();
+        let mut model: BTreeMap<Vec<u8>, u64> = BTreeMap::new();
+        for (seq, k) in inserts.iter().enumerate() {
+            let v = keys.add(k, seq as u64 + 1);
+            entries.push(BulkEntry::new(k, v));
+            model.insert(k.clone(), seq as u64 + 1);
+        }
+        // Recovery hands zones over in any order.
+        let n = entries.len();
+        entries.rotate_left((shuffle % n as u64) as usize);
+        let art = Art::build(&keys, entries).unwrap();
+        prop_assert_eq!(art.len(), model.len() as u64);
+        prop_assert_eq!(art.versions(), model.len() as u64);
+        for (k, seq) in &model {
+            let leaf = art.get(&keys, k).unwrap().expect("built key is found");
+            prop_assert_eq!(newest_seq(&keys, leaf), *seq);
+        }
+        for forward in [true, false] {
+            prop_assert_eq!(
+                walk_keys(&art, &keys, Bound::Unbounded, forward, usize::MAX),
+                model_walk(&model.keys().map(|k| (k.clone(), vec![])).collect(), Bound::Unbounded, forward, usize::MAX)
+            );
+        }
+    }
+}
+
+#[test]
+fn a_bulk_build_of_keys_nested_deeper_than_its_recursion_still_holds_them_all() {
+    let mut keys = VecKeys::default();
+    let mut entries = Vec::new();
+    // Each key is a prefix of the next: one node per key on a single path.
+    let all: Vec<Vec<u8>> = (1..=300).map(|n| vec![b'a'; n]).collect();
+    for (seq, k) in all.iter().enumerate() {
+        entries.push(BulkEntry::new(k, keys.add(k, seq as u64 + 1)));
+    }
+    let mut art = Art::build(&keys, entries).unwrap();
+    assert_eq!(art.len(), 300);
+    assert_eq!(
+        walk_keys(&art, &keys, Bound::Unbounded, true, usize::MAX),
+        all
+    );
+    // The tree takes ordinary inserts afterwards.
+    let v = keys.add(b"ab", 1000);
+    art.insert(&keys, b"ab", v, 0).unwrap();
+    let v = keys.add(b"aaa", 1001);
+    art.insert(&keys, b"aaa", v, 0).unwrap();
+    assert_eq!(art.len(), 301);
+    assert_eq!(
+        seqs_of(&keys, art.get(&keys, b"aaa").unwrap().unwrap()),
+        [3, 1001]
+    );
+}

@@ -11,7 +11,7 @@ use std::sync::atomic::Ordering;
 use pmdb_pmem::{PmOff, Pool};
 
 use super::{Index, Memtable};
-use crate::art::{KeySource, Leaf, Version};
+use crate::art::{Art, BulkEntry, KeySource, Leaf, Version};
 use crate::error::Result;
 use crate::format::record::{self, Kind};
 
@@ -73,12 +73,13 @@ impl Memtable {
         Ok(())
     }
 
-    /// Indexes the records recovery found in one zone; no reader exists yet, so only the
-    /// newest version of each key is kept.
-    pub fn index_recovered(&self, versions: &[Version]) -> Result<()> {
-        self.index_versions(versions, u64::MAX)?;
-        self.records
-            .fetch_add(versions.len() as u64, Ordering::Relaxed);
+    /// Builds the index from every record recovery found in the memtable, in any order.
+    /// No reader exists yet, so only the newest version of each key is kept.
+    pub fn build_index(&self, found: Vec<BulkEntry>) -> Result<()> {
+        let records = found.len() as u64;
+        let built = Art::build(&PoolKeys(&self.pool), found)?;
+        *self.index.write() = built;
+        self.records.fetch_add(records, Ordering::Relaxed);
         Ok(())
     }
 

@@ -4,8 +4,9 @@
 
 use pmdb_pmem::{PmOff, Pool};
 
-use super::{Entries, Memtable, at_off};
-use crate::art::Version;
+use super::index::PoolKeys;
+use super::{Memtable, at_off};
+use crate::art::{BulkEntry, Version, sort_run};
 use crate::catalog::MemtableDesc;
 use crate::error::{DbError, Result};
 use crate::format::chunk::{CHUNK_HEADER, ChunkHeader, ChunkKind};
@@ -16,8 +17,8 @@ use crate::format::zone::{ZONE_HEADER, ZoneHeader};
 /// What scanning one zone at recovery found.
 #[derive(Default)]
 pub(crate) struct ZoneScan {
-    /// The zone's index entries, sorted by internal key.
-    pub entries: Entries,
+    /// The zone's records, for the index build.
+    pub entries: Vec<BulkEntry>,
     pub records: u64,
     pub bytes: u64,
     pub max_seq: u64,
@@ -103,7 +104,7 @@ impl Memtable {
         let zs = self.zone_size as usize;
         let limit = end.unwrap_or(zs);
         let mut scan = ZoneScan::default();
-        let mut entries: Entries = Vec::new();
+        let mut entries: Vec<BulkEntry> = Vec::new();
         let mut off = ZONE_HEADER;
         while off < limit && zs - off >= CHUNK_HEADER {
             let header = match self.pool.read(at_off(zone, off), CHUNK_HEADER) {
@@ -153,10 +154,11 @@ impl Memtable {
                         break;
                     }
                 };
-                entries.push(Version {
+                let version = Version {
                     tag: (r.seq << 8) | r.kind as u64,
                     rec: at_off(zone, off + CHUNK_HEADER + at).to_raw(),
-                });
+                };
+                entries.push(BulkEntry::new(r.key, version));
                 scan.records += 1;
                 scan.bytes += r.len as u64;
                 scan.max_seq = scan.max_seq.max(r.seq);
@@ -172,6 +174,13 @@ impl Memtable {
                 ));
             }
             off += CHUNK_HEADER + len;
+        }
+        // A sorted run per zone, sorted here in parallel, makes the index build a merge.
+        if let Err(e) = sort_run(&PoolKeys(&self.pool), &mut entries) {
+            scan.damage.push(format!(
+                "memtable {} zone {z}: its records could not be sorted ({e})",
+                self.desc.id
+            ));
         }
         scan.entries = entries;
         scan
