@@ -7,6 +7,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use pmdb_pmem::{Pool, Prefaulter};
 
+use crate::background::Background;
 use crate::batch::WriteBatch;
 use crate::commit::{CommitCtx, Pipeline};
 use crate::error::Result;
@@ -22,6 +23,9 @@ pub(crate) struct Core {
     /// Keeps the next zones pre-faulted while the database is open (writable only);
     /// dropped first, so its thread is stopped and joined before the rest goes.
     _prefaulter: Option<Prefaulter>,
+    /// Builds frozen memtables' filters; its thread is stopped and joined when the core
+    /// drops.
+    pub background: Background,
     pub id: u64,
     pub pool: Arc<Pool>,
     pub options: DbOptions,
@@ -41,8 +45,17 @@ impl Core {
         recovery: RecoveryStats,
         prefaulter: Option<Prefaulter>,
     ) -> Core {
+        let background = Background::start();
+        for state in registry.all() {
+            for m in state.view.load().memtables() {
+                if m.index_is_frozen() {
+                    background.build_filter(Arc::clone(m));
+                }
+            }
+        }
         Core {
             _prefaulter: prefaulter,
+            background,
             id: NEXT_DB_ID.fetch_add(1, Ordering::Relaxed),
             pool,
             options,
@@ -70,6 +83,7 @@ impl Core {
             options: &self.options,
             registry: &self.registry,
             seqs: &self.seqs,
+            background: &self.background,
         }
     }
 

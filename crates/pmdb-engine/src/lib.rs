@@ -40,6 +40,7 @@
 #![forbid(unsafe_code)]
 
 pub mod art;
+mod background;
 mod batch;
 mod catalog;
 mod commit;

@@ -1,6 +1,7 @@
 //! Opening a database after a clean shutdown or a crash: reachability (owners the catalog
 //! does not name are freed), rollback of a partially published last commit group, and
-//! the parallel rebuild of the DRAM indexes, one zone per task.
+//! the parallel rebuild of the DRAM indexes: zones are scanned and sorted one zone per
+//! task, then each memtable's radix tree is built at once from its sorted runs.
 //!
 //! Freeing is only as safe as the proof that nothing reaches what is freed. When a
 //! structure that names owners cannot be read — a catalog zone or slot, or the committed

@@ -6,6 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use parking_lot::Mutex;
 use pmdb_pmem::Pool;
 
+use crate::background::Background;
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::options::DbOptions;
@@ -19,6 +20,7 @@ pub(crate) struct CommitCtx<'a> {
     pub options: &'a DbOptions,
     pub registry: &'a Registry,
     pub seqs: &'a SeqTracker,
+    pub background: &'a Background,
 }
 
 /// One writer's batch and, once the pipeline is done with it, its outcome.

@@ -334,7 +334,8 @@ pub(super) fn index(ctx: &CommitCtx<'_>, published: &mut Published) -> Result<()
 }
 
 /// Make visible: once every earlier group is visible, this one becomes visible at once.
-/// Then every group appended to the memtables it froze is indexed: their indexes freeze.
+/// Then every group appended to the memtables it froze is indexed: their indexes freeze,
+/// and the background worker builds their filters.
 pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published) {
     if published.count > 0 {
         ctx.seqs.publish(
@@ -344,5 +345,6 @@ pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published) {
     }
     for memtable in &published.frozen {
         memtable.freeze_index();
+        ctx.background.build_filter(Arc::clone(memtable));
     }
 }

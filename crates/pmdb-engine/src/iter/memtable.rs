@@ -19,6 +19,7 @@ use crate::format::record;
 use crate::iter::InternalIterator;
 use crate::keys::{self, TAG};
 use crate::memtable::Memtable;
+use crate::memtable::index::TAG_IN_RECORD;
 
 /// The most keys copied out of the index at once.
 const MAX_BATCH: usize = 64;
@@ -73,11 +74,14 @@ impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
         }
         let mem = self.mem.borrow();
         match record::read_key(mem.pool(), self.rec(self.pos)) {
-            Ok((_, key)) => {
+            Ok((tag, key)) => {
+                let v = &mut self.buf[self.pos];
+                if v.tag == TAG_IN_RECORD {
+                    v.tag = tag;
+                }
                 self.ikey.clear();
                 self.ikey.extend_from_slice(key);
-                self.ikey
-                    .extend_from_slice(&self.buf[self.pos].tag.to_be_bytes());
+                self.ikey.extend_from_slice(&v.tag.to_be_bytes());
             }
             Err(e) => self.fail(e),
         }

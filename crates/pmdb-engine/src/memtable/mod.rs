@@ -7,12 +7,14 @@
 //! of the last published part and the end of the published log (`format` has all three).
 
 pub(crate) mod append;
+mod filter;
 pub(crate) mod index;
 pub(crate) mod scan;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, OnceLock};
 
+use fastbloom::BloomFilter;
 use parking_lot::{Mutex, RwLock};
 use pmdb_pmem::{PmOff, Pool};
 
@@ -39,6 +41,8 @@ pub(crate) struct Memtable {
     index: RwLock<Index>,
     /// The index once it is complete; set under `index`'s write lock, as that is emptied.
     frozen_index: OnceLock<Index>,
+    /// The keys of the frozen index, once the background worker has built it (`filter`).
+    filter: OnceLock<BloomFilter>,
     zone_size: u64,
     log: Mutex<Log>,
     records: AtomicU64,
@@ -57,6 +61,7 @@ impl Memtable {
             pool,
             index: RwLock::new(Index::new()),
             frozen_index: OnceLock::new(),
+            filter: OnceLock::new(),
             log: Mutex::new(Log { zones, published }),
             records: AtomicU64::new(0),
             sealed: AtomicBool::new(false),

@@ -1,0 +1,81 @@
+//! The database's background worker: work that must not wait on the commit path, done on
+//! one thread per open database and stopped and joined when the database closes (a
+//! stop flag cuts the job at hand short). Today it builds the Bloom filters of frozen
+//! memtables. If the thread cannot be started the database runs without filters: reads
+//! stay correct, only slower.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::mpsc::{Sender, channel};
+use std::thread::JoinHandle;
+
+use crate::memtable::Memtable;
+
+pub(crate) struct Background {
+    jobs: Option<Sender<Arc<Memtable>>>,
+    stop: Arc<AtomicBool>,
+    /// Jobs queued and not finished.
+    pending: Arc<AtomicUsize>,
+    thread: Option<JoinHandle<()>>,
+}
+
+impl Background {
+    pub fn start() -> Background {
+        let (tx, rx) = channel::<Arc<Memtable>>();
+        let stop = Arc::new(AtomicBool::new(false));
+        let pending = Arc::new(AtomicUsize::new(0));
+        let (worker_stop, worker_pending) = (Arc::clone(&stop), Arc::clone(&pending));
+        let thread = std::thread::Builder::new()
+            .name("pmdb-background".into())
+            .spawn(move || {
+                while let Ok(memtable) = rx.recv() {
+                    if !worker_stop.load(Ordering::Relaxed)
+                        && let Err(e) = memtable.build_filter(&worker_stop)
+                    {
+                        log::warn!("memtable {}: no Bloom filter ({e})", memtable.desc.id);
+                    }
+                    worker_pending.fetch_sub(1, Ordering::Release);
+                }
+            });
+        let thread = thread
+            .inspect_err(|e| log::warn!("no background worker ({e}): running without filters"))
+            .ok();
+        Background {
+            jobs: thread.as_ref().map(|_| tx),
+            stop,
+            pending,
+            thread,
+        }
+    }
+
+    /// Queues the building of a frozen memtable's filter.
+    pub fn build_filter(&self, memtable: Arc<Memtable>) {
+        if let Some(jobs) = &self.jobs {
+            self.pending.fetch_add(1, Ordering::Acquire);
+            if jobs.send(memtable).is_err() {
+                self.pending.fetch_sub(1, Ordering::Release);
+            }
+        }
+    }
+
+    /// Waits until every queued job is done.
+    #[cfg(test)]
+    pub fn wait_idle(&self) {
+        while self.pending.load(Ordering::Acquire) > 0 {
+            std::thread::sleep(std::time::Duration::from_millis(1));
+        }
+    }
+}
+
+impl Drop for Background {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        // The worker's receive fails once the queue is closed and drained.
+        self.jobs = None;
+        if let Some(thread) = self.thread.take()
+            && thread.join().is_err()
+        {
+            log::warn!("the background worker panicked");
+        }
+    }
+}
