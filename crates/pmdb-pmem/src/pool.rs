@@ -19,7 +19,6 @@ use crate::mapping::Mapping;
 use crate::media::{Media, Store};
 use crate::off::PmOff;
 use crate::options::PoolOptions;
-use crate::prefault::Prefaulter;
 use crate::uuid::{format_uuid, new_uuid};
 
 /// A persistent-memory pool.
@@ -279,15 +278,6 @@ impl Pool {
     /// Fails with `PoolFull` when the pool is at its maximum size.
     pub fn alloc_zone(&self, owner: OwnerId) -> Result<ZoneGrant<'_>> {
         self.heap.alloc_zone(owner)
-    }
-
-    /// Keeps the `zones` free zones that `alloc_zone` hands out next pre-faulted, and grows
-    /// the pool before it runs out of free zones, on a thread of its own (see
-    /// `Prefaulter`) until the returned handle drops. Nothing persistent changes but the
-    /// growth: a crash leaves every spare free. Fails on a read-only pool and when a
-    /// prefaulter runs already.
-    pub fn prefault_ahead(self: &Arc<Self>, zones: usize) -> Result<Prefaulter> {
-        Prefaulter::start(self, zones)
     }
 
     /// Marks `owner` dead (one 8-byte store, flushed and fenced), then returns all its

@@ -27,8 +27,19 @@ pub struct Prefaulter {
     thread: Option<JoinHandle<()>>,
 }
 
+impl Pool {
+    /// Keeps the `zones` free zones that `alloc_zone` hands out next pre-faulted, and grows
+    /// the pool before it runs out of free zones, on a thread of its own (see
+    /// `Prefaulter`) until the returned handle drops. Nothing persistent changes but the
+    /// growth: a crash leaves every spare free. Fails on a read-only pool and when a
+    /// prefaulter runs already.
+    pub fn prefault_ahead(self: &Arc<Self>, zones: usize) -> Result<Prefaulter> {
+        Prefaulter::start(self, zones)
+    }
+}
+
 impl Prefaulter {
-    pub(crate) fn start(pool: &Arc<Pool>, zones: usize) -> Result<Prefaulter> {
+    fn start(pool: &Arc<Pool>, zones: usize) -> Result<Prefaulter> {
         let heap = pool.heap();
         let inline = is_simulated(pool.backend());
         heap.start_spares(zones, inline)?;
