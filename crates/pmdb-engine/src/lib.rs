@@ -3,7 +3,7 @@
 //! It owns everything between the device layer and SQL: the [`Db`] and its named
 //! [`Subtable`]s (LSM instances), atomic [`WriteBatch`]es committed by a log-free group
 //! commit (no write-ahead log: records are appended to PM and published by 8-byte head
-//! words), semi-persistent memtables (data in PM, ordered index in DRAM, rebuilt in
+//! words), semi-persistent memtables (data in PM, a radix-tree index in DRAM, rebuilt in
 //! parallel at open), [`Snapshot`]s, zero-copy point reads and ordered range scans.
 //!
 //! ```
