@@ -85,16 +85,13 @@ impl Records {
 }
 
 impl KeySource for Records {
-    fn key(&self, rec: u64) -> pmdb_engine::Result<&[u8]> {
+    fn record(&self, rec: u64) -> pmdb_engine::Result<(u64, &[u8])> {
         let at = rec as usize;
         let len = u32::from_le_bytes(self.bytes[at..at + 4].try_into().expect("4 bytes"));
-        Ok(&self.bytes[at + RECORD_HEADER..at + RECORD_HEADER + len as usize])
-    }
-
-    fn tag(&self, rec: u64) -> pmdb_engine::Result<u64> {
-        let at = rec as usize;
-        Ok(u64::from_le_bytes(
-            self.bytes[at + 8..at + 16].try_into().expect("8 bytes"),
+        let tag = u64::from_le_bytes(self.bytes[at + 8..at + 16].try_into().expect("8 bytes"));
+        Ok((
+            tag,
+            &self.bytes[at + RECORD_HEADER..at + RECORD_HEADER + len as usize],
         ))
     }
 }
@@ -133,7 +130,7 @@ impl Candidate for Art {
         Art::insert(self, records, key, v, horizon).expect("records are well-formed");
     }
     fn get(&self, records: &Records, key: &[u8]) -> Option<u64> {
-        let leaf = Art::get(self, records, key).expect("records are well-formed")?;
+        let (leaf, _) = Art::get(self, records, key).expect("records are well-formed")?;
         Some(leaf.any_record())
     }
     fn scan(&self, records: &Records, from: &[u8], n: usize) -> u64 {

@@ -26,7 +26,7 @@ impl IKey {
     /// The internal key of version `seq` of `key`.
     #[cfg(test)]
     pub fn new(key: &[u8], seq: u64, kind: Kind) -> IKey {
-        IKey::with_tag(key, (seq << 8) | kind as u64)
+        IKey::with_tag(key, tag(seq, kind))
     }
 
     /// The lowest internal key of `key` (before all its versions).
@@ -109,7 +109,17 @@ pub(crate) fn seq_of(ikey: &[u8]) -> u64 {
 /// The kind of an internal key (a seek target's 0xff reads as a put; targets are never
 /// returned by the indexes).
 pub(crate) fn kind_of(ikey: &[u8]) -> Kind {
-    if tag_of(ikey) & 0xff == Kind::Delete as u64 {
+    kind_of_tag(tag_of(ikey))
+}
+
+/// The tag of version `seq` of a write of kind `kind`.
+pub(crate) fn tag(seq: u64, kind: Kind) -> u64 {
+    (seq << 8) | kind as u64
+}
+
+/// The kind a tag records (a seek target's 0xff reads as a put).
+pub(crate) fn kind_of_tag(tag: u64) -> Kind {
+    if tag & 0xff == Kind::Delete as u64 {
         Kind::Delete
     } else {
         Kind::Put

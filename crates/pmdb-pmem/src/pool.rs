@@ -4,6 +4,7 @@
 //! words, and zones and owners.
 
 use std::path::Path;
+#[cfg(feature = "crashsim")]
 use std::sync::Arc;
 
 use crate::backend::Backend;

@@ -102,9 +102,9 @@ impl Art {
                     depth += 1;
                 }
                 _ => {
-                    let other = keys.key(self.leaf(w).any_record())?;
+                    let (other_tag, other) = keys.record(self.leaf(w).any_record())?;
                     if other == key {
-                        return self.add_version(keys, loc, w, v, horizon);
+                        return self.add_version(loc, w, other_tag, v, horizon);
                     }
                     if matches!(loc, Loc::End(_)) {
                         return Err(corrupt("two keys ending at the same node"));
@@ -129,19 +129,20 @@ impl Art {
         Ok(())
     }
 
-    /// Adds `v` to the versions of the key whose leaf `w` is at `loc`.
-    fn add_version<K: KeySource>(
+    /// Adds `v` to the versions of the key whose leaf `w` is at `loc`; `newest_tag` is
+    /// the tag of the leaf's newest record, read when its key was compared.
+    fn add_version(
         &mut self,
-        keys: &K,
         loc: Loc,
         w: Word,
+        newest_tag: u64,
         v: Version,
         horizon: u64,
     ) -> Result<()> {
         let mut list = match w.slot() {
             Slot::Record { rec, pruned } => VersionList::one(
                 Version {
-                    tag: keys.tag(rec)?,
+                    tag: newest_tag,
                     rec,
                 },
                 pruned,

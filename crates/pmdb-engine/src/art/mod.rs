@@ -25,10 +25,13 @@ pub use versions::{Version, VersionList};
 
 /// Where the tree reads the keys of the records it indexes.
 pub trait KeySource {
+    /// The tag (`(seq << 8) | kind`) and the user key of the record at `rec`, in one read.
+    fn record(&self, rec: u64) -> Result<(u64, &[u8])>;
+
     /// The user key of the record at `rec`.
-    fn key(&self, rec: u64) -> Result<&[u8]>;
-    /// The tag (`(seq << 8) | kind`) of the record at `rec`.
-    fn tag(&self, rec: u64) -> Result<u64>;
+    fn key(&self, rec: u64) -> Result<&[u8]> {
+        Ok(self.record(rec)?.1)
+    }
 }
 
 /// What the tree holds for one key.
@@ -86,8 +89,9 @@ impl Art {
         std::mem::size_of::<Art>() + self.arena.bytes() + self.list_bytes
     }
 
-    /// The versions of `key`, if the tree has any.
-    pub fn get<K: KeySource>(&self, keys: &K, key: &[u8]) -> Result<Option<Leaf<'_>>> {
+    /// The versions of `key`, if the tree has any, with the tag of the record whose key
+    /// confirmed it (the newest version's), which a reader of a single version needs.
+    pub fn get<K: KeySource>(&self, keys: &K, key: &[u8]) -> Result<Option<(Leaf<'_>, u64)>> {
         let mut w = self.root;
         let mut depth = 0;
         loop {
@@ -111,8 +115,8 @@ impl Art {
                 }
                 _ => {
                     let leaf = self.leaf(w);
-                    let found = keys.key(leaf.any_record())? == key;
-                    return Ok(found.then_some(leaf));
+                    let (tag, found) = keys.record(leaf.any_record())?;
+                    return Ok((found == key).then_some((leaf, tag)));
                 }
             }
         }

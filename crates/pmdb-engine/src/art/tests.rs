@@ -26,17 +26,23 @@ impl VecKeys {
 }
 
 impl KeySource for VecKeys {
-    fn key(&self, rec: u64) -> Result<&[u8]> {
-        Ok(&self.recs[(rec / 8) as usize].0)
+    fn record(&self, rec: u64) -> Result<(u64, &[u8])> {
+        let (key, tag) = &self.recs[(rec / 8) as usize];
+        Ok((*tag, key))
     }
-    fn tag(&self, rec: u64) -> Result<u64> {
-        Ok(self.recs[(rec / 8) as usize].1)
-    }
+}
+
+/// The leaf of `key`, checking that the tag `get` reports is its newest version's.
+fn get_leaf<'a>(art: &'a Art, keys: &VecKeys, key: &[u8]) -> Result<Option<Leaf<'a>>> {
+    Ok(art.get(keys, key)?.map(|(leaf, tag)| {
+        assert_eq!(tag, keys.record(leaf.any_record()).unwrap().0);
+        leaf
+    }))
 }
 
 fn seqs_of(keys: &VecKeys, leaf: Leaf<'_>) -> Vec<u64> {
     match leaf {
-        Leaf::One { rec, .. } => vec![keys.tag(rec).unwrap() >> 8],
+        Leaf::One { rec, .. } => vec![keys.record(rec).unwrap().0 >> 8],
         Leaf::Many(l) => l.versions().iter().map(Version::seq).collect(),
     }
 }
@@ -118,12 +124,12 @@ proptest! {
         prop_assert_eq!(art.len(), model.len() as u64);
         prop_assert_eq!(art.versions(), inserts.len() as u64);
         for (k, seqs) in &model {
-            let leaf = art.get(&keys, k).unwrap().expect("inserted key is found");
+            let leaf = get_leaf(&art, &keys, k).unwrap().expect("inserted key is found");
             prop_assert_eq!(&seqs_of(&keys, leaf), seqs);
         }
         for (k, inclusive, forward, n) in probes {
             if !model.contains_key(&k) {
-                prop_assert!(art.get(&keys, &k).unwrap().is_none());
+                prop_assert!(get_leaf(&art, &keys, &k).unwrap().is_none());
             }
             let from = if inclusive { Bound::Included(&k[..]) } else { Bound::Excluded(&k[..]) };
             prop_assert_eq!(
@@ -152,12 +158,12 @@ fn versions_below_the_horizon_are_dropped_and_marked() {
     assert_eq!(art.versions(), 3);
     let v = keys.add(b"k", 4);
     art.insert(&keys, b"k", v, 3).unwrap();
-    let leaf = art.get(&keys, b"k").unwrap().unwrap();
+    let leaf = get_leaf(&art, &keys, b"k").unwrap().unwrap();
     assert_eq!(seqs_of(&keys, leaf), [3, 4]);
     assert!(matches!(leaf, Leaf::Many(l) if l.pruned()));
     let v = keys.add(b"k", 5);
     art.insert(&keys, b"k", v, 9).unwrap();
-    let leaf = art.get(&keys, b"k").unwrap().unwrap();
+    let leaf = get_leaf(&art, &keys, b"k").unwrap().unwrap();
     assert!(matches!(leaf, Leaf::One { pruned: true, .. }));
     assert_eq!(art.versions(), 1);
     assert_eq!(art.len(), 1);
@@ -217,7 +223,7 @@ proptest! {
         prop_assert_eq!(art.len(), model.len() as u64);
         prop_assert_eq!(art.versions(), model.len() as u64);
         for (k, seq) in &model {
-            let leaf = art.get(&keys, k).unwrap().expect("built key is found");
+            let leaf = get_leaf(&art, &keys, k).unwrap().expect("built key is found");
             prop_assert_eq!(newest_seq(&keys, leaf), *seq);
         }
         for forward in [true, false] {
@@ -251,7 +257,7 @@ fn a_bulk_build_of_keys_nested_deeper_than_its_recursion_still_holds_them_all() 
     art.insert(&keys, b"aaa", v, 0).unwrap();
     assert_eq!(art.len(), 301);
     assert_eq!(
-        seqs_of(&keys, art.get(&keys, b"aaa").unwrap().unwrap()),
+        seqs_of(&keys, get_leaf(&art, &keys, b"aaa").unwrap().unwrap()),
         [3, 1001]
     );
 }

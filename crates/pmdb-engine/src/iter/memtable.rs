@@ -17,7 +17,7 @@ use crate::art::Version;
 use crate::error::{DbError, Result};
 use crate::format::record;
 use crate::iter::InternalIterator;
-use crate::keys::{self, TAG};
+use crate::keys;
 use crate::memtable::Memtable;
 use crate::memtable::index::TAG_IN_RECORD;
 
@@ -158,8 +158,7 @@ impl<M: Borrow<Memtable> + Send> InternalIterator for MemtableIter<M> {
     }
 
     fn seek(&mut self, target: &[u8]) {
-        let user = &target[..target.len().saturating_sub(TAG)];
-        self.restart(Bound::Included(user), true);
+        self.restart(Bound::Included(keys::user_key(target)), true);
         // Versions of the target's key newer than the target come before it.
         while self.valid() && keys::compare(&self.ikey, target) == Ordering::Less {
             self.next();
@@ -167,8 +166,7 @@ impl<M: Borrow<Memtable> + Send> InternalIterator for MemtableIter<M> {
     }
 
     fn seek_for_prev(&mut self, target: &[u8]) {
-        let user = &target[..target.len().saturating_sub(TAG)];
-        self.restart(Bound::Included(user), false);
+        self.restart(Bound::Included(keys::user_key(target)), false);
         while self.valid() && keys::compare(&self.ikey, target) == Ordering::Greater {
             self.prev();
         }

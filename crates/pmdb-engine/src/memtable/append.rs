@@ -14,6 +14,7 @@ use crate::format::chunk::{CHUNK_HEADER, ChunkHeader, ChunkKind};
 use crate::format::head::HeadWord;
 use crate::format::record::{self, Kind};
 use crate::format::zone::{ZONE_HEADER, ZoneHeader};
+use crate::keys;
 
 /// A record handed to the commit pipeline.
 pub(crate) struct RecIn<'a> {
@@ -94,7 +95,7 @@ impl Memtable {
                 buf.resize(at + len, 0);
                 record::encode(&mut buf[at..], r.seq, r.kind, r.key, r.value);
                 out.versions.push(Version {
-                    tag: (r.seq << 8) | r.kind as u64,
+                    tag: keys::tag(r.seq, r.kind),
                     rec: at_off(zone, off + CHUNK_HEADER + at).to_raw(),
                 });
                 i += 1;

@@ -14,17 +14,14 @@ use super::{Index, Memtable};
 use crate::art::{Art, BulkEntry, KeySource, Leaf, Version};
 use crate::error::Result;
 use crate::format::record::{self, Kind};
+use crate::keys;
 
 /// Keys and tags read from the records in the pool.
 pub(crate) struct PoolKeys<'a>(pub &'a Pool);
 
 impl KeySource for PoolKeys<'_> {
-    fn key(&self, rec: u64) -> Result<&[u8]> {
-        Ok(record::read_key(self.0, PmOff::from_raw(rec))?.1)
-    }
-
-    fn tag(&self, rec: u64) -> Result<u64> {
-        Ok(record::read_key(self.0, PmOff::from_raw(rec))?.0)
+    fn record(&self, rec: u64) -> Result<(u64, &[u8])> {
+        record::read_key(self.0, PmOff::from_raw(rec))
     }
 }
 
@@ -42,14 +39,6 @@ pub(crate) enum Lookup {
     /// reader started before versions it needed were pruned, and must read again at a
     /// newer sequence number (readers that hold a registered snapshot never see this).
     Pruned,
-}
-
-fn kind_of(tag: u64) -> Kind {
-    if tag & 0xff == Kind::Delete as u64 {
-        Kind::Delete
-    } else {
-        Kind::Put
-    }
 }
 
 /// DRAM the index of one memtable uses (its Bloom filter included, once built).
@@ -127,11 +116,11 @@ impl Memtable {
         }
         let keys = PoolKeys(&self.pool);
         self.with_index(|index| {
-            let Some(leaf) = index.get(&keys, key)? else {
+            let Some((leaf, newest_tag)) = index.get(&keys, key)? else {
                 return Ok(Lookup::Absent);
             };
             let (tag, rec, pruned) = match leaf {
-                Leaf::One { rec, pruned } => (keys.tag(rec)?, rec, pruned),
+                Leaf::One { rec, pruned } => (newest_tag, rec, pruned),
                 Leaf::Many(list) => match list.versions().iter().rev().find(|v| v.seq() <= snap) {
                     Some(v) => (v.tag, v.rec, false),
                     None => (u64::MAX, 0, list.pruned()),
@@ -139,7 +128,7 @@ impl Memtable {
             };
             Ok(if tag >> 8 <= snap {
                 Lookup::Found {
-                    kind: kind_of(tag),
+                    kind: keys::kind_of_tag(tag),
                     rec: PmOff::from_raw(rec),
                 }
             } else if pruned {

@@ -13,6 +13,7 @@ use crate::format::chunk::{CHUNK_HEADER, ChunkHeader, ChunkKind};
 use crate::format::head::HeadWord;
 use crate::format::record;
 use crate::format::zone::{ZONE_HEADER, ZoneHeader};
+use crate::keys;
 
 /// What scanning one zone at recovery found.
 #[derive(Default)]
@@ -155,7 +156,7 @@ impl Memtable {
                     }
                 };
                 let version = Version {
-                    tag: (r.seq << 8) | r.kind as u64,
+                    tag: keys::tag(r.seq, r.kind),
                     rec: at_off(zone, off + CHUNK_HEADER + at).to_raw(),
                 };
                 entries.push(BulkEntry::new(r.key, version));
