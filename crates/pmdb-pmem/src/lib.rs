@@ -39,6 +39,7 @@ mod emulation;
 mod error;
 mod extent_check;
 mod extent_file;
+mod files;
 mod flush;
 mod halloc;
 #[cfg(feature = "crashsim")]
@@ -59,6 +60,7 @@ pub use backend::{Backend, BackendChoice, FsKind, filesystem_kind};
 pub use crashsim::CrashImage;
 pub use emulation::Emulation;
 pub use error::{PmemError, Result};
+pub use files::{FileBytes, FileSystem, OsFiles, ReadableFile, WritableFile};
 pub use flush::{CACHE_LINE, FlushInsn, flush_insn};
 pub use halloc::{AllocStats, OwnerId, RecoveryReport, ZoneGrant};
 #[cfg(feature = "crashsim")]
