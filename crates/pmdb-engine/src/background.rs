@@ -1,7 +1,7 @@
 //! The database's background worker: work that must not wait on the commit path, done on
 //! one thread per open database and stopped and joined when the database closes (a
 //! stop flag cuts the job at hand short). Today it builds the Bloom filters of frozen
-//! memtables. If the thread cannot be started the database runs without filters: reads
+//! indexes. If the thread cannot be started the database runs without filters: reads
 //! stay correct, only slower.
 
 use std::sync::Arc;
@@ -9,10 +9,10 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
 use std::thread::JoinHandle;
 
-use crate::memtable::Memtable;
+use crate::index::Indexed;
 
 pub(crate) struct Background {
-    jobs: Option<Sender<Arc<Memtable>>>,
+    jobs: Option<Sender<Arc<dyn Indexed>>>,
     stop: Arc<AtomicBool>,
     /// Jobs queued and not finished.
     pending: Arc<AtomicUsize>,
@@ -21,18 +21,18 @@ pub(crate) struct Background {
 
 impl Background {
     pub fn start() -> Background {
-        let (tx, rx) = channel::<Arc<Memtable>>();
+        let (tx, rx) = channel::<Arc<dyn Indexed>>();
         let stop = Arc::new(AtomicBool::new(false));
         let pending = Arc::new(AtomicUsize::new(0));
         let (worker_stop, worker_pending) = (Arc::clone(&stop), Arc::clone(&pending));
         let thread = std::thread::Builder::new()
             .name("pmdb-background".into())
             .spawn(move || {
-                while let Ok(memtable) = rx.recv() {
+                while let Ok(holder) = rx.recv() {
                     if !worker_stop.load(Ordering::Relaxed)
-                        && let Err(e) = memtable.build_filter(&worker_stop)
+                        && let Err(e) = holder.index().build_filter(&worker_stop)
                     {
-                        log::warn!("memtable {}: no Bloom filter ({e})", memtable.desc.id);
+                        log::warn!("{}: no Bloom filter ({e})", holder.describe());
                     }
                     worker_pending.fetch_sub(1, Ordering::Release);
                 }
@@ -48,11 +48,11 @@ impl Background {
         }
     }
 
-    /// Queues the building of a frozen memtable's filter.
-    pub fn build_filter(&self, memtable: Arc<Memtable>) {
+    /// Queues the building of a frozen index's filter.
+    pub fn build_filter(&self, holder: Arc<dyn Indexed>) {
         if let Some(jobs) = &self.jobs {
             self.pending.fetch_add(1, Ordering::Acquire);
-            if jobs.send(memtable).is_err() {
+            if jobs.send(holder).is_err() {
                 self.pending.fetch_sub(1, Ordering::Release);
             }
         }

@@ -48,8 +48,8 @@ impl Core {
         let background = Background::start();
         for state in registry.all() {
             for m in state.view.load().memtables() {
-                if m.index_is_frozen() {
-                    background.build_filter(Arc::clone(m));
+                if m.index.is_frozen() {
+                    background.build_filter(Arc::clone(m) as _);
                 }
             }
         }

@@ -253,7 +253,7 @@ impl Db {
                     index_bytes: 0,
                 };
                 for m in view.memtables() {
-                    let usage = m.index_usage();
+                    let usage = m.index.usage();
                     stats.records += m.records();
                     stats.index_keys += usage.keys;
                     stats.index_versions += usage.versions;

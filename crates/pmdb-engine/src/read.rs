@@ -12,10 +12,10 @@ use pmdb_pmem::{PmOff, Pool};
 use crate::error::{DbError, Result};
 use crate::format::record::{self, Kind};
 use crate::iter::InternalIterator;
-use crate::iter::memtable::MemtableIter;
+use crate::iter::index::IndexIter;
 use crate::iter::merge::MergingIterator;
 use crate::iter::visible::VisibleIter;
-use crate::memtable::index::Lookup;
+use crate::index::Lookup;
 use crate::registry::SubtableState;
 use crate::seq::{SeqTracker, SnapshotPin};
 use crate::view::ReadView;
@@ -105,7 +105,7 @@ fn pruned_under_snapshot(snap: u64) -> DbError {
 /// a memtable dropped versions the read needed.
 fn lookup(view: &ReadView, key: &[u8], snap: u64) -> Result<Option<Option<(Kind, PmOff)>>> {
     for m in view.memtables() {
-        match m.lookup(key, snap)? {
+        match m.index.lookup(key, snap)? {
             Lookup::Found { kind, rec } => return Ok(Some(Some((kind, rec)))),
             Lookup::Absent => {}
             Lookup::Pruned => return Ok(None),
@@ -203,7 +203,7 @@ impl Scan {
         let children: Vec<Box<dyn InternalIterator>> = view
             .memtables()
             .iter()
-            .map(|m| Box::new(MemtableIter::new(Arc::clone(m))) as Box<dyn InternalIterator>)
+            .map(|m| Box::new(IndexIter::new(Arc::clone(m))) as Box<dyn InternalIterator>)
             .collect();
         Scan {
             iter: VisibleIter::new(

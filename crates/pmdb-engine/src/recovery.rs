@@ -258,12 +258,16 @@ pub(crate) fn recover(
             s.spawn(|| {
                 while let Some(m) = memtables.get(next.fetch_add(1, Ordering::Relaxed)) {
                     let runs = std::mem::take(&mut *found[slot_of[&m.desc.id]].lock());
-                    if let Err(e) = m.build_index(runs.concat()) {
+                    let runs = runs.concat();
+                    let records = runs.len() as u64;
+                    if let Err(e) = m.index.build(runs) {
                         m.seal();
                         build_damage.lock().push(format!(
                             "memtable {}: its records could not be indexed ({e})",
                             m.desc.id
                         ));
+                    } else {
+                        m.add_records(records);
                     }
                 }
             });

@@ -37,7 +37,7 @@ impl SubtableState {
     pub fn new(desc: SubtableDesc, memtables: Vec<Arc<Memtable>>) -> SubtableState {
         for (i, m) in memtables.iter().enumerate() {
             if i > 0 || m.is_sealed() {
-                m.freeze_index();
+                m.index.freeze();
             }
         }
         SubtableState {

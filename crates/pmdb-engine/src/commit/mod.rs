@@ -207,8 +207,8 @@ mod tests {
             let view = t.state.view.load();
             let (active, frozen) = view.memtables().split_first().unwrap();
             assert!(frozen.len() >= 3, "{} frozen", frozen.len());
-            assert!(frozen.iter().all(|m| m.index_is_frozen()));
-            assert!(!active.index_is_frozen());
+            assert!(frozen.iter().all(|m| m.index.is_frozen()));
+            assert!(!active.index.is_frozen());
             for i in 0..300u32 {
                 assert_eq!(
                     t.get_owned(i.to_be_bytes()).unwrap().unwrap(),

@@ -319,7 +319,7 @@ pub(super) fn index(ctx: &CommitCtx<'_>, published: &mut Published) -> Result<()
     let horizon = ctx.seqs.horizon();
     let mut outcome = Ok(());
     for (memtable, entries) in std::mem::take(&mut published.entries) {
-        if let Err(e) = memtable.index_versions(&entries, horizon) {
+        if let Err(e) = memtable.index.insert(&entries, horizon) {
             log::error!(
                 "memtable {}: indexing a committed group failed: {e}",
                 memtable.desc.id
@@ -344,7 +344,7 @@ pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published) {
         );
     }
     for memtable in &published.frozen {
-        memtable.freeze_index();
-        ctx.background.build_filter(Arc::clone(memtable));
+        memtable.index.freeze();
+        ctx.background.build_filter(Arc::clone(memtable) as _);
     }
 }

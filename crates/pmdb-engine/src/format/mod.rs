@@ -9,6 +9,7 @@
 pub(crate) mod catalog;
 pub(crate) mod chunk;
 pub(crate) mod head;
+pub(crate) mod manifest;
 pub(crate) mod record;
 pub(crate) mod root;
 pub(crate) mod zone;

@@ -1,10 +1,10 @@
-//! The iterator stack, after LevelDB: every structure that holds versions of keys (today
-//! the memtables, `memtable`; the global index and SST levels join later) is a source
+//! The iterator stack, after LevelDB: every structure that holds versions of keys (the
+//! DRAM indexes of memtables and global-index generations, `index`; SST levels join later) is a source
 //! implementing [`InternalIterator`] over internal keys; `merge` merges sources into one
 //! ordered stream; `visible` applies a snapshot and tombstones and yields user keys.
 //! Point reads, scans and (later) compaction are all built on it.
 
-pub(crate) mod memtable;
+pub(crate) mod index;
 pub(crate) mod merge;
 pub(crate) mod visible;
 

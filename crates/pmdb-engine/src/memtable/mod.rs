@@ -1,28 +1,23 @@
 //! The semi-persistent memtable: records appended to PM zones in chunks (`append`),
 //! indexed in DRAM by a radix tree from user key to the versions' record addresses
-//! (`index`), and read back from the zones at open (`scan`).
+//! ([`crate::index`]), and read back from the zones at open (`scan`).
 //!
 //! A position inside a memtable is `zone index * zone size + offset`; each zone starts
 //! with a zone header, then chunks of records. The memtable's head word holds the start
 //! of the last published part and the end of the published log (`format` has all three).
 
 pub(crate) mod append;
-mod filter;
-pub(crate) mod index;
 pub(crate) mod scan;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{Arc, OnceLock};
 
-use fastbloom::BloomFilter;
-use parking_lot::{Mutex, RwLock};
-use pmdb_pmem::{PmOff, Pool};
+use parking_lot::Mutex;
+use pmdb_pmem::{OwnerId, PmOff, Pool};
 
-use crate::art::{Art, Version};
+use crate::art::Version;
 use crate::catalog::MemtableDesc;
-
-/// The DRAM index (see `index`).
-type Index = Art;
+use crate::index::{Indexed, LiveIndex};
 
 /// Index entries: the versions of records, to be indexed.
 pub(crate) type Entries = Vec<Version>;
@@ -37,47 +32,69 @@ struct Log {
 pub(crate) struct Memtable {
     pub desc: MemtableDesc,
     pool: Arc<Pool>,
-    /// The index while the memtable may still take inserts.
-    index: RwLock<Index>,
-    /// The index once it is complete; set under `index`'s write lock, as that is emptied.
-    frozen_index: OnceLock<Index>,
-    /// The keys of the frozen index, once the background worker has built it (`filter`).
-    filter: OnceLock<BloomFilter>,
+    /// Frozen once the memtable is frozen and every group appended to it is indexed.
+    pub index: LiveIndex,
     zone_size: u64,
     log: Mutex<Log>,
     records: AtomicU64,
     /// Set when recovery found the memtable damaged: it is read, never appended to.
     sealed: AtomicBool,
-    /// Set once the catalog no longer names the memtable: its zones go back to the pool
-    /// when the last reader holding it lets go (see `Drop`).
+    /// The memtable's zones; shared with the global-index generation it merges into.
+    pub lease: Arc<ZoneLease>,
+}
+
+/// The zones of one memtable, by their owner. Once the catalog no longer names the owner
+/// (`retire`), the zones go back to the pool when the last holder lets go: a read view,
+/// a scan, a borrowed value, or the global-index generation the memtable merged into.
+pub(crate) struct ZoneLease {
+    pool: Arc<Pool>,
+    memtable: u64,
+    owner: OwnerId,
     retired: AtomicBool,
+}
+
+impl ZoneLease {
+    /// Marks the owner as no longer named by the catalog.
+    pub fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+}
+
+impl Drop for ZoneLease {
+    fn drop(&mut self) {
+        if self.retired.load(Ordering::Acquire)
+            && let Err(e) = self.pool.release_owner(self.owner)
+        {
+            // The catalog no longer names the owner, so the next open frees it anyway.
+            log::warn!("memtable {}: releasing its zones failed: {e}", self.memtable);
+        }
+    }
 }
 
 impl Memtable {
     pub fn new(desc: MemtableDesc, pool: Arc<Pool>, zones: Vec<PmOff>, published: u64) -> Memtable {
+        let lease = Arc::new(ZoneLease {
+            pool: Arc::clone(&pool),
+            memtable: desc.id,
+            owner: desc.owner,
+            retired: AtomicBool::new(false),
+        });
         Memtable {
             desc,
             zone_size: pool.zone_size(),
+            index: LiveIndex::new(Arc::clone(&pool)),
             pool,
-            index: RwLock::new(Index::new()),
-            frozen_index: OnceLock::new(),
-            filter: OnceLock::new(),
             log: Mutex::new(Log { zones, published }),
             records: AtomicU64::new(0),
             sealed: AtomicBool::new(false),
-            retired: AtomicBool::new(false),
+            lease,
         }
     }
 
-    /// The pool the memtable's records live in.
-    pub fn pool(&self) -> &Pool {
-        &self.pool
-    }
-
     /// Marks the memtable as no longer named by the catalog: its PM is released once the
-    /// last `Arc` to it — a read view, a scan, a borrowed value — is dropped.
+    /// last holder of its zones lets go (see [`ZoneLease`]).
     pub fn retire(&self) {
-        self.retired.store(true, Ordering::Release);
+        self.lease.retire();
     }
 
     /// Stops appends to this memtable (its data stays readable).
@@ -93,20 +110,24 @@ impl Memtable {
         self.records.load(Ordering::Relaxed)
     }
 
+    /// Counts records recovery indexed.
+    pub fn add_records(&self, n: u64) {
+        self.records.fetch_add(n, Ordering::Relaxed);
+    }
+
     /// Bytes of log published so far (the freeze criterion).
     pub fn used(&self) -> u64 {
         self.log.lock().published
     }
 }
 
-impl Drop for Memtable {
-    fn drop(&mut self) {
-        if self.retired.load(Ordering::Acquire)
-            && let Err(e) = self.pool.release_owner(self.desc.owner)
-        {
-            // The catalog no longer names the owner, so the next open frees it anyway.
-            log::warn!("memtable {}: releasing its zones failed: {e}", self.desc.id);
-        }
+impl Indexed for Memtable {
+    fn index(&self) -> &LiveIndex {
+        &self.index
+    }
+
+    fn describe(&self) -> String {
+        format!("memtable {}", self.desc.id)
     }
 }
 

@@ -4,7 +4,7 @@
 
 use pmdb_pmem::{PmOff, Pool};
 
-use super::index::PoolKeys;
+use crate::index::PoolKeys;
 use super::{Memtable, at_off};
 use crate::art::{BulkEntry, Version, sort_run};
 use crate::catalog::MemtableDesc;

@@ -1,16 +1,20 @@
-//! The memtable's DRAM index: an adaptive radix tree with one entry per user key that
-//! reads key bytes from the records in PM ([`crate::art`]; chosen by measurement against
-//! the B-tree it replaced and a skip list, docs/benchmarks/index.md). The commit leader
-//! takes its lock once per group. Once the memtable is frozen and every group appended
-//! to it is indexed, the tree moves out from under its lock: nothing inserts any more,
-//! so readers take no lock at all.
+//! The DRAM index of records in PM, as memtables and global-index generations hold it:
+//! an adaptive radix tree with one entry per user key that reads key bytes from the
+//! records ([`crate::art`]; chosen by measurement against the B-tree it replaced and a
+//! skip list, docs/benchmarks/index.md). Whoever inserts (the commit leader, the merge
+//! into the global index) takes its lock once per batch. Once nothing will be inserted
+//! any more, the tree moves out from under its lock, so readers take no lock at all, and
+//! a Bloom filter is built over its keys (`filter`).
+
+mod filter;
 
 use std::ops::{Bound, ControlFlow};
-use std::sync::atomic::Ordering;
+use std::sync::{Arc, OnceLock};
 
+use fastbloom::BloomFilter;
+use parking_lot::RwLock;
 use pmdb_pmem::{PmOff, Pool};
 
-use super::{Index, Memtable};
 use crate::art::{Art, BulkEntry, KeySource, Leaf, Version};
 use crate::error::Result;
 use crate::format::record::{self, Kind};
@@ -41,7 +45,25 @@ pub(crate) enum Lookup {
     Pruned,
 }
 
-/// DRAM the index of one memtable uses (its Bloom filter included, once built).
+/// What holds a [`LiveIndex`]: a memtable or a global-index generation.
+pub(crate) trait Indexed: Send + Sync {
+    fn index(&self) -> &LiveIndex;
+    /// How logs name it.
+    fn describe(&self) -> String;
+}
+
+/// A radix tree over records in `pool`, taking inserts under its lock until it is frozen.
+pub(crate) struct LiveIndex {
+    pool: Arc<Pool>,
+    /// The tree while it may still take inserts.
+    live: RwLock<Art>,
+    /// The tree once it is complete; set under `live`'s write lock, as that is emptied.
+    frozen: OnceLock<Art>,
+    /// The keys of the frozen tree, once the background worker has built it (`filter`).
+    filter: OnceLock<BloomFilter>,
+}
+
+/// DRAM one index uses (its Bloom filter included, once built).
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct IndexUsage {
     pub keys: u64,
@@ -49,60 +71,68 @@ pub(crate) struct IndexUsage {
     pub bytes: u64,
 }
 
-impl Memtable {
-    /// Indexes records of this memtable; `horizon` is the oldest sequence number a reader
-    /// may still read at (versions below what it needs are dropped).
-    pub fn index_versions(&self, versions: &[Version], horizon: u64) -> Result<()> {
-        debug_assert!(
-            self.frozen_index.get().is_none(),
-            "memtable {} indexed after its index was frozen",
-            self.desc.id
-        );
+impl LiveIndex {
+    pub fn new(pool: Arc<Pool>) -> LiveIndex {
+        LiveIndex {
+            pool,
+            live: RwLock::new(Art::new()),
+            frozen: OnceLock::new(),
+            filter: OnceLock::new(),
+        }
+    }
+
+    /// The pool the indexed records live in.
+    pub fn pool(&self) -> &Pool {
+        &self.pool
+    }
+
+    /// Indexes `versions`; `horizon` is the oldest sequence number a reader may still read
+    /// at (versions below what it needs are dropped).
+    pub fn insert(&self, versions: &[Version], horizon: u64) -> Result<()> {
+        debug_assert!(self.frozen.get().is_none(), "insert after freeze");
         let keys = PoolKeys(&self.pool);
-        let mut index = self.index.write();
+        let mut index = self.live.write();
         for v in versions {
             index.insert(&keys, keys.key(v.rec)?, *v, horizon)?;
         }
         Ok(())
     }
 
-    /// Builds the index from every record recovery found in the memtable, in any order.
-    /// No reader exists yet, so only the newest version of each key is kept.
-    pub fn build_index(&self, found: Vec<BulkEntry>) -> Result<()> {
-        let records = found.len() as u64;
+    /// Builds the tree from records recovery found, in any order. No reader exists yet,
+    /// so only the newest version of each key is kept.
+    pub fn build(&self, found: Vec<BulkEntry>) -> Result<()> {
         let built = Art::build(&PoolKeys(&self.pool), found)?;
-        *self.index.write() = built;
-        self.records.fetch_add(records, Ordering::Relaxed);
+        *self.live.write() = built;
         Ok(())
     }
 
-    /// Moves the index out from under its lock. Call it only once no insert can come any
-    /// more: the memtable is frozen and every group appended to it has been indexed.
-    pub fn freeze_index(&self) {
-        let mut index = self.index.write();
-        if self.frozen_index.get().is_none() {
+    /// Moves the tree out from under its lock. Call it only once no insert can come any
+    /// more.
+    pub fn freeze(&self) {
+        let mut index = self.live.write();
+        if self.frozen.get().is_none() {
             let complete = std::mem::take(&mut *index);
-            let _ = self.frozen_index.set(complete);
+            let _ = self.frozen.set(complete);
         }
     }
 
-    pub fn index_is_frozen(&self) -> bool {
-        self.frozen_index.get().is_some()
+    pub fn is_frozen(&self) -> bool {
+        self.frozen.get().is_some()
     }
 
-    /// Runs `f` on the index: the frozen one with no lock, else under the read lock
-    /// (checked again once the lock is held, as the index may have moved meanwhile).
-    fn with_index<R>(&self, f: impl FnOnce(&Index) -> R) -> R {
-        if let Some(index) = self.frozen_index.get() {
+    /// Runs `f` on the tree: the frozen one with no lock, else under the read lock
+    /// (checked again once the lock is held, as the tree may have moved meanwhile).
+    fn with_tree<R>(&self, f: impl FnOnce(&Art) -> R) -> R {
+        if let Some(index) = self.frozen.get() {
             return f(index);
         }
-        let index = self.index.read();
-        f(self.frozen_index.get().unwrap_or(&index))
+        let index = self.live.read();
+        f(self.frozen.get().unwrap_or(&index))
     }
 
     /// DRAM the index uses.
-    pub fn index_usage(&self) -> IndexUsage {
-        self.with_index(|index| IndexUsage {
+    pub fn usage(&self) -> IndexUsage {
+        self.with_tree(|index| IndexUsage {
             keys: index.len(),
             versions: index.versions(),
             bytes: index.dram_bytes() as u64 + self.filter_bytes(),
@@ -115,7 +145,7 @@ impl Memtable {
             return Ok(Lookup::Absent);
         }
         let keys = PoolKeys(&self.pool);
-        self.with_index(|index| {
+        self.with_tree(|index| {
             let Some((leaf, newest_tag)) = index.get(&keys, key)? else {
                 return Ok(Lookup::Absent);
             };
@@ -151,7 +181,7 @@ impl Memtable {
         out: &mut Vec<Version>,
     ) -> Result<()> {
         let keys = PoolKeys(&self.pool);
-        self.with_index(|index| {
+        self.with_tree(|index| {
             let mut taken = 0;
             index.walk(&keys, from, forward, |leaf| {
                 match leaf {

@@ -1,5 +1,5 @@
-//! The memtable source of the iterator stack. It copies the versions of a few keys at a
-//! time out of the index (one index lock per batch) and keeps its position as the key it
+//! The source of the iterator stack over a DRAM index (a memtable's or a global-index
+//! generation's). It copies the versions of a few keys at a time out of the index (one index lock per batch) and keeps its position as the key it
 //! is on, so it owns no borrow of the index between calls and the commit leader is never
 //! blocked for long. Batches start small and grow while the iterator keeps moving the
 //! same way. Records are appended in commit order, so neighbours in key order lie far
@@ -7,9 +7,8 @@
 //! overlap instead of queueing. The internal key of the current entry is rebuilt from its
 //! record (the index keeps no key bytes).
 
-use std::borrow::Borrow;
 use std::cmp::Ordering;
-use std::ops::Bound;
+use std::ops::{Bound, Deref};
 
 use pmdb_pmem::PmOff;
 
@@ -18,8 +17,7 @@ use crate::error::{DbError, Result};
 use crate::format::record;
 use crate::iter::InternalIterator;
 use crate::keys;
-use crate::memtable::Memtable;
-use crate::memtable::index::TAG_IN_RECORD;
+use crate::index::{Indexed, TAG_IN_RECORD};
 
 /// The most keys copied out of the index at once.
 const MAX_BATCH: usize = 64;
@@ -30,9 +28,9 @@ const FIRST_BATCH: usize = 8;
 const PREFETCH_AHEAD: usize = 4;
 const PREFETCH_BYTES: usize = 128;
 
-/// A cursor over one memtable's index, owning the memtable (`Arc<Memtable>`) so a scan
-/// can outlive the call that made it.
-pub(crate) struct MemtableIter<M> {
+/// A cursor over one index, owning its holder (an `Arc`) so a scan can outlive the call
+/// that made it.
+pub(crate) struct IndexIter<M> {
     mem: M,
     /// A window of the index in ascending internal-key order; `pos` is the current entry.
     buf: Vec<Version>,
@@ -44,9 +42,9 @@ pub(crate) struct MemtableIter<M> {
     error: Option<String>,
 }
 
-impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
-    pub fn new(mem: M) -> MemtableIter<M> {
-        MemtableIter {
+impl<M: Deref<Target: Indexed> + Send> IndexIter<M> {
+    pub fn new(mem: M) -> IndexIter<M> {
+        IndexIter {
             mem,
             buf: Vec::new(),
             pos: 0,
@@ -72,7 +70,7 @@ impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
         if !self.valid() {
             return;
         }
-        let mem = self.mem.borrow();
+        let mem = self.mem.index();
         match record::read_key(mem.pool(), self.rec(self.pos)) {
             Ok((tag, key)) => {
                 let v = &mut self.buf[self.pos];
@@ -93,7 +91,7 @@ impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
         buf.clear();
         let collected = self
             .mem
-            .borrow()
+            .index()
             .collect(from, forward, self.batch, &mut buf);
         if !forward {
             buf.reverse();
@@ -123,7 +121,7 @@ impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
         };
         if let Some(i) = at.filter(|&i| i < self.buf.len()) {
             self.mem
-                .borrow()
+                .index()
                 .pool()
                 .prefetch(self.rec(i), PREFETCH_BYTES);
         }
@@ -144,7 +142,7 @@ impl<M: Borrow<Memtable> + Send> MemtableIter<M> {
     }
 }
 
-impl<M: Borrow<Memtable> + Send> InternalIterator for MemtableIter<M> {
+impl<M: Deref<Target: Indexed> + Send> InternalIterator for IndexIter<M> {
     fn valid(&self) -> bool {
         self.pos < self.buf.len()
     }
@@ -199,7 +197,7 @@ impl<M: Borrow<Memtable> + Send> InternalIterator for MemtableIter<M> {
     }
 
     fn value(&self) -> Result<&[u8]> {
-        let mem = self.mem.borrow();
+        let mem = self.mem.index();
         Ok(record::read(mem.pool(), self.rec(self.pos))?.value)
     }
 

@@ -1,17 +1,16 @@
-//! A Bloom filter over the keys of a frozen memtable (the fastbloom crate, 1% false
-//! positives): a point read that asks a frozen memtable for a key it does not hold is
-//! answered without descending the tree or reading a record in PM. The database's
-//! background worker builds it once the memtable's index is frozen (nothing is inserted
-//! any more, so the filter holds every key the memtable will ever hold); until then,
-//! reads ask the tree.
+//! A Bloom filter over the keys of a frozen index (the fastbloom crate, 1% false
+//! positives): a point read that asks a frozen memtable or global-index generation for a
+//! key it does not hold is answered without descending the tree or reading a record in
+//! PM. The database's background worker builds it once the index is frozen (nothing is
+//! inserted any more, so the filter holds every key the index will ever hold); until
+//! then, reads ask the tree.
 
 use std::ops::{Bound, ControlFlow};
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use fastbloom::BloomFilter;
 
-use super::Memtable;
-use super::index::PoolKeys;
+use super::{LiveIndex, PoolKeys};
 use crate::art::KeySource;
 use crate::error::Result;
 
@@ -20,11 +19,11 @@ const FALSE_POSITIVES: f64 = 0.01;
 /// Keys added between two looks at the stop flag.
 const STOP_CHECK: u64 = 4096;
 
-impl Memtable {
-    /// Builds the filter from the frozen index. Returns false if the index is not frozen
+impl LiveIndex {
+    /// Builds the filter from the frozen tree. Returns false if the index is not frozen
     /// yet or `stop` was raised (the database is closing) before the filter was done.
     pub fn build_filter(&self, stop: &AtomicBool) -> Result<bool> {
-        let Some(index) = self.frozen_index.get() else {
+        let Some(index) = self.frozen.get() else {
             return Ok(false);
         };
         let keys = PoolKeys(&self.pool);
@@ -58,8 +57,8 @@ impl Memtable {
         Ok(true)
     }
 
-    /// Whether the filter proves the memtable holds no version of `key`.
-    pub(super) fn filter_excludes(&self, key: &[u8]) -> bool {
+    /// Whether the filter proves the index holds no version of `key`.
+    pub(crate) fn filter_excludes(&self, key: &[u8]) -> bool {
         self.filter.get().is_some_and(|f| !f.contains(key))
     }
 
@@ -90,14 +89,14 @@ mod tests {
             let view = t.state.view.load();
             let (active, frozen) = view.memtables().split_first().unwrap();
             assert!(frozen.len() >= 4, "{} frozen", frozen.len());
-            assert!(frozen.iter().all(|m| m.filter.get().is_some()));
-            assert!(active.filter.get().is_none());
+            assert!(frozen.iter().all(|m| m.index.filter.get().is_some()));
+            assert!(active.index.filter.get().is_none());
             for i in 0..2000u32 {
                 let v = t.get_owned(i.to_be_bytes()).unwrap();
                 assert_eq!(v, Some(vec![i as u8; 100]), "key {i}");
             }
             let turned_away = (2000..4000u32)
-                .filter(|i| frozen.iter().all(|m| m.filter_excludes(&i.to_be_bytes())))
+                .filter(|i| frozen.iter().all(|m| m.index.filter_excludes(&i.to_be_bytes())))
                 .count();
             assert!(turned_away > 1800, "{turned_away} of 2000 absent keys");
             assert!(t.get((5000u32).to_be_bytes()).unwrap().is_none());
