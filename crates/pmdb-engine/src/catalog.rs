@@ -15,7 +15,7 @@ use crate::error::{DbError, Result};
 use crate::format::MAX_SEQ;
 pub use crate::format::catalog::MAX_NAME;
 use crate::format::catalog::{
-    CatalogSlot, DROPPED, DROPPED_AT, HEAD_AT, MemtableSlot, SLOT_SIZE, SubtableSlot,
+    CatalogSlot, DROPPED, DROPPED_AT, GI_AT, HEAD_AT, MemtableSlot, SLOT_SIZE, SubtableSlot,
 };
 use crate::format::root::{CELL_WORDS, RootCell};
 
@@ -53,6 +53,10 @@ pub(crate) struct MemtableDesc {
     pub owner: OwnerId,
     /// Address of the head word (`format::head`).
     pub head_off: PmOff,
+    /// Address of the global-index word.
+    pub gi_off: PmOff,
+    /// The global-index generation it merged into (0: none), as the slot said when read.
+    pub gi: u64,
     /// The catalog slot holding it.
     pub slot: SlotRef,
 }
@@ -200,13 +204,23 @@ impl Catalog {
                         slot,
                         dropped: s.dropped,
                     }),
-                    Ok(CatalogSlot::Memtable(m)) => out.memtables.push(MemtableDesc {
-                        id: m.id,
-                        subtable: m.subtable,
-                        owner: m.owner,
-                        head_off: head_off(off),
-                        slot,
-                    }),
+                    Ok(CatalogSlot::Memtable(m)) => match pool.load_u64(word_off(off, GI_AT)) {
+                        // A generation is named by its first member, never a later one.
+                        Ok(gi) if gi <= m.id => out.memtables.push(MemtableDesc {
+                            id: m.id,
+                            subtable: m.subtable,
+                            owner: m.owner,
+                            head_off: word_off(off, HEAD_AT),
+                            gi_off: word_off(off, GI_AT),
+                            gi,
+                            slot,
+                        }),
+                        Ok(gi) => out.damage.push(format!(
+                            "catalog slot at {off}: memtable {} names global-index generation {gi}, a later memtable",
+                            m.id
+                        )),
+                        Err(e) => out.damage.push(format!("catalog slot at {off}: {e}")),
+                    },
                     Err(e) => out
                         .damage
                         .push(format!("catalog slot at {off} (tag {tag:#x}): {e}")),
@@ -275,6 +289,13 @@ impl Catalog {
         })
     }
 
+    /// Records that `memtable` merged into global-index generation `gi`: one 8-byte
+    /// publish.
+    pub fn set_gi(pool: &Pool, memtable: &MemtableDesc, gi: u64) -> Result<()> {
+        pool.publish_u64(memtable.gi_off, gi)?;
+        Ok(())
+    }
+
     /// Commits the drop of the subtable in `slot`: one 8-byte publish.
     pub fn mark_dropped(&self, pool: &Pool, slot: SlotRef) -> Result<()> {
         let word = self
@@ -313,7 +334,9 @@ impl Catalog {
             id,
             subtable,
             owner,
-            head_off: head_off(off),
+            head_off: word_off(off, HEAD_AT),
+            gi_off: word_off(off, GI_AT),
+            gi: 0,
             slot,
         })
     }
@@ -380,8 +403,9 @@ fn publish_cell(pool: &Pool, cell: usize, value: u64) -> Result<()> {
 }
 
 /// Address of the head word of the memtable slot at `slot`.
-fn head_off(slot: PmOff) -> PmOff {
-    slot.checked_add(HEAD_AT as u64).expect("inside the slot")
+/// Address of the word at `at` in the slot at `slot`.
+fn word_off(slot: PmOff, at: usize) -> PmOff {
+    slot.checked_add(at as u64).expect("inside the slot")
 }
 
 /// Checks a subtable name.

@@ -48,6 +48,7 @@ mod core;
 mod db;
 mod error;
 mod format;
+mod gi;
 mod index;
 mod iter;
 mod keys;

@@ -1,7 +1,7 @@
-//! Reads built on the iterator stack: point reads that borrow the value from PM
+//! Reads built on the iterator stack: point reads that borrow the value where it lies
 //! ([`ValueRef`]), and scans ([`Scan`]) that own their position and everything they read
 //! (`Send + 'static`), so a caller can keep one across calls. Both hold the read view
-//! they started from, so the memtables under them stay in PM until they are done.
+//! they started from, so what is under them stays in PM and on disk until they are done.
 
 use std::ops::{Bound, Deref, RangeBounds};
 use std::sync::Arc;
@@ -16,34 +16,53 @@ use crate::iter::index::IndexIter;
 use crate::iter::merge::MergingIterator;
 use crate::iter::visible::VisibleIter;
 use crate::index::Lookup;
+use crate::keys;
+use crate::levels::LevelLookup;
+use crate::sst::SstValue;
 use crate::registry::SubtableState;
 use crate::seq::{SeqTracker, SnapshotPin};
 use crate::view::ReadView;
 
-/// A value borrowed from PM with no copy. The memtable holding it stays in PM while this
-/// lives, even if the subtable is dropped meanwhile.
-pub struct ValueRef<'a> {
-    _view: Guard<Arc<ReadView>>,
-    bytes: &'a [u8],
+/// A value read with no copy where the read mode allows: borrowed from PM, or from an
+/// SST block (mapped straight from the file in the `direct` read mode, else from the
+/// block cache). What holds it stays alive while this lives, even if the subtable is
+/// dropped or compacted meanwhile.
+pub struct ValueRef<'a>(Held<'a>);
+
+enum Held<'a> {
+    Pm {
+        _view: Guard<Arc<ReadView>>,
+        bytes: &'a [u8],
+    },
+    Sst(SstValue),
 }
 
 impl Deref for ValueRef<'_> {
     type Target = [u8];
     fn deref(&self) -> &[u8] {
-        self.bytes
+        match &self.0 {
+            Held::Pm { bytes, .. } => bytes,
+            Held::Sst(v) => v,
+        }
     }
 }
 
 impl AsRef<[u8]> for ValueRef<'_> {
     fn as_ref(&self) -> &[u8] {
-        self.bytes
+        self
     }
 }
 
 impl std::fmt::Debug for ValueRef<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_tuple("ValueRef").field(&self.bytes).finish()
+        f.debug_tuple("ValueRef").field(&&**self).finish()
     }
+}
+
+/// Where the version a point read found lies.
+enum Found {
+    Pm(Kind, PmOff),
+    Sst { tag: u64, value: SstValue },
 }
 
 /// The sequence number a point read reads at.
@@ -59,8 +78,9 @@ pub(crate) enum ReadAt<'a> {
 /// can overtake.
 const OPTIMISTIC_TRIES: usize = 2;
 
-/// The value of `key` in `state`: each memtable, newest first, is asked for the newest
-/// version the read may see; the first that has one decides.
+/// The value of `key` in `state`: each memtable, then each global-index generation, then
+/// each level, newest first, is asked for the newest version the read may see; the
+/// first that has one decides.
 pub(crate) fn get<'a>(
     pool: &'a Pool,
     state: &SubtableState,
@@ -102,27 +122,39 @@ fn pruned_under_snapshot(snap: u64) -> DbError {
 }
 
 /// The newest version of `key` at `snap` in `view` (`Some(None)`: none), or `None` when
-/// a memtable dropped versions the read needed.
-fn lookup(view: &ReadView, key: &[u8], snap: u64) -> Result<Option<Option<(Kind, PmOff)>>> {
-    for m in view.memtables() {
-        match m.index.lookup(key, snap)? {
-            Lookup::Found { kind, rec } => return Ok(Some(Some((kind, rec)))),
+/// a layer dropped versions the read needed.
+fn lookup(view: &ReadView, key: &[u8], snap: u64) -> Result<Option<Option<Found>>> {
+    let indexes = view
+        .memtables
+        .iter()
+        .map(|m| &m.index)
+        .chain(view.gis.iter().map(|g| &g.index));
+    for index in indexes {
+        match index.lookup(key, snap)? {
+            Lookup::Found { kind, rec } => return Ok(Some(Some(Found::Pm(kind, rec)))),
             Lookup::Absent => {}
             Lookup::Pruned => return Ok(None),
         }
     }
-    Ok(Some(None))
+    Ok(match view.levels.get(key, snap)? {
+        LevelLookup::Found { tag, value } => Some(Some(Found::Sst { tag, value })),
+        LevelLookup::Absent => Some(None),
+        LevelLookup::Pruned => None,
+    })
 }
 
 fn value<'a>(
     pool: &'a Pool,
     view: Guard<Arc<ReadView>>,
-    found: Option<(Kind, PmOff)>,
+    found: Option<Found>,
 ) -> Result<Option<ValueRef<'a>>> {
     match found {
-        Some((Kind::Put, rec)) => {
+        Some(Found::Pm(Kind::Put, rec)) => {
             let bytes = record::read(pool, rec)?.value;
-            Ok(Some(ValueRef { _view: view, bytes }))
+            Ok(Some(ValueRef(Held::Pm { _view: view, bytes })))
+        }
+        Some(Found::Sst { tag, value }) if keys::kind_of_tag(tag) == Kind::Put => {
+            Ok(Some(ValueRef(Held::Sst(value))))
         }
         _ => Ok(None),
     }
@@ -200,11 +232,17 @@ impl Scan {
         reverse: bool,
     ) -> Scan {
         let view = state.view.load_full();
-        let children: Vec<Box<dyn InternalIterator>> = view
-            .memtables()
+        let mut children: Vec<Box<dyn InternalIterator>> = view
+            .memtables
             .iter()
             .map(|m| Box::new(IndexIter::new(Arc::clone(m))) as Box<dyn InternalIterator>)
+            .chain(
+                view.gis
+                    .iter()
+                    .map(|g| Box::new(IndexIter::new(Arc::clone(g))) as Box<dyn InternalIterator>),
+            )
             .collect();
+        children.extend(view.levels.iters());
         Scan {
             iter: VisibleIter::new(
                 MergingIterator::new(children),

@@ -19,7 +19,7 @@ use crate::catalog::{Catalog, SlotRef, SubtableDesc, validate_name};
 use crate::error::{DbError, Result};
 use crate::format::catalog::MAX_MEMTABLE_ID;
 use crate::memtable::Memtable;
-use crate::view::ViewCell;
+use crate::view::{ReadView, ViewCell};
 
 /// One subtable as the engine holds it.
 pub(crate) struct SubtableState {
@@ -32,10 +32,11 @@ pub(crate) struct SubtableState {
 }
 
 impl SubtableState {
-    /// The state of a recovered subtable, `memtables` newest first: all but the newest are
-    /// frozen, and so is the newest if it is sealed.
-    pub fn new(desc: SubtableDesc, memtables: Vec<Arc<Memtable>>) -> SubtableState {
-        for (i, m) in memtables.iter().enumerate() {
+    /// The state of a recovered subtable, its memtables and global-index generations
+    /// newest first: all memtables but the newest are frozen, and so is the newest if it
+    /// is sealed; the generations' trees are complete.
+    pub fn new(desc: SubtableDesc, view: ReadView) -> SubtableState {
+        for (i, m) in view.memtables.iter().enumerate() {
             if i > 0 || m.is_sealed() {
                 m.index.freeze();
             }
@@ -44,7 +45,7 @@ impl SubtableState {
             id: desc.id,
             name: desc.name,
             slot: desc.slot,
-            view: ViewCell::new(memtables),
+            view: ViewCell::new(view),
             dropped: AtomicBool::new(false),
         }
     }
@@ -145,7 +146,7 @@ impl Registry {
         }
         let desc = self.catalog.add_subtable(&self.pool, *next_id, name)?;
         *next_id += 1;
-        let state = Arc::new(SubtableState::new(desc, Vec::new()));
+        let state = Arc::new(SubtableState::new(desc, ReadView::default()));
         let mut maps = self.maps.write();
         maps.by_name.insert(name.into(), Arc::clone(&state));
         maps.by_id.insert(state.id, Arc::clone(&state));
@@ -165,9 +166,16 @@ impl Registry {
             maps.by_name.remove(&state.name);
             maps.by_id.remove(&state.id);
         }
-        for memtable in state.view.clear() {
+        let view = state.view.clear();
+        for memtable in &view.memtables {
             self.catalog.free(&self.pool, memtable.desc.slot)?;
             memtable.retire();
+        }
+        for gi in &view.gis {
+            for member in gi.member_descs() {
+                self.catalog.free(&self.pool, member.slot)?;
+            }
+            gi.retire();
         }
         self.catalog.free(&self.pool, state.slot)
     }

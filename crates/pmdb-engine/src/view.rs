@@ -1,19 +1,27 @@
-//! Read views: per subtable, one immutable set of the structures that hold its data — the
-//! active memtable and the frozen ones, newest first (the global index and SST levels join
-//! it later) — swapped as a unit. Readers load the current view without a lock and hold it
-//! (or the memtables in it) for as long as they read; a structure leaves PM only after
-//! the last view naming it is gone, which is what makes reclamation safe.
+//! Read views: per subtable, one immutable set of the structures that hold its data —
+//! the active memtable and the frozen ones, the global-index generations, and the SST
+//! levels, each newest first — swapped as a unit. Readers load the current view without
+//! a lock and hold it (or what is in it) for as long as they read; a structure leaves PM
+//! or the SST directory only after the last view naming it is gone, which is what makes
+//! reclamation safe. Writers of views (the commit leader freezing a memtable, the
+//! background jobs merging and compacting) replace the view by compare-and-swap, each
+//! applying its own change to whatever view is current.
 
 use std::sync::Arc;
 
 use arc_swap::{ArcSwap, Guard};
 
+use crate::gi::Gi;
+use crate::levels::Levels;
 use crate::memtable::Memtable;
 
-#[derive(Default)]
+#[derive(Clone, Default)]
 pub(crate) struct ReadView {
     /// Newest first: the active memtable (if any), then the frozen ones.
-    memtables: Vec<Arc<Memtable>>,
+    pub memtables: Vec<Arc<Memtable>>,
+    /// Global-index generations, newest first; the first takes merges unless sealed.
+    pub gis: Vec<Arc<Gi>>,
+    pub levels: Arc<Levels>,
 }
 
 impl ReadView {
@@ -32,8 +40,8 @@ impl ReadView {
 pub(crate) struct ViewCell(ArcSwap<ReadView>);
 
 impl ViewCell {
-    pub fn new(memtables: Vec<Arc<Memtable>>) -> ViewCell {
-        ViewCell(ArcSwap::from_pointee(ReadView { memtables }))
+    pub fn new(view: ReadView) -> ViewCell {
+        ViewCell(ArcSwap::from_pointee(view))
     }
 
     /// The current view, without a lock and, in the common case, without touching a
@@ -47,19 +55,24 @@ impl ViewCell {
         self.0.load_full()
     }
 
+    /// Replaces the view with `change` applied to the current one (again, if another
+    /// writer replaced it meanwhile).
+    pub fn update(&self, change: impl Fn(&ReadView) -> ReadView) {
+        self.0.rcu(|old| change(old));
+    }
+
     /// Freezes the active memtable: `fresh` becomes the active one and the rest stay
-    /// readable behind it. Only the commit leader calls this, so views never race.
+    /// readable behind it.
     pub fn freeze(&self, fresh: Arc<Memtable>) {
-        let old = self.0.load();
-        let mut memtables = Vec::with_capacity(old.memtables.len() + 1);
-        memtables.push(fresh);
-        memtables.extend(old.memtables.iter().cloned());
-        self.0.store(Arc::new(ReadView { memtables }));
+        self.update(|old| {
+            let mut view = old.clone();
+            view.memtables.insert(0, Arc::clone(&fresh));
+            view
+        });
     }
 
     /// Empties the view (the subtable was dropped) and returns what it held.
-    pub fn clear(&self) -> Vec<Arc<Memtable>> {
-        let old = self.0.swap(Arc::new(ReadView::default()));
-        old.memtables.clone()
+    pub fn clear(&self) -> Arc<ReadView> {
+        self.0.swap(Arc::new(ReadView::default()))
     }
 }

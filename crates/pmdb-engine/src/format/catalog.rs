@@ -1,10 +1,11 @@
 //! Catalog slots: the records of the catalog's object pool, one per subtable and one per
 //! memtable. A slot is published by its 8-byte state word (the object pool's tag):
 //! `kind << 56 | id`. The slot ends with a crc32 over the tag and the slot, so a slot
-//! changed on the media, or a tag naming another slot's kind or id, is refused. Two words
+//! changed on the media, or a tag naming another slot's kind or id, is refused. Some words
 //! are left out of the crc because they change after the slot is published, each by one
-//! 8-byte store: a memtable slot's head word (rewritten by every commit) and a subtable
-//! slot's dropped word (the commit point of a drop).
+//! 8-byte store: a memtable slot's head word (rewritten by every commit) and its
+//! global-index word (the generation it merged into), and a subtable slot's dropped word
+//! (the commit point of a drop).
 
 use pmdb_pmem::OwnerId;
 
@@ -17,6 +18,10 @@ pub const MAX_NAME: usize = 200;
 /// Offset of a memtable slot's head word.
 pub(crate) const HEAD_AT: usize = 24;
 const HEAD_END: usize = HEAD_AT + 8;
+/// Offset of a memtable slot's global-index word: the id of the global-index generation
+/// it merged into (its first member's id), 0 before it merged.
+pub(crate) const GI_AT: usize = HEAD_END;
+const GI_END: usize = GI_AT + 8;
 /// Offset of a subtable slot's dropped word.
 pub(crate) const DROPPED_AT: usize = 240;
 const DROPPED_END: usize = DROPPED_AT + 8;
@@ -150,7 +155,7 @@ fn decode_memtable(b: &[u8]) -> Result<MemtableSlot, FormatError> {
         return Err(FormatError::Invalid("memtable id"));
     }
     zeroed(&b[12..16], "memtable slot padding")?;
-    zeroed(&b[HEAD_END..CRC_AT], "memtable slot padding")?;
+    zeroed(&b[GI_END..CRC_AT], "memtable slot padding")?;
     Ok(MemtableSlot {
         id,
         subtable: u32_at(b, 8),
@@ -158,12 +163,13 @@ fn decode_memtable(b: &[u8]) -> Result<MemtableSlot, FormatError> {
     })
 }
 
-/// crc32 of the tag and the slot before its crc, but for a memtable's head word.
+/// crc32 of the tag and the slot before its crc, but for the words that change after the
+/// slot is published.
 fn crc(tag: u64, b: &[u8]) -> u32 {
     let mut h = crc32fast::Hasher::new();
     h.update(&tag.to_le_bytes());
     let (skip, skip_end) = if tag >> KIND_SHIFT == KIND_MEMTABLE {
-        (HEAD_AT, HEAD_END)
+        (HEAD_AT, GI_END)
     } else {
         (DROPPED_AT, DROPPED_END)
     };
@@ -215,7 +221,7 @@ mod tests {
             let (tag, b) = (slot.tag(), slot.encode());
             let is_memtable = matches!(slot, CatalogSlot::Memtable(_));
             for (bit, d) in bit_flips(&b) {
-                let in_head = is_memtable && (HEAD_AT..HEAD_END).contains(&(bit / 8));
+                let in_head = is_memtable && (HEAD_AT..GI_END).contains(&(bit / 8));
                 assert_eq!(
                     CatalogSlot::decode(tag, &d).is_ok(),
                     in_head,
@@ -236,6 +242,7 @@ mod tests {
         let slot = memtable();
         let mut b = slot.encode();
         b[HEAD_AT..HEAD_END].copy_from_slice(&u64::MAX.to_le_bytes());
+        b[GI_AT..GI_END].copy_from_slice(&17u64.to_le_bytes());
         assert_eq!(CatalogSlot::decode(slot.tag(), &b), Ok(slot));
     }
 
@@ -329,7 +336,7 @@ mod tests {
             if let Ok(slot) = CatalogSlot::decode(tag, &b) {
                 prop_assert_eq!(slot.tag(), tag);
                 let mut again = slot.encode();
-                again[HEAD_AT..HEAD_END].copy_from_slice(&b[HEAD_AT..HEAD_END]);
+                again[HEAD_AT..GI_END].copy_from_slice(&b[HEAD_AT..GI_END]);
                 prop_assert_eq!(again, b);
             }
         }

@@ -1,0 +1,156 @@
+//! The SST levels of one subtable, as a read view holds them: L1 and below, each a run
+//! of files sorted by key with no two overlapping, and a user key's versions in one file
+//! of a level (compaction cuts files between keys, never inside one). Immutable: a
+//! flush or compaction makes a new `Levels` with its edit applied.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use crate::error::Result;
+use crate::format::manifest::{FileMeta, MAX_LEVEL};
+use crate::iter::InternalIterator;
+use crate::iter::level::LevelIter;
+use crate::keys;
+use crate::sst::{Sst, SstValue};
+
+/// One live SST file.
+pub(crate) struct Table {
+    pub meta: FileMeta,
+    pub sst: Arc<Sst>,
+}
+
+impl Table {
+    pub fn smallest_user(&self) -> &[u8] {
+        keys::user_key(&self.meta.smallest)
+    }
+
+    pub fn largest_user(&self) -> &[u8] {
+        keys::user_key(&self.meta.largest)
+    }
+
+    fn overlaps(&self, lo: &[u8], hi: &[u8]) -> bool {
+        keys::compare_user_keys(self.smallest_user(), hi).is_le()
+            && keys::compare_user_keys(self.largest_user(), lo).is_ge()
+    }
+}
+
+/// What the levels hold for a key at a snapshot.
+pub(crate) enum LevelLookup {
+    /// The newest version the snapshot may see: its tag and value.
+    Found { tag: u64, value: SstValue },
+    Absent,
+    /// A file written after the reader took its snapshot may have dropped the version it
+    /// needs: read again at a newer sequence number.
+    Pruned,
+}
+
+#[derive(Clone, Default)]
+pub(crate) struct Levels {
+    /// `levels[0]` is L1.
+    levels: Vec<Vec<Arc<Table>>>,
+}
+
+impl Levels {
+    /// Levels holding `tables`, each placed by its level and sorted.
+    pub fn new(tables: Vec<Arc<Table>>) -> Levels {
+        Levels::default().apply(&HashSet::new(), tables)
+    }
+
+    /// The files of level `level` (1-based), sorted by key.
+    pub fn level(&self, level: u8) -> &[Arc<Table>] {
+        self.levels
+            .get(usize::from(level).wrapping_sub(1))
+            .map_or(&[], Vec::as_slice)
+    }
+
+    /// Levels 1..=the deepest that holds a file.
+    pub fn depth(&self) -> u8 {
+        self.levels.len() as u8
+    }
+
+    pub fn files(&self) -> impl Iterator<Item = &Arc<Table>> {
+        self.levels.iter().flatten()
+    }
+
+    /// Bytes of level `level`.
+    pub fn bytes(&self, level: u8) -> u64 {
+        self.level(level).iter().map(|t| t.meta.size).sum()
+    }
+
+    /// These levels with the files numbered in `deleted` gone and `added` placed.
+    pub fn apply(&self, deleted: &HashSet<u64>, added: Vec<Arc<Table>>) -> Levels {
+        let mut levels: Vec<Vec<Arc<Table>>> = self
+            .levels
+            .iter()
+            .map(|l| {
+                l.iter()
+                    .filter(|t| !deleted.contains(&t.meta.number))
+                    .cloned()
+                    .collect()
+            })
+            .collect();
+        for t in added {
+            let at = usize::from(t.meta.level.clamp(1, MAX_LEVEL)) - 1;
+            if levels.len() <= at {
+                levels.resize_with(at + 1, Vec::new);
+            }
+            levels[at].push(t);
+        }
+        for l in &mut levels {
+            l.sort_by(|a, b| keys::compare(&a.meta.smallest, &b.meta.smallest));
+        }
+        while levels.last().is_some_and(Vec::is_empty) {
+            levels.pop();
+        }
+        Levels { levels }
+    }
+
+    /// The files of `level` whose keys overlap the user keys `[lo, hi]`.
+    pub fn overlapping(&self, level: u8, lo: &[u8], hi: &[u8]) -> Vec<Arc<Table>> {
+        self.level(level)
+            .iter()
+            .filter(|t| t.overlaps(lo, hi))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether a level below `level` holds a file overlapping user key `key` (if not, a
+    /// tombstone of it written to `level` hides nothing and may go).
+    pub fn deeper_holds(&self, level: u8, key: &[u8]) -> bool {
+        (level + 1..=self.depth()).any(|l| self.file_for(l, key).is_some())
+    }
+
+    /// The file of `level` whose range holds user key `key`.
+    fn file_for(&self, level: u8, key: &[u8]) -> Option<&Arc<Table>> {
+        let files = self.level(level);
+        let at = files.partition_point(|t| keys::compare_user_keys(t.largest_user(), key).is_lt());
+        files
+            .get(at)
+            .filter(|t| keys::compare_user_keys(t.smallest_user(), key).is_le())
+    }
+
+    /// The newest version of `key` at `snap`, level by level.
+    pub fn get(&self, key: &[u8], snap: u64) -> Result<LevelLookup> {
+        for level in 1..=self.depth() {
+            let Some(table) = self.file_for(level, key) else {
+                continue;
+            };
+            if let Some((tag, value)) = table.sst.get(key, snap)? {
+                return Ok(LevelLookup::Found { tag, value });
+            }
+            if snap < table.meta.horizon {
+                return Ok(LevelLookup::Pruned);
+            }
+        }
+        Ok(LevelLookup::Absent)
+    }
+
+    /// One iterator per level.
+    pub fn iters(&self) -> Vec<Box<dyn InternalIterator>> {
+        self.levels
+            .iter()
+            .filter(|l| !l.is_empty())
+            .map(|l| Box::new(LevelIter::new(l.clone())) as Box<dyn InternalIterator>)
+            .collect()
+    }
+}
