@@ -3,6 +3,11 @@
 //! image takes, for every 8-byte word that differs between the two, either value at
 //! random — any subset of unfenced stores may have reached the media. Its extents are
 //! anonymous mappings, made new or copied from a crash image and checked as files are.
+//!
+//! The store also holds the simulated filesystem's state (`files::sim`), under the same
+//! lock, and counts crash points for both: every fence and every file operation that
+//! changes what a crash could leave is one, so an image captured at a point holds the
+//! pool's words and the files as of that same instant.
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -14,6 +19,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::error::{PmemError, Result};
 use crate::extent_check::{check_extent, check_length, decode_header};
+use crate::files::FileState;
 use crate::flush::CACHE_LINE;
 use crate::layout::ExtentHeader;
 use crate::mapping::Mapping;
@@ -24,9 +30,11 @@ use crate::options::PoolOptions;
 #[derive(Clone, Debug)]
 pub struct CrashImage {
     pub(crate) extents: Vec<Vec<u8>>,
-    /// Fences completed before the crash.
+    /// The simulated filesystem's files after the crash, by name.
+    pub(crate) files: Vec<(String, Vec<u8>)>,
+    /// Crash points (fences and file operations) passed before the crash.
     pub point: u64,
-    /// Seed of the word mix that produced this image.
+    /// Seed of the word mix (and of the files' fate) that produced this image.
     pub seed: u64,
 }
 
@@ -41,7 +49,9 @@ impl CrashImage {
 const MIX_PAGE: usize = 4096;
 
 struct SimExtent {
-    working: *const u8,
+    /// The pool's mapping of the extent; `None` once the pool has closed (the files, and
+    /// so crash images, may outlive it).
+    working: Option<*const u8>,
     len: usize,
     persisted: Vec<u8>,
 }
@@ -62,19 +72,20 @@ struct Capture {
 struct SimState {
     extents: Vec<SimExtent>,
     pending: Vec<PendingLine>,
+    /// Crash points passed: fences and file operations.
     fences: u64,
     capture: Option<Capture>,
+    files: FileState,
 }
 
-/// Persisted image, pending flushes and fence counter of one simulated pool.
+/// Persisted image, pending flushes, files and crash-point counter of one simulated pool.
 pub(crate) struct SimStore {
     state: Mutex<SimState>,
 }
 
 // SAFETY: the raw `working` pointers are what keeps the auto traits away. They point into
-// mappings owned by the same pool's media, which any thread may use, and they are read
-// only under the state mutex, by calls that come through the pool while it (and so the
-// mapping) lives.
+// mappings owned by the same pool's media, which any thread may use; they are read only
+// under the state mutex, and the media clears them (`close`) before it unmaps.
 unsafe impl Send for SimStore {}
 // SAFETY: as above; every field is behind the state mutex.
 unsafe impl Sync for SimStore {}
@@ -87,17 +98,20 @@ impl SimStore {
                 pending: Vec::new(),
                 fences: 0,
                 capture: None,
+                files: FileState::default(),
             }),
         }
     }
 
     /// Opens a crash image on a fresh store: each extent is checked as a file would be,
-    /// then copied into working memory. Returns extent 0's header with the mappings.
+    /// then copied into working memory, and the image's files are restored as durable.
+    /// Returns extent 0's header with the mappings.
     pub fn open_image(
         image: &CrashImage,
         options: &PoolOptions,
     ) -> Result<(Arc<SimStore>, ExtentHeader, Vec<Mapping>)> {
         let sim = Arc::new(SimStore::new());
+        sim.state.lock().files = FileState::from_image(&image.files);
         let mut first: Option<ExtentHeader> = None;
         let mut maps = Vec::with_capacity(image.extents.len());
         for (index, bytes) in image.extents.iter().enumerate() {
@@ -130,11 +144,19 @@ impl SimStore {
         // `bytes` least of all.
         unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), map.as_ptr(), bytes.len()) };
         self.state.lock().extents.push(SimExtent {
-            working: map.as_ptr(),
+            working: Some(map.as_ptr()),
             len: bytes.len(),
             persisted: bytes.to_vec(),
         });
         Ok(map)
+    }
+
+    /// The pool is about to unmap its extents: crash images taken later (through the
+    /// files, which may outlive it) keep only the extents' persisted words.
+    pub fn close(&self) {
+        for ext in &mut self.state.lock().extents {
+            ext.working = None;
+        }
     }
 
     /// Snapshots the cache lines covering `[off, off + len)` of `extent` into the
@@ -142,7 +164,8 @@ impl SimStore {
     pub fn flush(&self, extent: usize, off: usize, len: usize) {
         let mut st = self.state.lock();
         let ext = &st.extents[extent];
-        let (working, ext_len) = (ext.working, ext.len);
+        let working = ext.working.expect("flushes come through the open pool");
+        let ext_len = ext.len;
         let start = off / CACHE_LINE * CACHE_LINE;
         let end = (off + len).min(ext_len);
         let mut line = start;
@@ -150,7 +173,7 @@ impl SimStore {
             let mut bytes = [0u8; CACHE_LINE];
             // SAFETY: `line < end <= len`, and `len` is a multiple of the page size (hence
             // of the line size), so the whole line lies inside the working mapping, which
-            // lives while the pool that flushes does.
+            // lives until `close`.
             unsafe {
                 std::ptr::copy_nonoverlapping(working.add(line), bytes.as_mut_ptr(), CACHE_LINE)
             };
@@ -163,18 +186,11 @@ impl SimStore {
         }
     }
 
-    /// A store fence: captures crash images if this point is armed, then lets the
-    /// pending lines reach the persisted image.
+    /// A store fence, a crash point: captures crash images if this point is armed, then
+    /// lets the pending lines reach the persisted image.
     pub fn fence(&self) {
         let mut st = self.state.lock();
-        let point = st.fences;
-        if st
-            .capture
-            .as_ref()
-            .is_some_and(|c| c.points.contains(&point))
-        {
-            capture_into(&mut st, point);
-        }
+        capture_if_armed(&mut st);
         let pending = std::mem::take(&mut st.pending);
         for line in pending {
             st.extents[line.extent].persisted[line.off..line.off + CACHE_LINE]
@@ -183,13 +199,28 @@ impl SimStore {
         st.fences += 1;
     }
 
-    /// Fences completed so far.
+    /// A file operation, a crash point as a fence is: captures crash images if this point
+    /// is armed, then applies `op` to the files.
+    pub fn file_point<R>(&self, op: impl FnOnce(&mut FileState) -> R) -> R {
+        let mut st = self.state.lock();
+        capture_if_armed(&mut st);
+        let out = op(&mut st.files);
+        st.fences += 1;
+        out
+    }
+
+    /// Reads or changes the files where no crash point is involved.
+    pub fn files<R>(&self, op: impl FnOnce(&mut FileState) -> R) -> R {
+        op(&mut self.state.lock().files)
+    }
+
+    /// Crash points (fences and file operations) passed so far.
     pub fn fences(&self) -> u64 {
         self.state.lock().fences
     }
 
-    /// Arms capture: at each fence whose index is in `points`, `mixes` crash images are
-    /// taken, their word mixes seeded from `seed` and the point.
+    /// Arms capture: at each crash point whose index is in `points`, `mixes` crash images
+    /// are taken, their word mixes seeded from `seed` and the point.
     pub fn arm(&self, points: BTreeSet<u64>, seed: u64, mixes: u32) {
         self.state.lock().capture = Some(Capture {
             points,
@@ -201,15 +232,7 @@ impl SimStore {
 
     /// Captures images now (the end of a workload) if this point is armed.
     pub fn capture_final(&self) {
-        let mut st = self.state.lock();
-        let point = st.fences;
-        if st
-            .capture
-            .as_ref()
-            .is_some_and(|c| c.points.contains(&point))
-        {
-            capture_into(&mut st, point);
-        }
+        capture_if_armed(&mut self.state.lock());
     }
 
     /// Takes the captured images and disarms capture.
@@ -229,8 +252,10 @@ impl SimStore {
     }
 }
 
-fn capture_into(st: &mut SimState, point: u64) {
-    let Some(cap) = st.capture.as_ref() else {
+/// Captures crash images at the current crash point if it is armed.
+fn capture_if_armed(st: &mut SimState) {
+    let point = st.fences;
+    let Some(cap) = st.capture.as_ref().filter(|c| c.points.contains(&point)) else {
         return;
     };
     let (base, mixes) = (cap.seed, cap.mixes);
@@ -265,9 +290,12 @@ fn mix(st: &SimState, point: u64, seed: u64) -> CrashImage {
         .extents
         .iter()
         .map(|ext| {
-            // SAFETY: `working` maps `len` bytes; a mix is only taken through the pool (a
-            // crash, or a fence with capture armed), so the mapping is alive.
-            let working = unsafe { std::slice::from_raw_parts(ext.working, ext.len) };
+            // A closed pool's unfenced stores are lost: one of the outcomes a crash allows.
+            let Some(working) = ext.working else {
+                return ext.persisted.clone();
+            };
+            // SAFETY: `working` maps `len` bytes, alive until `close` clears the pointer.
+            let working = unsafe { std::slice::from_raw_parts(working, ext.len) };
             let mut out = ext.persisted.clone();
             // Whole pages compare with memcmp; only differing pages are mixed word by word.
             for ((o, w), p) in out
@@ -291,8 +319,11 @@ fn mix(st: &SimState, point: u64, seed: u64) -> CrashImage {
             out
         })
         .collect();
+    // Drawn after the words, so a seed's word mix does not depend on the files.
+    let files = st.files.crash(&mut rng);
     CrashImage {
         extents,
+        files,
         point,
         seed,
     }

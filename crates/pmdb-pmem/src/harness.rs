@@ -1,7 +1,9 @@
-//! The crash-test harness: runs a workload on the crash simulator, crashes it at fence k
-//! for every k (or a seeded sample of them when there are many), reopens each crash image,
-//! and runs the caller's recovery checker against what the workload had acknowledged by
-//! then. A failure names the seed and crash point that reproduce it.
+//! The crash-test harness: runs a workload on the crash simulator, crashes it at crash
+//! point k for every k (or a seeded sample of them when there are many) — the points are
+//! the pool's fences and the state-changing operations on its files (`Pool::files`) —
+//! reopens each crash image, pool and files, and runs the caller's recovery checker
+//! against what the workload had acknowledged by then. A failure names the seed and crash
+//! point that reproduce it.
 
 use std::collections::BTreeSet;
 use std::fmt;
@@ -15,7 +17,7 @@ use crate::crashsim::{CrashImage, SimStore};
 use crate::options::PoolOptions;
 use crate::pool::Pool;
 
-/// What a workload has been told is durable, stamped with the fences completed then.
+/// What a workload has been told is durable, stamped with the crash points passed then.
 pub struct AckLog<T> {
     sim: Arc<SimStore>,
     acks: Vec<(u64, T)>,
@@ -41,7 +43,7 @@ pub struct CrashTest {
 /// What a passing crash test covered.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct CrashReport {
-    /// Fences the workload issued.
+    /// Crash points the workload passed (fences and file operations).
     pub fences: u64,
     /// Crash points tested.
     pub points: usize,
@@ -64,7 +66,7 @@ impl fmt::Display for CrashFailure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
-            "crash test failed at crash point {} of {} fences (seed {}, mix seed {:#x}; {} \
+            "crash test failed at crash point {} of {} (seed {}, mix seed {:#x}; {} \
              failing images): {}\nreproduce with CrashTest::new({}).replay({})",
             self.point,
             self.fences,
@@ -81,7 +83,8 @@ impl fmt::Display for CrashFailure {
 impl std::error::Error for CrashFailure {}
 
 impl CrashTest {
-    /// A crash test on `PoolOptions::small()`, every fence up to 2,000 points, one mix each.
+    /// A crash test on `PoolOptions::small()`, every crash point up to 2,000 of them, one
+    /// mix each.
     pub fn new(seed: u64) -> CrashTest {
         CrashTest {
             options: PoolOptions::small(),
@@ -97,7 +100,7 @@ impl CrashTest {
         self
     }
 
-    /// Above this many fences, crash points are a seeded sample of this size.
+    /// Above this many crash points, they are a seeded sample of this size.
     pub fn max_points(mut self, max_points: usize) -> CrashTest {
         self.max_points = max_points.max(2);
         self
@@ -116,12 +119,12 @@ impl CrashTest {
     }
 
     /// Runs `workload` (which must be deterministic) twice on the crash simulator: once to
-    /// count its fences, once capturing crash images at the chosen points. Each image is
-    /// opened (allocator recovery) and handed to `check` with the items acknowledged
-    /// before that crash point and the first one acknowledged after it — the operation in
-    /// flight at the crash, whose effect may or may not be visible (workloads here are
-    /// single-threaded, so at most one is). `check` runs the caller's recovery and returns
-    /// an error (or panics) if an invariant is broken.
+    /// count its crash points, once capturing crash images at the chosen points. Each
+    /// image is opened (allocator recovery, files restored) and handed to `check` with the
+    /// items acknowledged before that crash point and the first one acknowledged after it
+    /// — the operation in flight at the crash, whose effect may or may not be visible
+    /// (workloads here are single-threaded, so at most one is). `check` runs the caller's
+    /// recovery and returns an error (or panics) if an invariant is broken.
     pub fn run<T, W, C>(&self, workload: W, check: C) -> Result<CrashReport, CrashFailure>
     where
         W: Fn(&Arc<Pool>, &mut AckLog<T>),
@@ -143,7 +146,7 @@ impl CrashTest {
         if fences2 != fences {
             return Err(failure(
                 0,
-                format!("workload is not deterministic: {fences} fences, then {fences2}"),
+                format!("workload is not deterministic: {fences} crash points, then {fences2}"),
             ));
         }
         let mut first: Option<CrashFailure> = None;

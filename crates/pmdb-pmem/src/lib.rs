@@ -5,13 +5,18 @@
 //! (`flush`, `fence`, `persist`) over the backends ([`Backend`]: Dax, Memory, File);
 //! latency and bandwidth emulation ([`Emulation`]); the crash-consistent zone allocator
 //! halloc (owners, zones, small object pools) with its [`Prefaulter`], which keeps the
-//! next zones' pages mapped off the caller's path; and the crash simulator with its test
-//! harness (`CrashTest`), with which every persistent protocol in pmdb is tested.
+//! next zones' pages mapped off the caller's path; the files that live beside a pool
+//! ([`FileSystem`]: a flat directory of write-once files, [`OsFiles`] on a real
+//! directory, handed out by [`Pool::files`]); and the crash simulator with its test
+//! harness (`CrashTest`), with which every persistent protocol in pmdb is tested. The
+//! simulator crashes a pool's words and its files at the same points — every fence and
+//! every file operation that changes what a crash could leave — so protocols that span
+//! both are tested as one.
 //!
-//! The crash simulator (the CrashSim backend, `Pool::create_sim`, `Pool::open_image`,
-//! `Pool::crash`, `CrashImage` and the `CrashTest` harness) is built only with the
-//! `crashsim` feature, which test suites turn on through their dev-dependencies: no
-//! shipped build carries it.
+//! The crash simulator (the CrashSim backend and its filesystem, `Pool::create_sim`,
+//! `Pool::open_image`, `Pool::crash`, `CrashImage` and the `CrashTest` harness) is built
+//! only with the `crashsim` feature, which test suites turn on through their
+//! dev-dependencies: no shipped build carries it.
 //!
 //! ```
 //! use pmdb_pmem::{Pool, PoolOptions};

@@ -86,6 +86,17 @@ pub(crate) struct Media {
     emu: Emulator,
 }
 
+// The simulator's files may outlive the pool and still be crashed; its working pointers
+// must not outlive the mappings.
+#[cfg(feature = "crashsim")]
+impl Drop for Media {
+    fn drop(&mut self) {
+        if let Store::Sim(sim) = &self.store {
+            sim.close();
+        }
+    }
+}
+
 impl Media {
     /// Takes over the extents of the pool whose extent 0 carries `header`, after holding
     /// them against the extent count that extent 0 records.

@@ -1,10 +1,10 @@
 //! The pool: the one type callers hold. It opens or creates the media (extent files, or
 //! the crash simulator's memory), hands it to the allocator, which recovers on top of it,
 //! and offers both through one API: data access and persistence by `PmOff`, the root
-//! words, and zones and owners.
+//! words, and zones and owners. It also hands out the files beside it, so that a
+//! simulated pool's files are the simulator's, crashed with the pool.
 
 use std::path::Path;
-#[cfg(feature = "crashsim")]
 use std::sync::Arc;
 
 use crate::backend::Backend;
@@ -13,6 +13,9 @@ use crate::crashsim::{CrashImage, SimStore};
 use crate::emulation::Emulation;
 use crate::error::Result;
 use crate::extent_file::ExtentDir;
+#[cfg(feature = "crashsim")]
+use crate::files::SimFiles;
+use crate::files::{FileSystem, OsFiles};
 use crate::flush::{FlushInsn, flush_insn};
 use crate::halloc::{AllocStats, Heap, OwnerId, RecoveryReport, ZoneGrant};
 use crate::layout::{ExtentHeader, ROOT_WORDS, root_off};
@@ -130,10 +133,28 @@ impl Pool {
     }
 
     /// Crash image of the current state (crash simulator only): every 8-byte word that
-    /// differs between working memory and the persisted image takes either value.
+    /// differs between working memory and the persisted image takes either value, and
+    /// the files keep their durable state and a random part of the rest.
     #[cfg(feature = "crashsim")]
     pub fn crash(&self, seed: u64) -> Option<CrashImage> {
         self.sim().map(|sim| sim.crash(seed))
+    }
+
+    /// The files that go with this pool: on the crash simulator its filesystem, crashed
+    /// at the same points as the pool (`dir` is ignored); otherwise the directory `dir`,
+    /// created if missing — unless the pool is read-only, when it must exist, since a
+    /// read-only open creates nothing.
+    pub fn files(&self, dir: &Path) -> Result<Arc<dyn FileSystem>> {
+        #[cfg(feature = "crashsim")]
+        if let Some(sim) = self.sim() {
+            return Ok(Arc::new(SimFiles::new(Arc::clone(sim))));
+        }
+        let files = if self.is_read_only() {
+            OsFiles::existing(dir)?
+        } else {
+            OsFiles::open(dir)?
+        };
+        Ok(Arc::new(files))
     }
 
     /// Whether the pool was opened read-only (`PoolOptions::read_only`).

@@ -606,3 +606,33 @@ fn a_read_only_open_changes_nothing_and_refuses_writes() {
         })
     ));
 }
+
+#[test]
+fn pool_files_are_a_real_directory_that_a_read_only_pool_does_not_create() {
+    let dir = tmp();
+    let (pool_dir, sst) = (dir.path().join("pool"), dir.path().join("sst"));
+    drop(Pool::create(&pool_dir, &PoolOptions::small()).unwrap());
+
+    let read_only = Pool::open(&pool_dir, &PoolOptions::default().with_read_only()).unwrap();
+    assert!(matches!(
+        read_only.files(&sst),
+        Err(PmemError::NotFound { .. })
+    ));
+    assert!(!sst.exists());
+    drop(read_only);
+
+    let pool = Pool::open(&pool_dir, &PoolOptions::default()).unwrap();
+    let files = pool.files(&sst).unwrap();
+    let mut f = files.create("a").unwrap();
+    f.append(b"bytes").unwrap();
+    f.sync().unwrap();
+    files.sync_dir().unwrap();
+    assert_eq!(files.describe("a"), sst.join("a").display().to_string());
+    drop((f, files, pool));
+
+    let read_only = Pool::open(&pool_dir, &PoolOptions::default().with_read_only()).unwrap();
+    assert_eq!(
+        read_only.files(&sst).unwrap().read_all("a").unwrap(),
+        b"bytes"
+    );
+}

@@ -8,6 +8,8 @@
 //! `sync` returns; a name created, renamed or removed is durable once `sync_dir` returns.
 
 mod os;
+#[cfg(feature = "crashsim")]
+mod sim;
 
 use std::fmt;
 use std::sync::Arc;
@@ -15,6 +17,8 @@ use std::sync::Arc;
 use crate::error::Result;
 
 pub use os::OsFiles;
+#[cfg(feature = "crashsim")]
+pub(crate) use sim::{FileState, SimFiles};
 
 /// Bytes of a whole file, shared: a read-only mapping of it, or (on the simulator) a copy.
 /// Holding one keeps the mapping alive.
