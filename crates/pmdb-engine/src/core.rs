@@ -1,6 +1,7 @@
 //! The engine core: one open database's components side by side — the pool, the options,
-//! the subtable registry, the sequence/snapshot tracker and the commit pipeline — and the
-//! operations that need more than one of them.
+//! the subtable registry, the sequence/snapshot tracker, the commit pipeline, the
+//! capacity tier and the jobs that fill it — and the operations that need more than one
+//! of them.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,6 +9,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use pmdb_pmem::{Pool, Prefaulter};
 
 use crate::background::Background;
+use crate::compaction::Jobs;
+use crate::format::manifest::Change;
 use crate::batch::WriteBatch;
 use crate::commit::{CommitCtx, Pipeline};
 use crate::error::Result;
@@ -15,27 +18,32 @@ use crate::options::DbOptions;
 use crate::recovery::RecoveryStats;
 use crate::registry::{Registry, SubtableState};
 use crate::seq::SeqTracker;
+use crate::tiers::Tiers;
 
 /// Tells open databases apart, so a batch or handle of one is refused by another.
 static NEXT_DB_ID: AtomicU64 = AtomicU64::new(1);
 
 pub(crate) struct Core {
+    /// The merge, flush and compaction threads; stopped and joined first.
+    pub jobs: Jobs,
     /// Keeps the next zones pre-faulted while the database is open (writable only);
-    /// dropped first, so its thread is stopped and joined before the rest goes.
+    /// dropped early, so its thread is stopped and joined before the rest goes.
     _prefaulter: Option<Prefaulter>,
-    /// Builds frozen memtables' filters; its thread is stopped and joined when the core
-    /// drops.
-    pub background: Background,
+    /// Builds frozen indexes' filters; its thread is stopped and joined when the last
+    /// holder drops.
+    pub background: Arc<Background>,
     pub id: u64,
     pub pool: Arc<Pool>,
     pub options: DbOptions,
-    pub registry: Registry,
+    pub registry: Arc<Registry>,
     pub seqs: Arc<SeqTracker>,
+    pub tiers: Arc<Tiers>,
     pub pipeline: Pipeline,
     pub recovery: RecoveryStats,
 }
 
 impl Core {
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         pool: Arc<Pool>,
         options: DbOptions,
@@ -44,23 +52,43 @@ impl Core {
         pipeline: Pipeline,
         recovery: RecoveryStats,
         prefaulter: Option<Prefaulter>,
+        tiers: Tiers,
     ) -> Core {
-        let background = Background::start();
+        let background = Arc::new(Background::start());
         for state in registry.all() {
-            for m in state.view.load().memtables() {
+            let view = state.view.load();
+            for m in &view.memtables {
                 if m.index.is_frozen() {
                     background.build_filter(Arc::clone(m) as _);
                 }
             }
+            for g in &view.gis {
+                if g.index.is_frozen() {
+                    background.build_filter(Arc::clone(g) as _);
+                }
+            }
         }
+        let registry = Arc::new(registry);
+        let seqs = Arc::new(seqs);
+        let tiers = Arc::new(tiers);
+        let jobs = Jobs::start(
+            Arc::clone(&pool),
+            Arc::clone(&registry),
+            Arc::clone(&seqs),
+            Arc::clone(&tiers),
+            options.clone(),
+            Arc::clone(&background),
+        );
         Core {
+            jobs,
             _prefaulter: prefaulter,
             background,
             id: NEXT_DB_ID.fetch_add(1, Ordering::Relaxed),
             pool,
             options,
             registry,
-            seqs: Arc::new(seqs),
+            seqs,
+            tiers,
             pipeline,
             recovery,
         }
@@ -84,12 +112,24 @@ impl Core {
             registry: &self.registry,
             seqs: &self.seqs,
             background: &self.background,
+            jobs: &self.jobs,
         }
     }
 
-    /// Drops a subtable durably, with no commit group in flight.
+    /// Drops a subtable durably, with no commit group and no job of it in flight: the
+    /// catalog drop commits it, then a manifest edit deletes its SST files (a crash
+    /// between the two leaves files the next open deletes).
     pub fn drop_subtable(&self, state: &SubtableState) -> Result<()> {
+        let _no_jobs: Vec<_> = state.jobs.iter().map(|l| l.lock()).collect();
         let _no_commits = self.pipeline.exclusive();
-        self.registry.drop_subtable(state)
+        let levels = Arc::clone(&state.view.load().levels);
+        self.registry.drop_subtable(state)?;
+        if levels.files().next().is_some() {
+            self.tiers
+                .log(vec![Change::DropSubtable { subtable: state.id }])?;
+            self.tiers
+                .remove_files(&levels.files().map(|t| t.meta.number).collect());
+        }
+        Ok(())
     }
 }

@@ -1,7 +1,8 @@
 //! [`Db`]: opening a database (recovery included), its subtables, atomic writes,
 //! snapshots, and what it reports about itself.
 
-use std::path::Path;
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use pmdb_pmem::{AllocStats, Backend, Emulation, PmemError, Pool};
@@ -11,6 +12,10 @@ use crate::catalog::Catalog;
 use crate::commit::Pipeline;
 use crate::core::Core;
 use crate::error::{DbError, Result};
+use crate::format::manifest::{Change, Edit};
+use crate::levels::{Levels, Table};
+use crate::manifest::{self, Manifest};
+use crate::tiers::{TierStats, Tiers};
 use crate::options::{DbOptions, WriteOptions};
 use crate::recovery::{self, RecoveryStats};
 use crate::registry::Registry;
@@ -108,7 +113,49 @@ impl Db {
         } else {
             return Err(DbError::NoDatabase { path });
         };
-        let recovered = recovery::recover(&pool, &catalog, &options)?;
+        let sst_dir = match (&options.sst_dir, pool.dir()) {
+            (Some(dir), _) => dir.clone(),
+            (None, Some(dir)) => dir.join("sst"),
+            (None, None) => PathBuf::from("sst"),
+        };
+        let fs = pool.files(&sst_dir)?;
+        let mut set = manifest::read(&*fs)?;
+        let mut tiers = Tiers::new(Arc::clone(&fs), None, &options);
+        let mut tables: HashMap<u32, Vec<Arc<Table>>> = HashMap::new();
+        for meta in set.files.values() {
+            let table = tiers.open_table(meta.clone())?;
+            tables.entry(meta.subtable).or_default().push(table);
+        }
+        let levels = tables
+            .into_iter()
+            .map(|(sub, t)| (sub, Arc::new(Levels::new(t))))
+            .collect();
+        let mut recovered = recovery::recover(&pool, &catalog, &options, &set.flushed, levels)?;
+        recovered.max_seq = recovered.max_seq.max(set.last_seq);
+        recovered.next_memtable_id = recovered.next_memtable_id.max(set.next_memtable);
+        recovered.next_subtable_id = recovered.next_subtable_id.max(set.next_subtable);
+        if recovered.stats.read_only.is_none() {
+            // Files of subtables the catalog no longer lists: their drop was committed,
+            // its manifest edit was not.
+            let live: HashSet<u32> = recovered.subtables.iter().map(|s| s.id).collect();
+            let gone: BTreeSet<u32> = set
+                .files
+                .values()
+                .map(|f| f.subtable)
+                .filter(|s| !live.contains(s))
+                .collect();
+            for &subtable in &gone {
+                set.apply(&Edit {
+                    number: set.edit + 1,
+                    changes: vec![Change::DropSubtable { subtable }],
+                })
+                .map_err(DbError::Corrupt)?;
+            }
+            set.next_memtable = recovered.next_memtable_id;
+            set.next_subtable = recovered.next_subtable_id;
+            set.last_seq = recovered.max_seq;
+            tiers = Tiers::new(fs, Some(Manifest::start(Arc::clone(&tiers.fs), set)?), &options);
+        }
         log::info!("{path}: {}", recovered.stats);
         for damage in &recovered.stats.damage {
             log::warn!("{path}: {damage}");
@@ -134,6 +181,7 @@ impl Db {
             Pipeline::new(recovered.next_lsn),
             recovered.stats,
             prefaulter,
+            tiers,
         );
         Ok(Db {
             core: Arc::new(core),
@@ -234,6 +282,19 @@ impl Db {
             mapped_bytes: pool.mapped_bytes(),
             alloc: pool.alloc_stats(),
         }
+    }
+
+    /// Merges every frozen memtable into the global index, compacts every global-index
+    /// generation to SSTs (freeing its PM) and every level over its target into the next,
+    /// in the caller's thread; returns when nothing is left to do.
+    pub fn compact(&self) -> Result<()> {
+        self.core.registry.writable()?;
+        self.core.jobs.compact_all(true)
+    }
+
+    /// What the global index and the SST levels have done since the database opened.
+    pub fn tier_stats(&self) -> TierStats {
+        self.core.jobs.stats()
     }
 
     /// What each subtable holds, sorted by name.

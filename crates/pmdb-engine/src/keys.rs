@@ -8,6 +8,7 @@ use std::cmp::Ordering;
 
 use smallvec::SmallVec;
 
+use crate::format::MAX_SEQ;
 use crate::format::record::Kind;
 
 /// Bytes of the tag at the end of an internal key.
@@ -37,6 +38,13 @@ impl IKey {
     /// The highest internal key of `key` (after all its versions).
     pub fn last_of(key: &[u8]) -> IKey {
         IKey::with_tag(key, OLDEST)
+    }
+
+    /// The seek target of `key` at snapshot `snap`: after every version of `key` newer
+    /// than `snap`, before all the others, so a seek lands on the newest version `snap`
+    /// may see.
+    pub fn at_snapshot(key: &[u8], snap: u64) -> IKey {
+        IKey::with_tag(key, (snap.min(MAX_SEQ) << 8) | 0xff)
     }
 
     fn with_tag(key: &[u8], tag: u64) -> IKey {
@@ -95,7 +103,7 @@ pub(crate) fn user_key(ikey: &[u8]) -> &[u8] {
     &ikey[..ikey.len() - TAG]
 }
 
-fn tag_of(ikey: &[u8]) -> u64 {
+pub(crate) fn tag_of(ikey: &[u8]) -> u64 {
     let mut tag = [0u8; TAG];
     tag.copy_from_slice(&ikey[ikey.len() - TAG..]);
     u64::from_be_bytes(tag)

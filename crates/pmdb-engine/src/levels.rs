@@ -11,7 +11,8 @@ use crate::format::manifest::{FileMeta, MAX_LEVEL};
 use crate::iter::InternalIterator;
 use crate::iter::level::LevelIter;
 use crate::keys;
-use crate::sst::{Sst, SstValue};
+use crate::sst::SstValue;
+use crate::sst::table::Sst;
 
 /// One live SST file.
 pub(crate) struct Table {

@@ -44,6 +44,7 @@ mod background;
 mod batch;
 mod catalog;
 mod commit;
+mod compaction;
 mod core;
 mod db;
 mod error;
@@ -52,6 +53,7 @@ mod gi;
 mod index;
 mod iter;
 mod keys;
+mod levels;
 mod manifest;
 mod memtable;
 mod options;
@@ -60,7 +62,9 @@ mod recovery;
 mod registry;
 mod seq;
 mod snapshot;
+mod sst;
 mod subtable;
+mod tiers;
 mod view;
 
 pub use batch::{SubtableId, WriteBatch};
@@ -71,7 +75,9 @@ pub use options::{DEFAULT_MAX_KEY, DEFAULT_MAX_VALUE, DbOptions, WriteOptions};
 pub use read::{Entry, EntryRef, Scan, ValueRef};
 pub use recovery::RecoveryStats;
 pub use snapshot::Snapshot;
+pub use sst::ReadMode;
 pub use subtable::Subtable;
+pub use tiers::TierStats;
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

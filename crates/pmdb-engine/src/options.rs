@@ -1,8 +1,12 @@
 //! Options for opening a database and for writes.
 
+use std::path::PathBuf;
+use std::time::Duration;
+
 use pmdb_pmem::PoolOptions;
 
 use crate::error::{DbError, Result};
+use crate::sst::ReadMode;
 
 /// Largest key accepted by default (bytes).
 pub const DEFAULT_MAX_KEY: usize = 16 << 10;
@@ -35,11 +39,47 @@ pub struct DbOptions {
     /// Largest value in bytes. Lowered at open to what fits in one zone beside a
     /// largest key (about 4 MiB minus the key with the default zones).
     pub max_value_size: usize,
+    /// Directory of the SST files and the manifest; `None`: `<db>/sst`. On tmpfs this is
+    /// the "everything in PM" configuration, on a disk the PM + SSD one.
+    pub sst_dir: Option<PathBuf>,
+    /// A global-index generation is sealed and compacted to SSTs once its memtables hold
+    /// this many bytes of PM.
+    pub gi_budget: u64,
+    /// Target bytes of level 1; each deeper level holds `level_ratio` times more.
+    pub l1_target: u64,
+    pub level_ratio: u64,
+    /// Compaction cuts its output into files of about this many bytes.
+    pub target_file_size: u64,
+    /// Bytes of an SST data block before compression.
+    pub block_size: usize,
+    /// Compress SST blocks with LZ4.
+    pub compression: bool,
+    /// Bytes of the DRAM block cache serving the `pread` and `mmap-copy` read modes.
+    pub block_cache_bytes: u64,
+    /// How SST blocks are read.
+    pub read_mode: ReadMode,
+    /// A thread merges frozen memtables into the global index and compacts full
+    /// generations to SSTs. Without it (and with no compaction threads) only
+    /// [`crate::Db::compact`] does that work.
+    pub background_flush: bool,
+    /// Threads compacting SST levels into deeper ones.
+    pub compaction_threads: usize,
+    /// Most bytes per second compaction writes; 0: no limit.
+    pub compaction_rate: u64,
+    /// The commit path waits (a write stall, reported in [`crate::TierStats`]) while this
+    /// many frozen memtables wait to be merged, or two full generations wait for
+    /// compaction, at most `max_stall` per stall.
+    pub max_frozen_memtables: usize,
+    pub max_stall: Duration,
     /// Deliberately wrong commit order (head words published before the chunks are
     /// persisted), so the crash tests can prove they catch a broken protocol. Exists only
     /// with the `crash-controls` feature, which only tests turn on.
     #[cfg(feature = "crash-controls")]
     pub broken_publish_before_persist: bool,
+    /// Deliberately wrong flush order (a generation's memtables freed before the manifest
+    /// edit that makes its SSTs live), for the crash-world tests. `crash-controls` only.
+    #[cfg(feature = "crash-controls")]
+    pub broken_free_before_manifest: bool,
 }
 
 impl Default for DbOptions {
@@ -47,15 +87,31 @@ impl Default for DbOptions {
         DbOptions {
             pool: PoolOptions::default(),
             create_if_missing: true,
-            memtable_size: 256 << 20,
+            memtable_size: 64 << 20,
             max_group_batches: 64,
             max_group_bytes: 4 << 20,
             recovery_threads: 0,
             prefault_zones: 2,
             max_key_size: DEFAULT_MAX_KEY,
             max_value_size: DEFAULT_MAX_VALUE,
+            sst_dir: None,
+            gi_budget: 512 << 20,
+            l1_target: 1 << 30,
+            level_ratio: 10,
+            target_file_size: 64 << 20,
+            block_size: 4 << 10,
+            compression: false,
+            block_cache_bytes: 256 << 20,
+            read_mode: ReadMode::default(),
+            background_flush: true,
+            compaction_threads: 1,
+            compaction_rate: 0,
+            max_frozen_memtables: 4,
+            max_stall: Duration::from_secs(30),
             #[cfg(feature = "crash-controls")]
             broken_publish_before_persist: false,
+            #[cfg(feature = "crash-controls")]
+            broken_free_before_manifest: false,
         }
     }
 }
@@ -76,14 +132,46 @@ impl DbOptions {
             memtable_size: 128 << 10,
             max_key_size: 1 << 10,
             max_value_size: 4 << 10,
+            gi_budget: 512 << 10,
+            l1_target: 1 << 20,
+            target_file_size: 256 << 10,
+            block_cache_bytes: 1 << 20,
             ..DbOptions::default()
         }
+    }
+
+    /// These options with no background work: memtables stay as they are until
+    /// [`crate::Db::compact`] merges and compacts them (deterministic, for tests).
+    pub fn manual_tiering(self) -> DbOptions {
+        DbOptions {
+            background_flush: false,
+            compaction_threads: 0,
+            ..self
+        }
+    }
+
+    /// The pool may grow to at most `bytes` (rounded down to whole extents, at least one).
+    /// Applies to pools created with these options; an existing pool keeps its geometry
+    /// unless `pool.max_extents` is given.
+    pub fn pool_max(mut self, bytes: u64) -> DbOptions {
+        let zone = self.pool.zone_size.unwrap_or(pmdb_pmem::DEFAULT_ZONE_SIZE);
+        let extent = zone * u64::from(self.pool.zones_per_extent.max(1));
+        self.pool.max_extents = Some((bytes / extent).clamp(1, u64::from(u32::MAX)) as u32);
+        self
     }
 
     /// Whether the commit must use the deliberately broken publish order.
     pub(crate) fn broken_publish_order(&self) -> bool {
         #[cfg(feature = "crash-controls")]
         return self.broken_publish_before_persist;
+        #[cfg(not(feature = "crash-controls"))]
+        false
+    }
+
+    /// Whether flushes must use the deliberately broken free order.
+    pub(crate) fn broken_free_order(&self) -> bool {
+        #[cfg(feature = "crash-controls")]
+        return self.broken_free_before_manifest;
         #[cfg(not(feature = "crash-controls"))]
         false
     }
@@ -154,6 +242,18 @@ impl DbOptions {
                     "{} is not between one zone ({zone_size}) and 2 GiB",
                     self.memtable_size
                 ),
+            );
+        }
+        if self.level_ratio < 2 || self.l1_target == 0 || self.target_file_size == 0 {
+            return invalid(
+                "level_ratio",
+                "levels need a ratio of at least 2 and non-zero targets".into(),
+            );
+        }
+        if !(256..=(4 << 20)).contains(&self.block_size) {
+            return invalid(
+                "block_size",
+                format!("{} is not between 256 bytes and 4 MiB", self.block_size),
             );
         }
         if self.max_group_batches == 0 {

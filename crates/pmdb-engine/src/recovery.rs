@@ -16,7 +16,7 @@
 //! records the newest group recovery knows to be complete; it is published before any
 //! rollback so a crash during recovery never re-judges an older, complete group.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -30,10 +30,13 @@ use crate::error::{DbError, Result};
 use crate::format::MAX_SEQ;
 use crate::format::catalog::MAX_MEMTABLE_ID;
 use crate::format::head::HeadWord;
+use crate::gi::Gi;
+use crate::levels::Levels;
 use crate::memtable::Memtable;
 use crate::memtable::scan::ZoneScan;
 use crate::options::DbOptions;
 use crate::registry::SubtableState;
+use crate::view::ReadView;
 
 /// What recovery did when a database was opened.
 #[derive(Clone, Debug, Default)]
@@ -55,6 +58,9 @@ pub struct RecoveryStats {
     pub released_owners: usize,
     /// Subtable drops that were committed but not finished, finished.
     pub finished_drops: usize,
+    /// Memtables the manifest says are in SSTs already (a flush stopped before it freed
+    /// them): not read, and freed.
+    pub flushed_memtables: usize,
     /// Zones the catalog occupies.
     pub catalog_zones: usize,
     /// Media damage found (damaged chunks are skipped, never trusted).
@@ -119,10 +125,15 @@ pub(crate) struct Recovered {
     pub stats: RecoveryStats,
 }
 
+/// Recovers the pool's side of the database. `flushed` is what the manifest says is in
+/// SSTs (per subtable, the highest memtable id): those memtables are not read, and are
+/// freed when the database is writable. `levels` are each subtable's SST levels.
 pub(crate) fn recover(
     pool: &Arc<Pool>,
     catalog: &Catalog,
     options: &DbOptions,
+    flushed: &BTreeMap<u32, u64>,
+    mut levels: HashMap<u32, Arc<Levels>>,
 ) -> Result<Recovered> {
     let start = Instant::now();
     let mut stats = RecoveryStats {
@@ -156,7 +167,14 @@ pub(crate) fn recover(
         writes,
         &mut stats,
     )?;
+    let (done, descs): (Vec<MemtableDesc>, Vec<MemtableDesc>) = descs
+        .into_iter()
+        .partition(|m| flushed.get(&m.subtable).is_some_and(|&f| m.id <= f));
+    stats.flushed_memtables = done.len();
     if writes {
+        for m in &done {
+            catalog.free(pool, m.slot)?;
+        }
         let reachable: HashSet<OwnerId> = descs
             .iter()
             .map(|d| d.owner)
@@ -249,31 +267,71 @@ pub(crate) fn recover(
             });
         }
     });
-    // Phase 2: each memtable's index is built at once from its records (sorted, newest
-    // version of each key), memtables in parallel.
+    // Phase 2: each memtable's index, or each global-index generation's, is built at
+    // once from its records (sorted, newest version of each key), in parallel.
+    let mut units: Vec<Vec<&Arc<Memtable>>> = Vec::new();
+    let mut gen_of: BTreeMap<(u32, u64), usize> = BTreeMap::new();
+    for m in &memtables {
+        if m.desc.gi == 0 {
+            units.push(vec![m]);
+        } else {
+            let at = *gen_of.entry((m.desc.subtable, m.desc.gi)).or_insert_with(|| {
+                units.push(Vec::new());
+                units.len() - 1
+            });
+            units[at].push(m);
+        }
+    }
     let next = AtomicUsize::new(0);
     let build_damage = Mutex::new(Vec::new());
+    let gens = Mutex::new(Vec::new());
     std::thread::scope(|s| {
-        for _ in 0..stats.threads.min(memtables.len()).max(1) {
+        for _ in 0..stats.threads.min(units.len()).max(1) {
             s.spawn(|| {
-                while let Some(m) = memtables.get(next.fetch_add(1, Ordering::Relaxed)) {
-                    let runs = std::mem::take(&mut *found[slot_of[&m.desc.id]].lock());
-                    let runs = runs.concat();
+                while let Some(unit) = units.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let runs: Vec<BulkEntry> = unit
+                        .iter()
+                        .flat_map(|m| std::mem::take(&mut *found[slot_of[&m.desc.id]].lock()))
+                        .flatten()
+                        .collect();
                     let records = runs.len() as u64;
-                    if let Err(e) = m.index.build(runs) {
-                        m.seal();
-                        build_damage.lock().push(format!(
-                            "memtable {}: its records could not be indexed ({e})",
-                            m.desc.id
-                        ));
-                    } else {
-                        m.add_records(records);
+                    let m = unit[0];
+                    if m.desc.gi == 0 {
+                        match m.index.build(runs) {
+                            Ok(()) => m.add_records(records),
+                            Err(e) => {
+                                m.seal();
+                                build_damage.lock().push(format!(
+                                    "memtable {}: its records could not be indexed ({e})",
+                                    m.desc.id
+                                ));
+                            }
+                        }
+                        continue;
+                    }
+                    let members: Vec<Arc<Memtable>> = unit.iter().map(|&m| Arc::clone(m)).collect();
+                    let gi = Gi::recovered(Arc::clone(pool), m.desc.gi, &members);
+                    match gi.index.build(runs) {
+                        Ok(()) => gens.lock().push((m.desc.subtable, Arc::new(gi))),
+                        Err(e) => build_damage.lock().push(format!(
+                            "global-index generation {}: its records could not be indexed ({e}); \
+                             it is left out, and the database opens read-only",
+                            m.desc.gi
+                        )),
                     }
                 }
             });
         }
     });
-    stats.damage.extend(build_damage.into_inner());
+    let build_damage = build_damage.into_inner();
+    if build_damage.iter().any(|d| d.starts_with("global-index")) && stats.read_only.is_none() {
+        stats.read_only = Some("a global-index generation could not be rebuilt".into());
+    }
+    stats.damage.extend(build_damage);
+    let mut gens_of: HashMap<u32, Vec<Arc<Gi>>> = HashMap::new();
+    for (sub, gi) in gens.into_inner() {
+        gens_of.entry(sub).or_default().push(gi);
+    }
     let total = total.into_inner();
     stats.rebuild = rebuild_start.elapsed();
     stats.records = total.records;
@@ -287,7 +345,7 @@ pub(crate) fn recover(
         "memtable",
     )?;
     stats.memtables = memtables.len();
-    for m in memtables {
+    for m in memtables.into_iter().filter(|m| m.desc.gi == 0) {
         by_subtable.entry(m.desc.subtable).or_default().push(m);
     }
     let next_subtable_id = next_id(
@@ -298,9 +356,26 @@ pub(crate) fn recover(
     let subtables: Vec<Arc<SubtableState>> = subs
         .into_iter()
         .map(|s| {
-            let mut mems = by_subtable.remove(&s.id).unwrap_or_default();
-            mems.sort_by_key(|m| std::cmp::Reverse(m.desc.id));
-            Arc::new(SubtableState::new(s, mems))
+            let mut memtables = by_subtable.remove(&s.id).unwrap_or_default();
+            memtables.sort_by_key(|m| std::cmp::Reverse(m.desc.id));
+            let mut gis = gens_of.remove(&s.id).unwrap_or_default();
+            gis.sort_by_key(|g| std::cmp::Reverse(g.id));
+            // Only the newest generation may take merges, and only below its budget.
+            for (i, g) in gis.iter().enumerate() {
+                if i > 0 || g.bytes() >= options.gi_budget {
+                    g.seal();
+                    g.index.freeze();
+                }
+            }
+            let levels = levels.remove(&s.id).unwrap_or_default();
+            Arc::new(SubtableState::new(
+                s,
+                ReadView {
+                    memtables,
+                    gis,
+                    levels,
+                },
+            ))
         })
         .collect();
     for (id, mems) in by_subtable {

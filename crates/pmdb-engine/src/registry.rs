@@ -18,6 +18,7 @@ use pmdb_pmem::{PmemError, Pool};
 use crate::catalog::{Catalog, SlotRef, SubtableDesc, validate_name};
 use crate::error::{DbError, Result};
 use crate::format::catalog::MAX_MEMTABLE_ID;
+use crate::format::manifest::MAX_LEVEL;
 use crate::memtable::Memtable;
 use crate::view::{ReadView, ViewCell};
 
@@ -29,6 +30,12 @@ pub(crate) struct SubtableState {
     slot: SlotRef,
     pub view: ViewCell,
     dropped: AtomicBool,
+    /// Held by the jobs that change the layers below the memtables: `jobs[0]` by the merge
+    /// into the global index, `jobs[l]` by a job writing or reading level `l`; a drop
+    /// takes them all. Taken in ascending order.
+    pub jobs: Vec<Mutex<()>>,
+    /// Per level, the key after which its next compaction starts (round robin).
+    pub cursors: Mutex<Vec<Vec<u8>>>,
 }
 
 impl SubtableState {
@@ -47,6 +54,8 @@ impl SubtableState {
             slot: desc.slot,
             view: ViewCell::new(view),
             dropped: AtomicBool::new(false),
+            jobs: (0..=MAX_LEVEL).map(|_| Mutex::new(())).collect(),
+            cursors: Mutex::new(vec![Vec::new(); usize::from(MAX_LEVEL) + 1]),
         }
     }
 
@@ -153,8 +162,18 @@ impl Registry {
         Ok(state)
     }
 
+    /// The id the next memtable will get.
+    pub fn next_memtable_id(&self) -> u64 {
+        self.next_memtable_id.load(Ordering::Relaxed)
+    }
+
+    /// Frees a catalog slot (what it named is in SSTs now, or gone).
+    pub fn free_slot(&self, slot: SlotRef) -> Result<()> {
+        self.catalog.free(&self.pool, slot)
+    }
+
     /// Drops `state` durably. The caller holds the commit pipeline, so no group is
-    /// appending to the subtable meanwhile.
+    /// appending to the subtable meanwhile, and every job lock of the subtable.
     pub fn drop_subtable(&self, state: &SubtableState) -> Result<()> {
         self.writable()?;
         let _creations = self.next_subtable_id.lock();

@@ -27,7 +27,7 @@ struct Batch {
 fn options() -> DbOptions {
     DbOptions {
         memtable_size: 64 << 10,
-        ..DbOptions::small()
+        ..DbOptions::small().manual_tiering()
     }
 }
 

@@ -42,7 +42,7 @@ fn few_subtables() -> Setup {
     Setup {
         options: DbOptions {
             memtable_size: 32 << 10,
-            ..DbOptions::small()
+            ..DbOptions::small().manual_tiering()
         },
         names: 4,
         max_value: 3000,
@@ -55,7 +55,7 @@ fn few_subtables() -> Setup {
 fn many_subtables() -> Setup {
     let mut options = DbOptions {
         memtable_size: 4 << 10,
-        ..DbOptions::small()
+        ..DbOptions::small().manual_tiering()
     };
     options.pool.zone_size = Some(4 << 10);
     options.pool.zones_per_extent = 64;

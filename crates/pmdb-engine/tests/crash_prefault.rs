@@ -22,7 +22,7 @@ fn options() -> DbOptions {
     DbOptions {
         memtable_size: 64 << 10,
         prefault_zones: 3,
-        ..DbOptions::small()
+        ..DbOptions::small().manual_tiering()
     }
 }
 

@@ -7,6 +7,7 @@ use parking_lot::Mutex;
 use pmdb_pmem::Pool;
 
 use crate::background::Background;
+use crate::compaction::Jobs;
 use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::options::DbOptions;
@@ -21,6 +22,7 @@ pub(crate) struct CommitCtx<'a> {
     pub registry: &'a Registry,
     pub seqs: &'a SeqTracker,
     pub background: &'a Background,
+    pub jobs: &'a Jobs,
 }
 
 /// One writer's batch and, once the pipeline is done with it, its outcome.

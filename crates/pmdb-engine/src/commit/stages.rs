@@ -273,6 +273,9 @@ fn active_memtable(
     {
         return Ok(Arc::clone(m));
     }
+    if old.is_some() {
+        ctx.jobs.wait_for_room(state);
+    }
     let fresh = ctx.registry.new_memtable(state)?;
     st.frozen.extend(old);
     Ok(fresh)
@@ -346,5 +349,8 @@ pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published) {
     for memtable in &published.frozen {
         memtable.index.freeze();
         ctx.background.build_filter(Arc::clone(memtable) as _);
+    }
+    if !published.frozen.is_empty() {
+        ctx.jobs.ctx.notify();
     }
 }

@@ -12,6 +12,7 @@ pub(crate) mod head;
 pub(crate) mod manifest;
 pub(crate) mod record;
 pub(crate) mod root;
+pub(crate) mod sst;
 pub(crate) mod zone;
 
 use std::fmt;

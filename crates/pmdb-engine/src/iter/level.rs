@@ -7,7 +7,7 @@ use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::keys;
 use crate::levels::Table;
-use crate::sst::SstIter;
+use crate::sst::iter::SstIter;
 
 pub(crate) struct LevelIter {
     files: Vec<Arc<Table>>,

@@ -5,6 +5,7 @@
 //! Point reads, scans and (later) compaction are all built on it.
 
 pub(crate) mod index;
+pub(crate) mod level;
 pub(crate) mod merge;
 pub(crate) mod visible;
 

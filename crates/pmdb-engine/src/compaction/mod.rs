@@ -1,0 +1,224 @@
+//! The jobs that move data down the tiers, and the threads that run them: frozen
+//! memtables merge into the global index (`merge`), a sealed global-index generation is
+//! compacted into level 1 and its PM freed (`flush`), and a level over its target is
+//! compacted into the next one a file at a time (`level`), all writing SSTs through
+//! `output`. One thread merges and flushes (freeing PM comes first); `compaction_threads`
+//! more compact levels. With neither, only [`crate::Db::compact`] runs them, in the
+//! caller's thread — deterministic, as the crash world needs.
+//!
+//! Write stalls: before the commit leader starts a new memtable it waits while the
+//! subtable has `max_frozen_memtables` frozen memtables or two sealed generations
+//! waiting, at most `max_stall`; every stall is counted and timed in [`TierStats`].
+
+mod flush;
+mod level;
+mod merge;
+mod output;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+use pmdb_pmem::Pool;
+
+use crate::background::Background;
+use crate::error::Result;
+use crate::options::DbOptions;
+use crate::registry::{Registry, SubtableState};
+use crate::seq::SeqTracker;
+use crate::tiers::{TierStats, Tiers};
+
+/// What the jobs need of the database; shared with their threads.
+pub(crate) struct JobCtx {
+    pub pool: Arc<Pool>,
+    pub registry: Arc<Registry>,
+    pub seqs: Arc<SeqTracker>,
+    pub tiers: Arc<Tiers>,
+    pub options: DbOptions,
+    pub background: Arc<Background>,
+    /// Signalled when there may be work, and when work is done (stalled commits wait).
+    wake: Condvar,
+    lock: Mutex<()>,
+    stop: AtomicBool,
+}
+
+impl JobCtx {
+    /// Wakes the job threads (a memtable froze) and stalled commits (room was made).
+    pub fn notify(&self) {
+        let _g = self.lock.lock();
+        self.wake.notify_all();
+    }
+
+    fn wait(&self, timeout: Duration) {
+        let mut g = self.lock.lock();
+        self.wake.wait_for(&mut g, timeout);
+    }
+
+    /// Merges and flushes what `state` has waiting; whether anything was done.
+    fn flush_step(&self, state: &SubtableState) -> Result<bool> {
+        Ok(merge::merge_frozen(self, state)? | flush::flush_sealed(self, state)?)
+    }
+
+    fn stalled_by(&self, state: &SubtableState) -> bool {
+        let view = state.view.load();
+        let frozen = view.memtables.len().saturating_sub(1);
+        let sealed = view.gis.iter().filter(|g| g.is_sealed()).count();
+        frozen >= self.options.max_frozen_memtables || sealed >= 2
+    }
+}
+
+/// The job threads of one open database; stopped and joined on drop.
+pub(crate) struct Jobs {
+    pub ctx: Arc<JobCtx>,
+    threads: Vec<JoinHandle<()>>,
+}
+
+impl Jobs {
+    pub fn start(
+        pool: Arc<Pool>,
+        registry: Arc<Registry>,
+        seqs: Arc<SeqTracker>,
+        tiers: Arc<Tiers>,
+        options: DbOptions,
+        background: Arc<Background>,
+    ) -> Jobs {
+        let writable = registry.writable().is_ok();
+        let (flushers, compactors) = if writable {
+            (
+                usize::from(options.background_flush),
+                options.compaction_threads,
+            )
+        } else {
+            (0, 0)
+        };
+        let ctx = Arc::new(JobCtx {
+            pool,
+            registry,
+            seqs,
+            tiers,
+            options,
+            background,
+            wake: Condvar::new(),
+            lock: Mutex::new(()),
+            stop: AtomicBool::new(false),
+        });
+        let mut threads = Vec::new();
+        for i in 0..flushers + compactors {
+            let ctx = Arc::clone(&ctx);
+            let flusher = i < flushers;
+            let name = if flusher {
+                "pmdb-flush".to_string()
+            } else {
+                format!("pmdb-compact-{}", i - flushers)
+            };
+            match std::thread::Builder::new()
+                .name(name)
+                .spawn(move || run(&ctx, flusher))
+            {
+                Ok(t) => threads.push(t),
+                Err(e) => log::warn!("no background job thread ({e}): Db::compact does the work"),
+            }
+        }
+        Jobs { ctx, threads }
+    }
+
+    /// Whether threads do the work (else commits never wait for them).
+    fn threaded(&self) -> bool {
+        !self.threads.is_empty() && self.ctx.options.background_flush
+    }
+
+    /// Called by the commit leader before it starts a new memtable for `state`: waits,
+    /// at most `max_stall`, while the subtable's frozen layers are full.
+    pub fn wait_for_room(&self, state: &SubtableState) {
+        if !self.threaded() || !self.ctx.stalled_by(state) {
+            return;
+        }
+        let start = Instant::now();
+        self.ctx.notify();
+        while self.ctx.stalled_by(state) && start.elapsed() < self.ctx.options.max_stall {
+            self.ctx.wait(Duration::from_millis(10));
+        }
+        let waited = start.elapsed();
+        let mut stats = self.ctx.tiers.stats.lock();
+        stats.stalls += 1;
+        stats.stall_time += waited;
+        stats.longest_stall = stats.longest_stall.max(waited);
+        if self.ctx.stalled_by(state) {
+            log::warn!(
+                "subtable {}: a write stall reached its limit ({:?}); writing on",
+                state.name,
+                self.ctx.options.max_stall
+            );
+        }
+    }
+
+    /// Runs every job until nothing is left to do: merges, flushes of sealed
+    /// generations, and compactions of levels over their targets. With `seal`, open
+    /// generations are sealed first, so everything below the memtables ends in SSTs.
+    pub fn compact_all(&self, seal: bool) -> Result<()> {
+        for state in self.ctx.registry.all() {
+            while self.ctx.flush_step(&state)? {}
+            if seal {
+                merge::seal_open(&self.ctx, &state);
+                while self.ctx.flush_step(&state)? {}
+            }
+            while level::compact_one(&self.ctx, &state)? {}
+        }
+        self.ctx.notify();
+        Ok(())
+    }
+
+    pub fn stats(&self) -> TierStats {
+        self.ctx.tiers.stats.lock().clone()
+    }
+}
+
+impl Drop for Jobs {
+    fn drop(&mut self) {
+        self.ctx.stop.store(true, Ordering::Relaxed);
+        self.ctx.notify();
+        for t in self.threads.drain(..) {
+            if t.join().is_err() {
+                log::error!("a background job thread panicked");
+            }
+        }
+    }
+}
+
+/// A job thread: the flusher merges and flushes, the others compact levels; each sleeps
+/// when there is nothing to do and backs off after an error.
+fn run(ctx: &JobCtx, flusher: bool) {
+    while !ctx.stop.load(Ordering::Relaxed) {
+        let mut did = false;
+        let mut failed = false;
+        for state in ctx.registry.all() {
+            if ctx.stop.load(Ordering::Relaxed) {
+                return;
+            }
+            let step = if flusher {
+                ctx.flush_step(&state)
+            } else {
+                level::compact_one(ctx, &state)
+            };
+            match step {
+                Ok(d) => did |= d,
+                Err(e) => {
+                    log::error!("subtable {}: background job failed: {e}", state.name);
+                    ctx.tiers.record_error(&e);
+                    failed = true;
+                }
+            }
+        }
+        if did {
+            ctx.notify();
+        } else {
+            ctx.wait(if failed {
+                Duration::from_secs(1)
+            } else {
+                Duration::from_millis(100)
+            });
+        }
+    }
+}
