@@ -103,6 +103,7 @@ pub(crate) fn user_key(ikey: &[u8]) -> &[u8] {
     &ikey[..ikey.len() - TAG]
 }
 
+/// The tag of an internal key.
 pub(crate) fn tag_of(ikey: &[u8]) -> u64 {
     let mut tag = [0u8; TAG];
     tag.copy_from_slice(&ikey[ikey.len() - TAG..]);
@@ -169,5 +170,8 @@ mod tests {
         );
         assert_eq!(kind_of(v.as_slice()), Kind::Delete);
         assert!(IKey::first_of(b"k\0") < v && v < IKey::last_of(b"k\0"));
+        assert!(IKey::at_snapshot(b"k\0", 78) < IKey::at_snapshot(b"k\0", 77));
+        assert!(IKey::at_snapshot(b"k\0", 77) < v && v < IKey::at_snapshot(b"k\0", 76));
+        assert_eq!(IKey::at_snapshot(b"k", u64::MAX), IKey::first_of(b"k"));
     }
 }

@@ -60,7 +60,7 @@ fn frozen_memtables_stay_readable_across_reopen() {
     let dir = tempfile::tempdir().unwrap();
     let options = DbOptions {
         memtable_size: 32 << 10,
-        ..DbOptions::small()
+        ..DbOptions::small().manual_tiering()
     };
     {
         let db = Db::open(dir.path(), options.clone()).unwrap();
@@ -168,7 +168,7 @@ fn readers_see_every_acknowledged_write_while_memtables_freeze() {
     let dir = tempfile::tempdir().unwrap();
     let mut options = DbOptions {
         memtable_size: 32 << 10,
-        ..DbOptions::small()
+        ..DbOptions::small().manual_tiering()
     };
     // About 1 MiB of records in 32 KiB memtables: room enough, far from `PoolFull`.
     options.pool.max_extents = Some(16);

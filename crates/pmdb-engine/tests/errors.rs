@@ -369,7 +369,7 @@ mod damage {
             let mut h = crc32fast::Hasher::new();
             h.update(&tag.to_le_bytes());
             let (skip, end) = if tag >> 56 == KIND_MEMTABLE {
-                (24, 32)
+                (24, 40)
             } else {
                 (240, 248)
             };
@@ -398,10 +398,14 @@ mod damage {
     pub fn files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
         let mut files: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
-            .map(|e| {
-                let path = e.unwrap().path();
-                let bytes = std::fs::read(&path).unwrap();
-                (path, bytes)
+            .map(|e| e.unwrap().path())
+            .flat_map(|path| {
+                if path.is_dir() {
+                    files(&path)
+                } else {
+                    let bytes = std::fs::read(&path).unwrap();
+                    vec![(path, bytes)]
+                }
             })
             .collect();
         files.sort();

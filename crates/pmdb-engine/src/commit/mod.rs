@@ -200,7 +200,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let options = DbOptions {
             memtable_size: 32 << 10,
-            ..DbOptions::small()
+            ..DbOptions::small().manual_tiering()
         };
         let check = |db: &Db| {
             let t = db.existing_subtable("t").unwrap();

@@ -83,7 +83,7 @@ fn zeroed(bytes: &[u8], what: &'static str) -> Result<(), FormatError> {
 }
 
 #[cfg(test)]
-mod testing {
+pub(crate) mod testing {
     //! Helpers shared by the codecs' tests.
 
     /// Every copy of `bytes` with exactly one bit flipped, with the bit's position.

@@ -116,7 +116,9 @@ impl BlockHandle {
     pub fn check(&self, limit: u64) -> Result<(), FormatError> {
         match self.end() {
             Some(end) if end <= limit => Ok(()),
-            _ => Err(FormatError::Invalid("block handle: past the end of the blocks")),
+            _ => Err(FormatError::Invalid(
+                "block handle: past the end of the blocks",
+            )),
         }
     }
 
@@ -189,7 +191,9 @@ pub(crate) fn lz4_parts(stored: &[u8]) -> Result<(usize, &[u8]), FormatError> {
 pub(crate) fn decompress_lz4(payload: &[u8], out: &mut [u8]) -> Result<(), FormatError> {
     match lz4_flex::block::decompress_into(payload, out) {
         Ok(n) if n == out.len() => Ok(()),
-        _ => Err(FormatError::Invalid("lz4 block: does not decompress to its length")),
+        _ => Err(FormatError::Invalid(
+            "lz4 block: does not decompress to its length",
+        )),
     }
 }
 
@@ -229,7 +233,7 @@ impl FilterBlock {
         }
         zeroed(&b[2..FILTER_HEADER], "filter header padding")?;
         let bits = &b[FILTER_HEADER..];
-        if bits.len() % 8 != 0 {
+        if !bits.len().is_multiple_of(8) {
             return Err(FormatError::Invalid("filter length"));
         }
         let words = bits.chunks_exact(8).map(|w| u64_at(w, 0)).collect();
@@ -321,7 +325,9 @@ impl Properties {
             return Err(FormatError::Invalid("properties: format version"));
         }
         if self.tombstones > self.entries {
-            return Err(FormatError::Invalid("properties: more tombstones than entries"));
+            return Err(FormatError::Invalid(
+                "properties: more tombstones than entries",
+            ));
         }
         if self.entries == 0 {
             let empty = self.data_blocks == 0
@@ -344,7 +350,9 @@ impl Properties {
             return Err(FormatError::Invalid("properties: key shorter than its tag"));
         }
         if keys::compare(&self.smallest, &self.largest).is_gt() {
-            return Err(FormatError::Invalid("properties: smallest key after largest"));
+            return Err(FormatError::Invalid(
+                "properties: smallest key after largest",
+            ));
         }
         Ok(())
     }
@@ -456,7 +464,10 @@ mod tests {
             assert_eq!(get_varint(&b, &mut at), Ok(v));
             assert_eq!(at, b.len());
             at = 1;
-            assert!(get_varint(&b[..b.len() - 1], &mut at).is_err(), "{v} cut short");
+            assert!(
+                get_varint(&b[..b.len() - 1], &mut at).is_err(),
+                "{v} cut short"
+            );
         }
         let mut at = 0;
         let over = [0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x02];
@@ -525,7 +536,10 @@ mod tests {
         assert!(lz4_parts(&forged).is_err());
         let mut zeros = Vec::new();
         compress_lz4(&vec![0; 1 << 20], &mut zeros);
-        assert!(lz4_parts(&zeros).is_ok(), "the most compressible input is accepted");
+        assert!(
+            lz4_parts(&zeros).is_ok(),
+            "the most compressible input is accepted"
+        );
     }
 
     #[test]
@@ -595,7 +609,10 @@ mod tests {
         for (i, damage) in damages.iter().enumerate() {
             let mut p = properties();
             damage(&mut p);
-            assert!(Properties::decode(&p.encode()).is_err(), "damage {i} accepted");
+            assert!(
+                Properties::decode(&p.encode()).is_err(),
+                "damage {i} accepted"
+            );
         }
         let mut b = properties().encode();
         b.push(0);
@@ -619,7 +636,10 @@ mod tests {
             assert!(FilterBlock::decode(&d).is_err(), "{value} at {at} accepted");
         }
         assert!(FilterBlock::decode(&b[..b.len() - 1]).is_err());
-        assert!(FilterBlock::decode(&b[..FILTER_HEADER]).is_err(), "no words");
+        assert!(
+            FilterBlock::decode(&b[..FILTER_HEADER]).is_err(),
+            "no words"
+        );
     }
 
     proptest! {

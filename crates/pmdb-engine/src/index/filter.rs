@@ -81,7 +81,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let options = DbOptions {
             memtable_size: 64 << 10,
-            ..DbOptions::small()
+            ..DbOptions::small().manual_tiering()
         };
         let check = |db: &Db| {
             db.core().background.wait_idle();

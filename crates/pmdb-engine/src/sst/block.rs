@@ -253,12 +253,16 @@ fn decode_entry(entries: &[u8], at: usize, prev_len: usize) -> Result<Entry, For
             .ok()
             .and_then(|n| from.checked_add(n))
             .filter(|&end| end <= entries.len())
-            .ok_or(FormatError::Invalid("block entry: past the end of the entries"))
+            .ok_or(FormatError::Invalid(
+                "block entry: past the end of the entries",
+            ))
     };
     let key_end = past(unshared, p)?;
     let value_end = past(value_len, key_end)?;
     if shared as usize + (key_end - p) < keys::TAG {
-        return Err(FormatError::Invalid("block entry: key shorter than its tag"));
+        return Err(FormatError::Invalid(
+            "block entry: key shorter than its tag",
+        ));
     }
     Ok(Entry {
         shared: shared as usize,

@@ -30,7 +30,9 @@ pub(crate) struct BlockCache {
 impl BlockCache {
     /// A cache of at most about `capacity` bytes.
     pub fn new(capacity: u64) -> BlockCache {
-        let items = usize::try_from(capacity / 4096).unwrap_or(usize::MAX).max(16);
+        let items = usize::try_from(capacity / 4096)
+            .unwrap_or(usize::MAX)
+            .max(16);
         BlockCache {
             blocks: Cache::with_weighter(items, capacity, ByBytes),
         }

@@ -44,7 +44,9 @@ impl Source {
             .checked_add(len)
             .and_then(|end| Some(usize::try_from(off).ok()?..usize::try_from(end).ok()?));
         let Some(range) = range else {
-            return Err(self.corrupt(format_args!("{len} bytes at {off}: beyond memory")));
+            return Err(self.corrupt(format_args!(
+                "{len} bytes at {off}: beyond the address space"
+            )));
         };
         match &self.map {
             Some(map) => {
@@ -232,27 +234,25 @@ impl Sst {
         let target = IKey::at_snapshot(user_key, snap);
         let mut index = self.index_iter();
         index.seek(target.as_slice());
-        // The first block whose separator is at or after the target holds the entry, or,
-        // if the target falls between its last key and its separator, the next block.
-        while index.valid() {
-            let handle = self.handle_at(&index)?;
-            let mut data = BlockIter::new(self.data_block(handle, true)?);
-            data.seek(target.as_slice());
-            data.status()
-                .map_err(|e| self.block_error("data block", handle.offset, e))?;
-            if data.valid() {
-                let key = data.key();
-                if keys::user_key(key) != user_key {
-                    return Ok(None);
-                }
-                return Ok(Some((keys::tag_of(key), SstValue(data.value_block()))));
-            }
-            index.next();
+        if !index.valid() {
+            index.status().map_err(|e| self.index_error(e))?;
+            return Ok(None);
         }
-        index
-            .status()
-            .map_err(|e| self.index_error(e))?;
-        Ok(None)
+        // The version sought is in the first block whose index key is at or after the
+        // target, if in the table at all: when the target falls past that block's last
+        // key, the index key is a separator whose user key lies strictly between the
+        // block's last user key and the next block's first, so the target's user key
+        // is in no block.
+        let handle = self.handle_at(&index)?;
+        let mut data = BlockIter::new(self.data_block(handle, true)?);
+        data.seek(target.as_slice());
+        data.status()
+            .map_err(|e| self.block_error("data block", handle.offset, e))?;
+        if !data.valid() || keys::user_key(data.key()) != user_key {
+            return Ok(None);
+        }
+        let tag = keys::tag_of(data.key());
+        Ok(Some((tag, SstValue(data.value_block()))))
     }
 
     /// Reads every block from the file (not the cache) and checks it: crcs, entries in
@@ -271,7 +271,10 @@ impl Sst {
         while index.valid() {
             let handle = self.handle_at(&index)?;
             let at = handle.offset;
-            let fail = |what: &str| self.source.corrupt(format_args!("data block at {at}: {what}"));
+            let fail = |what: &str| {
+                self.source
+                    .corrupt(format_args!("data block at {at}: {what}"))
+            };
             let mut data = BlockIter::new(self.data_block(handle, false)?);
             data.seek_to_first();
             if !data.valid() {
@@ -318,9 +321,7 @@ impl Sst {
             prev_separator = Some(index.key().to_vec());
             index.next();
         }
-        index
-            .status()
-            .map_err(|e| self.index_error(e))?;
+        index.status().map_err(|e| self.index_error(e))?;
         if seen != self.props {
             return Err(self.source.corrupt(format_args!(
                 "the properties block says {:?}, the data blocks hold {seen:?}",

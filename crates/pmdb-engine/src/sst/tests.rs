@@ -103,7 +103,11 @@ fn check_table(sst: &Arc<Sst>, model: &Model, targets: &[(Vec<u8>, u64)]) {
         }
         let before = model.partition_point(|(k, _)| keys::compare(k, t).is_le());
         it.seek_for_prev(t);
-        assert_eq!(current(&it), key(before.checked_sub(1)), "seek_for_prev {target:?}");
+        assert_eq!(
+            current(&it),
+            key(before.checked_sub(1)),
+            "seek_for_prev {target:?}"
+        );
         if it.valid() {
             it.prev();
             assert_eq!(current(&it), key(before.checked_sub(2)), "prev after seek");
@@ -118,7 +122,10 @@ fn check_table(sst: &Arc<Sst>, model: &Model, targets: &[(Vec<u8>, u64)]) {
     for (k, _) in model {
         let user = keys::user_key(k);
         let snap = keys::seq_of(k);
-        assert_eq!(got(sst.get(user, snap).unwrap()), model_get(model, user, snap));
+        assert_eq!(
+            got(sst.get(user, snap).unwrap()),
+            model_get(model, user, snap)
+        );
         assert_eq!(
             got(sst.get(user, MAX_SEQ).unwrap()),
             model_get(model, user, MAX_SEQ)
@@ -142,7 +149,8 @@ fn value() -> impl Strategy<Value = Vec<u8>> {
 
 /// Several versions of random user keys sharing prefixes, some of them tombstones.
 fn model() -> impl Strategy<Value = Model> {
-    let versions = prop::collection::btree_map(1u64..1000, (prop::bool::weighted(0.2), value()), 1..4);
+    let versions =
+        prop::collection::btree_map(1u64..1000, (prop::bool::weighted(0.2), value()), 1..4);
     prop::collection::btree_map(user_key(), versions, 0..150).prop_map(|keys| {
         let mut model = Vec::new();
         for (user, versions) in keys {
@@ -163,12 +171,18 @@ fn options() -> impl Strategy<Value = SstOptions> {
         prop::sample::select(vec![0u32, 10]),
         prop::bool::ANY,
     )
-        .prop_map(|(block_size, restart_interval, bloom_bits_per_key, lz4)| SstOptions {
-            block_size,
-            restart_interval,
-            bloom_bits_per_key,
-            compression: if lz4 { Compression::Lz4 } else { Compression::None },
-        })
+        .prop_map(
+            |(block_size, restart_interval, bloom_bits_per_key, lz4)| SstOptions {
+                block_size,
+                restart_interval,
+                bloom_bits_per_key,
+                compression: if lz4 {
+                    Compression::Lz4
+                } else {
+                    Compression::None
+                },
+            },
+        )
 }
 
 proptest! {
@@ -203,7 +217,10 @@ fn numbered(n: usize) -> Model {
             let key = format!("key{:06}", i / 2);
             let kind = if i % 10 == 9 { Kind::Delete } else { Kind::Put };
             let ikey = IKey::new(key.as_bytes(), (n - i) as u64, kind);
-            (ikey.as_slice().to_vec(), format!("value {i} ").repeat(i % 7).into_bytes())
+            (
+                ikey.as_slice().to_vec(),
+                format!("value {i} ").repeat(i % 7).into_bytes(),
+            )
         })
         .collect()
 }
@@ -224,7 +241,10 @@ fn a_large_table_round_trips_with_its_meta_and_properties() {
         }
         let estimate = w.estimated_len();
         let meta = w.finish().unwrap();
-        assert!(meta.file_len.abs_diff(estimate) < 4096, "{estimate} vs {meta:?}");
+        assert!(
+            meta.file_len.abs_diff(estimate) < 4096,
+            "{estimate} vs {meta:?}"
+        );
         assert_eq!(
             (meta.entries, meta.tombstones, meta.min_seq, meta.max_seq),
             (20_000, 2_000, 1, 20_000)
@@ -235,7 +255,10 @@ fn a_large_table_round_trips_with_its_meta_and_properties() {
         );
         let raw_keys: u64 = model.iter().map(|(k, _)| k.len() as u64).sum();
         let raw_values: u64 = model.iter().map(|(_, v)| v.len() as u64).sum();
-        assert_eq!((meta.raw_key_bytes, meta.raw_value_bytes), (raw_keys, raw_values));
+        assert_eq!(
+            (meta.raw_key_bytes, meta.raw_value_bytes),
+            (raw_keys, raw_values)
+        );
         for mode in MODES {
             let sst = open(&fs, "big.sst", mode, cache_for(mode));
             let p = sst.properties();
@@ -244,7 +267,11 @@ fn a_large_table_round_trips_with_its_meta_and_properties() {
             let targets = [(b"key000500".to_vec(), 5), (b"nokey".to_vec(), 1)];
             check_table(&sst, &model, &targets);
             let absent = (0..1000)
-                .filter(|i| sst.get(format!("absent{i}").as_bytes(), MAX_SEQ).unwrap().is_none())
+                .filter(|i| {
+                    sst.get(format!("absent{i}").as_bytes(), MAX_SEQ)
+                        .unwrap()
+                        .is_none()
+                })
                 .count();
             assert_eq!(absent, 1000);
         }
@@ -292,7 +319,11 @@ fn direct_reads_borrow_the_mapping_and_values_outlive_the_table() {
         assert_eq!(tag, keys::tag_of(&model[100].0));
         assert_eq!(value.is_mapped(), mapped, "{mode}");
         drop(sst);
-        assert_eq!(&value[..], &model[100].1[..], "the value outlives its table");
+        assert_eq!(
+            &value[..],
+            &model[100].1[..],
+            "the value outlives its table"
+        );
     }
     let lz4 = SstOptions {
         compression: Compression::Lz4,
@@ -301,7 +332,10 @@ fn direct_reads_borrow_the_mapping_and_values_outlive_the_table() {
     write(&fs, "z.sst", &model, &lz4);
     let sst = open(&fs, "z.sst", ReadMode::Direct, None);
     let (_, value) = sst.get(user, MAX_SEQ).unwrap().unwrap();
-    assert!(!value.is_mapped(), "compressed blocks are decompressed into a buffer");
+    assert!(
+        !value.is_mapped(),
+        "compressed blocks are decompressed into a buffer"
+    );
     assert_eq!(&value[..], &model[100].1[..]);
 }
 

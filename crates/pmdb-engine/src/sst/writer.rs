@@ -2,16 +2,18 @@
 //! filter, properties and index blocks and the footer, then a sync. It appends only, so
 //! any `WritableFile` will do; naming and publishing the finished file is the caller's.
 
+use pmdb_pmem::WritableFile;
+
 use super::block::BlockBuilder;
 use super::filter;
 use super::{SstMeta, SstOptions};
 use crate::error::{DbError, Result};
 use crate::format::record::Kind;
 use crate::format::sst::{
-    BlockHandle, Compression, FOOTER_LEN, Footer, Properties, SST_FORMAT_VERSION, block_trailer, compress_lz4,
+    BlockHandle, Compression, FOOTER_LEN, Footer, Properties, SST_FORMAT_VERSION, block_trailer,
+    compress_lz4,
 };
 use crate::keys::{self, IKey};
-use pmdb_pmem::WritableFile;
 
 /// Largest block size an option may ask for.
 const MAX_BLOCK_SIZE: usize = 64 << 20;
@@ -185,7 +187,9 @@ impl SstWriter {
         if self.data.is_empty() {
             return Ok(());
         }
-        let handle = self.sink.write(self.data.finish(), self.options.compression)?;
+        let handle = self
+            .sink
+            .write(self.data.finish(), self.options.compression)?;
         self.data.reset();
         self.props.data_blocks += 1;
         self.pending = Some(handle);
@@ -263,8 +267,9 @@ mod tests {
 
     #[test]
     fn separators_are_short_and_between() {
-        let cases: [(&[u8], &[u8], &[u8]); 5] = [
-            (b"apple", b"banana", b"b"),
+        let cases: [(&[u8], &[u8], &[u8]); 6] = [
+            (b"apple", b"cherry", b"b"),
+            (b"apple", b"banana", b"apple"),
             (b"user0042xyz", b"user0097", b"user005"),
             (b"abc", b"abd", b"abc"),
             (b"ab", b"abc", b"ab"),

@@ -24,11 +24,12 @@ impl OsFiles {
         Ok(OsFiles { dir })
     }
 
-    /// The directory `dir` as it is, for inspection: nothing is created.
+    /// The directory `dir` as it is, for inspection: nothing is created, and a missing
+    /// directory reads as an empty one.
     pub fn existing(dir: impl AsRef<Path>) -> Result<OsFiles> {
-        let dir = dir.as_ref().to_path_buf();
-        fs::metadata(&dir).map_err(|e| PmemError::io(&dir, e))?;
-        Ok(OsFiles { dir })
+        Ok(OsFiles {
+            dir: dir.as_ref().to_path_buf(),
+        })
     }
 
     fn path(&self, name: &str) -> PathBuf {
@@ -75,7 +76,11 @@ impl FileSystem for OsFiles {
     }
 
     fn list(&self) -> Result<Vec<String>> {
-        let entries = fs::read_dir(&self.dir).map_err(|e| PmemError::io(&self.dir, e))?;
+        let entries = match fs::read_dir(&self.dir) {
+            Ok(entries) => entries,
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(Vec::new()),
+            Err(e) => return Err(PmemError::io(&self.dir, e)),
+        };
         let mut names = Vec::new();
         for entry in entries {
             let entry = entry.map_err(|e| PmemError::io(&self.dir, e))?;
