@@ -9,11 +9,11 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use pmdb_pmem::{Pool, Prefaulter};
 
 use crate::background::Background;
-use crate::compaction::Jobs;
-use crate::format::manifest::Change;
 use crate::batch::WriteBatch;
 use crate::commit::{CommitCtx, Pipeline};
+use crate::compaction::Jobs;
 use crate::error::Result;
+use crate::format::manifest::Change;
 use crate::options::DbOptions;
 use crate::recovery::RecoveryStats;
 use crate::registry::{Registry, SubtableState};

@@ -15,13 +15,13 @@ use crate::error::{DbError, Result};
 use crate::format::manifest::{Change, Edit};
 use crate::levels::{Levels, Table};
 use crate::manifest::{self, Manifest};
-use crate::tiers::{TierStats, Tiers};
 use crate::options::{DbOptions, WriteOptions};
 use crate::recovery::{self, RecoveryStats};
 use crate::registry::Registry;
 use crate::seq::SeqTracker;
 use crate::snapshot::Snapshot;
 use crate::subtable::Subtable;
+use crate::tiers::{TierStats, Tiers};
 
 /// A database: a pool holding named subtables. Cheap to clone; all clones share it.
 #[derive(Clone)]
@@ -51,8 +51,20 @@ pub struct SubtableStats {
     pub index_keys: u64,
     /// Versions the indexes still hold (older ones no reader needs are dropped).
     pub index_versions: u64,
-    /// DRAM the indexes occupy, in bytes.
+    /// DRAM the indexes occupy, in bytes (global-index generations included).
     pub index_bytes: u64,
+    /// Global-index generations, and the PM bytes of the memtables merged into them.
+    pub gi_generations: usize,
+    pub gi_bytes: u64,
+    /// Per SST level (L1 first): files and bytes.
+    pub levels: Vec<(usize, u64)>,
+}
+
+impl SubtableStats {
+    /// Bytes in SST files.
+    pub fn sst_bytes(&self) -> u64 {
+        self.levels.iter().map(|(_, b)| b).sum()
+    }
 }
 
 impl SubtableStats {
@@ -154,7 +166,11 @@ impl Db {
             set.next_memtable = recovered.next_memtable_id;
             set.next_subtable = recovered.next_subtable_id;
             set.last_seq = recovered.max_seq;
-            tiers = Tiers::new(fs, Some(Manifest::start(Arc::clone(&tiers.fs), set)?), &options);
+            tiers = Tiers::new(
+                fs,
+                Some(Manifest::start(Arc::clone(&tiers.fs), set)?),
+                &options,
+            );
         }
         log::info!("{path}: {}", recovered.stats);
         for damage in &recovered.stats.damage {
@@ -297,6 +313,19 @@ impl Db {
         self.core.jobs.stats()
     }
 
+    /// Reads and checks every block of every live SST file; one line per file that fails.
+    pub fn verify_tables(&self) -> Vec<String> {
+        let mut problems = Vec::new();
+        for s in self.core.registry.all() {
+            for t in s.view.load().levels.files() {
+                if let Err(e) = t.sst.verify() {
+                    problems.push(format!("{}: {e}", t.sst.name()));
+                }
+            }
+        }
+        problems
+    }
+
     /// What each subtable holds, sorted by name.
     pub fn subtable_stats(&self) -> Vec<SubtableStats> {
         self.core
@@ -312,7 +341,18 @@ impl Db {
                     index_keys: 0,
                     index_versions: 0,
                     index_bytes: 0,
+                    gi_generations: view.gis.len(),
+                    gi_bytes: view.gis.iter().map(|g| g.bytes()).sum(),
+                    levels: (1..=view.levels.depth())
+                        .map(|l| (view.levels.level(l).len(), view.levels.bytes(l)))
+                        .collect(),
                 };
+                for g in &view.gis {
+                    let usage = g.index.usage();
+                    stats.index_keys += usage.keys;
+                    stats.index_versions += usage.versions;
+                    stats.index_bytes += usage.bytes;
+                }
                 for m in view.memtables() {
                     let usage = m.index.usage();
                     stats.records += m.records();

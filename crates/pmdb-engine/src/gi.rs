@@ -18,9 +18,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use parking_lot::Mutex;
 use pmdb_pmem::Pool;
 
+use crate::art::KeySource;
 use crate::catalog::MemtableDesc;
 use crate::error::Result;
-use crate::art::KeySource;
 use crate::index::{Indexed, LiveIndex, PoolKeys, TAG_IN_RECORD};
 use crate::memtable::{Memtable, ZoneLease};
 
@@ -78,7 +78,10 @@ impl Gi {
     /// versions older than `horizon` needs. The caller then records the membership and
     /// publishes a view without `m`; until then readers find every version in `m` first.
     pub fn merge(&self, m: &Memtable, horizon: u64) -> Result<()> {
-        debug_assert!(m.index.is_frozen(), "merging a memtable still taking inserts");
+        debug_assert!(
+            m.index.is_frozen(),
+            "merging a memtable still taking inserts"
+        );
         let keys = PoolKeys(m.index.pool());
         let mut from: Option<Vec<u8>> = None;
         let mut batch = Vec::with_capacity(MERGE_BATCH * 2);
@@ -120,7 +123,12 @@ impl Gi {
     /// The highest member id: every memtable of the subtable up to it is in this
     /// generation or an older layer.
     pub fn max_member(&self) -> u64 {
-        self.members.lock().iter().map(|m| m.desc.id).max().unwrap_or(0)
+        self.members
+            .lock()
+            .iter()
+            .map(|m| m.desc.id)
+            .max()
+            .unwrap_or(0)
     }
 
     /// The catalog no longer names the members: their zones go back to the pool once the

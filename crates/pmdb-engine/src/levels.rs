@@ -38,7 +38,10 @@ impl Table {
 /// What the levels hold for a key at a snapshot.
 pub(crate) enum LevelLookup {
     /// The newest version the snapshot may see: its tag and value.
-    Found { tag: u64, value: SstValue },
+    Found {
+        tag: u64,
+        value: SstValue,
+    },
     Absent,
     /// A file written after the reader took its snapshot may have dropped the version it
     /// needs: read again at a newer sequence number.

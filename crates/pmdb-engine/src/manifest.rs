@@ -174,9 +174,9 @@ fn replay(bytes: &[u8]) -> std::result::Result<VersionSet, String> {
                 at += len;
             }
             Err(e) => {
-                if let Some(next) = (at + 1..bytes.len())
-                    .find(|&o| Edit::decode_record(&bytes[o..]).is_ok_and(|(e, _)| e.number > set.edit))
-                {
+                if let Some(next) = (at + 1..bytes.len()).find(|&o| {
+                    Edit::decode_record(&bytes[o..]).is_ok_and(|(e, _)| e.number > set.edit)
+                }) {
                     return Err(format!(
                         "record at byte {at} is damaged ({e}), and a valid record follows at byte {next}"
                     ));
@@ -214,10 +214,6 @@ impl Manifest {
         manifest.make_current()?;
         manifest.remove_unnamed()?;
         Ok(manifest)
-    }
-
-    pub fn version(&self) -> &VersionSet {
-        &self.set
     }
 
     /// A number for a new file, logged with the next edit.
@@ -349,7 +345,7 @@ mod tests {
             .filter(|n| n.starts_with("MANIFEST-"))
             .count();
         assert_eq!(manifests, 1, "the older manifest is removed");
-        assert_eq!(m.version().files, set.files);
+        assert_eq!(m.set.files, set.files);
     }
 
     #[test]
@@ -393,7 +389,11 @@ mod tests {
         }
         let mut middle = bytes.clone();
         middle[MANIFEST_MAGIC.len() + 10] ^= 1;
-        assert!(replay(&middle).unwrap_err().contains("valid record follows"));
+        assert!(
+            replay(&middle)
+                .unwrap_err()
+                .contains("valid record follows")
+        );
         assert!(replay(b"PMDBMANX").unwrap_err().contains("magic"));
     }
 

@@ -11,16 +11,16 @@ use pmdb_pmem::{PmOff, Pool};
 
 use crate::error::{DbError, Result};
 use crate::format::record::{self, Kind};
+use crate::index::Lookup;
 use crate::iter::InternalIterator;
 use crate::iter::index::IndexIter;
 use crate::iter::merge::MergingIterator;
 use crate::iter::visible::VisibleIter;
-use crate::index::Lookup;
 use crate::keys;
 use crate::levels::LevelLookup;
-use crate::sst::SstValue;
 use crate::registry::SubtableState;
 use crate::seq::{SeqTracker, SnapshotPin};
+use crate::sst::SstValue;
 use crate::view::ReadView;
 
 /// A value read with no copy where the read mode allows: borrowed from PM, or from an

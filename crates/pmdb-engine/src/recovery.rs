@@ -275,10 +275,12 @@ pub(crate) fn recover(
         if m.desc.gi == 0 {
             units.push(vec![m]);
         } else {
-            let at = *gen_of.entry((m.desc.subtable, m.desc.gi)).or_insert_with(|| {
-                units.push(Vec::new());
-                units.len() - 1
-            });
+            let at = *gen_of
+                .entry((m.desc.subtable, m.desc.gi))
+                .or_insert_with(|| {
+                    units.push(Vec::new());
+                    units.len() - 1
+                });
             units[at].push(m);
         }
     }

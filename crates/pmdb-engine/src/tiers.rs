@@ -10,10 +10,10 @@ use pmdb_pmem::FileSystem;
 
 use crate::error::{DbError, Result};
 use crate::format::manifest::{Change, FileMeta};
-use crate::levels::Table;
-use crate::manifest::{Manifest, VersionSet, sst_name};
-use crate::options::DbOptions;
 use crate::format::sst::Compression;
+use crate::levels::Table;
+use crate::manifest::{Manifest, sst_name};
+use crate::options::DbOptions;
 use crate::sst::cache::BlockCache;
 use crate::sst::table::Sst;
 use crate::sst::writer::SstWriter;
@@ -36,6 +36,8 @@ pub struct TierStats {
     /// Time commits waited for room, in total and at most in one stall.
     pub stall_time: Duration,
     pub longest_stall: Duration,
+    /// Bytes the block cache holds now.
+    pub block_cache_bytes: u64,
     /// The last error a background job met, if any (it retries).
     pub last_error: Option<String>,
 }
@@ -54,11 +56,7 @@ pub(crate) struct Tiers {
 }
 
 impl Tiers {
-    pub fn new(
-        fs: Arc<dyn FileSystem>,
-        manifest: Option<Manifest>,
-        options: &DbOptions,
-    ) -> Tiers {
+    pub fn new(fs: Arc<dyn FileSystem>, manifest: Option<Manifest>, options: &DbOptions) -> Tiers {
         let cache = (options.block_cache_bytes > 0 && options.read_mode != ReadMode::Direct)
             .then(|| Arc::new(BlockCache::new(options.block_cache_bytes)));
         Tiers {
@@ -122,9 +120,8 @@ impl Tiers {
         }
     }
 
-    /// The version the manifest holds now (for stats and checks).
-    pub fn version(&self) -> Option<VersionSet> {
-        self.manifest.lock().as_ref().map(|m| m.version().clone())
+    pub fn cache_bytes(&self) -> u64 {
+        self.cache.as_ref().map_or(0, |c| c.weight())
     }
 
     /// Counts `written` bytes against the compaction rate, waiting while over it.
@@ -160,7 +157,13 @@ fn read_only() -> DbError {
 }
 
 /// What compaction keeps of a written file.
-pub(crate) fn file_meta(number: u64, subtable: u32, level: u8, horizon: u64, m: SstMeta) -> FileMeta {
+pub(crate) fn file_meta(
+    number: u64,
+    subtable: u32,
+    level: u8,
+    horizon: u64,
+    m: SstMeta,
+) -> FileMeta {
     FileMeta {
         number,
         subtable,

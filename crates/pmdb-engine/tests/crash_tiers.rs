@@ -69,7 +69,11 @@ fn apply(model: &mut Model, batch: &Batch) {
     }
 }
 
-fn workload(seed: u64, batches: u64, options: DbOptions) -> impl Fn(&Arc<Pool>, &mut AckLog<Batch>) {
+fn workload(
+    seed: u64,
+    batches: u64,
+    options: DbOptions,
+) -> impl Fn(&Arc<Pool>, &mut AckLog<Batch>) {
     move |pool, acks| {
         let db = Db::open_pool(Arc::clone(pool), options.clone()).unwrap();
         let subs: Vec<_> = SUBTABLES.iter().map(|n| db.subtable(n).unwrap()).collect();
@@ -131,7 +135,8 @@ fn contents(db: &Db) -> Result<Model, String> {
 }
 
 fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Result<(), String> {
-    let db = Db::open_pool(Arc::clone(pool), options()).map_err(|e| format!("open after crash: {e}"))?;
+    let db =
+        Db::open_pool(Arc::clone(pool), options()).map_err(|e| format!("open after crash: {e}"))?;
     if !db.recovery_stats().damage.is_empty() {
         return Err(format!("damage reported: {:?}", db.recovery_stats().damage));
     }
@@ -156,7 +161,8 @@ fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Resul
     }
     // Everything compacts down again, and then PM holds only the catalog and the active
     // memtables: no zone of a flushed memtable is left behind.
-    db.compact().map_err(|e| format!("compaction after recovery: {e}"))?;
+    db.compact()
+        .map_err(|e| format!("compaction after recovery: {e}"))?;
     if contents(&db)? != got {
         return Err("compaction after recovery changed the contents".into());
     }
@@ -204,6 +210,10 @@ fn crash_world_catches_pm_freed_before_the_manifest_edit() {
         broken_free_before_manifest: true,
         ..options()
     };
-    let failure = run(21, 240, options).expect_err("freeing PM before the SSTs are live must lose data");
-    assert!(failure.contains("neither the acknowledged prefix"), "{failure}");
+    let failure =
+        run(21, 240, options).expect_err("freeing PM before the SSTs are live must lose data");
+    assert!(
+        failure.contains("neither the acknowledged prefix"),
+        "{failure}"
+    );
 }

@@ -3,6 +3,7 @@
 #![forbid(unsafe_code)]
 
 mod bench_cmd;
+mod compact_cmd;
 mod input;
 mod paths;
 mod pool_cmd;
@@ -33,6 +34,8 @@ enum Command {
     Bench(bench_cmd::BenchArgs),
     /// Open a database (running recovery) and report what recovery did and what it holds.
     Stats(stats_cmd::StatsArgs),
+    /// Merge and compact everything below the active memtables into SST files.
+    Compact(compact_cmd::CompactArgs),
 }
 
 /// Parses the command line. Option values may start with a hyphen, so that `--records -5`
@@ -72,6 +75,7 @@ fn main() -> ExitCode {
         Command::Pool(cmd) => pool_cmd::run(cmd),
         Command::Bench(args) => bench_cmd::run(args),
         Command::Stats(args) => stats_cmd::run(args),
+        Command::Compact(args) => compact_cmd::run(args),
     };
     match result {
         Ok(code) => code,

@@ -262,7 +262,11 @@ fn check_database(dir: &Path, pool: PoolOptions) -> bool {
             for damage in &stats.damage {
                 println!("{}: damaged: {damage}", dir.display());
             }
-            if stats.damage.is_empty() {
+            let tables = db.verify_tables();
+            for problem in &tables {
+                println!("{}: damaged SST: {problem}", dir.display());
+            }
+            if stats.damage.is_empty() && tables.is_empty() {
                 println!(
                     "{}: database consistent ({} subtables, {} memtables, {} records)",
                     dir.display(),
@@ -271,7 +275,7 @@ fn check_database(dir: &Path, pool: PoolOptions) -> bool {
                     stats.records
                 );
             }
-            stats.damage.is_empty()
+            stats.damage.is_empty() && tables.is_empty()
         }
         Err(DbError::NoDatabase { .. }) => {
             println!("{}: holds no pmdb database", dir.display());

@@ -51,7 +51,32 @@ pub fn run(args: StatsArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             s.index_bytes,
             s.index_bytes_per_key()
         );
+        let levels: Vec<String> = s
+            .levels
+            .iter()
+            .enumerate()
+            .map(|(i, (files, bytes))| format!("L{} {files} files {bytes} B", i + 1))
+            .collect();
+        println!(
+            "  tiers     global index {} generations over {} B of PM; SSTs {} B: {}",
+            s.gi_generations,
+            s.gi_bytes,
+            s.sst_bytes(),
+            if levels.is_empty() {
+                "none".to_string()
+            } else {
+                levels.join(", ")
+            }
+        );
     }
+    let alloc = db.device().alloc;
+    println!(
+        "pm          {} of {} zones owned, {} free ({} B per zone)",
+        alloc.owned_zones,
+        alloc.zones,
+        alloc.free_zones,
+        db.device().zone_size
+    );
     Ok(if s.damage.is_empty() {
         ExitCode::SUCCESS
     } else {

@@ -7,8 +7,8 @@ use parking_lot::Mutex;
 use pmdb_pmem::Pool;
 
 use crate::background::Background;
-use crate::compaction::Jobs;
 use crate::batch::WriteBatch;
+use crate::compaction::Jobs;
 use crate::error::Result;
 use crate::options::DbOptions;
 use crate::registry::Registry;

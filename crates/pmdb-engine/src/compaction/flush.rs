@@ -42,7 +42,8 @@ pub(super) fn flush_sealed(ctx: &JobCtx, state: &SubtableState) -> Result<bool> 
         Some((lo, hi)) => view.levels.overlapping(1, lo, hi),
         None => Vec::new(),
     };
-    let mut inputs: Vec<Box<dyn InternalIterator>> = vec![Box::new(IndexIter::new(Arc::clone(&gi)))];
+    let mut inputs: Vec<Box<dyn InternalIterator>> =
+        vec![Box::new(IndexIter::new(Arc::clone(&gi)))];
     inputs.extend(
         replaced
             .iter()

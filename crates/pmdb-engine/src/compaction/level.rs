@@ -57,11 +57,7 @@ pub(super) fn compact_one(ctx: &JobCtx, state: &SubtableState) -> Result<bool> {
         file
     };
     let below = levels.overlapping(level + 1, file.smallest_user(), file.largest_user());
-    let deleted: HashSet<u64> = below
-        .iter()
-        .chain([&file])
-        .map(|t| t.meta.number)
-        .collect();
+    let deleted: HashSet<u64> = below.iter().chain([&file]).map(|t| t.meta.number).collect();
     let mut changes: Vec<Change> = [&file]
         .into_iter()
         .chain(&below)
@@ -85,7 +81,7 @@ pub(super) fn compact_one(ctx: &JobCtx, state: &SubtableState) -> Result<bool> {
             .chain(&below)
             .map(|t| Box::new(t.sst.iter()) as Box<dyn InternalIterator>)
             .collect();
-        let added = output::write(
+        output::write(
             ctx,
             inputs,
             &Target {
@@ -94,8 +90,7 @@ pub(super) fn compact_one(ctx: &JobCtx, state: &SubtableState) -> Result<bool> {
                 horizon: ctx.seqs.horizon(),
                 levels,
             },
-        )?;
-        added
+        )?
     };
     changes.extend(added.iter().map(|t| Change::AddFile(t.meta.clone())));
     ctx.tiers.log(changes)?;
@@ -107,7 +102,8 @@ pub(super) fn compact_one(ctx: &JobCtx, state: &SubtableState) -> Result<bool> {
     if !below.is_empty() {
         ctx.tiers.remove_files(&deleted);
         let mut stats = ctx.tiers.stats.lock();
-        stats.compaction_bytes_read += file.meta.size + below.iter().map(|t| t.meta.size).sum::<u64>();
+        stats.compaction_bytes_read +=
+            file.meta.size + below.iter().map(|t| t.meta.size).sum::<u64>();
     }
     ctx.tiers.stats.lock().compactions += 1;
     Ok(true)

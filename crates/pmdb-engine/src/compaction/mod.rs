@@ -171,7 +171,9 @@ impl Jobs {
     }
 
     pub fn stats(&self) -> TierStats {
-        self.ctx.tiers.stats.lock().clone()
+        let mut stats = self.ctx.tiers.stats.lock().clone();
+        stats.block_cache_bytes = self.ctx.tiers.cache_bytes();
+        stats
     }
 }
 

@@ -51,12 +51,21 @@ pub(crate) enum Change {
     /// Subtable ids below this one were handed out.
     NextSubtable(u32),
     AddFile(FileMeta),
-    DeleteFile { subtable: u32, level: u8, number: u64 },
+    DeleteFile {
+        subtable: u32,
+        level: u8,
+        number: u64,
+    },
     /// The subtable's memtables with ids up to this one are wholly in SSTs: their PM may
     /// be freed (recovery frees what is left of them).
-    Flushed { subtable: u32, memtable: u64 },
+    Flushed {
+        subtable: u32,
+        memtable: u64,
+    },
     /// The subtable is gone: every file of it is deleted with this edit.
-    DropSubtable { subtable: u32 },
+    DropSubtable {
+        subtable: u32,
+    },
 }
 
 /// A version edit: applied whole or not at all.
@@ -90,9 +99,7 @@ impl Edit {
                     b.push(T_ADD_FILE);
                     b.extend_from_slice(&f.subtable.to_le_bytes());
                     b.push(f.level);
-                    for w in [
-                        f.number, f.size, f.entries, f.min_seq, f.max_seq, f.horizon,
-                    ] {
+                    for w in [f.number, f.size, f.entries, f.min_seq, f.max_seq, f.horizon] {
                         b.extend_from_slice(&w.to_le_bytes());
                     }
                     for key in [&f.smallest, &f.largest] {
@@ -253,9 +260,7 @@ fn decode_edit(body: &[u8]) -> Result<Edit, FormatError> {
                 subtable: f.u32()?,
                 memtable: f.u64()?,
             },
-            T_DROP_SUBTABLE => Change::DropSubtable {
-                subtable: f.u32()?,
-            },
+            T_DROP_SUBTABLE => Change::DropSubtable { subtable: f.u32()? },
             _ => return Err(FormatError::Invalid("manifest change tag")),
         };
         changes.push(change);

@@ -96,7 +96,11 @@ mod tests {
                 assert_eq!(v, Some(vec![i as u8; 100]), "key {i}");
             }
             let turned_away = (2000..4000u32)
-                .filter(|i| frozen.iter().all(|m| m.index.filter_excludes(&i.to_be_bytes())))
+                .filter(|i| {
+                    frozen
+                        .iter()
+                        .all(|m| m.index.filter_excludes(&i.to_be_bytes()))
+                })
                 .count();
             assert!(turned_away > 1800, "{turned_away} of 2000 absent keys");
             assert!(t.get((5000u32).to_be_bytes()).unwrap().is_none());

@@ -15,9 +15,9 @@ use pmdb_pmem::PmOff;
 use crate::art::Version;
 use crate::error::{DbError, Result};
 use crate::format::record;
+use crate::index::{Indexed, TAG_IN_RECORD};
 use crate::iter::InternalIterator;
 use crate::keys;
-use crate::index::{Indexed, TAG_IN_RECORD};
 
 /// The most keys copied out of the index at once.
 const MAX_BATCH: usize = 64;

@@ -39,7 +39,11 @@ impl LevelIter {
 
     /// Moves on to the following files while the current one is exhausted.
     fn skip_forward(&mut self) {
-        while self.current.as_ref().is_some_and(|c| !c.valid() && c.status().is_ok()) {
+        while self
+            .current
+            .as_ref()
+            .is_some_and(|c| !c.valid() && c.status().is_ok())
+        {
             let next = self.at + 1;
             match self.open(next) {
                 Some(it) => it.seek_to_first(),
@@ -49,7 +53,11 @@ impl LevelIter {
     }
 
     fn skip_backward(&mut self) {
-        while self.current.as_ref().is_some_and(|c| !c.valid() && c.status().is_ok()) {
+        while self
+            .current
+            .as_ref()
+            .is_some_and(|c| !c.valid() && c.status().is_ok())
+        {
             if self.at == 0 {
                 return;
             }

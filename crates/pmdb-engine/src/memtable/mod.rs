@@ -66,7 +66,10 @@ impl Drop for ZoneLease {
             && let Err(e) = self.pool.release_owner(self.owner)
         {
             // The catalog no longer names the owner, so the next open frees it anyway.
-            log::warn!("memtable {}: releasing its zones failed: {e}", self.memtable);
+            log::warn!(
+                "memtable {}: releasing its zones failed: {e}",
+                self.memtable
+            );
         }
     }
 }

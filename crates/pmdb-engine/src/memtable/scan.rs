@@ -4,7 +4,6 @@
 
 use pmdb_pmem::{PmOff, Pool};
 
-use crate::index::PoolKeys;
 use super::{Memtable, at_off};
 use crate::art::{BulkEntry, Version, sort_run};
 use crate::catalog::MemtableDesc;
@@ -13,6 +12,7 @@ use crate::format::chunk::{CHUNK_HEADER, ChunkHeader, ChunkKind};
 use crate::format::head::HeadWord;
 use crate::format::record;
 use crate::format::zone::{ZONE_HEADER, ZoneHeader};
+use crate::index::PoolKeys;
 use crate::keys;
 
 /// What scanning one zone at recovery found.

@@ -67,6 +67,7 @@ impl Block {
     }
 
     /// Whether the bytes are the file's mapping, not a copy.
+    #[cfg(test)]
     pub fn is_mapped(&self) -> bool {
         matches!(self.backing, Backing::Mapped(_))
     }

@@ -121,6 +121,7 @@ pub(crate) struct SstValue(Block);
 
 impl SstValue {
     /// Whether the value lies in the file's mapping rather than in a copy.
+    #[cfg(test)]
     pub fn is_mapped(&self) -> bool {
         self.0.is_mapped()
     }

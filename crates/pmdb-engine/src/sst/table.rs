@@ -178,10 +178,12 @@ impl Sst {
         &self.source.name
     }
 
+    #[cfg(test)]
     pub fn properties(&self) -> &Properties {
         &self.props
     }
 
+    #[cfg(test)]
     pub fn read_mode(&self) -> ReadMode {
         self.mode
     }
