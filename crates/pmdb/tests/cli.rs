@@ -543,14 +543,18 @@ fn replot_of_a_report_without_results_is_an_error() {
     assert!(text(&out).contains("no results"), "{}", text(&out));
 }
 
-/// Every file of the directory with its bytes.
+/// Every file under the directory with its bytes.
 fn files(dir: &Path) -> Vec<(std::path::PathBuf, Vec<u8>)> {
     let mut files: Vec<_> = std::fs::read_dir(dir)
         .unwrap()
-        .map(|e| {
-            let path = e.unwrap().path();
-            let bytes = std::fs::read(&path).unwrap();
-            (path, bytes)
+        .map(|e| e.unwrap().path())
+        .flat_map(|path| {
+            if path.is_dir() {
+                files(&path)
+            } else {
+                let bytes = std::fs::read(&path).unwrap();
+                vec![(path, bytes)]
+            }
         })
         .collect();
     files.sort();
