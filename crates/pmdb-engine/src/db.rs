@@ -13,7 +13,7 @@ use crate::commit::Pipeline;
 use crate::core::Core;
 use crate::error::{DbError, Result};
 use crate::format::manifest::{Change, Edit};
-use crate::levels::{Levels, Table};
+use crate::levels::Levels;
 use crate::manifest::{self, Manifest};
 use crate::options::{DbOptions, WriteOptions};
 use crate::recovery::{self, RecoveryStats};
@@ -21,6 +21,7 @@ use crate::registry::Registry;
 use crate::seq::SeqTracker;
 use crate::snapshot::Snapshot;
 use crate::subtable::Subtable;
+use crate::table::Table;
 use crate::tiers::{TierStats, Tiers};
 
 /// A database: a pool holding named subtables. Cheap to clone; all clones share it.

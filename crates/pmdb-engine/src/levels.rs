@@ -7,33 +7,12 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use crate::error::Result;
-use crate::format::manifest::{FileMeta, MAX_LEVEL};
+use crate::format::manifest::MAX_LEVEL;
 use crate::iter::InternalIterator;
 use crate::iter::level::LevelIter;
 use crate::keys;
 use crate::sst::SstValue;
-use crate::sst::table::Sst;
-
-/// One live SST file.
-pub(crate) struct Table {
-    pub meta: FileMeta,
-    pub sst: Arc<Sst>,
-}
-
-impl Table {
-    pub fn smallest_user(&self) -> &[u8] {
-        keys::user_key(&self.meta.smallest)
-    }
-
-    pub fn largest_user(&self) -> &[u8] {
-        keys::user_key(&self.meta.largest)
-    }
-
-    fn overlaps(&self, lo: &[u8], hi: &[u8]) -> bool {
-        keys::compare_user_keys(self.smallest_user(), hi).is_le()
-            && keys::compare_user_keys(self.largest_user(), lo).is_ge()
-    }
-}
+use crate::table::Table;
 
 /// What the levels hold for a key at a snapshot.
 pub(crate) enum LevelLookup {

@@ -64,6 +64,7 @@ mod seq;
 mod snapshot;
 mod sst;
 mod subtable;
+mod table;
 mod tiers;
 mod view;
 

@@ -11,13 +11,13 @@ use pmdb_pmem::FileSystem;
 use crate::error::{DbError, Result};
 use crate::format::manifest::{Change, FileMeta};
 use crate::format::sst::Compression;
-use crate::levels::Table;
 use crate::manifest::{Manifest, sst_name};
 use crate::options::DbOptions;
 use crate::sst::cache::BlockCache;
 use crate::sst::table::Sst;
 use crate::sst::writer::SstWriter;
 use crate::sst::{ReadMode, SstMeta, SstOptions};
+use crate::table::Table;
 
 /// What the global index and the SST levels have done since the database was opened.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -13,8 +13,9 @@ use crate::error::Result;
 use crate::format::manifest::{Change, MAX_LEVEL};
 use crate::iter::InternalIterator;
 use crate::keys;
-use crate::levels::{Levels, Table};
+use crate::levels::Levels;
 use crate::registry::SubtableState;
+use crate::table::Table;
 
 /// The level most over its target, if any is.
 fn pick_level(ctx: &JobCtx, levels: &Levels) -> Option<u8> {

@@ -14,8 +14,9 @@ use crate::format::record::Kind;
 use crate::iter::InternalIterator;
 use crate::iter::merge::MergingIterator;
 use crate::keys;
-use crate::levels::{Levels, Table};
+use crate::levels::Levels;
 use crate::sst::writer::SstWriter;
+use crate::table::Table;
 use crate::tiers::file_meta;
 
 /// What a compaction writes into.

@@ -6,8 +6,8 @@ use std::sync::Arc;
 use crate::error::Result;
 use crate::iter::InternalIterator;
 use crate::keys;
-use crate::levels::Table;
 use crate::sst::iter::SstIter;
+use crate::table::Table;
 
 pub(crate) struct LevelIter {
     files: Vec<Arc<Table>>,
