@@ -621,9 +621,19 @@ fn pool_files_are_a_real_directory_that_a_read_only_pool_does_not_create() {
         Err(PmemError::NotFound { .. })
     ));
     assert!(!sst.exists());
-    drop(read_only);
+    drop((missing, read_only));
 
-    let pool = Pool::open(&pool_dir, &PoolOptions::default()).unwrap();
+    // A sibling test forking a child process holds a copy of the lock file's descriptor
+    // until the child execs, so the lock may outlive the drop for a moment.
+    let pool = (0..200)
+        .find_map(|_| match Pool::open(&pool_dir, &PoolOptions::default()) {
+            Err(PmemError::Locked { .. }) => {
+                std::thread::sleep(std::time::Duration::from_millis(10));
+                None
+            }
+            other => Some(other.unwrap()),
+        })
+        .expect("the lock is released");
     let files = pool.files(&sst).unwrap();
     let mut f = files.create("a").unwrap();
     f.append(b"bytes").unwrap();
