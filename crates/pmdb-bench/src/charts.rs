@@ -1,5 +1,5 @@
 //! SVG charts for reports (plotters): grouped bars for throughput per phase and engine,
-//! and latency percentiles per engine on a logarithmic axis.
+//! latency percentiles per engine on a logarithmic axis, and series over time.
 
 use std::path::Path;
 
@@ -189,6 +189,53 @@ pub fn lines(
     Ok(())
 }
 
+/// One line per series of (seconds, value) points, on a time axis.
+pub fn over_time(
+    path: &Path,
+    title: &str,
+    y_label: &str,
+    series: &[(String, Vec<(f64, f64)>)],
+) -> ChartResult {
+    let root = SVGBackend::new(path, (960, 540)).into_drawing_area();
+    root.fill(&WHITE).map_err(err)?;
+    let points = || series.iter().flat_map(|(_, v)| v.iter().copied());
+    let x_max = points().map(|p| p.0).fold(1.0f64, f64::max);
+    let y_max = points().map(|p| p.1).fold(0.0f64, f64::max).max(1e-9);
+    let mut chart = ChartBuilder::on(&root)
+        .caption(title, ("sans-serif", 22))
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(80)
+        .build_cartesian_2d(0.0..x_max * 1.02, 0.0..y_max * 1.1)
+        .map_err(err)?;
+    chart
+        .configure_mesh()
+        .x_desc("seconds")
+        .y_desc(y_label)
+        .y_label_formatter(&|y| {
+            if y_max >= 100.0 {
+                format!("{y:.0}")
+            } else {
+                format!("{y:.2}")
+            }
+        })
+        .draw()
+        .map_err(err)?;
+    for (i, (name, v)) in series.iter().enumerate() {
+        let color = COLORS[i % COLORS.len()];
+        chart
+            .draw_series(LineSeries::new(v.clone(), color.stroke_width(2)))
+            .map_err(err)?
+            .label(name.clone())
+            .legend(move |(x, y)| {
+                PathElement::new(vec![(x, y), (x + 16, y)], color.stroke_width(2))
+            });
+    }
+    draw_legend(&mut chart)?;
+    root.present().map_err(err)?;
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -222,5 +269,15 @@ mod tests {
         )
         .unwrap();
         assert!(std::fs::read_to_string(&sweep).unwrap().contains("2x"));
+        let time = dir.path().join("time.svg");
+        over_time(
+            &time,
+            "over time",
+            "ops/s",
+            &[("x".into(), vec![(10.0, 5.0), (20.0, 4.0)])],
+        )
+        .unwrap();
+        let svg = std::fs::read_to_string(&time).unwrap();
+        assert!(svg.contains("seconds") && svg.contains("<polyline"));
     }
 }

@@ -22,5 +22,6 @@ pub mod pmem;
 pub mod progress;
 pub mod recovery;
 pub mod report;
+pub mod timeline;
 pub mod ycsb;
 pub mod ycsb_run;

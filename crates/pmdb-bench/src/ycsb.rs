@@ -213,6 +213,11 @@ impl Counters {
         })
     }
 
+    /// Records inserted so far (loaded ones included).
+    pub fn inserted(&self) -> u64 {
+        self.inserted.load(Ordering::Acquire)
+    }
+
     /// Marks record `n` as inserted (readable by other threads' operations).
     pub fn acknowledge(&self, n: u64) {
         self.inserted.fetch_max(n + 1, Ordering::AcqRel);

@@ -1,25 +1,29 @@
 //! Running YCSB on the engines side by side: a load phase, then workloads in YCSB's
 //! recommended order (A, B, C, F, D, E: the ones that insert come last), every engine on
 //! the same device path with the same durability, one thread or several. Reports
-//! throughput, per-operation latency percentiles and pmdb's ratio to each peer.
+//! throughput, per-operation latency percentiles, pmdb's ratio to each peer, and per
+//! phase the throughput and footprint over time (`timeline`). pmdb's pool may be capped
+//! and its SSTs put on another device (`--sst-dir`, where the peers then run too), with
+//! one run per SST read mode asked for.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
 use pmdb_pmem::Emulation;
 
-use crate::engines::{self, Durability, Engine, IndexMemory, Worker};
+use crate::engines::{self, Durability, Engine, Footprint, IndexMemory, PmdbSetup, Worker};
 use crate::histogram::{Latencies, Summary, fmt_ns};
 use crate::limits::{
     InvalidSetting, MAX_DRAM_LATENCY_NS, MAX_NVM_FACTOR, MAX_OPERATIONS, MAX_RECORDS, MAX_THREADS,
-    check, check_space, split,
+    check, check_space, fmt_bytes, split,
 };
 use crate::machine::{Machine, filesystem_of};
 use crate::progress::progress;
+use crate::timeline::{Timeline, Window, sampled};
 use crate::ycsb::{Counters, Generator, Layout, Op, OpKind, Workload, value};
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -45,7 +49,33 @@ pub struct YcsbConfig {
     /// The DRAM latency the factors multiply.
     #[serde(default)]
     pub dram_latency_ns: u64,
+    /// Most bytes pmdb's pool may grow to [default: pmdb's].
+    #[serde(default)]
+    pub pool_max: Option<u64>,
+    /// Where pmdb puts its SSTs and the peers run [default: in `dir` for all].
+    #[serde(default)]
+    pub sst_dir: Option<PathBuf>,
+    /// pmdb runs once per SST read mode named here (pread, mmap-copy, direct); none:
+    /// once, in its default mode.
+    #[serde(default)]
+    pub read_modes: Vec<String>,
+    /// Length of a throughput-over-time window, in seconds.
+    #[serde(default = "default_window")]
+    pub window_secs: u64,
+    /// Compact each engine (its own manual compaction) between the load and the
+    /// workloads, so reads go to its lowest tier.
+    #[serde(default)]
+    pub compact_after_load: bool,
 }
+
+fn default_window() -> u64 {
+    10
+}
+
+/// Smallest pool cap a run accepts: room for a few of pmdb's default memtables.
+pub const MIN_POOL_MAX: u64 = 256 << 20;
+/// Longest throughput-over-time window, in seconds.
+pub const MAX_WINDOW_SECS: u64 = 3600;
 
 impl YcsbConfig {
     fn layout(&self) -> Layout {
@@ -57,8 +87,9 @@ impl YcsbConfig {
     }
 
     /// Refuses a configuration that could not run to the end: no records or operations,
-    /// no threads, absurd counts, unknown engines or workloads, values larger than the
-    /// engines take, or records that cannot fit in `dir`.
+    /// no threads, absurd counts, unknown engines, workloads or read modes, values larger
+    /// than the engines take, a pool cap too small, or records that cannot fit in `dir`
+    /// (and `sst_dir`).
     pub fn validate(&self) -> Result<(), InvalidSetting> {
         if self.engines.is_empty() {
             return Err(InvalidSetting::new(
@@ -105,9 +136,49 @@ impl YcsbConfig {
                 1..=MAX_DRAM_LATENCY_NS,
             )?;
         }
+        if let Some(bytes) = self.pool_max {
+            check("pool_max", bytes, MIN_POOL_MAX..=u64::MAX)?;
+        }
+        check("window", self.window_secs, 1..=MAX_WINDOW_SECS)?;
+        self.pmdb_read_modes()?;
         let layout = self.layout();
         let record = (layout.key(0).len() + layout.value_size()) as u64;
-        check_space("records", self.records.saturating_mul(record), &self.dir)
+        let need = self.records.saturating_mul(record);
+        match &self.sst_dir {
+            // The pool holds at most its cap; the rest goes to the SSTs.
+            Some(sst) => {
+                check_space(
+                    "records",
+                    need.min(self.pool_max.unwrap_or(need)),
+                    &self.dir,
+                )?;
+                check_space("records", need, sst)
+            }
+            None => check_space("records", need, &self.dir),
+        }
+    }
+
+    /// The read modes pmdb runs in: `None` alone for its default.
+    fn pmdb_read_modes(&self) -> Result<Vec<Option<pmdb_engine::ReadMode>>, InvalidSetting> {
+        if self.read_modes.is_empty() {
+            return Ok(vec![None]);
+        }
+        self.read_modes
+            .iter()
+            .map(|m| {
+                m.parse()
+                    .map(Some)
+                    .map_err(|e: String| InvalidSetting::new("read_mode", e))
+            })
+            .collect()
+    }
+
+    /// The directory engine `name` runs in: the peers go where pmdb's SSTs go.
+    fn dir_of(&self, name: &str) -> PathBuf {
+        match &self.sst_dir {
+            Some(sst) if !name.starts_with("pmdb") => sst.join(format!("ycsb-{name}")),
+            _ => self.dir.join(format!("ycsb-{name}")),
+        }
     }
 }
 
@@ -137,6 +208,9 @@ pub struct PhaseResult {
     /// Reads that found no record (a record claimed but not yet inserted by another
     /// thread).
     pub not_found: u64,
+    /// Throughput and footprint over time.
+    #[serde(default)]
+    pub windows: Vec<Window>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -150,6 +224,18 @@ pub struct EngineResult {
     pub index_after_load: Option<IndexMemory>,
     #[serde(default)]
     pub index_at_end: Option<IndexMemory>,
+    /// How long the compaction between load and workloads took, if one ran.
+    #[serde(default)]
+    pub compact_secs: Option<f64>,
+    /// Where its data lay after the last phase, and the bytes of keys and values it then
+    /// held (one version of each record).
+    #[serde(default)]
+    pub footprint_at_end: Option<Footprint>,
+    #[serde(default)]
+    pub live_bytes: u64,
+    /// The engine's account of its background work, where it gives one.
+    #[serde(default)]
+    pub background: Option<String>,
 }
 
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -169,14 +255,23 @@ pub const ORDER: [char; 6] = ['A', 'B', 'C', 'F', 'D', 'E'];
 pub fn run(config: &YcsbConfig, command: String) -> engines::Result<YcsbReport> {
     config.validate()?;
     std::fs::create_dir_all(&config.dir)?;
+    if let Some(sst) = &config.sst_dir {
+        std::fs::create_dir_all(sst)?;
+    }
     let mut results = Vec::new();
     for name in &config.engines {
-        results.push(run_engine(
-            name,
-            config,
-            &config.workloads,
-            Emulation::default(),
-        )?);
+        let modes = if name.starts_with("pmdb") {
+            config.pmdb_read_modes()?
+        } else {
+            vec![None]
+        };
+        for read_mode in modes {
+            let setup = PmdbSetup {
+                read_mode,
+                ..config.pmdb_setup(name)
+            };
+            results.push(run_engine(name, config, &config.workloads, &setup)?);
+        }
     }
     let mut nvm_sweep = Vec::new();
     for &factor in &config.nvm_factors {
@@ -187,11 +282,15 @@ pub fn run(config: &YcsbConfig, command: String) -> engines::Result<YcsbReport> 
             write_latency_ns: extra,
             write_bandwidth_mb_s: 0,
         };
+        let setup = PmdbSetup {
+            emulation,
+            ..config.pmdb_setup("pmdb")
+        };
         nvm_sweep.push(SweepPoint {
             factor,
             extra_read_ns: extra,
             extra_write_ns_per_line: extra,
-            result: run_engine("pmdb", config, &['C', 'A'], emulation)?,
+            result: run_engine("pmdb", config, &['C', 'A'], &setup)?,
         });
     }
     Ok(YcsbReport {
@@ -204,53 +303,94 @@ pub fn run(config: &YcsbConfig, command: String) -> engines::Result<YcsbReport> 
     })
 }
 
+impl YcsbConfig {
+    /// pmdb as this run sets it up when it runs as engine `name`.
+    fn pmdb_setup(&self, name: &str) -> PmdbSetup {
+        PmdbSetup {
+            pool_max: self.pool_max,
+            sst_dir: self
+                .sst_dir
+                .as_ref()
+                .map(|d| d.join(format!("ycsb-{name}-sst"))),
+            ..PmdbSetup::default()
+        }
+    }
+}
+
 /// Loads engine `name` in a fresh directory and runs `workloads` on it in YCSB's order.
 fn run_engine(
     name: &str,
     config: &YcsbConfig,
     workloads: &[char],
-    emulation: Emulation,
+    setup: &PmdbSetup,
 ) -> engines::Result<EngineResult> {
     let layout = config.layout();
-    let dir = config.dir.join(format!("ycsb-{name}"));
-    let engine = engines::open(name, &dir, config.durability, emulation)?;
-    let mut phases = vec![load(engine.as_ref(), config, &layout)?];
+    let dir = config.dir_of(name);
+    let opened = engines::open(name, &dir, config.durability, setup)?;
+    let engine = opened.as_ref();
+    let window = Duration::from_secs(config.window_secs);
+    let timed = |run: &(dyn Fn(&Timeline) -> engines::Result<PhaseResult> + Sync)| {
+        let (phase, windows) = sampled(engine, &dir, window, run);
+        phase.map(|p| PhaseResult { windows, ..p })
+    };
+    let mut phases = vec![timed(&|t| load(engine, config, &layout, t))?];
     let index_after_load = engine.index_memory();
+    let compact_secs = if config.compact_after_load {
+        let start = Instant::now();
+        engine.compact()?;
+        Some(start.elapsed().as_secs_f64())
+    } else {
+        None
+    };
     let counters = Counters::new(config.records);
     for w in ORDER.iter().filter(|w| workloads.contains(w)) {
         let workload = Workload::core(*w).ok_or_else(|| format!("no core workload {w:?}"))?;
-        phases.push(run_workload(
-            engine.as_ref(),
-            config,
-            &layout,
-            &workload,
-            &counters,
-        )?);
+        phases.push(timed(&|t| {
+            run_workload(engine, config, &layout, &workload, &counters, t)
+        })?);
     }
+    let records = counters.inserted();
     let result = EngineResult {
         engine: engine.name(),
         settings: engine.settings(),
         phases,
         index_after_load,
         index_at_end: engine.index_memory(),
+        compact_secs,
+        footprint_at_end: Some(engine.footprint(&dir)),
+        live_bytes: records
+            * (layout.key(records.saturating_sub(1)).len() + layout.value_size()) as u64,
+        background: engine.background(),
     };
-    drop(engine);
+    drop(opened);
     let _ = std::fs::remove_dir_all(&dir);
+    if let Some(sst) = &setup.sst_dir {
+        let _ = std::fs::remove_dir_all(sst);
+    }
     Ok(result)
 }
 
 type ThreadOutcome = engines::Result<(BTreeMap<OpKind, Latencies>, u64)>;
 
-fn load(engine: &dyn Engine, config: &YcsbConfig, layout: &Layout) -> engines::Result<PhaseResult> {
+/// Operations a thread does between two reports to the progress bar and the timeline.
+const TALLY: u64 = 1024;
+
+fn load(
+    engine: &dyn Engine,
+    config: &YcsbConfig,
+    layout: &Layout,
+    timeline: &Timeline,
+) -> engines::Result<PhaseResult> {
     let bar = progress(&format!("{}: load", engine.name()), config.records);
     let next = AtomicU64::new(0);
-    let start = Instant::now();
+    let start = timeline.start();
     let outcomes: Vec<ThreadOutcome> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..config.threads)
             .map(|_| {
                 s.spawn(|| -> ThreadOutcome {
                     let mut w = engine.worker()?;
                     let mut lat = Latencies::default();
+                    let mut untallied = 0;
                     loop {
                         let n = next.fetch_add(1, Ordering::Relaxed);
                         if n >= config.records {
@@ -260,10 +400,14 @@ fn load(engine: &dyn Engine, config: &YcsbConfig, layout: &Layout) -> engines::R
                         let t = Instant::now();
                         w.insert(&k, &v)?;
                         lat.record(t.elapsed().as_nanos() as u64);
-                        if n.is_multiple_of(1024) {
+                        untallied += 1;
+                        if untallied == TALLY {
+                            timeline.add(TALLY);
                             bar.set_position(n);
+                            untallied = 0;
                         }
                     }
+                    timeline.add(untallied);
                     Ok((BTreeMap::from([(OpKind::Insert, lat)]), 0))
                 })
             })
@@ -288,17 +432,17 @@ fn run_workload(
     layout: &Layout,
     workload: &Workload,
     counters: &std::sync::Arc<Counters>,
+    timeline: &Timeline,
 ) -> engines::Result<PhaseResult> {
     let bar = progress(
         &format!("{}: workload {}", engine.name(), workload.name),
         config.operations,
     );
     let start_line = std::sync::Barrier::new(config.threads);
-    let started = std::sync::Mutex::new(None::<Instant>);
     let outcomes: Vec<ThreadOutcome> = std::thread::scope(|s| {
         let handles: Vec<_> = (0..config.threads)
             .map(|t| {
-                let (bar, start_line, started) = (&bar, &start_line, &started);
+                let (bar, start_line) = (&bar, &start_line);
                 s.spawn(move || -> ThreadOutcome {
                     let mut out = Vec::new();
                     let mut prepare = || -> engines::Result<_> {
@@ -322,11 +466,9 @@ fn run_workload(
                     let (mut w, mut g) = ready?;
                     let mut lats: BTreeMap<OpKind, Latencies> = BTreeMap::new();
                     let mut not_found = 0;
-                    started
-                        .lock()
-                        .expect("start time")
-                        .get_or_insert_with(Instant::now);
-                    for i in split(config.operations, config.threads, t) {
+                    timeline.start();
+                    let mut untallied = 0;
+                    for _ in split(config.operations, config.threads, t) {
                         let op = g.next_op();
                         let t0 = Instant::now();
                         let found = execute(w.as_mut(), &op, layout, counters, &mut out)?;
@@ -334,10 +476,14 @@ fn run_workload(
                             .or_default()
                             .record(t0.elapsed().as_nanos() as u64);
                         not_found += u64::from(!found);
-                        if i % 1024 == 1023 {
-                            bar.inc(1024);
+                        untallied += 1;
+                        if untallied == TALLY {
+                            timeline.add(TALLY);
+                            bar.inc(TALLY);
+                            untallied = 0;
                         }
                     }
+                    timeline.add(untallied);
                     Ok((lats, not_found))
                 })
             })
@@ -348,9 +494,8 @@ fn run_workload(
             .collect()
     });
     bar.finish_and_clear();
-    let secs = started
-        .into_inner()
-        .expect("start time")
+    let secs = timeline
+        .started()
         .map_or(0.0, |t| t.elapsed().as_secs_f64());
     phase(workload.name.to_string(), config.operations, secs, outcomes)
 }
@@ -415,6 +560,7 @@ fn phase(
             })
             .collect(),
         not_found,
+        windows: Vec::new(),
     })
 }
 
@@ -516,7 +662,189 @@ pub fn charts(r: &YcsbReport, dir: &std::path::Path) -> engines::Result<Vec<Path
             written.push(path);
         }
     }
+    for phase in timed_phases(r) {
+        let runs: Vec<(&str, &[Window])> = r
+            .results
+            .iter()
+            .filter_map(|e| {
+                let p = e.phases.iter().find(|p| p.phase == phase)?;
+                Some((e.engine.as_str(), p.windows.as_slice()))
+            })
+            .collect();
+        let throughput: Vec<(String, Vec<(f64, f64)>)> = runs
+            .iter()
+            .map(|(e, w)| {
+                (
+                    e.to_string(),
+                    w.iter().map(|w| (w.end_secs, w.ops_per_sec)).collect(),
+                )
+            })
+            .collect();
+        let path = dir.join(format!("ycsb-timeline-{}.svg", phase.to_lowercase()));
+        crate::charts::over_time(
+            &path,
+            &format!(
+                "{} throughput per {} s window",
+                phase_title(&phase),
+                r.config.window_secs
+            ),
+            "operations/s",
+            &throughput,
+        )?;
+        written.push(path);
+        let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+        let mut footprint: Vec<(String, Vec<(f64, f64)>)> = Vec::new();
+        for (e, w) in &runs {
+            if w.iter().any(|w| w.footprint.pm_bytes > 0) {
+                footprint.push((
+                    format!("{e}: PM"),
+                    w.iter()
+                        .map(|w| (w.end_secs, gib(w.footprint.pm_bytes)))
+                        .collect(),
+                ));
+            }
+            footprint.push((
+                format!("{e}: files"),
+                w.iter()
+                    .map(|w| (w.end_secs, gib(w.footprint.file_bytes)))
+                    .collect(),
+            ));
+        }
+        let path = dir.join(format!("ycsb-footprint-{}.svg", phase.to_lowercase()));
+        crate::charts::over_time(
+            &path,
+            &format!("{}: where the data lies", phase_title(&phase)),
+            "GiB",
+            &footprint,
+        )?;
+        written.push(path);
+    }
     Ok(written)
+}
+
+/// Phases some engine ran for at least two full windows: the ones worth a timeline.
+fn timed_phases(r: &YcsbReport) -> Vec<String> {
+    let mut phases: Vec<String> = Vec::new();
+    for e in &r.results {
+        for p in &e.phases {
+            if p.windows.iter().filter(|w| w.full).count() >= 2 && !phases.contains(&p.phase) {
+                phases.push(p.phase.clone());
+            }
+        }
+    }
+    phases
+}
+
+fn phase_title(phase: &str) -> String {
+    if phase == "load" {
+        "load".into()
+    } else {
+        format!("workload {phase}")
+    }
+}
+
+/// pmdb's read modes side by side, as ratios to `pread`, when the run had several.
+fn read_modes_section(r: &YcsbReport, phases: &[String]) -> String {
+    let pread = r
+        .results
+        .iter()
+        .position(|e| e.engine.contains("pread reads"));
+    let modes: Vec<usize> = (0..r.results.len())
+        .filter(|&i| r.results[i].engine.contains(" reads)") && Some(i) != pread)
+        .collect();
+    let Some(base) = pread.filter(|_| !modes.is_empty()) else {
+        return String::new();
+    };
+    let mut out = String::from("\n## SST read modes (ratio to pread)\n\n| phase |");
+    for &m in &modes {
+        out.push_str(&format!(" {} |", r.results[m].engine));
+    }
+    out.push_str("\n|---|");
+    out.push_str(&"---:|".repeat(modes.len()));
+    out.push('\n');
+    for ph in phases {
+        out.push_str(&format!("| {ph} |"));
+        for &m in &modes {
+            let ratio =
+                throughput(r, m, ph).unwrap_or(0.0) / throughput(r, base, ph).unwrap_or(f64::NAN);
+            out.push_str(&format!(" {ratio:.2}× |"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// Throughput over time: per phase and engine, the first, last and lowest full window,
+/// and the most PM the engine held.
+fn timeline_section(r: &YcsbReport) -> String {
+    let phases = timed_phases(r);
+    if phases.is_empty() {
+        return String::new();
+    }
+    let mut out = format!(
+        "\n## Throughput over time ({} s windows)\n\n| phase | engine | full windows | first ops/s | last ops/s | last ÷ first | lowest ops/s | most PM in use | PM + files at the end |\n|---|---|---:|---:|---:|---:|---:|---:|---:|\n",
+        r.config.window_secs
+    );
+    for ph in &phases {
+        for e in &r.results {
+            let Some(p) = e.phases.iter().find(|p| &p.phase == ph) else {
+                continue;
+            };
+            let Some((first, last, low)) = crate::timeline::steadiness(&p.windows) else {
+                continue;
+            };
+            let most_pm = p.windows.iter().map(|w| w.footprint.pm_bytes).max();
+            let end = p.windows.last().map(|w| w.footprint.total());
+            out.push_str(&format!(
+                "| {ph} | {} | {} | {first:.0} | {last:.0} | {:.2} | {low:.0} | {} | {} |\n",
+                e.engine,
+                p.windows.iter().filter(|w| w.full).count(),
+                last / first,
+                most_pm.map_or("–".into(), fmt_bytes),
+                end.map_or("–".into(), fmt_bytes),
+            ));
+        }
+    }
+    for ph in &phases {
+        let name = ph.to_lowercase();
+        out.push_str(&format!(
+            "\n![{ph} throughput over time](ycsb-timeline-{name}.svg)\n![{ph} footprint over time](ycsb-footprint-{name}.svg)\n"
+        ));
+    }
+    out
+}
+
+/// Space at the end of the run: what each engine holds for the live data, and its
+/// account of the background work.
+fn space_section(r: &YcsbReport) -> String {
+    let mut out = String::from(
+        "\n## Space at the end\n\nLive data: one version of every record, keys and values.\n\n| engine | live | PM | files | (PM + files) ÷ live |\n|---|---:|---:|---:|---:|\n",
+    );
+    let mut any = false;
+    for e in &r.results {
+        let Some(f) = e.footprint_at_end else {
+            continue;
+        };
+        any = true;
+        out.push_str(&format!(
+            "| {} | {} | {} | {} | {:.2} |\n",
+            e.engine,
+            fmt_bytes(e.live_bytes),
+            fmt_bytes(f.pm_bytes),
+            fmt_bytes(f.file_bytes),
+            f.total() as f64 / e.live_bytes.max(1) as f64
+        ));
+    }
+    let background: Vec<String> = r
+        .results
+        .iter()
+        .filter_map(|e| Some(format!("- {}: {}\n", e.engine, e.background.as_ref()?)))
+        .collect();
+    if !background.is_empty() {
+        out.push_str("\nBackground work:\n\n");
+        out.push_str(&background.concat());
+    }
+    if any { out } else { String::new() }
 }
 
 /// Throughput of `engine` in `phase`.
@@ -537,9 +865,32 @@ pub fn markdown(r: &YcsbReport) -> String {
         m.cpu, m.cores, m.memory_gib, m.kernel, c.dir.display(), r.filesystem, c.records, c.operations,
         c.warmup, c.threads, c.field_count, c.field_length, c.durability, c.seed, r.command
     ));
+    if let Some(sst) = &c.sst_dir {
+        out.push_str(&format!(
+            "pmdb keeps its pool in `{}` and its SSTs in `{}` ({}); the peers run in `{}` too.\n\n",
+            c.dir.display(),
+            sst.display(),
+            filesystem_of(sst),
+            sst.display()
+        ));
+    }
+    if let Some(cap) = c.pool_max {
+        out.push_str(&format!("pmdb's pool is capped at {}.\n\n", fmt_bytes(cap)));
+    }
     out.push_str("Engines and the settings that give that durability:\n\n");
     for e in &r.results {
         out.push_str(&format!("- {}: {}\n", e.engine, e.settings));
+    }
+    let compacted: Vec<String> = r
+        .results
+        .iter()
+        .filter_map(|e| Some(format!("{} {:.1} s", e.engine, e.compact_secs?)))
+        .collect();
+    if !compacted.is_empty() {
+        out.push_str(&format!(
+            "\nEach engine compacted fully after the load: {}.\n",
+            compacted.join(", ")
+        ));
     }
     for e in &r.results {
         if let (Some(load), Some(end)) = (e.index_after_load, e.index_at_end) {
@@ -595,6 +946,9 @@ pub fn markdown(r: &YcsbReport) -> String {
         }
         out.push('\n');
     }
+    out.push_str(&read_modes_section(r, &phases));
+    out.push_str(&timeline_section(r));
+    out.push_str(&space_section(r));
     if !r.nvm_sweep.is_empty() {
         out.push_str(&format!(
             "\n## NVM latency sweep (pmdb, emulated)\n\nPM latency as a multiple of a {} ns DRAM access: the extra (factor − 1) × {} ns is charged per PM read access and per flushed cache line (pmdb-pmem's emulation knobs: software delays, an approximation in the spirit of Quartz).\n\n| factor | extra ns | load ops/s | C ops/s | A ops/s |\n|---:|---:|---:|---:|---:|\n",
@@ -664,6 +1018,11 @@ mod tests {
             seed: 1,
             nvm_factors: vec![1, 4],
             dram_latency_ns: 100,
+            pool_max: None,
+            sst_dir: None,
+            read_modes: Vec::new(),
+            window_secs: 10,
+            compact_after_load: false,
         }
     }
 
@@ -705,7 +1064,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let good = config(dir.path());
         type Spoil = fn(&mut YcsbConfig);
-        let cases: [(&str, Spoil); 9] = [
+        let cases: [(&str, Spoil); 12] = [
             ("records", |c| c.records = 0),
             ("records", |c| c.records = MAX_RECORDS + 1),
             ("operations", |c| c.operations = 0),
@@ -717,6 +1076,9 @@ mod tests {
             ("workloads", |c| c.workloads = vec!['Z']),
             ("nvm_latency", |c| c.nvm_factors = vec![0]),
             ("dram_latency_ns", |c| c.dram_latency_ns = 0),
+            ("pool_max", |c| c.pool_max = Some(1 << 20)),
+            ("window", |c| c.window_secs = 0),
+            ("read_mode", |c| c.read_modes = vec!["mmap".into()]),
         ];
         for (name, spoil) in cases {
             let mut c = good.clone();
@@ -732,6 +1094,54 @@ mod tests {
         let e = run(&c, "test".into()).unwrap_err().to_string();
         assert!(e.starts_with("records needs at least"), "{e}");
         assert!(!dir.path().join("ycsb-pmdb").exists());
+    }
+
+    /// pmdb with its SSTs elsewhere, compacted after the load, once per read mode: the
+    /// peers run beside the SSTs, reads come from the SSTs, and the report compares the
+    /// modes and states where the data lay.
+    #[test]
+    fn tiers_read_modes_and_footprints() {
+        let dir = tempfile::tempdir().unwrap();
+        let sst = dir.path().join("disk");
+        let config = YcsbConfig {
+            engines: vec!["pmdb".into(), "lmdb".into()],
+            workloads: vec!['C', 'E'],
+            nvm_factors: Vec::new(),
+            sst_dir: Some(sst.clone()),
+            pool_max: Some(MIN_POOL_MAX),
+            read_modes: vec!["pread".into(), "direct".into()],
+            compact_after_load: true,
+            ..config(&dir.path().join("pm"))
+        };
+        let r = run(&config, "test".into()).unwrap();
+        let names: Vec<&str> = r.results.iter().map(|e| e.engine.as_str()).collect();
+        assert_eq!(names.len(), 3, "{names:?}");
+        assert!(names[0].ends_with("pread reads)") && names[1].ends_with("direct reads)"));
+        for e in &r.results[..2] {
+            assert!(e.compact_secs.is_some());
+            let f = e.footprint_at_end.unwrap();
+            // Compacted: the records are in SST files, under the SST directory.
+            assert!(f.file_bytes > 0, "{f:?}");
+            assert!(
+                e.settings.contains(&sst.display().to_string()),
+                "{}",
+                e.settings
+            );
+            assert!(e.background.as_ref().unwrap().contains("flushes"));
+            let c = e.phases.iter().find(|p| p.phase == "C").unwrap();
+            assert_eq!(c.not_found, 0);
+        }
+        assert!(r.results[2].footprint_at_end.unwrap().file_bytes > 0);
+        // At least the loaded records (workload E inserts more).
+        let layout = config.layout();
+        let loaded = config.records * (layout.key(0).len() + layout.value_size()) as u64;
+        assert!(r.results.iter().all(|e| e.live_bytes >= loaded));
+        let md = markdown(&r);
+        assert!(md.contains("## SST read modes (ratio to pread)"), "{md}");
+        assert!(md.contains("peers run in"), "{md}");
+        assert!(md.contains("## Space at the end"), "{md}");
+        // Every engine's directories are gone after the run.
+        assert_eq!(std::fs::read_dir(&sst).unwrap().count(), 0);
     }
 
     #[test]

@@ -37,6 +37,8 @@ pub struct DeviceStats {
     pub emulation: Emulation,
     pub zone_size: u64,
     pub mapped_bytes: u64,
+    /// Zones the pool holds once grown to its cap.
+    pub max_zones: u64,
     pub alloc: AllocStats,
 }
 
@@ -114,7 +116,7 @@ impl Db {
     /// Opens (or creates) the database in an already open pool — the crash simulator's
     /// way in. A read-only pool gives a read-only database.
     pub fn open_pool(pool: Arc<Pool>, mut options: DbOptions) -> Result<Db> {
-        options.fit_to(pool.zone_size())?;
+        options.fit_to(&pool)?;
         let path = pool.dir().map_or_else(
             || "<simulated pool>".to_string(),
             |d| d.display().to_string(),
@@ -274,7 +276,7 @@ impl Db {
         self.core.seqs.visible()
     }
 
-    /// The options in force (limits as fitted to the pool's zone size).
+    /// The options in force (limits and budgets as fitted to the pool).
     pub fn options(&self) -> &DbOptions {
         &self.core.options
     }
@@ -297,6 +299,7 @@ impl Db {
             emulation: pool.emulation(),
             zone_size: pool.zone_size(),
             mapped_bytes: pool.mapped_bytes(),
+            max_zones: pool.max_zones(),
             alloc: pool.alloc_stats(),
         }
     }

@@ -67,10 +67,18 @@ pub enum DbError {
 }
 
 impl DbError {
+    /// Whether this is the pool having no zone left.
+    pub(crate) fn is_pool_full(&self) -> bool {
+        matches!(
+            self,
+            DbError::PoolFull | DbError::Pmem(PmemError::PoolFull { .. })
+        )
+    }
+
     /// The error each member of a failed commit group receives.
     pub(crate) fn for_group_member(&self) -> DbError {
         match self {
-            DbError::PoolFull | DbError::Pmem(PmemError::PoolFull { .. }) => DbError::PoolFull,
+            e if e.is_pool_full() => DbError::PoolFull,
             DbError::OwnersFull { max_owners }
             | DbError::Pmem(PmemError::OwnersFull { max_owners }) => DbError::OwnersFull {
                 max_owners: *max_owners,

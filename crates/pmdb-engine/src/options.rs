@@ -43,7 +43,7 @@ pub struct DbOptions {
     /// the "everything in PM" configuration, on a disk the PM + SSD one.
     pub sst_dir: Option<PathBuf>,
     /// A global-index generation is sealed and compacted to SSTs once its memtables hold
-    /// this many bytes of PM.
+    /// this many bytes of PM, or 3/8 of the pool's cap if that is less.
     pub gi_budget: u64,
     /// Target bytes of level 1; each deeper level holds `level_ratio` times more.
     pub l1_target: u64,
@@ -95,7 +95,7 @@ impl Default for DbOptions {
             max_key_size: DEFAULT_MAX_KEY,
             max_value_size: DEFAULT_MAX_VALUE,
             sst_dir: None,
-            gi_budget: 512 << 20,
+            gi_budget: 1 << 30,
             l1_target: 1 << 30,
             level_ratio: 10,
             target_file_size: 64 << 20,
@@ -206,8 +206,15 @@ impl DbOptions {
 
     /// Checks the options against the pool's zone size, and lowers the default
     /// `max_key_size` and any `max_value_size` to what fits in one zone (so a pool made
-    /// with small zones opens with the default options).
-    pub(crate) fn fit_to(&mut self, zone_size: u64) -> Result<()> {
+    /// with small zones opens with the default options). A global-index generation gets
+    /// at most 3/8 of what the pool may grow to, so that one filling while another is
+    /// flushed still leaves a quarter of the pool for the memtables.
+    pub(crate) fn fit_to(&mut self, pool: &pmdb_pmem::Pool) -> Result<()> {
+        let zone_size = pool.zone_size();
+        self.gi_budget = self
+            .gi_budget
+            .min(pool.max_zones().saturating_mul(zone_size) / 8 * 3)
+            .max(1);
         let invalid = |name, reason: String| Err(DbError::InvalidOption { name, reason });
         if self.max_key_size == 0 || self.max_key_size > 64 << 10 {
             return invalid(

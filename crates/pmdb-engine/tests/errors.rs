@@ -129,7 +129,8 @@ fn options_that_cannot_work_are_refused_and_limits_fit_the_zone() {
 #[test]
 fn pool_full_fails_the_write_and_keeps_the_database() {
     let dir = tempfile::tempdir().unwrap();
-    let mut options = DbOptions::small();
+    // No background jobs to give PM back: the pool does fill.
+    let mut options = DbOptions::small().manual_tiering();
     options.pool.max_extents = Some(1);
     let mut written = Vec::new();
     {

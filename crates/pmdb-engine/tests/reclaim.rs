@@ -1,8 +1,9 @@
 //! Reclamation: PM under a reader is released only once the reader has left. A borrowed
 //! value and a live scan are held across the drop of their subtable while new writes
 //! reuse every free zone; both still read the right bytes, and the zones come back to the
-//! pool once they are dropped. Also: scans are `Send + 'static` and resume where they
-//! stopped, and handles of a dropped subtable fail cleanly.
+//! pool once they are dropped. A pool capped far below the data written never fills while
+//! the background jobs give its PM back. Also: scans are `Send + 'static` and resume where
+//! they stopped, and handles of a dropped subtable fail cleanly.
 
 use pmdb_engine::{Db, DbError, DbOptions, WriteBatch, WriteOptions};
 
@@ -76,6 +77,45 @@ fn readers_keep_a_dropped_subtable_in_pm_until_they_leave() {
     assert_eq!(db.subtable_names(), vec!["new".to_string()]);
     assert_eq!(db.recovery_stats().released_owners, 0);
     assert_eq!(db.subtable("old").unwrap().scan::<&str>(..).count(), 0);
+}
+
+/// A 512 KiB pool takes 10 MB of writes, with flushes slowed down so that writers run
+/// ahead of them: commits wait for the jobs to free PM when it runs short (sealing a
+/// global-index generation early), and never fail with `PoolFull`.
+#[test]
+fn a_capped_pool_takes_many_times_its_size() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut o = DbOptions::small();
+    o.pool.max_extents = Some(1);
+    o.compaction_rate = 4 << 20;
+    let cap = u64::from(o.pool.zones_per_extent) * o.pool.zone_size.unwrap();
+    let value = |i: u32, round: u32| format!("{round}:{i:05}:").repeat(300).into_bytes();
+    let keys = 3000u32;
+    {
+        let db = Db::open(dir.path(), o.clone()).unwrap();
+        let t = db.subtable("t").unwrap();
+        for i in 0..keys {
+            t.put(format!("k{i:05}"), value(i, 0)).unwrap();
+        }
+        for i in (0..keys).step_by(7) {
+            t.put(format!("k{i:05}"), value(i, 1)).unwrap();
+        }
+        let d = db.device();
+        assert!(d.alloc.zones * d.zone_size <= cap);
+        let stats = db.tier_stats();
+        assert!(stats.flushes > 10, "{stats:?}");
+        assert!(db.subtable_stats()[0].sst_bytes() > 10 * cap);
+    }
+    let db = Db::open(dir.path(), o).unwrap();
+    let t = db.subtable("t").unwrap();
+    for i in 0..keys {
+        let round = u32::from(i % 7 == 0);
+        assert_eq!(
+            t.get_owned(format!("k{i:05}")).unwrap(),
+            Some(value(i, round)),
+            "k{i:05}"
+        );
+    }
 }
 
 #[test]

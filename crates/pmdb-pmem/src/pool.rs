@@ -202,6 +202,11 @@ impl Pool {
         self.media().max_extents()
     }
 
+    /// Zones the pool holds once grown to its maximum.
+    pub fn max_zones(&self) -> u64 {
+        u64::from(self.max_extents()) * u64::from(self.zones_per_extent())
+    }
+
     /// Bytes the pool maps now.
     pub fn mapped_bytes(&self) -> u64 {
         self.media().bytes_of(self.extent_count())

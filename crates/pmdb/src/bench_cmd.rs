@@ -11,10 +11,11 @@ use pmdb_bench::limits::{
 };
 use pmdb_bench::pmem::{PmemBenchConfig, Target};
 use pmdb_bench::recovery::MAX_RUNS;
+use pmdb_bench::ycsb_run::{MAX_WINDOW_SECS, MIN_POOL_MAX};
 use pmdb_engine::DbOptions;
 use pmdb_pmem::{BackendChoice, Emulation};
 
-use crate::input::{as_option, factor, whole};
+use crate::input::{as_option, factor, size, whole};
 use crate::paths::default_dir;
 
 #[derive(Args)]
@@ -58,6 +59,9 @@ struct ReplotArgs {
     out: Option<PathBuf>,
 }
 
+/// Largest pool cap accepted: 1 PiB.
+const MAX_POOL: u64 = 1 << 50;
+
 #[derive(Args)]
 struct YcsbArgs {
     /// Directory the engines run in [default: /dev/shm/pmdb-bench on tmpfs]
@@ -98,6 +102,23 @@ struct YcsbArgs {
     /// The DRAM latency the sweep's factors multiply, in ns (1 to 1000)
     #[arg(long, default_value_t = 100, value_parser = whole(1..=MAX_DRAM_LATENCY_NS))]
     dram_latency_ns: u64,
+    /// Cap pmdb's pool at this size, e.g. 2G (at least 256 MiB) [default: pmdb's]
+    #[arg(long, value_parser = size(MIN_POOL_MAX..=MAX_POOL))]
+    pool_max: Option<u64>,
+    /// Put pmdb's SSTs in this directory, and run the peers there too (e.g. a disk, with
+    /// the pool on tmpfs) [default: everything in --dir]
+    #[arg(long)]
+    sst_dir: Option<PathBuf>,
+    /// SST read modes, comma-separated: pread, mmap-copy, direct; pmdb runs once per mode
+    /// [default: pmdb's]
+    #[arg(long, value_delimiter = ',')]
+    read_mode: Vec<String>,
+    /// Length of a throughput-over-time window, in seconds (1 to 3600)
+    #[arg(long, default_value_t = 10, value_parser = whole(1..=MAX_WINDOW_SECS))]
+    window: u64,
+    /// Compact every engine fully between the load and the workloads
+    #[arg(long)]
+    compact_after_load: bool,
     /// Directory for the JSON and Markdown report
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
@@ -119,6 +140,11 @@ impl YcsbArgs {
             seed: 42,
             nvm_latency: Vec::new(),
             dram_latency_ns: 100,
+            pool_max: None,
+            sst_dir: None,
+            read_mode: Vec::new(),
+            window: 10,
+            compact_after_load: false,
             out: "bench-results".into(),
         }
     }
@@ -320,6 +346,11 @@ fn ycsb(a: YcsbArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         seed: a.seed,
         nvm_factors: a.nvm_latency,
         dram_latency_ns: a.dram_latency_ns,
+        pool_max: a.pool_max,
+        sst_dir: a.sst_dir,
+        read_modes: a.read_mode,
+        window_secs: a.window,
+        compact_after_load: a.compact_after_load,
     };
     config.validate().map_err(as_option)?;
     let report = pmdb_bench::ycsb_run::run(&config, pmdb_bench::report::command_line())

@@ -31,7 +31,7 @@ enum Command {
     #[command(subcommand)]
     Pool(pool_cmd::PoolCommand),
     /// Run benchmarks (with no arguments: the quick YCSB suite against the peers).
-    Bench(bench_cmd::BenchArgs),
+    Bench(Box<bench_cmd::BenchArgs>),
     /// Open a database (running recovery) and report what recovery did and what it holds.
     Stats(stats_cmd::StatsArgs),
     /// Merge and compact everything below the active memtables into SST files.
@@ -73,7 +73,7 @@ fn main() -> ExitCode {
     };
     let result = match cli.command {
         Command::Pool(cmd) => pool_cmd::run(cmd),
-        Command::Bench(args) => bench_cmd::run(args),
+        Command::Bench(args) => bench_cmd::run(*args),
         Command::Stats(args) => stats_cmd::run(args),
         Command::Compact(args) => compact_cmd::run(args),
     };

@@ -1,5 +1,7 @@
 //! The interface every engine adapter implements, and the durability it is asked for.
 
+use std::path::Path;
+
 pub type Error = Box<dyn std::error::Error + Send + Sync>;
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -21,6 +23,59 @@ pub trait Engine: Sync {
     fn index_memory(&self) -> Option<IndexMemory> {
         None
     }
+    /// What the engine keeps now: PM in use, and bytes of files on disk (`dir` is the
+    /// directory it was opened in; engines with other places say so themselves).
+    fn footprint(&self, dir: &Path) -> Footprint {
+        Footprint {
+            pm_bytes: 0,
+            file_bytes: disk_usage(dir),
+        }
+    }
+    /// Compacts everything it holds as far down as it goes (the engine's own manual
+    /// compaction; nothing for engines without one).
+    fn compact(&self) -> Result<()> {
+        Ok(())
+    }
+    /// One line on the background work done since open (flushes, compactions, stalls),
+    /// for engines that report it.
+    fn background(&self) -> Option<String> {
+        None
+    }
+}
+
+/// Where an engine's data lies at one moment.
+#[derive(Clone, Copy, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Footprint {
+    /// Bytes of persistent memory in use (pmdb's pool zones owned).
+    pub pm_bytes: u64,
+    /// Bytes the filesystem allocates to the engine's files.
+    pub file_bytes: u64,
+}
+
+impl Footprint {
+    pub fn total(&self) -> u64 {
+        self.pm_bytes + self.file_bytes
+    }
+}
+
+/// Bytes the filesystem allocates under `path` (files a run deletes meanwhile are
+/// skipped: their space is gone).
+pub fn disk_usage(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::symlink_metadata(path) else {
+        return 0;
+    };
+    if !meta.is_dir() {
+        return meta.blocks() * 512;
+    }
+    std::fs::read_dir(path)
+        .map(|entries| {
+            entries
+                .flatten()
+                .map(|e| disk_usage(&e.path()))
+                .sum::<u64>()
+        })
+        .unwrap_or(0)
 }
 
 /// An engine's DRAM index size at one moment.

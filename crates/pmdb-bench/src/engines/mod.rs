@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use pmdb_pmem::{BackendChoice, Emulation};
+use pmdb_pmem::BackendChoice;
 
 mod interface;
 // heed marks opening an environment unsafe; this adapter is the one place that may.
@@ -15,7 +15,10 @@ pub mod pmdb;
 pub mod rocks;
 pub mod sqlite;
 
-pub use interface::{Durability, Engine, Error, IndexMemory, Result, Worker};
+pub use interface::{
+    Durability, Engine, Error, Footprint, IndexMemory, Result, Worker, disk_usage,
+};
+pub use pmdb::PmdbSetup;
 
 /// The engines built into this binary, by name.
 /// `pmdb` takes the backend the directory gives (Memory on tmpfs, File on a disk);
@@ -26,12 +29,13 @@ pub const ENGINES: &[&str] = &["pmdb", "pmdb-file", "lmdb", "sqlite"];
 #[cfg(feature = "rocksdb")]
 pub const ENGINES: &[&str] = &["pmdb", "pmdb-file", "rocksdb", "lmdb", "sqlite"];
 
-/// Opens engine `name` in a fresh directory `dir`; `emulation` applies to pmdb only.
+/// Opens engine `name` in a fresh directory `dir`; `pmdb` (emulation, tiers) applies to
+/// pmdb only.
 pub fn open(
     name: &str,
     dir: &Path,
     durability: Durability,
-    emulation: Emulation,
+    pmdb: &PmdbSetup,
 ) -> Result<Box<dyn Engine>> {
     let _ = std::fs::remove_dir_all(dir);
     std::fs::create_dir_all(dir)?;
@@ -40,13 +44,13 @@ pub fn open(
             dir,
             durability,
             BackendChoice::Auto,
-            emulation,
+            pmdb,
         )?),
         "pmdb-file" => Box::new(pmdb::PmdbEngine::open(
             dir,
             durability,
             BackendChoice::File,
-            emulation,
+            pmdb,
         )?),
         "lmdb" => Box::new(lmdb::LmdbEngine::open(dir, durability)?),
         "sqlite" => Box::new(sqlite::SqliteEngine::open(dir, durability)?),
@@ -69,7 +73,7 @@ mod tests {
                 name,
                 &dir.path().join(name),
                 Durability::Durable,
-                Emulation::default(),
+                &PmdbSetup::default(),
             )
             .unwrap();
             let mut w = engine.worker().unwrap();
@@ -91,7 +95,7 @@ mod tests {
                 "nope",
                 dir.path(),
                 Durability::Durable,
-                Emulation::default()
+                &PmdbSetup::default()
             )
             .is_err()
         );

@@ -1,48 +1,77 @@
 //! pmdb through its engine API: one subtable, one-record batches; durable means
 //! `WriteOptions { sync: true }` (on Memory and Dax persistence is always part of the
-//! commit; on File it adds msync). Runs on any backend, and under PM latency emulation
-//! for the NVM sweep.
+//! commit; on File it adds msync). Runs on any backend, under PM latency emulation for
+//! the NVM sweep, with its pool capped and its SSTs in a directory of their own.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use pmdb_engine::{Db, DbOptions, Subtable, WriteBatch, WriteOptions};
+use pmdb_engine::{Db, DbOptions, ReadMode, Subtable, WriteBatch, WriteOptions};
 use pmdb_pmem::{BackendChoice, Emulation};
 
-use super::interface::{Durability, Engine, IndexMemory, Result, Worker};
+use super::interface::{Durability, Engine, Footprint, IndexMemory, Result, Worker, disk_usage};
+
+/// What a run sets of pmdb beyond durability; the default is pmdb's own defaults.
+#[derive(Clone, Debug, Default)]
+pub struct PmdbSetup {
+    /// Emulated slower PM (off unless an NVM latency sweep asks for it).
+    pub emulation: Emulation,
+    /// Most bytes the pool may grow to [default: `DbOptions`'s].
+    pub pool_max: Option<u64>,
+    /// Where the SSTs go [default: `<dir>/sst`].
+    pub sst_dir: Option<PathBuf>,
+    /// How SST blocks are read [default: `DbOptions`'s].
+    pub read_mode: Option<ReadMode>,
+}
 
 pub struct PmdbEngine {
     db: Db,
     table: Subtable,
     sync: bool,
+    sst_dir: PathBuf,
+    read_mode: Option<ReadMode>,
 }
 
 impl PmdbEngine {
-    /// pmdb on `backend` (Auto: whatever the directory gives), with `emulation` of slower
-    /// PM (off unless an NVM latency sweep asks for it).
+    /// pmdb on `backend` (Auto: whatever the directory gives) as `setup` says.
     pub fn open(
         dir: &Path,
         durability: Durability,
         backend: BackendChoice,
-        emulation: Emulation,
+        setup: &PmdbSetup,
     ) -> Result<PmdbEngine> {
         let mut options = DbOptions::default();
-        options.pool.max_extents = Some(256);
         options.pool.backend = backend;
-        options.pool.emulation = emulation;
+        options.pool.emulation = setup.emulation;
+        if let Some(bytes) = setup.pool_max {
+            options = options.pool_max(bytes);
+        }
+        if let Some(mode) = setup.read_mode {
+            options.read_mode = mode;
+        }
+        let sst_dir = setup.sst_dir.clone().unwrap_or_else(|| dir.join("sst"));
+        if setup.sst_dir.is_some() {
+            let _ = std::fs::remove_dir_all(&sst_dir);
+            options.sst_dir = Some(sst_dir.clone());
+        }
         let db = Db::open(dir, options)?;
         let table = db.subtable("usertable")?;
         Ok(PmdbEngine {
             db,
             table,
             sync: durability == Durability::Durable,
+            sst_dir,
+            read_mode: setup.read_mode,
         })
     }
 }
 
 impl Engine for PmdbEngine {
     fn name(&self) -> String {
+        let mode = self
+            .read_mode
+            .map_or(String::new(), |m| format!(", {m} reads"));
         format!(
-            "pmdb {} ({})",
+            "pmdb {} ({}{mode})",
             env!("CARGO_PKG_VERSION"),
             self.db.device().backend
         )
@@ -58,11 +87,49 @@ impl Engine for PmdbEngine {
                 emulation.read_latency_ns, emulation.write_latency_ns
             )
         };
+        let device = self.db.device();
+        let o = self.db.options();
         format!(
-            "{} backend, WriteOptions {{ sync: {} }}{emulated}",
-            self.db.device().backend,
-            self.sync
+            "{} backend, WriteOptions {{ sync: {} }}, pool of at most {} MiB, memtables of {} MiB, global-index generations of {} MiB, SSTs in {} read by {}, block cache {} MiB, {} compaction thread(s){emulated}",
+            device.backend,
+            self.sync,
+            (device.max_zones * device.zone_size) >> 20,
+            o.memtable_size >> 20,
+            o.gi_budget >> 20,
+            self.sst_dir.display(),
+            o.read_mode,
+            o.block_cache_bytes >> 20,
+            o.compaction_threads,
         )
+    }
+
+    fn footprint(&self, _dir: &Path) -> Footprint {
+        let device = self.db.device();
+        Footprint {
+            pm_bytes: (device.alloc.zones - device.alloc.free_zones) * device.zone_size,
+            file_bytes: disk_usage(&self.sst_dir),
+        }
+    }
+
+    fn compact(&self) -> Result<()> {
+        Ok(self.db.compact()?)
+    }
+
+    fn background(&self) -> Option<String> {
+        let t = self.db.tier_stats();
+        Some(format!(
+            "{} merges into the global index, {} flushes to SSTs, {} compactions; {} MiB written to SSTs, {} MiB read by compactions; {} write stalls, {:.2} s in all, the longest {:.3} s{}",
+            t.merges,
+            t.flushes,
+            t.compactions,
+            t.sst_bytes_written >> 20,
+            t.compaction_bytes_read >> 20,
+            t.stalls,
+            t.stall_time.as_secs_f64(),
+            t.longest_stall.as_secs_f64(),
+            t.last_error
+                .map_or(String::new(), |e| format!("; last background error: {e}"))
+        ))
     }
 
     fn worker(&self) -> Result<Box<dyn Worker + '_>> {

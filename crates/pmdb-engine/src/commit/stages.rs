@@ -253,7 +253,14 @@ fn append<'s, 'g>(
     let mut appended = SmallVec::with_capacity(seqd.parts.len());
     for part in &seqd.parts {
         let memtable = active_memtable(ctx, st, &part.state)?;
-        let a = memtable.append_part(lsn, nparts, &part.recs, &mut st.buf)?;
+        let a = loop {
+            // Nothing of a part is published before the whole group is, so a part the
+            // pool had no zone for is appended again from its start once PM is back.
+            match memtable.append_part(lsn, nparts, &part.recs, &mut st.buf) {
+                Err(e) if e.is_pool_full() && ctx.jobs.wait_for_zone() => continue,
+                other => break other?,
+            }
+        };
         appended.push((memtable, a, part));
     }
     Ok(appended)

@@ -47,7 +47,7 @@ pub(super) fn flush_sealed(ctx: &JobCtx, state: &SubtableState) -> Result<bool> 
     inputs.extend(
         replaced
             .iter()
-            .map(|t| Box::new(t.sst.iter()) as Box<dyn InternalIterator>),
+            .map(|t| Box::new(t.sst.compaction_iter()) as Box<dyn InternalIterator>),
     );
     let added = output::write(
         ctx,

@@ -80,7 +80,7 @@ pub(super) fn compact_one(ctx: &JobCtx, state: &SubtableState) -> Result<bool> {
         let inputs: Vec<Box<dyn InternalIterator>> = [&file]
             .into_iter()
             .chain(&below)
-            .map(|t| Box::new(t.sst.iter()) as Box<dyn InternalIterator>)
+            .map(|t| Box::new(t.sst.compaction_iter()) as Box<dyn InternalIterator>)
             .collect();
         output::write(
             ctx,

@@ -8,7 +8,13 @@
 //!
 //! Write stalls: before the commit leader starts a new memtable it waits while the
 //! subtable has `max_frozen_memtables` frozen memtables or two sealed generations
-//! waiting, at most `max_stall`; every stall is counted and timed in [`TierStats`].
+//! waiting, or while the pool is nearly full and the subtable holds PM a flush would
+//! free; at most `max_stall`. Every stall is counted and timed in [`TierStats`].
+//!
+//! PM pressure: a pool capped below what the defaults assume must still run for ever.
+//! A generation's budget is at most 3/8 of the pool (`DbOptions::fit_to`), and
+//! when the pool has less than two memtables of room left the flusher seals the open
+//! generation early so its PM can go back.
 
 mod flush;
 mod level;
@@ -58,15 +64,59 @@ impl JobCtx {
 
     /// Merges and flushes what `state` has waiting; whether anything was done.
     fn flush_step(&self, state: &SubtableState) -> Result<bool> {
-        Ok(merge::merge_frozen(self, state)? | flush::flush_sealed(self, state)?)
+        let merged = merge::merge_frozen(self, state)?;
+        if self.pm_is_short() {
+            merge::seal_open(self, state);
+        }
+        Ok(merged | flush::flush_sealed(self, state)?)
+    }
+
+    /// Whether the pool, grown to its cap, has less than two memtables of room left.
+    fn pm_is_short(&self) -> bool {
+        let a = self.pool.alloc_stats();
+        let room = self.pool.max_zones().saturating_sub(a.zones) + a.free_zones;
+        room.saturating_mul(self.pool.zone_size()) < self.options.memtable_size.saturating_mul(2)
     }
 
     fn stalled_by(&self, state: &SubtableState) -> bool {
         let view = state.view.load();
         let frozen = view.memtables.len().saturating_sub(1);
         let sealed = view.gis.iter().filter(|g| g.is_sealed()).count();
-        frozen >= self.options.max_frozen_memtables || sealed >= 2
+        frozen >= self.options.max_frozen_memtables
+            || sealed >= 2
+            || (holds_freeable_pm(state) && self.pm_is_short())
     }
+
+    /// Waits while `blocked`, at most `max_stall`, and counts and times the stall;
+    /// whether it ended before the limit.
+    fn stall(&self, what: &str, blocked: impl Fn() -> bool) -> bool {
+        let start = Instant::now();
+        self.notify();
+        while blocked() && start.elapsed() < self.options.max_stall {
+            self.wait(Duration::from_millis(10));
+        }
+        let waited = start.elapsed();
+        let mut stats = self.tiers.stats.lock();
+        stats.stalls += 1;
+        stats.stall_time += waited;
+        stats.longest_stall = stats.longest_stall.max(waited);
+        drop(stats);
+        let cleared = !blocked();
+        if !cleared {
+            log::warn!(
+                "{what}: a write stall reached its limit ({:?}); writing on",
+                self.options.max_stall
+            );
+        }
+        cleared
+    }
+}
+
+/// Whether the subtable holds PM the jobs can give back: frozen memtables or
+/// global-index generations.
+fn holds_freeable_pm(state: &SubtableState) -> bool {
+    let view = state.view.load();
+    view.memtables.len() > 1 || !view.gis.is_empty()
 }
 
 /// The job threads of one open database; stopped and joined on drop.
@@ -130,28 +180,28 @@ impl Jobs {
     }
 
     /// Called by the commit leader before it starts a new memtable for `state`: waits,
-    /// at most `max_stall`, while the subtable's frozen layers are full.
+    /// at most `max_stall`, while the subtable's frozen layers are full or PM is short.
     pub fn wait_for_room(&self, state: &SubtableState) {
         if !self.threaded() || !self.ctx.stalled_by(state) {
             return;
         }
-        let start = Instant::now();
-        self.ctx.notify();
-        while self.ctx.stalled_by(state) && start.elapsed() < self.ctx.options.max_stall {
-            self.ctx.wait(Duration::from_millis(10));
+        self.ctx.stall(&format!("subtable {}", state.name), || {
+            self.ctx.stalled_by(state)
+        });
+    }
+
+    /// Called by the commit leader when the pool had no zone for it: waits, at most
+    /// `max_stall`, for the jobs to give PM back; whether a zone is free now. Without
+    /// job threads, or with no PM they could free, the pool is simply full.
+    pub fn wait_for_zone(&self) -> bool {
+        let no_zone = || self.ctx.pool.alloc_stats().free_zones == 0;
+        let freeable = || self.ctx.registry.all().iter().any(|s| holds_freeable_pm(s));
+        if !self.threaded() || !freeable() {
+            return false;
         }
-        let waited = start.elapsed();
-        let mut stats = self.ctx.tiers.stats.lock();
-        stats.stalls += 1;
-        stats.stall_time += waited;
-        stats.longest_stall = stats.longest_stall.max(waited);
-        if self.ctx.stalled_by(state) {
-            log::warn!(
-                "subtable {}: a write stall reached its limit ({:?}); writing on",
-                state.name,
-                self.ctx.options.max_stall
-            );
-        }
+        self.ctx
+            .stall("the pool is full", || no_zone() && freeable())
+            && !no_zone()
     }
 
     /// Runs every job until nothing is left to do: merges, flushes of sealed

@@ -18,15 +18,27 @@ impl Sst {
         SstIter {
             index: self.index_iter(),
             sst: Arc::clone(self),
+            cached: true,
             data: None,
             data_handle: BlockHandle::default(),
             error: None,
+        }
+    }
+
+    /// A cursor for a compaction: it reads each block once, and the table goes away
+    /// after it, so its blocks bypass the cache rather than push out what readers use.
+    pub fn compaction_iter(self: &Arc<Self>) -> SstIter {
+        SstIter {
+            cached: false,
+            ..self.iter()
         }
     }
 }
 
 pub(crate) struct SstIter {
     sst: Arc<Sst>,
+    /// Whether blocks go through the table's block cache.
+    cached: bool,
     index: BlockIter,
     /// A cursor in the block the index cursor is on.
     data: Option<BlockIter>,
@@ -61,7 +73,7 @@ impl SstIter {
         if self.data.is_some() && self.data_handle == handle {
             return true;
         }
-        match self.sst.data_block(handle, true) {
+        match self.sst.data_block(handle, self.cached) {
             Ok(block) => {
                 self.data = Some(BlockIter::new(block));
                 self.data_handle = handle;
