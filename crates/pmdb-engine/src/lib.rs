@@ -5,6 +5,8 @@
 //! commit (no write-ahead log: records are appended to PM and published by 8-byte head
 //! words), semi-persistent memtables (data in PM, a radix-tree index in DRAM, rebuilt in
 //! parallel at open), [`Snapshot`]s, zero-copy point reads and ordered range scans.
+//! Below PM it keeps the global index and the SST levels; tools inspect one SST file on
+//! its own with [`SstFile`].
 //!
 //! ```
 //! use pmdb_engine::{Db, DbOptions, WriteBatch, WriteOptions};
@@ -72,11 +74,16 @@ pub use batch::{SubtableId, WriteBatch};
 pub use catalog::MAX_NAME;
 pub use db::{Db, DeviceStats, SubtableStats};
 pub use error::{DbError, Result};
+pub use format::record::Kind;
 pub use options::{DEFAULT_MAX_KEY, DEFAULT_MAX_VALUE, DbOptions, WriteOptions};
 pub use read::{Entry, EntryRef, Scan, ValueRef};
 pub use recovery::RecoveryStats;
 pub use snapshot::Snapshot;
 pub use sst::ReadMode;
+pub use sst::file::{
+    BlockExtent, FilterSummary, IndexSummary, SstEntries, SstEntry, SstFile, SstFooter, SstKey,
+    SstProperties,
+};
 pub use subtable::Subtable;
 pub use tiers::TierStats;
 
