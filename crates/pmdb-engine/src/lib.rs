@@ -6,7 +6,8 @@
 //! words), semi-persistent memtables (data in PM, a radix-tree index in DRAM, rebuilt in
 //! parallel at open), [`Snapshot`]s, zero-copy point reads and ordered range scans.
 //! Below PM it keeps the global index and the SST levels; tools inspect one SST file on
-//! its own with [`SstFile`].
+//! its own with [`SstFile`], and a database's write and space amplification with
+//! [`Amplification`].
 //!
 //! ```
 //! use pmdb_engine::{Db, DbOptions, WriteBatch, WriteOptions};
@@ -41,6 +42,7 @@
 
 #![forbid(unsafe_code)]
 
+mod amplification;
 pub mod art;
 mod background;
 mod batch;
@@ -70,6 +72,7 @@ mod table;
 mod tiers;
 mod view;
 
+pub use amplification::Amplification;
 pub use batch::{SubtableId, WriteBatch};
 pub use catalog::MAX_NAME;
 pub use db::{Db, DeviceStats, SubtableStats};

@@ -268,6 +268,39 @@ fn sst_files(dir: &Path) -> Vec<std::path::PathBuf> {
 }
 
 #[test]
+fn stats_prints_amplification() {
+    let dir = tempfile::tempdir().unwrap();
+    compacted_db(dir.path(), 100, 3);
+    let out = pmdb(&["stats", "--path", path_str(dir.path())]);
+    assert!(out.status.success(), "{}", text(&out));
+    let s = text(&out);
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("amplification  write "))
+        .unwrap_or_else(|| panic!("{s}"));
+    let write: f64 = line["amplification  write ".len()..]
+        .split('x')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(write > 1.0, "{line}");
+    assert!(
+        line.contains(", space ") && !line.contains("space unknown"),
+        "{line}"
+    );
+    assert!(s.contains("by compactions"), "{s}");
+
+    let out = pmdb(&["stats", "--path", path_str(dir.path()), "--no-scan"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("space unknown (live not scanned,"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
 fn sst_dump_shows_what_was_written() {
     let dir = tempfile::tempdir().unwrap();
     compacted_db(dir.path(), 100, 1);
