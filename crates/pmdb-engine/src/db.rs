@@ -7,6 +7,7 @@ use std::sync::Arc;
 
 use pmdb_pmem::{AllocStats, Backend, Emulation, PmemError, Pool};
 
+use crate::amplification::{self, Amplification};
 use crate::batch::WriteBatch;
 use crate::catalog::Catalog;
 use crate::commit::Pipeline;
@@ -135,7 +136,7 @@ impl Db {
         };
         let fs = pool.files(&sst_dir)?;
         let mut set = manifest::read(&*fs)?;
-        let mut tiers = Tiers::new(Arc::clone(&fs), None, &options);
+        let mut tiers = Tiers::new(Arc::clone(&fs), None, set.totals, &options);
         let mut tables: HashMap<u32, Vec<Arc<Table>>> = HashMap::new();
         for meta in set.files.values() {
             let table = tiers.open_table(meta.clone())?;
@@ -169,9 +170,11 @@ impl Db {
             set.next_memtable = recovered.next_memtable_id;
             set.next_subtable = recovered.next_subtable_id;
             set.last_seq = recovered.max_seq;
+            let totals = set.totals;
             tiers = Tiers::new(
                 fs,
                 Some(Manifest::start(Arc::clone(&tiers.fs), set)?),
+                totals,
                 &options,
             );
         }
@@ -315,6 +318,21 @@ impl Db {
     /// What the global index and the SST levels have done since the database opened.
     pub fn tier_stats(&self) -> TierStats {
         self.core.jobs.stats()
+    }
+
+    /// Write and space amplification, less the live bytes (see [`Db::live_bytes`]): what
+    /// users committed, what flushes and compactions wrote since the database was
+    /// created, and the PM and SST bytes it holds now.
+    pub fn amplification(&self) -> Amplification {
+        amplification::measure(&self.core)
+    }
+
+    /// Key and value bytes of the newest visible version of every key: a full scan of
+    /// every subtable, which takes a while on a large database. `progress` is called
+    /// every few thousand keys with the keys and bytes counted so far, and once at the
+    /// end.
+    pub fn live_bytes(&self, progress: impl FnMut(u64, u64)) -> Result<u64> {
+        amplification::live_bytes(&self.core, progress)
     }
 
     /// Reads and checks every block of every live SST file; one line per file that fails.

@@ -42,6 +42,8 @@ pub(crate) struct Gi {
     members: Mutex<Vec<Member>>,
     /// PM bytes of the members' logs.
     bytes: AtomicU64,
+    /// Bytes of the members' records, as stored.
+    record_bytes: AtomicU64,
     /// Takes no more merges; waits for (or is in) compaction to SSTs.
     sealed: AtomicBool,
 }
@@ -53,6 +55,7 @@ impl Gi {
             index: LiveIndex::new(pool),
             members: Mutex::new(Vec::new()),
             bytes: AtomicU64::new(0),
+            record_bytes: AtomicU64::new(0),
             sealed: AtomicBool::new(false),
         }
     }
@@ -68,6 +71,8 @@ impl Gi {
 
     fn adopt(&self, m: &Memtable) {
         self.bytes.fetch_add(m.used(), Ordering::Relaxed);
+        self.record_bytes
+            .fetch_add(m.record_bytes(), Ordering::Relaxed);
         self.members.lock().push(Member {
             desc: m.desc.clone(),
             lease: Arc::clone(&m.lease),
@@ -105,6 +110,10 @@ impl Gi {
 
     pub fn bytes(&self) -> u64 {
         self.bytes.load(Ordering::Relaxed)
+    }
+
+    pub fn record_bytes(&self) -> u64 {
+        self.record_bytes.load(Ordering::Relaxed)
     }
 
     pub fn seal(&self) {

@@ -5,6 +5,9 @@
 //! commit (no write-ahead log: records are appended to PM and published by 8-byte head
 //! words), semi-persistent memtables (data in PM, a radix-tree index in DRAM, rebuilt in
 //! parallel at open), [`Snapshot`]s, zero-copy point reads and ordered range scans.
+//! Below PM it keeps the global index and the SST levels; tools inspect one SST file on
+//! its own with [`SstFile`], and a database's write and space amplification with
+//! [`Amplification`].
 //!
 //! ```
 //! use pmdb_engine::{Db, DbOptions, WriteBatch, WriteOptions};
@@ -39,6 +42,7 @@
 
 #![forbid(unsafe_code)]
 
+mod amplification;
 pub mod art;
 mod background;
 mod batch;
@@ -68,15 +72,21 @@ mod table;
 mod tiers;
 mod view;
 
+pub use amplification::Amplification;
 pub use batch::{SubtableId, WriteBatch};
 pub use catalog::MAX_NAME;
 pub use db::{Db, DeviceStats, SubtableStats};
 pub use error::{DbError, Result};
+pub use format::record::Kind;
 pub use options::{DEFAULT_MAX_KEY, DEFAULT_MAX_VALUE, DbOptions, WriteOptions};
 pub use read::{Entry, EntryRef, Scan, ValueRef};
 pub use recovery::RecoveryStats;
 pub use snapshot::Snapshot;
 pub use sst::ReadMode;
+pub use sst::file::{
+    BlockExtent, FilterSummary, IndexSummary, SstEntries, SstEntry, SstFile, SstFooter, SstKey,
+    SstProperties,
+};
 pub use subtable::Subtable;
 pub use tiers::TierStats;
 

@@ -17,7 +17,8 @@ use pmdb_pmem::{FileSystem, PmemError, WritableFile};
 
 use crate::error::{DbError, Result};
 use crate::format::manifest::{
-    Change, Edit, FileMeta, MANIFEST_MAGIC, decode_current, encode_current, manifest_name,
+    Change, Edit, FileMeta, MANIFEST_MAGIC, MANIFEST_MAGIC_V1, WriteTotals, decode_current,
+    encode_current, manifest_name,
 };
 
 const CURRENT: &str = "CURRENT";
@@ -47,6 +48,8 @@ pub(crate) struct VersionSet {
     pub files: BTreeMap<u64, FileMeta>,
     /// Per subtable, the highest memtable id wholly in SSTs.
     pub flushed: BTreeMap<u32, u64>,
+    /// What flushes and compactions have written since the database was created.
+    pub totals: WriteTotals,
     /// The number of the last edit applied.
     pub edit: u64,
 }
@@ -72,7 +75,7 @@ impl VersionSet {
                     if next.files.insert(f.number, f.clone()).is_some() {
                         return Err(format!("file {} is added twice", f.number));
                     }
-                    next.next_file = next.next_file.max(f.number + 1);
+                    next.next_file = next.next_file.max(after(f.number, "file number")?);
                     next.last_seq = next.last_seq.max(f.max_seq);
                 }
                 Change::DeleteFile {
@@ -90,12 +93,17 @@ impl VersionSet {
                 Change::Flushed { subtable, memtable } => {
                     let bound = next.flushed.entry(*subtable).or_default();
                     *bound = (*bound).max(*memtable);
-                    next.next_memtable = next.next_memtable.max(memtable + 1);
+                    next.next_memtable = next.next_memtable.max(after(*memtable, "memtable id")?);
                 }
                 Change::DropSubtable { subtable } => {
                     next.files.retain(|_, f| f.subtable != *subtable);
                     next.flushed.remove(subtable);
-                    next.next_subtable = next.next_subtable.max(subtable + 1);
+                    next.next_subtable = next.next_subtable.max(after(*subtable, "subtable id")?);
+                }
+                Change::Written(w) => {
+                    next.totals = next.totals.checked_add(*w).ok_or_else(|| {
+                        format!("the write totals overflow: {:?} plus {w:?}", next.totals)
+                    })?;
                 }
             }
         }
@@ -111,6 +119,7 @@ impl VersionSet {
             Change::LastSeq(self.last_seq),
             Change::NextMemtable(self.next_memtable),
             Change::NextSubtable(self.next_subtable),
+            Change::Written(self.totals),
         ];
         changes.extend(self.files.values().cloned().map(Change::AddFile));
         changes.extend(
@@ -120,6 +129,18 @@ impl VersionSet {
         );
         changes
     }
+}
+
+/// The number after `n`, which an edit names: the last number of its kind is damage, as
+/// no writer hands it out.
+fn after<T>(n: T, what: &str) -> std::result::Result<T, String>
+where
+    T: Copy + Into<u64> + TryFrom<u64> + std::fmt::Display,
+{
+    n.into()
+        .checked_add(1)
+        .and_then(|m| T::try_from(m).ok())
+        .ok_or_else(|| format!("the edit names {what} {n}, the last there is"))
 }
 
 /// The live manifest of a writable database.
@@ -161,7 +182,8 @@ pub(crate) fn read(fs: &dyn FileSystem) -> Result<VersionSet> {
 
 /// The version a manifest file's edits add up to.
 fn replay(bytes: &[u8]) -> std::result::Result<VersionSet, String> {
-    if bytes.get(..MANIFEST_MAGIC.len()) != Some(&MANIFEST_MAGIC[..]) {
+    let magic = bytes.get(..MANIFEST_MAGIC.len());
+    if magic != Some(&MANIFEST_MAGIC[..]) && magic != Some(&MANIFEST_MAGIC_V1[..]) {
         return Err("not a pmdb manifest (bad magic)".into());
     }
     let mut set = VersionSet::default();
@@ -214,6 +236,11 @@ impl Manifest {
         manifest.make_current()?;
         manifest.remove_unnamed()?;
         Ok(manifest)
+    }
+
+    /// The write totals of every edit so far.
+    pub fn totals(&self) -> WriteTotals {
+        self.set.totals
     }
 
     /// A number for a new file, logged with the next edit.
@@ -328,16 +355,25 @@ mod tests {
                 subtable: 1,
                 memtable: 9,
             },
+            Change::Written(written(10, 20, 0)),
         ])
         .unwrap();
+        m.log(vec![Change::Written(written(0, 0, 5))]).unwrap();
         let set = read(&*fs).unwrap();
         assert_eq!(set.files.keys().copied().collect::<Vec<_>>(), vec![b]);
         assert_eq!(set.flushed.get(&1), Some(&9));
         assert_eq!(set.next_memtable, 10);
         assert_eq!(set.last_seq, 10 * b);
+        assert_eq!(set.totals, written(10, 20, 5));
+        assert_eq!(m.totals(), set.totals);
         drop(m);
         let m = Manifest::start(Arc::clone(&fs), set.clone()).unwrap();
-        assert_eq!(read(&*fs).unwrap().files, set.files);
+        let fresh = read(&*fs).unwrap();
+        assert_eq!(fresh.files, set.files);
+        assert_eq!(
+            fresh.totals, set.totals,
+            "a fresh manifest carries the totals"
+        );
         let manifests = fs
             .list()
             .unwrap()
@@ -346,6 +382,82 @@ mod tests {
             .count();
         assert_eq!(manifests, 1, "the older manifest is removed");
         assert_eq!(m.set.files, set.files);
+    }
+
+    fn written(flushed: u64, flush: u64, compaction: u64) -> WriteTotals {
+        WriteTotals {
+            flushed_record_bytes: flushed,
+            flush_bytes: flush,
+            compaction_bytes: compaction,
+        }
+    }
+
+    /// A log past `ROTATE_BYTES` is replaced by a fresh manifest, which starts with the
+    /// totals every edit before it added up to.
+    #[test]
+    fn rotation_carries_the_write_totals_forward() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs: Arc<dyn FileSystem> = Arc::new(OsFiles::open(dir.path()).unwrap());
+        let mut m = Manifest::start(Arc::clone(&fs), VersionSet::default()).unwrap();
+        let first = m.number;
+        // Edits of about 128 KiB each: files with the longest key bounds.
+        let bound = |c: u8| IKey::new(&[c; 64 << 10], 1, Kind::Put).as_slice().to_vec();
+        let mut edits = 0;
+        while m.number == first {
+            let mut f = file(m.new_file_number(), 1);
+            (f.smallest, f.largest) = (bound(b'a'), bound(b'z'));
+            m.log(vec![
+                Change::AddFile(f.clone()),
+                Change::Written(written(3, 2, 1)),
+            ])
+            .unwrap();
+            m.log(vec![Change::DeleteFile {
+                subtable: 1,
+                level: 1,
+                number: f.number,
+            }])
+            .unwrap();
+            edits += 1;
+            assert!(edits < 100, "the manifest never rotated");
+        }
+        let set = read(&*fs).unwrap();
+        assert_eq!(set.totals, written(3 * edits, 2 * edits, edits));
+        assert_eq!(m.totals(), set.totals);
+    }
+
+    #[test]
+    fn totals_that_overflow_are_damage() {
+        let mut set = VersionSet::default();
+        let add = |number, w| Edit {
+            number,
+            changes: vec![Change::Written(w)],
+        };
+        set.apply(&add(1, written(u64::MAX - 1, 0, 7))).unwrap();
+        assert!(
+            set.apply(&add(2, written(2, 0, 0)))
+                .unwrap_err()
+                .contains("overflow")
+        );
+        assert_eq!(set.totals, written(u64::MAX - 1, 0, 7));
+        for change in [
+            Change::AddFile(FileMeta {
+                number: u64::MAX,
+                ..file(3, 1)
+            }),
+            Change::Flushed {
+                subtable: 1,
+                memtable: u64::MAX,
+            },
+            Change::DropSubtable { subtable: u32::MAX },
+        ] {
+            let err = set
+                .apply(&Edit {
+                    number: 2,
+                    changes: vec![change],
+                })
+                .unwrap_err();
+            assert!(err.contains("the last there is"), "{err}");
+        }
     }
 
     #[test]
@@ -395,6 +507,10 @@ mod tests {
                 .contains("valid record follows")
         );
         assert!(replay(b"PMDBMANX").unwrap_err().contains("magic"));
+        let mut v1 = bytes.clone();
+        v1[..MANIFEST_MAGIC_V1.len()].copy_from_slice(MANIFEST_MAGIC_V1);
+        let set = replay(&v1).unwrap();
+        assert_eq!((set.last_seq, set.totals), (300, WriteTotals::default()));
     }
 
     #[test]

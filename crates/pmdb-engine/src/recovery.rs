@@ -214,7 +214,7 @@ pub(crate) fn recover(
     let memtables: Vec<Arc<Memtable>> = memtables
         .into_iter()
         .map(|(m, head)| {
-            m.set_published(head.end, 0);
+            m.set_published(head.end, 0, 0);
             Arc::new(m)
         })
         .collect();
@@ -251,6 +251,7 @@ pub(crate) fn recover(
                         // next recovery stops reading: start a new memtable instead.
                         m.seal();
                     }
+                    m.add_record_bytes(scan.bytes);
                     mine.records += scan.records;
                     mine.bytes += scan.bytes;
                     mine.max_seq = mine.max_seq.max(scan.max_seq);

@@ -1,5 +1,6 @@
 //! The capacity tier of one open database: the SST directory, its manifest, the block
-//! cache and the read mode, and what the jobs that fill it have done so far.
+//! cache and the read mode, and what the jobs that fill it have done: since the database
+//! was opened ([`TierStats`]) and since it was created (the manifest's write totals).
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -9,7 +10,7 @@ use parking_lot::Mutex;
 use pmdb_pmem::FileSystem;
 
 use crate::error::{DbError, Result};
-use crate::format::manifest::{Change, FileMeta};
+use crate::format::manifest::{Change, FileMeta, WriteTotals};
 use crate::format::sst::Compression;
 use crate::manifest::{Manifest, sst_name};
 use crate::options::DbOptions;
@@ -50,13 +51,22 @@ pub(crate) struct Tiers {
     pub read_mode: ReadMode,
     pub sst: SstOptions,
     pub stats: Mutex<TierStats>,
+    /// The manifest's write totals as of its last edit.
+    totals: Mutex<WriteTotals>,
     /// Bytes compaction may still write before it must wait (`compaction_rate`).
     rate: Mutex<(Instant, u64)>,
     rate_limit: u64,
 }
 
 impl Tiers {
-    pub fn new(fs: Arc<dyn FileSystem>, manifest: Option<Manifest>, options: &DbOptions) -> Tiers {
+    /// The tier over `fs`, logging to `manifest` (none: read-only), whose write totals
+    /// are `totals` so far.
+    pub fn new(
+        fs: Arc<dyn FileSystem>,
+        manifest: Option<Manifest>,
+        totals: WriteTotals,
+        options: &DbOptions,
+    ) -> Tiers {
         let cache = (options.block_cache_bytes > 0 && options.read_mode != ReadMode::Direct)
             .then(|| Arc::new(BlockCache::new(options.block_cache_bytes)));
         Tiers {
@@ -74,6 +84,7 @@ impl Tiers {
                 ..SstOptions::default()
             },
             stats: Mutex::new(TierStats::default()),
+            totals: Mutex::new(totals),
             rate: Mutex::new((Instant::now(), 0)),
             rate_limit: options.compaction_rate,
         }
@@ -110,7 +121,15 @@ impl Tiers {
     pub fn log(&self, changes: Vec<Change>) -> Result<()> {
         self.fs.sync_dir()?;
         let mut manifest = self.manifest.lock();
-        manifest.as_mut().ok_or_else(read_only)?.log(changes)
+        let m = manifest.as_mut().ok_or_else(read_only)?;
+        m.log(changes)?;
+        *self.totals.lock() = m.totals();
+        Ok(())
+    }
+
+    /// What flushes and compactions have written since the database was created.
+    pub fn totals(&self) -> WriteTotals {
+        *self.totals.lock()
     }
 
     /// Removes files no version names any more (their edit is durable).

@@ -1,4 +1,4 @@
-//! pmdb: the command-line entry point — pool administration and benchmarks.
+//! pmdb: the command-line entry point — pool administration, inspection and benchmarks.
 
 #![forbid(unsafe_code)]
 
@@ -7,6 +7,7 @@ mod compact_cmd;
 mod input;
 mod paths;
 mod pool_cmd;
+mod sst_cmd;
 mod stats_cmd;
 
 use std::process::ExitCode;
@@ -36,6 +37,9 @@ enum Command {
     Stats(stats_cmd::StatsArgs),
     /// Merge and compact everything below the active memtables into SST files.
     Compact(compact_cmd::CompactArgs),
+    /// Inspect SST files.
+    #[command(subcommand)]
+    Sst(sst_cmd::SstCommand),
 }
 
 /// Parses the command line. Option values may start with a hyphen, so that `--records -5`
@@ -76,6 +80,7 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench_cmd::run(*args),
         Command::Stats(args) => stats_cmd::run(args),
         Command::Compact(args) => compact_cmd::run(args),
+        Command::Sst(cmd) => sst_cmd::run(cmd),
     };
     match result {
         Ok(code) => code,

@@ -1,5 +1,5 @@
-//! The `pmdb` command end to end: pool administration, its exit statuses and messages,
-//! and the benchmark's report files.
+//! The `pmdb` command end to end: pool administration, inspection (`stats`, `sst dump`),
+//! their exit statuses and messages, and the benchmark's report files.
 
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
@@ -237,6 +237,211 @@ fn stats_reports_recovery() {
     let out = pmdb(&["stats", "--path", path_str(&dir.path().join("none"))]);
     assert_eq!(out.status.code(), Some(2));
     assert!(text(&out).contains("no database"), "{}", text(&out));
+}
+
+/// A database whose subtable `t` holds `key000`..`key{n-1}` (`rounds` versions each,
+/// `value-<i>-<round>`), then enough `zfill…` keys for the memtable holding them to
+/// freeze; compacted, so SST files hold every version of the `key…` keys.
+fn compacted_db(dir: &Path, n: usize, rounds: usize) {
+    let db = pmdb_engine::Db::open(dir, pmdb_engine::DbOptions::small()).unwrap();
+    let t = db.subtable("t").unwrap();
+    for round in 0..rounds {
+        for i in 0..n {
+            t.put(format!("key{i:03}"), format!("value-{i}-{round}"))
+                .unwrap();
+        }
+    }
+    // DbOptions::small's memtables hold 128 KiB.
+    for i in 0..1000 {
+        t.put(format!("zfill{i:04}"), [b'z'; 200]).unwrap();
+    }
+    db.compact().unwrap();
+}
+
+/// The SST files under `dir`, sorted.
+fn sst_files(dir: &Path) -> Vec<std::path::PathBuf> {
+    files(dir)
+        .into_iter()
+        .map(|(p, _)| p)
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .collect()
+}
+
+#[test]
+fn stats_prints_amplification() {
+    let dir = tempfile::tempdir().unwrap();
+    compacted_db(dir.path(), 100, 3);
+    let out = pmdb(&["stats", "--path", path_str(dir.path())]);
+    assert!(out.status.success(), "{}", text(&out));
+    let s = text(&out);
+    let line = s
+        .lines()
+        .find(|l| l.starts_with("amplification  write "))
+        .unwrap_or_else(|| panic!("{s}"));
+    let write: f64 = line["amplification  write ".len()..]
+        .split('x')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(write > 1.0, "{line}");
+    assert!(
+        line.contains(", space ") && !line.contains("space unknown"),
+        "{line}"
+    );
+    assert!(s.contains("by compactions"), "{s}");
+
+    let out = pmdb(&["stats", "--path", path_str(dir.path()), "--no-scan"]);
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("space unknown (live not scanned,"),
+        "{}",
+        text(&out)
+    );
+}
+
+#[test]
+fn sst_dump_shows_what_was_written() {
+    let dir = tempfile::tempdir().unwrap();
+    compacted_db(dir.path(), 100, 1);
+    // The file that holds subtable t's keys.
+    let (file, summary) = sst_files(dir.path())
+        .into_iter()
+        .map(|f| {
+            let out = pmdb(&["sst", "dump", path_str(&f)]);
+            assert!(out.status.success(), "{}", text(&out));
+            (f, text(&out))
+        })
+        .find(|(_, s)| s.contains("\"key000\""))
+        .expect("an SST holds subtable t");
+    let f = path_str(&file);
+    assert!(summary.contains(&format!("file        {f}")), "{summary}");
+    let len = std::fs::metadata(&file).unwrap().len();
+    assert!(
+        summary.contains(&format!("size        {len} B")),
+        "{summary}"
+    );
+    assert!(
+        summary.contains("smallest    \"key000\" @1 put"),
+        "{summary}"
+    );
+    assert!(summary.contains("largest     \"zfill"), "{summary}");
+    for field in [
+        "footer      format 1; index block at",
+        "filter      bloom",
+        "index       ",
+        " (0 tombstones)",
+    ] {
+        assert!(summary.contains(field), "{field}: {summary}");
+    }
+
+    let out = pmdb(&["sst", "dump", f, "--entries", "--verify"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let s = text(&out);
+    let entries: Vec<&str> = s.lines().filter(|l| l.starts_with('"')).collect();
+    assert!(
+        s.contains(&format!("entries     {} (0 tombstones)", entries.len())),
+        "{s}"
+    );
+    for (i, line) in entries[..100].iter().enumerate() {
+        let value = format!("value-{i}-0");
+        let want = format!(
+            "\"key{i:03}\" @{} put, {} B: \"{value}\"",
+            i + 1,
+            value.len()
+        );
+        assert_eq!(*line, want);
+    }
+    let z = format!("200 B: \"{}\"…", "z".repeat(32));
+    assert!(
+        entries[100..]
+            .iter()
+            .all(|l| l.starts_with("\"zfill") && l.ends_with(&z)),
+        "{s}"
+    );
+    assert!(
+        s.contains(&format!("verified    {} entries in", entries.len())),
+        "{s}"
+    );
+
+    let out = pmdb(&["sst", "dump", f, "--from", "key050", "--limit", "3"]);
+    assert!(out.status.success(), "{}", text(&out));
+    let s = text(&out);
+    let keys: Vec<&str> = s
+        .lines()
+        .filter(|l| l.starts_with('"'))
+        .map(|l| l.split(' ').next().unwrap())
+        .collect();
+    assert_eq!(keys, ["\"key050\"", "\"key051\"", "\"key052\""], "{s}");
+    refused(&["sst", "dump", f, "--limit", "0"], "--limit");
+}
+
+/// A damaged, truncated or foreign file is an error naming it, and is left as it was.
+#[test]
+fn sst_dump_refuses_damaged_and_foreign_files() {
+    let dir = tempfile::tempdir().unwrap();
+    compacted_db(dir.path(), 100, 1);
+    let good = std::fs::read(&sst_files(dir.path())[0]).unwrap();
+    let check = |name: &str, bytes: &[u8], args: &[&str], expect: &str| {
+        let path = dir.path().join(name);
+        std::fs::write(&path, bytes).unwrap();
+        let p = path_str(&path);
+        let out = pmdb_within(
+            Duration::from_secs(20),
+            &[&["sst", "dump", p][..], args].concat(),
+        );
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", text(&out));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(p) && err.contains(expect), "{name}: {err}");
+        assert!(!err.contains("panicked"), "{name}: {err}");
+        assert_eq!(std::fs::read(&path).unwrap(), bytes, "{name} was changed");
+    };
+    check(
+        "truncated.sst",
+        &good[..good.len() - 10],
+        &[],
+        "not a pmdb SST file",
+    );
+    check("short.sst", &good[..40], &[], "too short");
+    let mut flipped = good.clone();
+    flipped[10] ^= 0x10;
+    check("flipped.sst", &flipped, &["--verify"], "checksum mismatch");
+    check(
+        "flipped2.sst",
+        &flipped,
+        &["--entries"],
+        "checksum mismatch",
+    );
+    let mut footer = good.clone();
+    let at = footer.len() - 20;
+    footer[at] ^= 1;
+    check("footer.sst", &footer, &[], "footer");
+    check(
+        "notes.sst",
+        b"these are not the bytes you are looking for\n",
+        &[],
+        "too short",
+    );
+    let manifest = files(dir.path())
+        .into_iter()
+        .find(|(p, _)| {
+            p.file_name()
+                .unwrap()
+                .to_str()
+                .unwrap()
+                .starts_with("MANIFEST-")
+        })
+        .unwrap();
+    check("manifest.sst", &manifest.1, &[], "not a pmdb SST file");
+
+    let missing = dir.path().join("missing.sst");
+    let out = pmdb(&["sst", "dump", path_str(&missing)]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out).contains(path_str(&missing)) && text(&out).contains("no such file"),
+        "{}",
+        text(&out)
+    );
 }
 
 #[test]

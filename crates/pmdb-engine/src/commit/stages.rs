@@ -136,7 +136,7 @@ pub(super) fn make_durable(
     let entries = appended
         .into_iter()
         .map(|(memtable, a, part)| {
-            memtable.set_published(a.end, part.recs.len() as u64);
+            memtable.set_published(a.end, part.recs.len() as u64, a.record_bytes);
             (memtable, a.versions)
         })
         .collect();

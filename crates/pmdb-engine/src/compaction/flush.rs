@@ -1,6 +1,7 @@
 //! Global index to level 1: the oldest sealed generation is merged with the level-1
 //! files it overlaps into new level-1 files. One manifest edit adds them, deletes the
-//! files they replace, and records that the generation's memtables are in SSTs; once it
+//! files they replace, records that the generation's memtables are in SSTs and adds the
+//! generation's record bytes and the files' bytes to the write totals; once it
 //! is durable the members' catalog slots are freed and their PM goes back to the pool
 //! in one batch (when the last reader of the generation lets go). A crash after the edit
 //! and before the slots are freed leaves memtables the manifest calls flushed: recovery
@@ -12,7 +13,7 @@ use std::sync::Arc;
 use crate::compaction::JobCtx;
 use crate::compaction::output::{self, Target};
 use crate::error::Result;
-use crate::format::manifest::Change;
+use crate::format::manifest::{Change, WriteTotals};
 use crate::iter::InternalIterator;
 use crate::iter::index::IndexIter;
 use crate::keys;
@@ -76,6 +77,11 @@ pub(super) fn flush_sealed(ctx: &JobCtx, state: &SubtableState) -> Result<bool> 
         },
         Change::LastSeq(max_seq),
         Change::NextMemtable(ctx.registry.next_memtable_id()),
+        Change::Written(WriteTotals {
+            flushed_record_bytes: gi.record_bytes(),
+            flush_bytes: added.iter().map(|t| t.meta.size).sum(),
+            compaction_bytes: 0,
+        }),
     ]);
     let free = || -> Result<()> {
         for member in gi.member_descs() {

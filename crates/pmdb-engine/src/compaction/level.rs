@@ -1,8 +1,9 @@
 //! Leveled compaction: the level furthest over its target (level 1's is `l1_target`,
 //! each deeper one `level_ratio` times more) gives one file, picked round robin by key,
-//! which is merged with the files of the next level it overlaps. A file that overlaps
-//! nothing below moves down by a manifest edit alone. Jobs are a file's key range, so
-//! each is short and jobs on other levels run beside it.
+//! which is merged with the files of the next level it overlaps (the edit adds the bytes
+//! written to the write totals). A file that overlaps nothing below moves down by a
+//! manifest edit alone, writing nothing. Jobs are a file's key range, so each is short
+//! and jobs on other levels run beside it.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use std::sync::Arc;
 use crate::compaction::JobCtx;
 use crate::compaction::output::{self, Target};
 use crate::error::Result;
-use crate::format::manifest::{Change, MAX_LEVEL};
+use crate::format::manifest::{Change, MAX_LEVEL, WriteTotals};
 use crate::iter::InternalIterator;
 use crate::keys;
 use crate::levels::Levels;
@@ -94,6 +95,12 @@ pub(super) fn compact_one(ctx: &JobCtx, state: &SubtableState) -> Result<bool> {
         )?
     };
     changes.extend(added.iter().map(|t| Change::AddFile(t.meta.clone())));
+    if !below.is_empty() {
+        changes.push(Change::Written(WriteTotals {
+            compaction_bytes: added.iter().map(|t| t.meta.size).sum(),
+            ..WriteTotals::default()
+        }));
+    }
     ctx.tiers.log(changes)?;
     state.view.update(|old| {
         let mut next = old.clone();

@@ -1,15 +1,24 @@
 //! The manifest: a log of version edits in the SST directory, and the CURRENT file naming
 //! the live manifest.
 //!
-//! A manifest file is the magic `PMDBMAN1`, then records, each `length (u32) | crc32
+//! A manifest file is the magic `PMDBMAN2`, then records, each `length (u32) | crc32
 //! (u32) | edit`; the crc covers the length and the edit. An edit is its number (u64,
 //! one more than the previous edit's) and a list of changes, each a tag byte and its
 //! fields. CURRENT holds `MANIFEST-<number>` and a newline.
+//!
+//! Besides the version, the manifest keeps the database's cumulative write totals
+//! ([`WriteTotals`]): each flush and compaction edit adds what it wrote, so the totals
+//! outlive restarts.
 
 use super::{FormatError, need, u32_at};
 
-/// First bytes of every manifest file.
-pub(crate) const MANIFEST_MAGIC: &[u8; 8] = b"PMDBMAN1";
+/// First bytes of every manifest file this build writes.
+pub(crate) const MANIFEST_MAGIC: &[u8; 8] = b"PMDBMAN2";
+/// First bytes of a manifest written before the write totals (change tag 9) existed:
+/// read (its totals start at zero), never written. The magic changed so that a build
+/// that knows no tag 9 refuses a newer manifest rather than take its last edit for a
+/// write torn by a crash.
+pub(crate) const MANIFEST_MAGIC_V1: &[u8; 8] = b"PMDBMAN1";
 /// Bytes before a record's edit.
 pub(crate) const RECORD_HEADER: usize = 8;
 /// Largest edit a record may hold: a snapshot of tens of thousands of files fits.
@@ -36,6 +45,32 @@ pub(crate) struct FileMeta {
     /// Smallest and largest internal keys.
     pub smallest: Vec<u8>,
     pub largest: Vec<u8>,
+}
+
+/// Bytes the database has moved down the tiers since it was created: what flushes took
+/// out of PM, and what flushes and compactions wrote to SST files.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub(crate) struct WriteTotals {
+    /// Bytes of the memtable records (as the records are stored in PM) of the global-index
+    /// generations flushed to SSTs.
+    pub flushed_record_bytes: u64,
+    /// Bytes of the SST files flushes wrote.
+    pub flush_bytes: u64,
+    /// Bytes of the SST files level compactions wrote (a trivial move writes none).
+    pub compaction_bytes: u64,
+}
+
+impl WriteTotals {
+    /// These totals with `more` added; `None` if a total would overflow.
+    pub fn checked_add(self, more: WriteTotals) -> Option<WriteTotals> {
+        Some(WriteTotals {
+            flushed_record_bytes: self
+                .flushed_record_bytes
+                .checked_add(more.flushed_record_bytes)?,
+            flush_bytes: self.flush_bytes.checked_add(more.flush_bytes)?,
+            compaction_bytes: self.compaction_bytes.checked_add(more.compaction_bytes)?,
+        })
+    }
 }
 
 /// One change of a version edit.
@@ -66,6 +101,9 @@ pub(crate) enum Change {
     DropSubtable {
         subtable: u32,
     },
+    /// Adds to the cumulative write totals: a flush's or compaction's own bytes, or, in
+    /// the edit that opens a fresh manifest, the totals so far.
+    Written(WriteTotals),
 }
 
 /// A version edit: applied whole or not at all.
@@ -83,6 +121,7 @@ const T_ADD_FILE: u8 = 5;
 const T_DELETE_FILE: u8 = 6;
 const T_FLUSHED: u8 = 7;
 const T_DROP_SUBTABLE: u8 = 8;
+const T_WRITTEN: u8 = 9;
 
 impl Edit {
     /// The record holding this edit: header and edit.
@@ -124,6 +163,12 @@ impl Edit {
                 }
                 Change::DropSubtable { subtable } => {
                     put(&mut b, T_DROP_SUBTABLE, &subtable.to_le_bytes())
+                }
+                Change::Written(w) => {
+                    b.push(T_WRITTEN);
+                    for n in [w.flushed_record_bytes, w.flush_bytes, w.compaction_bytes] {
+                        b.extend_from_slice(&n.to_le_bytes());
+                    }
                 }
             }
         }
@@ -261,6 +306,11 @@ fn decode_edit(body: &[u8]) -> Result<Edit, FormatError> {
                 memtable: f.u64()?,
             },
             T_DROP_SUBTABLE => Change::DropSubtable { subtable: f.u32()? },
+            T_WRITTEN => Change::Written(WriteTotals {
+                flushed_record_bytes: f.u64()?,
+                flush_bytes: f.u64()?,
+                compaction_bytes: f.u64()?,
+            }),
             _ => return Err(FormatError::Invalid("manifest change tag")),
         };
         changes.push(change);
@@ -327,6 +377,11 @@ mod tests {
                     memtable: 39,
                 },
                 Change::DropSubtable { subtable: 1 },
+                Change::Written(WriteTotals {
+                    flushed_record_bytes: 1 << 20,
+                    flush_bytes: 700_000,
+                    compaction_bytes: u64::MAX,
+                }),
             ],
         }
     }

@@ -12,14 +12,22 @@ use crate::error::{DbError, Result};
 /// Bytes of a record header; also the smallest record (empty key and value).
 pub(crate) const RECORD_HEADER: usize = 16;
 
-/// What a record does to its key.
+/// What a version does to its key: sets it, or deletes it (a tombstone).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Kind {
+pub enum Kind {
     Put = 1,
     Delete = 2,
 }
 
 impl Kind {
+    /// `put` or `delete`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Put => "put",
+            Kind::Delete => "delete",
+        }
+    }
+
     fn from_u8(b: u8) -> Option<Kind> {
         match b {
             1 => Some(Kind::Put),

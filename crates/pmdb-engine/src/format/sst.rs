@@ -36,6 +36,13 @@ pub(crate) enum Compression {
 }
 
 impl Compression {
+    pub fn name(self) -> &'static str {
+        match self {
+            Compression::None => "none",
+            Compression::Lz4 => "lz4",
+        }
+    }
+
     fn from_u8(b: u8) -> Option<Compression> {
         match b {
             0 => Some(Compression::None),

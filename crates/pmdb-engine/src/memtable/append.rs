@@ -31,6 +31,8 @@ pub(crate) struct Appended {
     pub end: u64,
     pub ranges: SmallVec<[(PmOff, usize); 2]>,
     pub versions: Vec<Version>,
+    /// Bytes of the records appended, as stored (chunk and zone headers excluded).
+    pub record_bytes: u64,
 }
 
 impl Appended {
@@ -76,6 +78,7 @@ impl Memtable {
             end: start,
             ranges: SmallVec::new(),
             versions: Vec::with_capacity(recs.len()),
+            record_bytes: 0,
         };
         let mut i = 0;
         while i < recs.len() {
@@ -98,6 +101,7 @@ impl Memtable {
                     tag: keys::tag(r.seq, r.kind),
                     rec: at_off(zone, off + CHUNK_HEADER + at).to_raw(),
                 });
+                out.record_bytes += len as u64;
                 i += 1;
             }
             let chunk_at = at_off(zone, off);
@@ -140,10 +144,12 @@ impl Memtable {
         Ok(out)
     }
 
-    /// Records that a part ending at `end` is published and indexed.
-    pub fn set_published(&self, end: u64, records: u64) {
+    /// Records that a part of `records` records (`record_bytes` bytes of them) ending at
+    /// `end` is published and indexed.
+    pub fn set_published(&self, end: u64, records: u64, record_bytes: u64) {
         self.log.lock().published = end;
         self.records.fetch_add(records, Ordering::Relaxed);
+        self.record_bytes.fetch_add(record_bytes, Ordering::Relaxed);
     }
 
     /// Zone `z` of the memtable, allocating it (header persisted before the commit) if it

@@ -37,6 +37,9 @@ pub(crate) struct Memtable {
     zone_size: u64,
     log: Mutex<Log>,
     records: AtomicU64,
+    /// Bytes of the published records, as stored: what commits wrote to it, less the
+    /// chunk and zone headers.
+    record_bytes: AtomicU64,
     /// Set when recovery found the memtable damaged: it is read, never appended to.
     sealed: AtomicBool,
     /// The memtable's zones; shared with the global-index generation it merges into.
@@ -89,6 +92,7 @@ impl Memtable {
             pool,
             log: Mutex::new(Log { zones, published }),
             records: AtomicU64::new(0),
+            record_bytes: AtomicU64::new(0),
             sealed: AtomicBool::new(false),
             lease,
         }
@@ -116,6 +120,15 @@ impl Memtable {
     /// Counts records recovery indexed.
     pub fn add_records(&self, n: u64) {
         self.records.fetch_add(n, Ordering::Relaxed);
+    }
+
+    pub fn record_bytes(&self) -> u64 {
+        self.record_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Counts bytes of records recovery found in the log.
+    pub fn add_record_bytes(&self, n: u64) {
+        self.record_bytes.fetch_add(n, Ordering::Relaxed);
     }
 
     /// Bytes of log published so far (the freeze criterion).

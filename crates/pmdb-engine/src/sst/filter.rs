@@ -48,6 +48,11 @@ impl Filter {
         Filter(BloomFilter::from_vec(block.words).hashes(block.hashes))
     }
 
+    /// Hash functions per key, and bits.
+    pub fn shape(&self) -> (u32, u64) {
+        (self.0.num_hashes(), self.0.num_bits() as u64)
+    }
+
     /// False only if the table holds no version of `user_key`.
     pub fn may_contain(&self, user_key: &[u8]) -> bool {
         self.0.contains_hash(key_hash(user_key))

@@ -94,7 +94,7 @@ pub(crate) struct Sst {
     mode: ReadMode,
     cache: Option<Arc<BlockCache>>,
     index: DataBlock,
-    index_offset: u64,
+    footer: Footer,
     filter: Option<Filter>,
     props: Properties,
 }
@@ -135,8 +135,12 @@ impl Sst {
             blocks_end,
         };
         let footer = source.raw(blocks_end, FOOTER_LEN as u64, false)?;
-        let footer = Footer::decode(&footer)
-            .map_err(|e| source.corrupt(format_args!("footer at {blocks_end}: {e}")))?;
+        let footer = Footer::decode(&footer).map_err(|e| match e {
+            FormatError::BadMagic => source.corrupt(format_args!(
+                "not a pmdb SST file (its last 8 bytes are not the SST magic)"
+            )),
+            e => source.corrupt(format_args!("footer at {blocks_end}: {e}")),
+        })?;
         // The index, filter and properties stay in DRAM whatever the mode.
         let index = source.block(footer.index, "index block", true)?;
         let index = DataBlock::parse(index).map_err(|e| {
@@ -167,7 +171,7 @@ impl Sst {
             mode,
             cache,
             index,
-            index_offset: footer.index.offset,
+            footer,
             filter,
             props,
         }))
@@ -178,9 +182,23 @@ impl Sst {
         &self.source.name
     }
 
-    #[cfg(test)]
     pub fn properties(&self) -> &Properties {
         &self.props
+    }
+
+    /// Where the index, filter and properties blocks are.
+    pub fn footer(&self) -> &Footer {
+        &self.footer
+    }
+
+    /// The table's filter, if it has one.
+    pub fn filter(&self) -> Option<&Filter> {
+        self.filter.as_ref()
+    }
+
+    /// Bytes of the file.
+    pub fn file_len(&self) -> u64 {
+        self.source.file.len()
     }
 
     #[cfg(test)]
@@ -208,7 +226,7 @@ impl Sst {
 
     /// The error of an index cursor that met an entry it could not decode.
     pub(super) fn index_error(&self, e: FormatError) -> DbError {
-        self.block_error("index block", self.index_offset, e)
+        self.block_error("index block", self.footer.index.offset, e)
     }
 
     /// The data block at `handle`: from the cache, if the table has one and `cached`,

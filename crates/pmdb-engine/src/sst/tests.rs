@@ -483,3 +483,74 @@ fn read_modes_have_names() {
     let e = "mmap".parse::<ReadMode>().unwrap_err();
     assert!(e.contains("pread, mmap-copy or direct"), "{e}");
 }
+
+/// The public face of one file: what the writer wrote, entry by entry, from any key;
+/// a missing or foreign file is an error naming it.
+#[test]
+fn an_sst_file_opened_alone_shows_what_was_written() {
+    use super::file::SstFile;
+
+    let dir = tempfile::tempdir().unwrap();
+    let fs = OsFiles::open(dir.path()).unwrap();
+    let model = numbered(3000);
+    let options = SstOptions {
+        block_size: 1024,
+        compression: Compression::Lz4,
+        ..SstOptions::default()
+    };
+    let meta = write(&fs, "t.sst", &model, &options);
+    let file = SstFile::open(dir.path().join("t.sst")).unwrap();
+    assert_eq!(file.name(), fs.describe("t.sst"));
+    assert_eq!(file.len(), meta.file_len);
+    let p = file.properties();
+    assert_eq!(
+        (p.entries, p.tombstones, p.compression, p.min_seq, p.max_seq),
+        (3000, 300, "lz4", 1, 3000)
+    );
+    let smallest = p.smallest.unwrap();
+    assert_eq!(
+        (&smallest.user_key[..], smallest.seq, smallest.kind),
+        (&b"key000000"[..], 3000, Kind::Put)
+    );
+    assert_eq!(p.largest.unwrap().user_key, b"key001499");
+    let index = file.index().unwrap();
+    assert_eq!(index.entries, p.data_blocks);
+    assert!(index.smallest_block <= index.largest_block);
+    assert!(index.data_bytes < file.len() && index.largest_block > 0);
+    let footer = file.footer();
+    assert_eq!(footer.format_version, 1);
+    assert_eq!(
+        footer.filter.unwrap().size,
+        8 + file.filter().unwrap().bits / 8
+    );
+    let read: Vec<_> = file.entries().map(Result::unwrap).collect();
+    assert_eq!(read.len(), model.len());
+    for (entry, (k, v)) in read.iter().zip(&model) {
+        let key = (keys::user_key(k), keys::seq_of(k), keys::kind_of(k));
+        assert_eq!(
+            (&entry.key.user_key[..], entry.key.seq, entry.key.kind),
+            key
+        );
+        assert_eq!(&entry.value, v);
+    }
+    let from: Vec<_> = file
+        .entries_from(b"key000700x")
+        .take(3)
+        .map(|e| e.unwrap().key.user_key)
+        .collect();
+    assert_eq!(from, [&b"key000701"[..], b"key000701", b"key000702"]);
+    assert_eq!(file.entries_from(b"zzz").count(), 0);
+    assert_eq!(file.verify().unwrap(), 3000);
+
+    let e = SstFile::open(dir.path().join("none.sst")).err().unwrap();
+    assert!(
+        names_file(&e, &fs, "none.sst") && e.to_string().contains("no such file"),
+        "{e}"
+    );
+    put_file(&fs, "foreign.sst", &[7u8; 200]);
+    let e = SstFile::open(dir.path().join("foreign.sst")).err().unwrap();
+    assert!(
+        names_file(&e, &fs, "foreign.sst") && e.to_string().contains("not a pmdb SST"),
+        "{e}"
+    );
+}
