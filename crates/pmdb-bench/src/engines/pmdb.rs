@@ -117,8 +117,13 @@ impl Engine for PmdbEngine {
 
     fn background(&self) -> Option<String> {
         let t = self.db.tier_stats();
+        let write_amp = self
+            .db
+            .amplification()
+            .write_amp()
+            .map_or(String::new(), |w| format!(" (write amplification {w:.2})"));
         Some(format!(
-            "{} merges into the global index, {} flushes to SSTs, {} compactions; {} MiB written to SSTs, {} MiB read by compactions; {} write stalls, {:.2} s in all, the longest {:.3} s{}",
+            "{} merges into the global index, {} flushes to SSTs, {} compactions; {} MiB written to SSTs{write_amp}, {} MiB read by compactions; {} write stalls, {:.2} s in all, the longest {:.3} s{}",
             t.merges,
             t.flushes,
             t.compactions,
