@@ -4,62 +4,29 @@
 //! read-only open (recovery in DRAM alone) sees what the writable one does, and the
 //! recovered database accepts writes that survive a second crash.
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::sync::Arc;
 
+use common::{Batch, Model, Shape, prefix_or_in_flight};
 use pmdb_engine::{Db, DbError, DbOptions, WriteBatch, WriteOptions};
 use pmdb_pmem::{AckLog, CrashTest, Pool};
+use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 
-const SUBTABLES: [&str; 3] = ["alpha", "beta", "gamma"];
-const KEYS: u32 = 40;
-
-type Model = BTreeMap<(usize, Vec<u8>), Vec<u8>>;
-
-#[derive(Clone, Debug)]
-struct Batch {
-    /// (subtable index, key, Some(value) for a put, None for a delete)
-    ops: Vec<(usize, Vec<u8>, Option<Vec<u8>>)>,
-}
+const SHAPE: Shape = Shape {
+    subtables: &["alpha", "beta", "gamma"],
+    keys: 40,
+    max_ops: 5,
+    deletes: 0.2,
+    max_pad: 700,
+};
 
 /// Small zones and memtables, so the workloads cross zones and freeze memtables.
 fn options() -> DbOptions {
     DbOptions {
         memtable_size: 64 << 10,
         ..DbOptions::small().manual_tiering()
-    }
-}
-
-fn key(i: u32) -> Vec<u8> {
-    format!("key{i:03}").into_bytes()
-}
-
-fn random_batch(rng: &mut SmallRng, id: u64) -> Batch {
-    let n = rng.random_range(1..=5);
-    let ops = (0..n)
-        .map(|j| {
-            let sub = rng.random_range(0..SUBTABLES.len());
-            let k = key(rng.random_range(0..KEYS));
-            if rng.random_bool(0.2) {
-                (sub, k, None)
-            } else {
-                let len = rng.random_range(0..700);
-                let mut v = format!("batch{id}/op{j}/").into_bytes();
-                v.resize(v.len() + len, b'a' + (id % 26) as u8);
-                (sub, k, Some(v))
-            }
-        })
-        .collect();
-    Batch { ops }
-}
-
-fn apply(model: &mut Model, batch: &Batch) {
-    for (sub, k, v) in &batch.ops {
-        match v {
-            Some(v) => model.insert((*sub, k.clone()), v.clone()),
-            None => model.remove(&(*sub, k.clone())),
-        };
     }
 }
 
@@ -70,18 +37,11 @@ fn workload(
 ) -> impl Fn(&Arc<Pool>, &mut AckLog<Batch>) {
     move |pool, acks| {
         let db = Db::open_pool(Arc::clone(pool), options.clone()).unwrap();
-        let subs: Vec<_> = SUBTABLES.iter().map(|n| db.subtable(n).unwrap()).collect();
+        let subs = SHAPE.open_subtables(&db);
         let mut rng = SmallRng::seed_from_u64(seed);
         for id in 0..batches {
-            let batch = random_batch(&mut rng, id);
-            let mut wb = WriteBatch::new();
-            for (sub, k, v) in &batch.ops {
-                match v {
-                    Some(v) => wb.put(&subs[*sub], k, v),
-                    None => wb.delete(&subs[*sub], k),
-                }
-            }
-            db.write(wb, WriteOptions::default()).unwrap();
+            let batch = SHAPE.random_batch(&mut rng, id);
+            SHAPE.commit(&db, &subs, &batch);
             acks.ack(batch);
         }
         if batches >= 300 {
@@ -91,43 +51,6 @@ fn workload(
     }
 }
 
-/// The database's contents, read by forward scans (checked against reverse scans and
-/// point gets).
-fn contents(db: &Db) -> Result<Model, String> {
-    let mut out = Model::new();
-    for (i, name) in SUBTABLES.iter().enumerate() {
-        let Ok(sub) = db.existing_subtable(name) else {
-            continue;
-        };
-        let fwd: Vec<(Vec<u8>, Vec<u8>)> = sub
-            .scan::<&[u8]>(..)
-            .map(|e| e.map(|e| e.to_owned()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| e.to_string())?;
-        let mut rev: Vec<(Vec<u8>, Vec<u8>)> = sub
-            .scan_rev::<&[u8]>(..)
-            .map(|e| e.map(|e| e.to_owned()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| e.to_string())?;
-        rev.reverse();
-        if fwd != rev {
-            return Err(format!("{name}: forward and reverse scans differ"));
-        }
-        if fwd.windows(2).any(|w| w[0].0 >= w[1].0) {
-            return Err(format!("{name}: scan out of order"));
-        }
-        for k in (0..KEYS).map(key) {
-            let got = sub.get_owned(&k).map_err(|e| e.to_string())?;
-            let scanned = fwd.iter().find(|(sk, _)| *sk == k).map(|(_, v)| v.clone());
-            if got != scanned {
-                return Err(format!("{name}: get and scan disagree on {k:?}"));
-            }
-        }
-        out.extend(fwd.into_iter().map(|(k, v)| ((i, k), v)));
-    }
-    Ok(out)
-}
-
 fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Result<(), String> {
     let unchanged = pool.crash(0).expect("simulated pool");
     let read_only = Pool::open_image(&unchanged, &options().pool.with_read_only())
@@ -135,7 +58,7 @@ fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Resul
     // Before the create completed there is no database to read; the writable open
     // creates an empty one.
     let seen_read_only = match Db::open_pool(Arc::new(read_only), options()) {
-        Ok(db) => contents(&db)?,
+        Ok(db) => SHAPE.contents(&db)?,
         Err(DbError::NoDatabase { .. }) => Model::new(),
         Err(e) => return Err(format!("read-only open after crash: {e}")),
     };
@@ -144,27 +67,11 @@ fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Resul
     if !db.recovery_stats().damage.is_empty() {
         return Err(format!("damage reported: {:?}", db.recovery_stats().damage));
     }
-    let mut before = Model::new();
-    acked.iter().for_each(|b| apply(&mut before, b));
-    let got = contents(&db)?;
+    let got = SHAPE.contents(&db)?;
     if got != seen_read_only {
         return Err("a read-only open saw other data than the writable open".into());
     }
-    let mut after = before.clone();
-    if let Some(b) = in_flight {
-        apply(&mut after, b);
-    }
-    if got != before && got != after {
-        let missing: Vec<_> = before
-            .keys()
-            .filter(|k| !got.contains_key(*k))
-            .take(3)
-            .collect();
-        return Err(format!(
-            "state after recovery is neither the acknowledged prefix nor it plus the batch in flight ({} acked batches; e.g. missing {missing:?})",
-            acked.len()
-        ));
-    }
+    prefix_or_in_flight(&got, acked, in_flight)?;
     let ops: u64 = acked.iter().map(|b| b.ops.len() as u64).sum();
     let last = db.last_seq();
     if last < ops {
@@ -175,7 +82,7 @@ fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Resul
 
     // The recovered database takes new writes, with larger seqs, that survive a crash.
     let sub = db.subtable("delta").map_err(|e| e.to_string())?;
-    let alpha = db.subtable(SUBTABLES[0]).map_err(|e| e.to_string())?;
+    let alpha = db.subtable(SHAPE.subtables[0]).map_err(|e| e.to_string())?;
     let mut wb = WriteBatch::new();
     wb.put(&sub, b"after", b"recovery");
     wb.put(&alpha, b"zzz", b"last");
@@ -184,12 +91,12 @@ fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Resul
     if db.last_seq() <= last {
         return Err("seq did not grow after recovery".into());
     }
-    let expected = contents(&db)?;
+    let expected = SHAPE.contents(&db)?;
     drop((sub, alpha, db));
     let image = pool.crash(0x5eed).expect("simulated pool");
     let pool2 = Arc::new(Pool::open_image(&image, &options().pool).map_err(|e| e.to_string())?);
     let db2 = Db::open_pool(pool2, options()).map_err(|e| format!("second open: {e}"))?;
-    if contents(&db2)? != expected
+    if SHAPE.contents(&db2)? != expected
         || db2
             .existing_subtable("delta")
             .ok()

@@ -7,23 +7,23 @@
 //! agree with gets both ways, and once compacted again the pool holds no zone beyond the
 //! catalog's and the active memtables'.
 
-use std::collections::BTreeMap;
+mod common;
+
 use std::sync::Arc;
 
-use pmdb_engine::{Db, DbOptions, WriteBatch, WriteOptions};
+use common::{Batch, Shape, prefix_or_in_flight};
+use pmdb_engine::{Db, DbOptions};
 use pmdb_pmem::{AckLog, CrashTest, Pool};
+use rand::SeedableRng;
 use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 
-const SUBTABLES: [&str; 2] = ["alpha", "beta"];
-const KEYS: u32 = 60;
-
-type Model = BTreeMap<(usize, Vec<u8>), Vec<u8>>;
-
-#[derive(Clone, Debug)]
-struct Batch {
-    ops: Vec<(usize, Vec<u8>, Option<Vec<u8>>)>,
-}
+const SHAPE: Shape = Shape {
+    subtables: &["alpha", "beta"],
+    keys: 60,
+    max_ops: 4,
+    deletes: 0.15,
+    max_pad: 400,
+};
 
 /// Small memtables, generations and levels, so a few hundred batches cross every tier.
 fn options() -> DbOptions {
@@ -38,37 +38,6 @@ fn options() -> DbOptions {
     }
 }
 
-fn key(i: u32) -> Vec<u8> {
-    format!("key{i:03}").into_bytes()
-}
-
-fn random_batch(rng: &mut SmallRng, id: u64) -> Batch {
-    let n = rng.random_range(1..=4);
-    let ops = (0..n)
-        .map(|j| {
-            let sub = rng.random_range(0..SUBTABLES.len());
-            let k = key(rng.random_range(0..KEYS));
-            if rng.random_bool(0.15) {
-                (sub, k, None)
-            } else {
-                let mut v = format!("batch{id}/op{j}/").into_bytes();
-                v.resize(v.len() + rng.random_range(0..400), b'a' + (id % 26) as u8);
-                (sub, k, Some(v))
-            }
-        })
-        .collect();
-    Batch { ops }
-}
-
-fn apply(model: &mut Model, batch: &Batch) {
-    for (sub, k, v) in &batch.ops {
-        match v {
-            Some(v) => model.insert((*sub, k.clone()), v.clone()),
-            None => model.remove(&(*sub, k.clone())),
-        };
-    }
-}
-
 fn workload(
     seed: u64,
     batches: u64,
@@ -76,18 +45,11 @@ fn workload(
 ) -> impl Fn(&Arc<Pool>, &mut AckLog<Batch>) {
     move |pool, acks| {
         let db = Db::open_pool(Arc::clone(pool), options.clone()).unwrap();
-        let subs: Vec<_> = SUBTABLES.iter().map(|n| db.subtable(n).unwrap()).collect();
+        let subs = SHAPE.open_subtables(&db);
         let mut rng = SmallRng::seed_from_u64(seed);
         for id in 0..batches {
-            let batch = random_batch(&mut rng, id);
-            let mut wb = WriteBatch::new();
-            for (sub, k, v) in &batch.ops {
-                match v {
-                    Some(v) => wb.put(&subs[*sub], k, v),
-                    None => wb.delete(&subs[*sub], k),
-                }
-            }
-            db.write(wb, WriteOptions::default()).unwrap();
+            let batch = SHAPE.random_batch(&mut rng, id);
+            SHAPE.commit(&db, &subs, &batch);
             acks.ack(batch);
             if id % 40 == 39 {
                 db.compact().unwrap();
@@ -101,69 +63,19 @@ fn workload(
     }
 }
 
-/// The database's contents by forward scan, checked against reverse scans and gets.
-fn contents(db: &Db) -> Result<Model, String> {
-    let mut out = Model::new();
-    for (i, name) in SUBTABLES.iter().enumerate() {
-        let Ok(sub) = db.existing_subtable(name) else {
-            continue;
-        };
-        let fwd: Vec<(Vec<u8>, Vec<u8>)> = sub
-            .scan::<&[u8]>(..)
-            .map(|e| e.map(|e| e.to_owned()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("{name}: scan: {e}"))?;
-        let mut rev: Vec<(Vec<u8>, Vec<u8>)> = sub
-            .scan_rev::<&[u8]>(..)
-            .map(|e| e.map(|e| e.to_owned()))
-            .collect::<Result<_, _>>()
-            .map_err(|e| format!("{name}: reverse scan: {e}"))?;
-        rev.reverse();
-        if fwd != rev {
-            return Err(format!("{name}: forward and reverse scans differ"));
-        }
-        for k in (0..KEYS).map(key) {
-            let got = sub.get_owned(&k).map_err(|e| format!("{name}: get: {e}"))?;
-            let scanned = fwd.iter().find(|(sk, _)| *sk == k).map(|(_, v)| v.clone());
-            if got != scanned {
-                return Err(format!("{name}: get and scan disagree on {k:?}"));
-            }
-        }
-        out.extend(fwd.into_iter().map(|(k, v)| ((i, k), v)));
-    }
-    Ok(out)
-}
-
 fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Result<(), String> {
     let db =
         Db::open_pool(Arc::clone(pool), options()).map_err(|e| format!("open after crash: {e}"))?;
     if !db.recovery_stats().damage.is_empty() {
         return Err(format!("damage reported: {:?}", db.recovery_stats().damage));
     }
-    let mut before = Model::new();
-    acked.iter().for_each(|b| apply(&mut before, b));
-    let mut after = before.clone();
-    if let Some(b) = in_flight {
-        apply(&mut after, b);
-    }
-    let got = contents(&db)?;
-    if got != before && got != after {
-        let wrong: Vec<_> = after
-            .iter()
-            .filter(|(k, v)| got.get(*k) != Some(v) && before.get(*k) != got.get(*k))
-            .map(|(k, _)| k)
-            .take(3)
-            .collect();
-        return Err(format!(
-            "state after recovery is neither the acknowledged prefix nor it plus the batch in flight ({} acked batches; e.g. {wrong:?})",
-            acked.len()
-        ));
-    }
+    let got = SHAPE.contents(&db)?;
+    prefix_or_in_flight(&got, acked, in_flight)?;
     // Everything compacts down again, and then PM holds only the catalog and the active
     // memtables: no zone of a flushed memtable is left behind.
     db.compact()
         .map_err(|e| format!("compaction after recovery: {e}"))?;
-    if contents(&db)? != got {
+    if SHAPE.contents(&db)? != got {
         return Err("compaction after recovery changed the contents".into());
     }
     let zone = db.device().zone_size;

@@ -1,0 +1,151 @@
+//! Shared crash-test workload: random batches of puts and deletes over a few subtables,
+//! the model they build, and the database's contents read back by scans both ways and by
+//! gets, which must all agree.
+
+use std::collections::BTreeMap;
+
+use pmdb_engine::{Db, Subtable, WriteBatch, WriteOptions};
+use rand::Rng;
+use rand::rngs::SmallRng;
+
+/// (subtable index, key) → value.
+pub type Model = BTreeMap<(usize, Vec<u8>), Vec<u8>>;
+
+#[derive(Clone, Debug)]
+pub struct Batch {
+    /// (subtable index, key, Some(value) for a put, None for a delete)
+    pub ops: Vec<(usize, Vec<u8>, Option<Vec<u8>>)>,
+}
+
+/// What a workload's batches look like.
+pub struct Shape {
+    pub subtables: &'static [&'static str],
+    pub keys: u32,
+    /// Operations per batch: 1 to this many.
+    pub max_ops: usize,
+    /// Chance of an operation being a delete.
+    pub deletes: f64,
+    /// Values are a batch-and-operation label padded by up to this many bytes.
+    pub max_pad: usize,
+}
+
+impl Shape {
+    pub fn key(&self, i: u32) -> Vec<u8> {
+        format!("key{i:03}").into_bytes()
+    }
+
+    pub fn random_batch(&self, rng: &mut SmallRng, id: u64) -> Batch {
+        let n = rng.random_range(1..=self.max_ops);
+        let ops = (0..n)
+            .map(|j| {
+                let sub = rng.random_range(0..self.subtables.len());
+                let k = self.key(rng.random_range(0..self.keys));
+                if rng.random_bool(self.deletes) {
+                    (sub, k, None)
+                } else {
+                    let mut v = format!("batch{id}/op{j}/").into_bytes();
+                    v.resize(
+                        v.len() + rng.random_range(0..self.max_pad),
+                        b'a' + (id % 26) as u8,
+                    );
+                    (sub, k, Some(v))
+                }
+            })
+            .collect();
+        Batch { ops }
+    }
+
+    pub fn open_subtables(&self, db: &Db) -> Vec<Subtable> {
+        self.subtables
+            .iter()
+            .map(|n| db.subtable(n).unwrap())
+            .collect()
+    }
+
+    /// Commits `batch` as one write batch.
+    pub fn commit(&self, db: &Db, subs: &[Subtable], batch: &Batch) {
+        let mut wb = WriteBatch::new();
+        for (sub, k, v) in &batch.ops {
+            match v {
+                Some(v) => wb.put(&subs[*sub], k, v),
+                None => wb.delete(&subs[*sub], k),
+            }
+        }
+        db.write(wb, WriteOptions::default()).unwrap();
+    }
+
+    /// The database's contents by forward scans, checked against reverse scans (same
+    /// entries, in order) and point gets of every key.
+    pub fn contents(&self, db: &Db) -> Result<Model, String> {
+        let mut out = Model::new();
+        for (i, name) in self.subtables.iter().enumerate() {
+            let Ok(sub) = db.existing_subtable(name) else {
+                continue;
+            };
+            let fwd: Vec<(Vec<u8>, Vec<u8>)> = sub
+                .scan::<&[u8]>(..)
+                .map(|e| e.map(|e| e.to_owned()))
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("{name}: scan: {e}"))?;
+            let mut rev: Vec<(Vec<u8>, Vec<u8>)> = sub
+                .scan_rev::<&[u8]>(..)
+                .map(|e| e.map(|e| e.to_owned()))
+                .collect::<Result<_, _>>()
+                .map_err(|e| format!("{name}: reverse scan: {e}"))?;
+            rev.reverse();
+            if fwd != rev {
+                return Err(format!("{name}: forward and reverse scans differ"));
+            }
+            if fwd.windows(2).any(|w| w[0].0 >= w[1].0) {
+                return Err(format!("{name}: scan out of order"));
+            }
+            for k in (0..self.keys).map(|i| self.key(i)) {
+                let got = sub.get_owned(&k).map_err(|e| format!("{name}: get: {e}"))?;
+                let scanned = fwd.iter().find(|(sk, _)| *sk == k).map(|(_, v)| v.clone());
+                if got != scanned {
+                    return Err(format!("{name}: get and scan disagree on {k:?}"));
+                }
+            }
+            out.extend(fwd.into_iter().map(|(k, v)| ((i, k), v)));
+        }
+        Ok(out)
+    }
+}
+
+pub fn apply(model: &mut Model, batch: &Batch) {
+    for (sub, k, v) in &batch.ops {
+        match v {
+            Some(v) => model.insert((*sub, k.clone()), v.clone()),
+            None => model.remove(&(*sub, k.clone())),
+        };
+    }
+}
+
+/// Checks that `got` is the acknowledged batches' state, or that plus the batch in
+/// flight; returns the first.
+pub fn prefix_or_in_flight(
+    got: &Model,
+    acked: &[&Batch],
+    in_flight: Option<&Batch>,
+) -> Result<Model, String> {
+    let mut before = Model::new();
+    acked.iter().for_each(|b| apply(&mut before, b));
+    let mut after = before.clone();
+    if let Some(b) = in_flight {
+        apply(&mut after, b);
+    }
+    if *got == before || *got == after {
+        return Ok(before);
+    }
+    let wrong: Vec<_> = after
+        .iter()
+        .filter(|(k, v)| got.get(*k) != Some(v) && before.get(*k) != got.get(*k))
+        .map(|(k, _)| k)
+        .chain(before.keys().filter(|k| !got.contains_key(*k)))
+        .take(3)
+        .collect();
+    Err(format!(
+        "state after recovery is neither the acknowledged prefix nor it plus the batch in flight ({} acked batches; e.g. {wrong:?})",
+        acked.len()
+    ))
+}
