@@ -11,8 +11,6 @@ use std::sync::Arc;
 use common::{Batch, Model, Shape, prefix_or_in_flight};
 use pmdb_engine::{Db, DbError, DbOptions, WriteBatch, WriteOptions};
 use pmdb_pmem::{AckLog, CrashTest, Pool};
-use rand::SeedableRng;
-use rand::rngs::SmallRng;
 
 const SHAPE: Shape = Shape {
     subtables: &["alpha", "beta", "gamma"],
@@ -36,14 +34,7 @@ fn workload(
     options: DbOptions,
 ) -> impl Fn(&Arc<Pool>, &mut AckLog<Batch>) {
     move |pool, acks| {
-        let db = Db::open_pool(Arc::clone(pool), options.clone()).unwrap();
-        let subs = SHAPE.open_subtables(&db);
-        let mut rng = SmallRng::seed_from_u64(seed);
-        for id in 0..batches {
-            let batch = SHAPE.random_batch(&mut rng, id);
-            SHAPE.commit(&db, &subs, &batch);
-            acks.ack(batch);
-        }
+        let db = SHAPE.write_batches(pool, options.clone(), seed, batches, acks, |_, _| {});
         if batches >= 300 {
             let frozen = db.subtable_stats().iter().any(|s| s.memtables > 1);
             assert!(frozen, "the workload must cover memtable freezes");

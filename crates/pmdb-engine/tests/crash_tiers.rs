@@ -14,8 +14,6 @@ use std::sync::Arc;
 use common::{Batch, Shape, prefix_or_in_flight};
 use pmdb_engine::{Db, DbOptions};
 use pmdb_pmem::{AckLog, CrashTest, Pool};
-use rand::SeedableRng;
-use rand::rngs::SmallRng;
 
 const SHAPE: Shape = Shape {
     subtables: &["alpha", "beta"],
@@ -44,17 +42,11 @@ fn workload(
     options: DbOptions,
 ) -> impl Fn(&Arc<Pool>, &mut AckLog<Batch>) {
     move |pool, acks| {
-        let db = Db::open_pool(Arc::clone(pool), options.clone()).unwrap();
-        let subs = SHAPE.open_subtables(&db);
-        let mut rng = SmallRng::seed_from_u64(seed);
-        for id in 0..batches {
-            let batch = SHAPE.random_batch(&mut rng, id);
-            SHAPE.commit(&db, &subs, &batch);
-            acks.ack(batch);
+        let db = SHAPE.write_batches(pool, options.clone(), seed, batches, acks, |db, id| {
             if id % 40 == 39 {
                 db.compact().unwrap();
             }
-        }
+        });
         let stats = db.tier_stats();
         assert!(
             stats.merges > 0 && stats.flushes > 0 && stats.compactions > 0,

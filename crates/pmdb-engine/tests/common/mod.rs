@@ -4,9 +4,12 @@
 
 use std::collections::BTreeMap;
 
-use pmdb_engine::{Db, Subtable, WriteBatch, WriteOptions};
-use rand::Rng;
+use std::sync::Arc;
+
+use pmdb_engine::{Db, DbOptions, Subtable, WriteBatch, WriteOptions};
+use pmdb_pmem::{AckLog, Pool};
 use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
 
 /// (subtable index, key) → value.
 pub type Model = BTreeMap<(usize, Vec<u8>), Vec<u8>>;
@@ -55,23 +58,39 @@ impl Shape {
         Batch { ops }
     }
 
-    pub fn open_subtables(&self, db: &Db) -> Vec<Subtable> {
-        self.subtables
+    /// The crash test's workload: opens the database in `pool`, commits `batches` random
+    /// batches (from `seed`), acknowledging each, calls `after(db, id)` after batch `id`,
+    /// and returns the database.
+    pub fn write_batches(
+        &self,
+        pool: &Arc<Pool>,
+        options: DbOptions,
+        seed: u64,
+        batches: u64,
+        acks: &mut AckLog<Batch>,
+        mut after: impl FnMut(&Db, u64),
+    ) -> Db {
+        let db = Db::open_pool(Arc::clone(pool), options).unwrap();
+        let subs: Vec<Subtable> = self
+            .subtables
             .iter()
             .map(|n| db.subtable(n).unwrap())
-            .collect()
-    }
-
-    /// Commits `batch` as one write batch.
-    pub fn commit(&self, db: &Db, subs: &[Subtable], batch: &Batch) {
-        let mut wb = WriteBatch::new();
-        for (sub, k, v) in &batch.ops {
-            match v {
-                Some(v) => wb.put(&subs[*sub], k, v),
-                None => wb.delete(&subs[*sub], k),
+            .collect();
+        let mut rng = SmallRng::seed_from_u64(seed);
+        for id in 0..batches {
+            let batch = self.random_batch(&mut rng, id);
+            let mut wb = WriteBatch::new();
+            for (sub, k, v) in &batch.ops {
+                match v {
+                    Some(v) => wb.put(&subs[*sub], k, v),
+                    None => wb.delete(&subs[*sub], k),
+                }
             }
+            db.write(wb, WriteOptions::default()).unwrap();
+            acks.ack(batch);
+            after(&db, id);
         }
-        db.write(wb, WriteOptions::default()).unwrap();
+        db
     }
 
     /// The database's contents by forward scans, checked against reverse scans (same
