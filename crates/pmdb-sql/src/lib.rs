@@ -1,0 +1,26 @@
+//! pmdb-sql: relational tables over pmdb's subtables. This crate owns the SQL types and
+//! values a table holds ([`types`]), the order-preserving encoding of primary-key and
+//! index-key tuples that makes a subtable's byte order the tuples' SQL order
+//! ([`keycode`]), and the compact row codec of the stored rows ([`rowcode`]). Both
+//! encodings are persistent; their byte tables are in `docs/format.md`, "Part 4".
+
+#![forbid(unsafe_code)]
+
+pub mod keycode;
+mod reader;
+pub mod rowcode;
+pub mod types;
+
+pub use types::{SqlType, Value};
+
+/// Bytes that do not decode as what they should be: a key or a row read back from
+/// storage is never trusted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CodecError {
+    #[error("{what}: truncated at byte {at}")]
+    Truncated { what: &'static str, at: usize },
+    #[error("{what}: {reason}")]
+    Invalid { what: &'static str, reason: String },
+    #[error("{0}")]
+    Mismatch(String),
+}

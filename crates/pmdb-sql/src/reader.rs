@@ -1,0 +1,59 @@
+//! The cursor both decoders read with: it never reads past its bytes, and every error
+//! it gives names what was being decoded.
+
+use crate::CodecError;
+
+pub(crate) struct Reader<'a> {
+    what: &'static str,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Reader<'a> {
+    /// A cursor over `bytes`, which hold a `what` ("key", "row").
+    pub fn new(what: &'static str, bytes: &'a [u8]) -> Reader<'a> {
+        Reader { what, bytes, at: 0 }
+    }
+
+    pub fn invalid(&self, reason: String) -> CodecError {
+        CodecError::Invalid {
+            what: self.what,
+            reason,
+        }
+    }
+
+    /// The next `n` bytes.
+    pub fn slice(&mut self, n: usize) -> Result<&'a [u8], CodecError> {
+        let out = self
+            .at
+            .checked_add(n)
+            .and_then(|end| self.bytes.get(self.at..end))
+            .ok_or(CodecError::Truncated {
+                what: self.what,
+                at: self.at,
+            })?;
+        self.at += n;
+        Ok(out)
+    }
+
+    pub fn take<const N: usize>(&mut self) -> Result<[u8; N], CodecError> {
+        Ok(self.slice(N)?.try_into().expect("N bytes"))
+    }
+
+    pub fn byte(&mut self) -> Result<u8, CodecError> {
+        Ok(self.take::<1>()?[0])
+    }
+
+    /// Bytes not read yet.
+    pub fn left(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+
+    /// Fails unless every byte was read.
+    pub fn finish(&self) -> Result<(), CodecError> {
+        match self.left() {
+            0 => Ok(()),
+            n => Err(self.invalid(format!("{n} bytes after the last column"))),
+        }
+    }
+}

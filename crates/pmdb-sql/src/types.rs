@@ -1,0 +1,241 @@
+//! The SQL types a column may have and the values it holds. A value is checked against
+//! its column's type before it is encoded, so what reaches storage always fits: integers
+//! in range, decimals within their precision, strings within their length.
+
+use std::cmp::Ordering;
+use std::fmt;
+
+use crate::CodecError;
+
+/// Most digits of a DECIMAL (what an `i128` holds exactly).
+pub const MAX_DECIMAL_PRECISION: u8 = 38;
+
+/// A column's type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum SqlType {
+    SmallInt,
+    Int,
+    BigInt,
+    /// `precision` digits, `scale` of them after the point; stored as the unscaled
+    /// integer.
+    Decimal {
+        precision: u8,
+        scale: u8,
+    },
+    Real,
+    Double,
+    /// Fixed length: shorter values are blank-padded when compared, as in SQL.
+    Char(u32),
+    Varchar(u32),
+    Text,
+    /// Days since 1970-01-01.
+    Date,
+    /// Microseconds since 1970-01-01 00:00:00, no time zone.
+    Timestamp,
+    Boolean,
+}
+
+/// One value of a column; `Null` fits every type.
+#[derive(Clone, Debug, PartialEq)]
+pub enum Value {
+    Null,
+    Boolean(bool),
+    SmallInt(i16),
+    Int(i32),
+    BigInt(i64),
+    /// The unscaled integer of a DECIMAL (the scale is the column's).
+    Decimal(i128),
+    Real(f32),
+    Double(f64),
+    /// CHAR, VARCHAR and TEXT.
+    Str(String),
+    Date(i32),
+    Timestamp(i64),
+}
+
+impl SqlType {
+    /// Whether `value` fits a column of this type.
+    pub fn check(&self, value: &Value) -> Result<(), CodecError> {
+        let fits = match (self, value) {
+            (_, Value::Null) => true,
+            (SqlType::SmallInt, Value::SmallInt(_))
+            | (SqlType::Int, Value::Int(_))
+            | (SqlType::BigInt, Value::BigInt(_))
+            | (SqlType::Real, Value::Real(_))
+            | (SqlType::Double, Value::Double(_))
+            | (SqlType::Text, Value::Str(_))
+            | (SqlType::Date, Value::Date(_))
+            | (SqlType::Timestamp, Value::Timestamp(_))
+            | (SqlType::Boolean, Value::Boolean(_)) => true,
+            (SqlType::Decimal { precision, .. }, Value::Decimal(v)) => {
+                *precision >= 1
+                    && *precision <= MAX_DECIMAL_PRECISION
+                    && v.unsigned_abs() < 10u128.pow(u32::from(*precision))
+            }
+            (SqlType::Char(n) | SqlType::Varchar(n), Value::Str(s)) => {
+                s.chars().count() <= *n as usize
+            }
+            _ => false,
+        };
+        if fits {
+            Ok(())
+        } else {
+            Err(CodecError::Mismatch(format!(
+                "{value:?} does not fit a column of type {self}"
+            )))
+        }
+    }
+}
+
+impl fmt::Display for SqlType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SqlType::SmallInt => f.write_str("SMALLINT"),
+            SqlType::Int => f.write_str("INT"),
+            SqlType::BigInt => f.write_str("BIGINT"),
+            SqlType::Decimal { precision, scale } => write!(f, "DECIMAL({precision},{scale})"),
+            SqlType::Real => f.write_str("REAL"),
+            SqlType::Double => f.write_str("DOUBLE"),
+            SqlType::Char(n) => write!(f, "CHAR({n})"),
+            SqlType::Varchar(n) => write!(f, "VARCHAR({n})"),
+            SqlType::Text => f.write_str("TEXT"),
+            SqlType::Date => f.write_str("DATE"),
+            SqlType::Timestamp => f.write_str("TIMESTAMP"),
+            SqlType::Boolean => f.write_str("BOOLEAN"),
+        }
+    }
+}
+
+impl Value {
+    /// SQL's order of two values of one column: NULL first, floats with -0 equal to +0
+    /// and NaN last (as PostgreSQL sorts them), strings by their UTF-8 bytes (the C
+    /// collation). `None` for values of different types.
+    pub fn sql_cmp(&self, other: &Value) -> Option<Ordering> {
+        Some(match (self, other) {
+            (Value::Null, Value::Null) => Ordering::Equal,
+            (Value::Null, _) => Ordering::Less,
+            (_, Value::Null) => Ordering::Greater,
+            (Value::Boolean(a), Value::Boolean(b)) => a.cmp(b),
+            (Value::SmallInt(a), Value::SmallInt(b)) => a.cmp(b),
+            (Value::Int(a), Value::Int(b)) => a.cmp(b),
+            (Value::BigInt(a), Value::BigInt(b)) => a.cmp(b),
+            (Value::Decimal(a), Value::Decimal(b)) => a.cmp(b),
+            (Value::Real(a), Value::Real(b)) => float_order(f64::from(*a), f64::from(*b)),
+            (Value::Double(a), Value::Double(b)) => float_order(*a, *b),
+            (Value::Str(a), Value::Str(b)) => a.as_bytes().cmp(b.as_bytes()),
+            (Value::Date(a), Value::Date(b)) => a.cmp(b),
+            (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
+            _ => return None,
+        })
+    }
+}
+
+/// Floats as SQL sorts them: -0 equals +0, every NaN equals every other and sorts last.
+fn float_order(a: f64, b: f64) -> Ordering {
+    match (a.is_nan(), b.is_nan()) {
+        (true, true) => Ordering::Equal,
+        (true, false) => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => a.partial_cmp(&b).expect("neither is NaN"),
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// A value of `ty`, NULL one time in ten.
+    pub fn value_of(ty: SqlType) -> BoxedStrategy<Value> {
+        let string = |max: usize| {
+            proptest::collection::vec(prop_oneof![Just('\0'), Just('a'), any::<char>()], 0..=max)
+                .prop_map(String::from_iter)
+        };
+        let v: BoxedStrategy<Value> = match ty {
+            SqlType::SmallInt => any::<i16>().prop_map(Value::SmallInt).boxed(),
+            SqlType::Int => any::<i32>().prop_map(Value::Int).boxed(),
+            SqlType::BigInt => any::<i64>().prop_map(Value::BigInt).boxed(),
+            SqlType::Decimal { precision, .. } => {
+                let max = 10i128.pow(u32::from(precision)) - 1;
+                (-max..=max).prop_map(Value::Decimal).boxed()
+            }
+            SqlType::Real => any::<f32>().prop_map(Value::Real).boxed(),
+            SqlType::Double => any::<f64>().prop_map(Value::Double).boxed(),
+            SqlType::Char(n) | SqlType::Varchar(n) => {
+                string(n as usize).prop_map(Value::Str).boxed()
+            }
+            SqlType::Text => string(12).prop_map(Value::Str).boxed(),
+            SqlType::Date => any::<i32>().prop_map(Value::Date).boxed(),
+            SqlType::Timestamp => any::<i64>().prop_map(Value::Timestamp).boxed(),
+            SqlType::Boolean => any::<bool>().prop_map(Value::Boolean).boxed(),
+        };
+        prop_oneof![1 => Just(Value::Null), 9 => v].boxed()
+    }
+
+    pub fn any_type() -> impl Strategy<Value = SqlType> {
+        prop_oneof![
+            Just(SqlType::SmallInt),
+            Just(SqlType::Int),
+            Just(SqlType::BigInt),
+            (1..=MAX_DECIMAL_PRECISION, 0u8..=4)
+                .prop_map(|(precision, scale)| SqlType::Decimal { precision, scale }),
+            Just(SqlType::Real),
+            Just(SqlType::Double),
+            Just(SqlType::Char(4)),
+            Just(SqlType::Varchar(6)),
+            Just(SqlType::Text),
+            Just(SqlType::Date),
+            Just(SqlType::Timestamp),
+            Just(SqlType::Boolean),
+        ]
+    }
+
+    /// A type and a value of it.
+    pub fn any_typed_value() -> impl Strategy<Value = (SqlType, Value)> {
+        any_type().prop_flat_map(|ty| value_of(ty).prop_map(move |v| (ty, v)))
+    }
+
+    /// Whether two value lists are equal as SQL sees them (NaN equals NaN, -0 equals 0).
+    pub fn same(a: &[Value], b: &[Value]) -> bool {
+        a.len() == b.len()
+            && a.iter()
+                .zip(b)
+                .all(|(x, y)| x.sql_cmp(y) == Some(Ordering::Equal))
+    }
+
+    #[test]
+    fn values_are_checked_against_their_column() {
+        let dec = SqlType::Decimal {
+            precision: 5,
+            scale: 2,
+        };
+        assert!(dec.check(&Value::Decimal(99_999)).is_ok());
+        assert!(dec.check(&Value::Decimal(-99_999)).is_ok());
+        assert!(dec.check(&Value::Decimal(100_000)).is_err());
+        assert!(SqlType::Varchar(3).check(&Value::Str("héé".into())).is_ok());
+        assert!(
+            SqlType::Varchar(3)
+                .check(&Value::Str("four".into()))
+                .is_err()
+        );
+        assert!(SqlType::Int.check(&Value::BigInt(1)).is_err());
+        assert!(SqlType::Date.check(&Value::Null).is_ok());
+        let e = SqlType::Int.check(&Value::Str("x".into())).unwrap_err();
+        assert!(e.to_string().contains("INT"), "{e}");
+    }
+
+    #[test]
+    fn sql_order_of_floats_and_nulls() {
+        let d = Value::Double;
+        assert_eq!(d(-0.0).sql_cmp(&d(0.0)), Some(Ordering::Equal));
+        assert_eq!(
+            d(f64::NAN).sql_cmp(&d(f64::INFINITY)),
+            Some(Ordering::Greater)
+        );
+        assert_eq!(
+            Value::Null.sql_cmp(&d(f64::NEG_INFINITY)),
+            Some(Ordering::Less)
+        );
+        assert_eq!(Value::Int(1).sql_cmp(&Value::BigInt(1)), None);
+    }
+}
