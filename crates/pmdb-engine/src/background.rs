@@ -3,6 +3,11 @@
 //! stop flag cuts the job at hand short). Today it builds the Bloom filters of frozen
 //! indexes. If the thread cannot be started the database runs without filters: reads
 //! stay correct, only slower.
+//!
+//! On the crash simulator's pool, filters are built in the caller's thread instead: the
+//! crash world needs every write and free at a point the workload decides, and a worker
+//! holding the last reference to a flushed generation or memtable would give its PM back
+//! at a moment of its own.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -12,6 +17,8 @@ use std::thread::JoinHandle;
 use crate::index::Indexed;
 
 pub(crate) struct Background {
+    /// Build filters in the caller's thread.
+    inline: bool,
     jobs: Option<Sender<Arc<dyn Indexed>>>,
     stop: Arc<AtomicBool>,
     /// Jobs queued and not finished.
@@ -20,10 +27,20 @@ pub(crate) struct Background {
 }
 
 impl Background {
-    pub fn start() -> Background {
-        let (tx, rx) = channel::<Arc<dyn Indexed>>();
+    /// The worker, or with `inline` none: each filter is built when it is asked for.
+    pub fn start(inline: bool) -> Background {
         let stop = Arc::new(AtomicBool::new(false));
         let pending = Arc::new(AtomicUsize::new(0));
+        if inline {
+            return Background {
+                inline,
+                jobs: None,
+                stop,
+                pending,
+                thread: None,
+            };
+        }
+        let (tx, rx) = channel::<Arc<dyn Indexed>>();
         let (worker_stop, worker_pending) = (Arc::clone(&stop), Arc::clone(&pending));
         let thread = std::thread::Builder::new()
             .name("pmdb-background".into())
@@ -41,6 +58,7 @@ impl Background {
             .inspect_err(|e| log::warn!("no background worker ({e}): running without filters"))
             .ok();
         Background {
+            inline,
             jobs: thread.as_ref().map(|_| tx),
             stop,
             pending,
@@ -48,8 +66,14 @@ impl Background {
         }
     }
 
-    /// Queues the building of a frozen index's filter.
+    /// Queues the building of a frozen index's filter (builds it now when inline).
     pub fn build_filter(&self, holder: Arc<dyn Indexed>) {
+        if self.inline {
+            if let Err(e) = holder.index().build_filter(&self.stop) {
+                log::warn!("{}: no Bloom filter ({e})", holder.describe());
+            }
+            return;
+        }
         if let Some(jobs) = &self.jobs {
             self.pending.fetch_add(1, Ordering::Acquire);
             if jobs.send(holder).is_err() {

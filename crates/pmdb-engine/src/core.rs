@@ -54,7 +54,7 @@ impl Core {
         prefaulter: Option<Prefaulter>,
         tiers: Tiers,
     ) -> Core {
-        let background = Arc::new(Background::start());
+        let background = Arc::new(Background::start(pool.is_simulated()));
         for state in registry.all() {
             let view = state.view.load();
             for m in &view.memtables {

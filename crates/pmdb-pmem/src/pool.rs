@@ -202,6 +202,16 @@ impl Pool {
         self.media().max_extents()
     }
 
+    /// Whether this is the crash simulator's pool: there every write and free must
+    /// happen at a point the workload decides, so work other layers would hand to a
+    /// thread of their own runs inline instead.
+    pub fn is_simulated(&self) -> bool {
+        #[cfg(feature = "crashsim")]
+        return self.backend() == Backend::CrashSim;
+        #[cfg(not(feature = "crashsim"))]
+        false
+    }
+
     /// Zones the pool holds once grown to its maximum.
     pub fn max_zones(&self) -> u64 {
         u64::from(self.max_extents()) * u64::from(self.zones_per_extent())

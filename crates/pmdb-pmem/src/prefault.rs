@@ -17,7 +17,6 @@
 use std::sync::Arc;
 use std::thread::JoinHandle;
 
-use crate::backend::Backend;
 use crate::error::{PmemError, Result};
 use crate::pool::Pool;
 
@@ -41,7 +40,7 @@ impl Pool {
 impl Prefaulter {
     fn start(pool: &Arc<Pool>, zones: usize) -> Result<Prefaulter> {
         let heap = pool.heap();
-        let inline = is_simulated(pool.backend());
+        let inline = pool.is_simulated();
         heap.start_spares(zones, inline)?;
         let thread = if inline {
             None
@@ -78,15 +77,5 @@ impl Drop for Prefaulter {
             let _ = thread.join();
         }
         heap.spares_stopped();
-    }
-}
-
-fn is_simulated(backend: Backend) -> bool {
-    #[cfg(feature = "crashsim")]
-    return backend == Backend::CrashSim;
-    #[cfg(not(feature = "crashsim"))]
-    {
-        let _ = backend;
-        false
     }
 }

@@ -609,11 +609,24 @@ fn a_read_only_open_changes_nothing_and_refuses_writes() {
 
 #[test]
 fn pool_files_are_a_real_directory_that_a_read_only_pool_does_not_create() {
+    // A sibling test forking a child process holds a copy of the lock file's descriptor
+    // until the child execs, so a lock may outlive its pool's drop for a moment.
+    let open = |dir: &std::path::Path, options: &PoolOptions| {
+        (0..200)
+            .find_map(|_| match Pool::open(dir, options) {
+                Err(PmemError::Locked { .. }) => {
+                    std::thread::sleep(std::time::Duration::from_millis(10));
+                    None
+                }
+                other => Some(other.unwrap()),
+            })
+            .expect("the lock is released")
+    };
     let dir = tmp();
     let (pool_dir, sst) = (dir.path().join("pool"), dir.path().join("sst"));
     drop(Pool::create(&pool_dir, &PoolOptions::small()).unwrap());
 
-    let read_only = Pool::open(&pool_dir, &PoolOptions::default().with_read_only()).unwrap();
+    let read_only = open(&pool_dir, &PoolOptions::default().with_read_only());
     let missing = read_only.files(&sst).unwrap();
     assert_eq!(missing.list().unwrap(), Vec::<String>::new());
     assert!(matches!(
@@ -623,17 +636,7 @@ fn pool_files_are_a_real_directory_that_a_read_only_pool_does_not_create() {
     assert!(!sst.exists());
     drop((missing, read_only));
 
-    // A sibling test forking a child process holds a copy of the lock file's descriptor
-    // until the child execs, so the lock may outlive the drop for a moment.
-    let pool = (0..200)
-        .find_map(|_| match Pool::open(&pool_dir, &PoolOptions::default()) {
-            Err(PmemError::Locked { .. }) => {
-                std::thread::sleep(std::time::Duration::from_millis(10));
-                None
-            }
-            other => Some(other.unwrap()),
-        })
-        .expect("the lock is released");
+    let pool = open(&pool_dir, &PoolOptions::default());
     let files = pool.files(&sst).unwrap();
     let mut f = files.create("a").unwrap();
     f.append(b"bytes").unwrap();
@@ -642,7 +645,7 @@ fn pool_files_are_a_real_directory_that_a_read_only_pool_does_not_create() {
     assert_eq!(files.describe("a"), sst.join("a").display().to_string());
     drop((f, files, pool));
 
-    let read_only = Pool::open(&pool_dir, &PoolOptions::default().with_read_only()).unwrap();
+    let read_only = open(&pool_dir, &PoolOptions::default().with_read_only());
     assert_eq!(
         read_only.files(&sst).unwrap().read_all("a").unwrap(),
         b"bytes"
