@@ -21,7 +21,7 @@ use pmdb_engine::{Db, DbOptions, WriteBatch, WriteOptions};
 use pmdb_pmem::{BackendChoice, DEFAULT_ZONE_SIZE, DEFAULT_ZONES_PER_EXTENT, PoolOptions};
 use serde::{Deserialize, Serialize};
 
-use crate::engines::Result;
+use crate::engines::{Result, disk_usage};
 use crate::limits::{
     InvalidSetting, MAX_KEYS, MAX_THREADS, check, check_fits, check_memory, check_space,
 };
@@ -246,7 +246,7 @@ pub fn run(
                 };
                 let load_secs = load_and_kill(launch(&job), &job, &bar)?;
                 bar.set_message(format!("{engine} {records}: reopen {run}/{}", config.runs));
-                let data_bytes = disk_usage(&dir)?;
+                let data_bytes = disk_usage(&dir);
                 let reopened = reopen(&job, config.recovery_threads)?;
                 let _ = std::fs::remove_dir_all(&dir);
                 name = reopened.engine;
@@ -495,23 +495,6 @@ fn pmdb_settings(recovery_threads: usize) -> String {
         "WriteOptions {{ sync: true }}, default geometry (4 MiB zones, 256 MiB memtables), \
          index rebuild threads: {threads}"
     )
-}
-
-/// Bytes the files under `dir` occupy (allocated blocks, so sparse files count what
-/// they hold).
-fn disk_usage(dir: &Path) -> Result<u64> {
-    use std::os::unix::fs::MetadataExt;
-    let mut total = 0;
-    for entry in std::fs::read_dir(dir)? {
-        let entry = entry?;
-        let meta = entry.metadata()?;
-        total += if meta.is_dir() {
-            disk_usage(&entry.path())?
-        } else {
-            meta.blocks() * 512
-        };
-    }
-    Ok(total)
 }
 
 fn median(mut v: Vec<f64>) -> f64 {
@@ -939,7 +922,7 @@ mod tests {
         let p = r.pmdb.unwrap();
         assert_eq!((p.records, p.threads), (2500, 1));
         assert!(r.engine.starts_with("pmdb"));
-        assert!(disk_usage(&job.dir).unwrap() > 2500 * 508);
+        assert!(disk_usage(&job.dir) > 2500 * 508);
         let missing = LoadJob {
             dir: dir.path().join("none"),
             ..job
