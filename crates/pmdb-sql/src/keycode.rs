@@ -103,13 +103,29 @@ fn f32_from_ordered(bits: u32) -> f32 {
 
 /// Decodes a whole key of columns `types`; every byte must belong to it.
 pub fn decode_key(types: &[SqlType], bytes: &[u8]) -> Result<Vec<Value>, CodecError> {
+    let (values, rest) = decode_key_prefix(types, bytes)?;
+    if !rest.is_empty() {
+        return Err(CodecError::Invalid {
+            what: "key",
+            reason: format!("{} bytes after the last column", rest.len()),
+        });
+    }
+    Ok(values)
+}
+
+/// Decodes the tuple of columns `types` at the start of `bytes` (an index entry's
+/// index columns) and gives back the bytes after it (the row key).
+pub fn decode_key_prefix<'a>(
+    types: &[SqlType],
+    bytes: &'a [u8],
+) -> Result<(Vec<Value>, &'a [u8]), CodecError> {
     let mut r = Reader::new("key", bytes);
     let values = types
         .iter()
         .map(|ty| value(&mut r, *ty))
         .collect::<Result<Vec<_>, _>>()?;
-    r.finish()?;
-    Ok(values)
+    let rest = r.rest();
+    Ok((values, rest))
 }
 
 fn value(r: &mut Reader<'_>, ty: SqlType) -> Result<Value, CodecError> {

@@ -6,11 +6,24 @@
 
 #![forbid(unsafe_code)]
 
+mod arrow_conv;
+pub mod catalog;
+mod ddl;
+mod dml;
+mod engine;
+pub mod error;
 pub mod keycode;
+mod provider;
+mod pushdown;
 mod reader;
 pub mod rowcode;
+mod scan_exec;
+pub mod schema;
+pub mod table;
 pub mod types;
 
+pub use engine::{Output, SqlEngine, parse};
+pub use error::{Result, SqlError};
 pub use types::{SqlType, Value};
 
 /// Bytes that do not decode as what they should be: a key or a row read back from

@@ -44,6 +44,11 @@ impl<'a> Reader<'a> {
         Ok(self.take::<1>()?[0])
     }
 
+    /// The bytes not read yet.
+    pub fn rest(&self) -> &'a [u8] {
+        &self.bytes[self.at..]
+    }
+
     /// Bytes not read yet.
     pub fn left(&self) -> usize {
         self.bytes.len() - self.at

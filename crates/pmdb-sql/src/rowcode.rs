@@ -5,7 +5,7 @@
 
 use crate::CodecError;
 use crate::reader::Reader;
-use crate::types::{SqlType, Value};
+use crate::types::{SqlType, Value, fits_length, fits_precision};
 
 /// Most columns a table may have (the row's column count is a u16).
 pub const MAX_COLUMNS: usize = 1600;
@@ -54,8 +54,52 @@ fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     out.push(v as u8);
 }
 
+/// One stored value, borrowed from the row's bytes.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Field<'a> {
+    Null,
+    Boolean(bool),
+    SmallInt(i16),
+    /// INT and DATE.
+    Int(i32),
+    /// BIGINT and TIMESTAMP.
+    BigInt(i64),
+    Decimal(i128),
+    Real(f32),
+    Double(f64),
+    Str(&'a str),
+}
+
 /// Decodes a whole row of columns `types`; every byte must belong to it.
 pub fn decode_row(types: &[SqlType], bytes: &[u8]) -> Result<Vec<Value>, CodecError> {
+    let mut values = Vec::with_capacity(types.len());
+    walk_row(types, bytes, |i, field| {
+        values.push(match field {
+            Field::Null => Value::Null,
+            Field::Boolean(b) => Value::Boolean(b),
+            Field::SmallInt(x) => Value::SmallInt(x),
+            Field::Int(x) if types[i] == SqlType::Date => Value::Date(x),
+            Field::Int(x) => Value::Int(x),
+            Field::BigInt(x) if types[i] == SqlType::Timestamp => Value::Timestamp(x),
+            Field::BigInt(x) => Value::BigInt(x),
+            Field::Decimal(x) => Value::Decimal(x),
+            Field::Real(x) => Value::Real(x),
+            Field::Double(x) => Value::Double(x),
+            Field::Str(s) => Value::Str(s.to_owned()),
+        })
+    })?;
+    Ok(values)
+}
+
+/// Walks a whole row of columns `types`, giving `f` each column's position and value
+/// in order, checked against its column; every byte must belong to the row. This is
+/// the one reader of the row layout: [`decode_row`] and the scans that fill Arrow
+/// arrays straight from storage both use it.
+pub fn walk_row<'a>(
+    types: &[SqlType],
+    bytes: &'a [u8],
+    mut f: impl FnMut(usize, Field<'a>),
+) -> Result<(), CodecError> {
     let mut r = Reader::new("row", bytes);
     let count = u16::from_le_bytes(r.take()?) as usize;
     if count != types.len() {
@@ -68,44 +112,46 @@ pub fn decode_row(types: &[SqlType], bytes: &[u8]) -> Result<Vec<Value>, CodecEr
     if !count.is_multiple_of(8) && bitmap[count / 8] >> (count % 8) != 0 {
         return Err(r.invalid("null bits set past the last column".into()));
     }
-    let mut values = Vec::with_capacity(count);
     for (i, ty) in types.iter().enumerate() {
         if bitmap[i / 8] & (1 << (i % 8)) != 0 {
-            values.push(Value::Null);
+            f(i, Field::Null);
             continue;
         }
-        let v = match ty {
+        let v = match *ty {
             SqlType::Boolean => match r.byte()? {
-                0 => Value::Boolean(false),
-                1 => Value::Boolean(true),
+                0 => Field::Boolean(false),
+                1 => Field::Boolean(true),
                 b => return Err(r.invalid(format!("boolean byte {b:#04x}"))),
             },
-            SqlType::SmallInt => Value::SmallInt(i16::from_le_bytes(r.take()?)),
-            SqlType::Int => Value::Int(i32::from_le_bytes(r.take()?)),
-            SqlType::Date => Value::Date(i32::from_le_bytes(r.take()?)),
-            SqlType::BigInt => Value::BigInt(i64::from_le_bytes(r.take()?)),
-            SqlType::Timestamp => Value::Timestamp(i64::from_le_bytes(r.take()?)),
-            SqlType::Decimal { .. } => Value::Decimal(i128::from_le_bytes(r.take()?)),
-            SqlType::Real => Value::Real(f32::from_le_bytes(r.take()?)),
-            SqlType::Double => Value::Double(f64::from_le_bytes(r.take()?)),
+            SqlType::SmallInt => Field::SmallInt(i16::from_le_bytes(r.take()?)),
+            SqlType::Int | SqlType::Date => Field::Int(i32::from_le_bytes(r.take()?)),
+            SqlType::BigInt | SqlType::Timestamp => Field::BigInt(i64::from_le_bytes(r.take()?)),
+            SqlType::Decimal { precision, .. } => {
+                let v = i128::from_le_bytes(r.take()?);
+                if !fits_precision(precision, v) {
+                    return Err(r.invalid(format!("{v} does not fit {ty}")));
+                }
+                Field::Decimal(v)
+            }
+            SqlType::Real => Field::Real(f32::from_le_bytes(r.take()?)),
+            SqlType::Double => Field::Double(f64::from_le_bytes(r.take()?)),
             SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => {
                 let len = varint(&mut r)?;
                 let len = usize::try_from(len)
                     .ok()
                     .filter(|&l| l <= r.left())
                     .ok_or_else(|| r.invalid(format!("a string of {len} bytes")))?;
-                let s = r.slice(len)?;
-                Value::Str(
-                    String::from_utf8(s.to_vec())
-                        .map_err(|_| r.invalid("a string that is not UTF-8".into()))?,
-                )
+                let s = std::str::from_utf8(r.slice(len)?)
+                    .map_err(|_| r.invalid("a string that is not UTF-8".into()))?;
+                if !fits_length(*ty, s) {
+                    return Err(r.invalid(format!("a string too long for {ty}")));
+                }
+                Field::Str(s)
             }
         };
-        ty.check(&v).map_err(|e| r.invalid(e.to_string()))?;
-        values.push(v);
+        f(i, v);
     }
-    r.finish()?;
-    Ok(values)
+    r.finish()
 }
 
 fn varint(r: &mut Reader<'_>) -> Result<u64, CodecError> {

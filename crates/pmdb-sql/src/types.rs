@@ -68,13 +68,9 @@ impl SqlType {
             | (SqlType::Timestamp, Value::Timestamp(_))
             | (SqlType::Boolean, Value::Boolean(_)) => true,
             (SqlType::Decimal { precision, .. }, Value::Decimal(v)) => {
-                *precision >= 1
-                    && *precision <= MAX_DECIMAL_PRECISION
-                    && v.unsigned_abs() < 10u128.pow(u32::from(*precision))
+                fits_precision(*precision, *v)
             }
-            (SqlType::Char(n) | SqlType::Varchar(n), Value::Str(s)) => {
-                s.chars().count() <= *n as usize
-            }
+            (SqlType::Char(_) | SqlType::Varchar(_), Value::Str(s)) => fits_length(*self, s),
             _ => false,
         };
         if fits {
@@ -84,6 +80,23 @@ impl SqlType {
                 "{value:?} does not fit a column of type {self}"
             )))
         }
+    }
+}
+
+/// Whether the unscaled decimal `v` has at most `precision` digits.
+pub fn fits_precision(precision: u8, v: i128) -> bool {
+    (1..=MAX_DECIMAL_PRECISION).contains(&precision)
+        && v.unsigned_abs() < 10u128.pow(u32::from(precision))
+}
+
+/// Whether `s` fits a string column of type `ty` (characters, not bytes, count).
+pub fn fits_length(ty: SqlType, s: &str) -> bool {
+    match ty {
+        // Fewer bytes than the limit means fewer characters: skip the count.
+        SqlType::Char(n) | SqlType::Varchar(n) => {
+            s.len() <= n as usize || s.chars().count() <= n as usize
+        }
+        _ => true,
     }
 }
 
@@ -128,6 +141,68 @@ impl Value {
             _ => return None,
         })
     }
+}
+
+impl Value {
+    /// The value as SQL text shows it in a column of type `ty` (for messages).
+    pub fn display(&self, ty: SqlType) -> String {
+        match self {
+            Value::Null => "NULL".into(),
+            Value::Boolean(b) => b.to_string(),
+            Value::SmallInt(x) => x.to_string(),
+            Value::Int(x) => x.to_string(),
+            Value::BigInt(x) => x.to_string(),
+            Value::Decimal(x) => {
+                let scale = match ty {
+                    SqlType::Decimal { scale, .. } => u32::from(scale),
+                    _ => 0,
+                };
+                let digits = x.unsigned_abs().to_string();
+                let sign = if *x < 0 { "-" } else { "" };
+                if scale == 0 {
+                    format!("{sign}{digits}")
+                } else {
+                    let padded = format!("{digits:0>width$}", width = scale as usize + 1);
+                    let (int, frac) = padded.split_at(padded.len() - scale as usize);
+                    format!("{sign}{int}.{frac}")
+                }
+            }
+            Value::Real(x) => x.to_string(),
+            Value::Double(x) => x.to_string(),
+            Value::Str(s) => format!("'{}'", s.replace('\'', "''")),
+            Value::Date(d) => {
+                let (y, m, day) = civil_from_days(i64::from(*d));
+                format!("{y:04}-{m:02}-{day:02}")
+            }
+            Value::Timestamp(us) => {
+                let secs = us.div_euclid(1_000_000);
+                let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
+                let t = secs.rem_euclid(86_400);
+                let frac = us.rem_euclid(1_000_000);
+                format!(
+                    "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{frac:06}",
+                    t / 3600,
+                    t / 60 % 60,
+                    t % 60
+                )
+            }
+        }
+    }
+}
+
+/// Year, month and day of a count of days since 1970-01-01 (the proleptic Gregorian
+/// calendar; H. Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    (y, m, d)
 }
 
 /// Floats as SQL sorts them: -0 equals +0, every NaN equals every other and sorts last.

@@ -1,0 +1,268 @@
+//! Between stored rows and Arrow: each SQL type's Arrow type, the builder that fills
+//! Arrow arrays straight from row bytes (no `Value` in between), and the reader that
+//! turns an Arrow row back into values for a write.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::{
+    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder,
+    Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, RecordBatch,
+    RecordBatchOptions, StringBuilder, TimestampMicrosecondBuilder,
+};
+use datafusion::arrow::datatypes::{
+    DataType, Date32Type, Decimal128Type, Field as ArrowField, Float32Type, Float64Type, Int16Type,
+    Int32Type, Int64Type, Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
+};
+use datafusion::arrow::error::ArrowError;
+
+use crate::CodecError;
+use crate::rowcode::{Field, walk_row};
+use crate::schema::TableDef;
+use crate::types::{SqlType, Value};
+
+/// Name of the extra column a DML scan adds: the row's stored key.
+pub const KEY_COLUMN: &str = "__pmdb_key";
+
+pub fn arrow_type(ty: SqlType) -> DataType {
+    match ty {
+        SqlType::SmallInt => DataType::Int16,
+        SqlType::Int => DataType::Int32,
+        SqlType::BigInt => DataType::Int64,
+        SqlType::Decimal { precision, scale } => DataType::Decimal128(precision, scale as i8),
+        SqlType::Real => DataType::Float32,
+        SqlType::Double => DataType::Float64,
+        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => DataType::Utf8,
+        SqlType::Date => DataType::Date32,
+        SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+        SqlType::Boolean => DataType::Boolean,
+    }
+}
+
+/// The Arrow schema of a table's rows, plus the key column when `with_key`. Every
+/// column is nullable to Arrow: pmdb checks NOT NULL itself when it writes, with
+/// PostgreSQL's error, where Arrow would fail the batch with its own.
+pub fn arrow_schema(def: &TableDef, with_key: bool) -> SchemaRef {
+    let mut fields: Vec<ArrowField> = def
+        .columns
+        .iter()
+        .map(|c| ArrowField::new(&c.name, arrow_type(c.ty), true))
+        .collect();
+    if with_key {
+        fields.push(ArrowField::new(KEY_COLUMN, DataType::Binary, false));
+    }
+    Arc::new(Schema::new(fields))
+}
+
+enum Builder {
+    Boolean(BooleanBuilder),
+    SmallInt(Int16Builder),
+    Int(Int32Builder),
+    Date(Date32Builder),
+    BigInt(Int64Builder),
+    Timestamp(TimestampMicrosecondBuilder),
+    Decimal(Decimal128Builder),
+    Real(Float32Builder),
+    Double(Float64Builder),
+    Str(StringBuilder),
+}
+
+impl Builder {
+    fn new(ty: SqlType, capacity: usize) -> Builder {
+        match ty {
+            SqlType::Boolean => Builder::Boolean(BooleanBuilder::with_capacity(capacity)),
+            SqlType::SmallInt => Builder::SmallInt(Int16Builder::with_capacity(capacity)),
+            SqlType::Int => Builder::Int(Int32Builder::with_capacity(capacity)),
+            SqlType::Date => Builder::Date(Date32Builder::with_capacity(capacity)),
+            SqlType::BigInt => Builder::BigInt(Int64Builder::with_capacity(capacity)),
+            SqlType::Timestamp => {
+                Builder::Timestamp(TimestampMicrosecondBuilder::with_capacity(capacity))
+            }
+            SqlType::Decimal { precision, scale } => Builder::Decimal(
+                Decimal128Builder::with_capacity(capacity)
+                    .with_precision_and_scale(precision, scale as i8)
+                    .expect("a validated definition's precision and scale"),
+            ),
+            SqlType::Real => Builder::Real(Float32Builder::with_capacity(capacity)),
+            SqlType::Double => Builder::Double(Float64Builder::with_capacity(capacity)),
+            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => {
+                Builder::Str(StringBuilder::with_capacity(capacity, capacity * 16))
+            }
+        }
+    }
+
+    fn append(&mut self, f: Field<'_>) {
+        match (self, f) {
+            (Builder::Boolean(b), Field::Boolean(v)) => b.append_value(v),
+            (Builder::SmallInt(b), Field::SmallInt(v)) => b.append_value(v),
+            (Builder::Int(b), Field::Int(v)) => b.append_value(v),
+            (Builder::Date(b), Field::Int(v)) => b.append_value(v),
+            (Builder::BigInt(b), Field::BigInt(v)) => b.append_value(v),
+            (Builder::Timestamp(b), Field::BigInt(v)) => b.append_value(v),
+            (Builder::Decimal(b), Field::Decimal(v)) => b.append_value(v),
+            (Builder::Real(b), Field::Real(v)) => b.append_value(v),
+            (Builder::Double(b), Field::Double(v)) => b.append_value(v),
+            (Builder::Str(b), Field::Str(v)) => b.append_value(v),
+            (b, _) => b.append_null(),
+        }
+    }
+
+    fn append_null(&mut self) {
+        match self {
+            Builder::Boolean(b) => b.append_null(),
+            Builder::SmallInt(b) => b.append_null(),
+            Builder::Int(b) => b.append_null(),
+            Builder::Date(b) => b.append_null(),
+            Builder::BigInt(b) => b.append_null(),
+            Builder::Timestamp(b) => b.append_null(),
+            Builder::Decimal(b) => b.append_null(),
+            Builder::Real(b) => b.append_null(),
+            Builder::Double(b) => b.append_null(),
+            Builder::Str(b) => b.append_null(),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Builder::Boolean(b) => Arc::new(b.finish()),
+            Builder::SmallInt(b) => Arc::new(b.finish()),
+            Builder::Int(b) => Arc::new(b.finish()),
+            Builder::Date(b) => Arc::new(b.finish()),
+            Builder::BigInt(b) => Arc::new(b.finish()),
+            Builder::Timestamp(b) => Arc::new(b.finish()),
+            Builder::Decimal(b) => Arc::new(b.finish()),
+            Builder::Real(b) => Arc::new(b.finish()),
+            Builder::Double(b) => Arc::new(b.finish()),
+            Builder::Str(b) => Arc::new(b.finish()),
+        }
+    }
+}
+
+/// Fills the arrays of one record batch from stored rows: only the projected columns
+/// are built, each straight from the row's bytes.
+pub struct BatchBuilder {
+    types: Arc<[SqlType]>,
+    /// By table column: its builder when projected.
+    slots: Vec<Option<Builder>>,
+    /// Output order: a table column, or `None` for the key column.
+    order: Vec<Option<usize>>,
+    key: Option<BinaryBuilder>,
+    schema: SchemaRef,
+    rows: usize,
+    capacity: usize,
+}
+
+impl BatchBuilder {
+    /// `projection` holds positions in `table_schema` (whose last field is the key
+    /// column when the table has `types.len() + 1` fields).
+    pub fn new(
+        types: Arc<[SqlType]>,
+        table_schema: &SchemaRef,
+        projection: &[usize],
+        capacity: usize,
+    ) -> BatchBuilder {
+        let mut slots: Vec<Option<Builder>> = types.iter().map(|_| None).collect();
+        let mut order = Vec::with_capacity(projection.len());
+        let mut key = None;
+        for &p in projection {
+            if p == types.len() {
+                key = Some(BinaryBuilder::with_capacity(capacity, capacity * 16));
+                order.push(None);
+            } else {
+                slots[p] = Some(Builder::new(types[p], capacity));
+                order.push(Some(p));
+            }
+        }
+        let schema = Arc::new(
+            table_schema
+                .project(projection)
+                .expect("projection in range"),
+        );
+        BatchBuilder {
+            types,
+            slots,
+            order,
+            key,
+            schema,
+            rows: 0,
+            capacity,
+        }
+    }
+
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    pub fn len(&self) -> usize {
+        self.rows
+    }
+
+    pub fn is_full(&self) -> bool {
+        self.rows >= self.capacity
+    }
+
+    /// Appends the stored row `value` under `key`.
+    pub fn push(&mut self, key: &[u8], value: &[u8]) -> Result<(), CodecError> {
+        if self.order.iter().any(Option::is_some) {
+            let slots = &mut self.slots;
+            walk_row(&self.types, value, |i, f| {
+                if let Some(b) = &mut slots[i] {
+                    b.append(f);
+                }
+            })?;
+        }
+        if let Some(k) = &mut self.key {
+            k.append_value(key);
+        }
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// The batch of the rows pushed since the last call.
+    pub fn finish(&mut self) -> Result<RecordBatch, ArrowError> {
+        let columns: Vec<ArrayRef> = self
+            .order
+            .iter()
+            .map(|slot| match slot {
+                Some(i) => self.slots[*i].as_mut().expect("projected").finish(),
+                None => Arc::new(self.key.as_mut().expect("key projected").finish()),
+            })
+            .collect();
+        let rows = std::mem::take(&mut self.rows);
+        RecordBatch::try_new_with_options(
+            Arc::clone(&self.schema),
+            columns,
+            &RecordBatchOptions::new().with_row_count(Some(rows)),
+        )
+    }
+}
+
+/// The values of row `row` of `columns`, whose arrays have the Arrow types of `types`.
+pub fn row_values(columns: &[ArrayRef], types: &[SqlType], row: usize) -> Vec<Value> {
+    columns
+        .iter()
+        .zip(types)
+        .map(|(a, &ty)| value_at(a.as_ref(), ty, row))
+        .collect()
+}
+
+fn value_at(a: &dyn Array, ty: SqlType, row: usize) -> Value {
+    if a.is_null(row) {
+        return Value::Null;
+    }
+    match ty {
+        SqlType::Boolean => Value::Boolean(a.as_boolean().value(row)),
+        SqlType::SmallInt => Value::SmallInt(a.as_primitive::<Int16Type>().value(row)),
+        SqlType::Int => Value::Int(a.as_primitive::<Int32Type>().value(row)),
+        SqlType::Date => Value::Date(a.as_primitive::<Date32Type>().value(row)),
+        SqlType::BigInt => Value::BigInt(a.as_primitive::<Int64Type>().value(row)),
+        SqlType::Timestamp => {
+            Value::Timestamp(a.as_primitive::<TimestampMicrosecondType>().value(row))
+        }
+        SqlType::Decimal { .. } => Value::Decimal(a.as_primitive::<Decimal128Type>().value(row)),
+        SqlType::Real => Value::Real(a.as_primitive::<Float32Type>().value(row)),
+        SqlType::Double => Value::Double(a.as_primitive::<Float64Type>().value(row)),
+        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => {
+            Value::Str(a.as_string::<i32>().value(row).to_owned())
+        }
+    }
+}

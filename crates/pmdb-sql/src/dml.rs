@@ -1,0 +1,373 @@
+//! UPDATE, DELETE and COPY FROM. UPDATE and DELETE find their rows with a SELECT that
+//! DataFusion plans like any query (so WHERE may hold subqueries, IN, EXISTS or a
+//! constant), over the target table seen with its stored keys; pmdb then writes the
+//! changes of the whole statement as one batch. The target table stays locked for
+//! writes from before that SELECT's snapshot until the batch commits.
+
+use std::collections::HashSet;
+
+use datafusion::arrow::array::AsArray;
+use datafusion::arrow::compute::{CastOptions, cast_with_options};
+use datafusion::arrow::datatypes::Schema;
+use datafusion::prelude::{CsvReadOptions, ParquetReadOptions};
+use datafusion::sql::sqlparser::ast::{
+    AssignmentTarget, CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget,
+    Delete, FromTable, Statement, TableFactor, TableWithJoins, Update, UpdateTableFromKind,
+};
+use futures::StreamExt;
+
+use crate::arrow_conv::{arrow_type, row_values};
+use crate::ddl::{ident_name, object_name};
+use crate::engine::{SqlEngine, df_error};
+use crate::error::{Result, SqlError, state};
+use crate::provider::{KEYED_PREFIX, insert_batch};
+use crate::table::{FILL_BATCH_BYTES, TableWriter};
+
+/// `"name"`, quoted for SQL.
+fn quoted(name: &str) -> String {
+    format!("\"{}\"", name.replace('"', "\"\""))
+}
+
+/// The target table of a DELETE or UPDATE and the name its columns are qualified with.
+fn target(t: &TableWithJoins) -> Result<(String, String)> {
+    if !t.joins.is_empty() {
+        return Err(SqlError::unsupported(
+            "a join in the target of UPDATE or DELETE: put the other tables in FROM or USING",
+        ));
+    }
+    match &t.relation {
+        TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            ..
+        } => {
+            let name = object_name(name)?;
+            let alias = match alias {
+                Some(a) => ident_name(&a.name),
+                None => name.clone(),
+            };
+            Ok((name, alias))
+        }
+        other => Err(SqlError::unsupported(format!(
+            "{other} as the target of UPDATE or DELETE"
+        ))),
+    }
+}
+
+fn from_list(items: &[TableWithJoins]) -> String {
+    items.iter().map(|t| format!(", {t}")).collect::<String>()
+}
+
+/// The SELECT that finds a statement's rows: the target's columns, its key column, then
+/// `extra` expressions.
+fn finding_query(
+    name: &str,
+    alias: &str,
+    extra: &[String],
+    from: &[TableWithJoins],
+    selection: Option<&datafusion::sql::sqlparser::ast::Expr>,
+) -> String {
+    let mut sql = format!("SELECT {}.*", quoted(alias));
+    for e in extra {
+        sql.push_str(&format!(", ({e})"));
+    }
+    sql.push_str(&format!(
+        " FROM {} AS {}{}",
+        quoted(&format!("{KEYED_PREFIX}{name}")),
+        quoted(alias),
+        from_list(from)
+    ));
+    if let Some(w) = selection {
+        sql.push_str(&format!(" WHERE {w}"));
+    }
+    sql
+}
+
+pub async fn delete(engine: &SqlEngine, d: &Delete) -> Result<u64> {
+    if d.returning.is_some() || !d.order_by.is_empty() || d.limit.is_some() || !d.tables.is_empty()
+    {
+        return Err(SqlError::unsupported(
+            "DELETE with RETURNING, ORDER BY, LIMIT or several target tables",
+        ));
+    }
+    let targets = match &d.from {
+        FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => t,
+    };
+    let [t] = targets.as_slice() else {
+        return Err(SqlError::unsupported("DELETE from several tables"));
+    };
+    let (name, alias) = target(t)?;
+    let using = d.using.as_deref().unwrap_or(&[]);
+    let (table, _guard) = engine.catalog().lock_table(&name)?;
+    let batches = engine
+        .query(&finding_query(
+            &name,
+            &alias,
+            &[],
+            using,
+            d.selection.as_ref(),
+        ))
+        .await?;
+    let ncols = table.types().len();
+    let mut writer = TableWriter::new(&table);
+    let mut seen = HashSet::new();
+    for b in &batches {
+        let keys = b.column(ncols).as_binary::<i32>();
+        for row in 0..b.num_rows() {
+            let key = keys.value(row);
+            if seen.insert(key.to_vec()) {
+                let old = row_values(&b.columns()[..ncols], table.types(), row);
+                writer.delete(key, &old)?;
+            }
+        }
+    }
+    writer.commit()?;
+    Ok(writer.rows())
+}
+
+pub async fn update(engine: &SqlEngine, u: &Update) -> Result<u64> {
+    if u.returning.is_some() || !u.order_by.is_empty() || u.limit.is_some() || u.or.is_some() {
+        return Err(SqlError::unsupported(
+            "UPDATE with RETURNING, ORDER BY, LIMIT or OR",
+        ));
+    }
+    let (name, alias) = target(&u.table)?;
+    let from: &[TableWithJoins] = match &u.from {
+        None => &[],
+        Some(UpdateTableFromKind::AfterSet(f) | UpdateTableFromKind::BeforeSet(f)) => f,
+    };
+    let (table, _guard) = engine.catalog().lock_table(&name)?;
+    let def = table.def();
+    let mut targets = Vec::with_capacity(u.assignments.len());
+    let mut exprs = Vec::with_capacity(u.assignments.len());
+    for a in &u.assignments {
+        let AssignmentTarget::ColumnName(col) = &a.target else {
+            return Err(SqlError::unsupported("assigning a tuple of columns"));
+        };
+        let col_name = col
+            .0
+            .last()
+            .and_then(|p| p.as_ident())
+            .map(ident_name)
+            .ok_or_else(|| SqlError::user(state::SYNTAX, format!("bad column {col}")))?;
+        let pos = def.column(&col_name).ok_or_else(|| {
+            SqlError::user(
+                state::UNDEFINED_COLUMN,
+                format!("column {col_name:?} of table {name:?} does not exist"),
+            )
+        })?;
+        if targets.contains(&pos) {
+            return Err(SqlError::user(
+                state::SYNTAX,
+                format!("column {col_name:?} is assigned more than once"),
+            ));
+        }
+        targets.push(pos);
+        exprs.push(a.value.to_string());
+    }
+    let batches = engine
+        .query(&finding_query(
+            &name,
+            &alias,
+            &exprs,
+            from,
+            u.selection.as_ref(),
+        ))
+        .await?;
+    let ncols = table.types().len();
+    let mut writer = TableWriter::new(&table);
+    let mut seen = HashSet::new();
+    let strict = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    for b in &batches {
+        let keys = b.column(ncols).as_binary::<i32>();
+        let mut new_columns: Vec<_> = b.columns()[..ncols].to_vec();
+        for (i, &pos) in targets.iter().enumerate() {
+            let to = arrow_type(def.columns[pos].ty);
+            new_columns[pos] =
+                cast_with_options(b.column(ncols + 1 + i), &to, &strict).map_err(|e| {
+                    SqlError::user(
+                        state::DATA_EXCEPTION,
+                        format!(
+                            "column {:?} ({}): {e}",
+                            def.columns[pos].name, def.columns[pos].ty
+                        ),
+                    )
+                })?;
+        }
+        for row in 0..b.num_rows() {
+            let key = keys.value(row);
+            if seen.insert(key.to_vec()) {
+                let old = row_values(&b.columns()[..ncols], table.types(), row);
+                let new = row_values(&new_columns, table.types(), row);
+                writer.update(key, &old, &new)?;
+            }
+        }
+    }
+    writer.commit()?;
+    Ok(writer.rows())
+}
+
+/// How COPY reads its file.
+struct CopyFormat {
+    parquet: bool,
+    header: bool,
+    delimiter: u8,
+}
+
+fn copy_format(
+    filename: &str,
+    options: &[CopyOption],
+    legacy: &[CopyLegacyOption],
+) -> Result<CopyFormat> {
+    let mut f = CopyFormat {
+        parquet: filename.ends_with(".parquet"),
+        header: false,
+        delimiter: b',',
+    };
+    let ascii = |c: char| -> Result<u8> {
+        u8::try_from(c)
+            .ok()
+            .filter(u8::is_ascii)
+            .ok_or_else(|| SqlError::unsupported(format!("delimiter {c:?}: one ASCII character")))
+    };
+    for o in options {
+        match o {
+            CopyOption::Format(fmt) => match fmt.value.to_lowercase().as_str() {
+                "csv" => f.parquet = false,
+                "parquet" => f.parquet = true,
+                "text" => {
+                    f.parquet = false;
+                    f.delimiter = b'\t';
+                }
+                other => return Err(SqlError::unsupported(format!("COPY format {other}"))),
+            },
+            CopyOption::Header(h) => f.header = *h,
+            CopyOption::Delimiter(c) => f.delimiter = ascii(*c)?,
+            other => return Err(SqlError::unsupported(format!("COPY option {other}"))),
+        }
+    }
+    for o in legacy {
+        match o {
+            CopyLegacyOption::Csv(csv) => {
+                for c in csv {
+                    match c {
+                        CopyLegacyCsvOption::Header => f.header = true,
+                        other => {
+                            return Err(SqlError::unsupported(format!("COPY option {other}")));
+                        }
+                    }
+                }
+            }
+            CopyLegacyOption::Delimiter(c) => f.delimiter = ascii(*c)?,
+            CopyLegacyOption::Header => f.header = true,
+            other => return Err(SqlError::unsupported(format!("COPY option {other}"))),
+        }
+    }
+    Ok(f)
+}
+
+/// COPY table [(columns)] FROM 'file' [WITH (FORMAT csv|parquet, HEADER, DELIMITER)]:
+/// a bulk load that commits every few megabytes. On an error, the rows of the commits
+/// before it stay, and the error says how many.
+pub async fn copy_from(engine: &SqlEngine, statement: &Statement) -> Result<u64> {
+    let Statement::Copy {
+        source,
+        target,
+        options,
+        legacy_options,
+        ..
+    } = statement
+    else {
+        return Err(SqlError::Query("not a COPY".into()));
+    };
+    let CopySource::Table {
+        table_name,
+        columns,
+    } = source
+    else {
+        return Err(SqlError::unsupported("COPY (query) FROM"));
+    };
+    let CopyTarget::File { filename } = target else {
+        return Err(SqlError::unsupported(
+            "COPY FROM STDIN or a program: give a file name",
+        ));
+    };
+    if !columns.is_empty() {
+        return Err(SqlError::unsupported(
+            "COPY with a column list: the file must hold every column in order",
+        ));
+    }
+    let name = object_name(table_name)?;
+    let format = copy_format(filename, options, legacy_options)?;
+    if let Err(e) = std::fs::File::open(filename) {
+        return Err(SqlError::user(
+            state::UNDEFINED_FILE,
+            format!("COPY {name}: cannot open {filename:?}: {e}"),
+        ));
+    }
+    let (table, _guard) = engine.catalog().lock_table(&name)?;
+    let fields: Vec<_> = table
+        .def()
+        .columns
+        .iter()
+        .map(|c| datafusion::arrow::datatypes::Field::new(&c.name, arrow_type(c.ty), true))
+        .collect();
+    let schema = Schema::new(fields);
+    let ctx = engine.context();
+    let frame = if format.parquet {
+        ctx.read_parquet(
+            filename.as_str(),
+            ParquetReadOptions::default().file_extension(""),
+        )
+        .await
+    } else {
+        ctx.read_csv(
+            filename.as_str(),
+            CsvReadOptions::new()
+                .has_header(format.header)
+                .delimiter(format.delimiter)
+                .schema(&schema)
+                .file_extension(""),
+        )
+        .await
+    }
+    .map_err(|e| copy_error(&name, 0, df_error(e)))?;
+    let mut stream = frame
+        .execute_stream()
+        .await
+        .map_err(|e| copy_error(&name, 0, df_error(e)))?;
+    let mut writer = TableWriter::for_load(&table)?;
+    let mut committed = 0;
+    while let Some(batch) = stream.next().await {
+        let step = batch
+            .map_err(df_error)
+            .and_then(|b| insert_batch(&table, &mut writer, &b));
+        if let Err(e) = step {
+            return Err(copy_error(&name, committed, e));
+        }
+        if writer.bytes >= FILL_BATCH_BYTES {
+            writer
+                .commit()
+                .map_err(|e| copy_error(&name, committed, e))?;
+            committed = writer.rows();
+        }
+    }
+    writer
+        .commit()
+        .map_err(|e| copy_error(&name, committed, e))?;
+    Ok(writer.rows())
+}
+
+fn copy_error(table: &str, committed: u64, e: SqlError) -> SqlError {
+    let message = format!("COPY {table}: {e} ({committed} rows were loaded before the error)");
+    match e {
+        SqlError::User { sqlstate, .. } => SqlError::user(sqlstate, message),
+        SqlError::Db(_) | SqlError::Damaged { .. } | SqlError::Query(_) => {
+            SqlError::user(e.sqlstate(), message)
+        }
+    }
+}

@@ -1,0 +1,280 @@
+//! [`SqlEngine`]: SQL over a pmdb database. It parses each statement, runs pmdb's own
+//! DDL, DML rewrites and COPY itself, and hands everything else to DataFusion over the
+//! catalog's tables; every statement reads one snapshot.
+
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
+use datafusion::dataframe::DataFrame;
+use datafusion::error::DataFusionError;
+use datafusion::execution::context::SessionState;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::prelude::{SessionConfig, SessionContext};
+use datafusion::sql::parser::{DFParser, Statement as DfStatement};
+use datafusion::sql::sqlparser::ast::Statement;
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+use pmdb_engine::Db;
+
+use crate::catalog::Catalog;
+use crate::error::{Result, SqlError, state};
+use crate::provider::{PmdbSchema, ReadPoint};
+use crate::table::{FILL_BATCH_BYTES, TableWriter};
+use crate::{ddl, dml};
+
+/// What a statement gives back.
+#[derive(Debug)]
+pub enum Output {
+    /// A result set (possibly empty).
+    Rows {
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+    },
+    /// A command's tag, as PostgreSQL reports it ("CREATE TABLE", "INSERT 0 3").
+    Command(String),
+}
+
+pub struct SqlEngine {
+    db: Db,
+    catalog: Arc<Catalog>,
+    ctx: SessionContext,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl SqlEngine {
+    /// SQL over `db`: loads the catalog (a damaged entry is an error naming it).
+    pub fn open(db: Db) -> Result<SqlEngine> {
+        let catalog = Arc::new(Catalog::open(&db)?);
+        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let mut config = SessionConfig::new()
+            .with_default_catalog_and_schema("pmdb", "public")
+            .with_create_default_catalog_and_schema(false)
+            .with_information_schema(true)
+            .with_target_partitions(threads);
+        // pmdb's string columns are Utf8; keep SQL's string types the same.
+        config.options_mut().sql_parser.map_string_types_to_utf8view = false;
+        let ctx = SessionContext::new_with_config(config);
+        let cat = MemoryCatalogProvider::new();
+        cat.register_schema("public", Arc::new(PmdbSchema::new(Arc::clone(&catalog))))
+            .map_err(df_error)?;
+        ctx.register_catalog("pmdb", Arc::new(cat));
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(threads)
+            .thread_name("pmdb-sql")
+            .build()
+            .map_err(|e| SqlError::Query(format!("cannot start the SQL runtime: {e}")))?;
+        Ok(SqlEngine {
+            db,
+            catalog,
+            ctx,
+            runtime,
+        })
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.catalog
+    }
+
+    /// The DataFusion context the engine plans with (its tables are pmdb's).
+    pub fn context(&self) -> &SessionContext {
+        &self.ctx
+    }
+
+    /// Runs every statement of `sql` in order; stops at the first error, after which
+    /// the statements before it stay done.
+    pub fn execute(&self, sql: &str) -> Result<Vec<Output>> {
+        let statements = parse(sql)?;
+        let mut out = Vec::with_capacity(statements.len());
+        for s in statements {
+            out.push(self.run(s)?);
+        }
+        Ok(out)
+    }
+
+    /// Runs one parsed statement.
+    fn run(&self, statement: DfStatement) -> Result<Output> {
+        self.runtime.block_on(self.run_async(statement))
+    }
+
+    async fn run_async(&self, statement: DfStatement) -> Result<Output> {
+        if let DfStatement::Statement(s) = &statement {
+            match s.as_ref() {
+                Statement::CreateTable(create) => {
+                    let def = ddl::table_def(create)?;
+                    self.catalog.create_table(def, create.if_not_exists)?;
+                    return Ok(Output::Command("CREATE TABLE".into()));
+                }
+                Statement::CreateIndex(create) => {
+                    ddl::create_index(&self.catalog, create)?;
+                    return Ok(Output::Command("CREATE INDEX".into()));
+                }
+                Statement::Drop {
+                    object_type,
+                    if_exists,
+                    names,
+                    ..
+                } => {
+                    let tag = ddl::drop(&self.catalog, object_type, names, *if_exists)?;
+                    return Ok(Output::Command(tag.into()));
+                }
+                Statement::Delete(delete) => {
+                    let n = dml::delete(self, delete).await?;
+                    return Ok(Output::Command(format!("DELETE {n}")));
+                }
+                Statement::Update(update) => {
+                    let n = dml::update(self, update).await?;
+                    return Ok(Output::Command(format!("UPDATE {n}")));
+                }
+                Statement::Copy { to: false, .. } => {
+                    let n = dml::copy_from(self, s).await?;
+                    return Ok(Output::Command(format!("COPY {n}")));
+                }
+                Statement::CreateView(_) => {
+                    return Err(SqlError::unsupported("CREATE VIEW: use WITH ... SELECT"));
+                }
+                _ => {}
+            }
+        }
+        let state = self.statement_state();
+        let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
+        let is_insert = matches!(&plan, LogicalPlan::Dml(d) if d.op.name() == "Insert Into");
+        let is_command = matches!(&plan, LogicalPlan::Statement(_) | LogicalPlan::Ddl(_));
+        let tag = plan.display().to_string();
+        let schema = plan.schema().inner().clone();
+        let batches = match &plan {
+            // Statements that change the session (SET) act on the context itself.
+            LogicalPlan::Statement(_) | LogicalPlan::Ddl(_) => self
+                .ctx
+                .execute_logical_plan(plan)
+                .await
+                .map_err(df_error)?
+                .collect()
+                .await
+                .map_err(df_error)?,
+            _ => DataFrame::new(state, plan)
+                .collect()
+                .await
+                .map_err(df_error)?,
+        };
+        if is_insert {
+            return Ok(Output::Command(format!("INSERT 0 {}", count_of(&batches))));
+        }
+        if is_command {
+            return Ok(Output::Command(tag));
+        }
+        Ok(Output::Rows { schema, batches })
+    }
+
+    /// The session state a statement plans and runs with: its read point is a snapshot
+    /// taken now.
+    pub(crate) fn statement_state(&self) -> SessionState {
+        let mut state = self.ctx.state();
+        state
+            .config_mut()
+            .set_extension(Arc::new(ReadPoint(Arc::new(self.db.snapshot()))));
+        state
+    }
+
+    /// Runs a query (built by pmdb itself) and gives its batches.
+    pub(crate) async fn query(&self, sql: &str) -> Result<Vec<RecordBatch>> {
+        let state = self.statement_state();
+        let mut statements = parse(sql)?;
+        let statement = statements
+            .pop_front()
+            .ok_or_else(|| SqlError::Query("no statement".into()))?;
+        let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
+        DataFrame::new(state, plan)
+            .collect()
+            .await
+            .map_err(df_error)
+    }
+
+    /// Loads record batches into `table` (its columns in order, types that cast to the
+    /// columns'), committing every few megabytes; the rows loaded. On an error, the
+    /// rows of the commits before it stay.
+    pub fn load(
+        &self,
+        table: &str,
+        batches: impl IntoIterator<Item = Result<RecordBatch>>,
+    ) -> Result<u64> {
+        let (table, _guard) = self.catalog.lock_table(table)?;
+        let mut writer = TableWriter::for_load(&table)?;
+        for batch in batches {
+            crate::provider::insert_batch(&table, &mut writer, &batch?)?;
+            if writer.bytes >= FILL_BATCH_BYTES {
+                writer.commit()?;
+            }
+        }
+        writer.commit()?;
+        Ok(writer.rows())
+    }
+}
+
+/// The rows an INSERT, UPDATE or DELETE plan reports in its one-row count batch.
+fn count_of(batches: &[RecordBatch]) -> u64 {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::UInt64Type;
+    batches
+        .iter()
+        .filter(|b| b.num_columns() == 1 && b.num_rows() > 0)
+        .filter_map(|b| b.column(0).as_primitive_opt::<UInt64Type>())
+        .map(|a| a.values().iter().sum::<u64>())
+        .sum()
+}
+
+/// Splits `sql` into statements: PostgreSQL's grammar first (it knows COPY FROM), then
+/// DataFusion's own (COPY TO, CREATE EXTERNAL TABLE) for what it refuses.
+pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
+    match Parser::parse_sql(&PostgreSqlDialect {}, sql) {
+        Ok(statements) => Ok(statements
+            .into_iter()
+            .map(|s| DfStatement::Statement(Box::new(s)))
+            .collect()),
+        Err(pg) => DFParser::parse_sql_with_dialect(sql, &PostgreSqlDialect {})
+            .map_err(|_| SqlError::user(state::SYNTAX, pg.to_string())),
+    }
+}
+
+/// A DataFusion error as one clear message; pmdb's own errors inside it come back out.
+pub fn df_error(e: DataFusionError) -> SqlError {
+    match e {
+        DataFusionError::External(inner) => match inner.downcast::<SqlError>() {
+            Ok(sql) => *sql,
+            Err(other) => SqlError::Query(other.to_string()),
+        },
+        DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => {
+            df_error(*inner)
+        }
+        DataFusionError::Collection(mut errors) if !errors.is_empty() => {
+            df_error(errors.swap_remove(0))
+        }
+        DataFusionError::Shared(inner) => match Arc::try_unwrap(inner) {
+            Ok(e) => df_error(e),
+            Err(shared) => SqlError::Query(shared.to_string()),
+        },
+        DataFusionError::SQL(e, _) => SqlError::user(state::SYNTAX, e.to_string()),
+        DataFusionError::NotImplemented(m) => SqlError::unsupported(m),
+        DataFusionError::Plan(m) if m.starts_with("table '") && m.ends_with("' not found") => {
+            SqlError::user(state::UNDEFINED_TABLE, m)
+        }
+        DataFusionError::Plan(m) => SqlError::user(state::SYNTAX, m),
+        DataFusionError::SchemaError(e, _) => {
+            SqlError::user(state::UNDEFINED_COLUMN, e.to_string())
+        }
+        DataFusionError::ArrowError(e, _) => {
+            let sqlstate = match e.as_ref() {
+                datafusion::arrow::error::ArrowError::DivideByZero => state::DIVISION_BY_ZERO,
+                _ => state::DATA_EXCEPTION,
+            };
+            SqlError::user(sqlstate, e.to_string())
+        }
+        DataFusionError::Execution(m) => SqlError::user(state::DATA_EXCEPTION, m),
+        other => SqlError::Query(other.strip_backtrace()),
+    }
+}

@@ -1,0 +1,75 @@
+//! The one error type of the SQL layer, with the SQLSTATE a client would be given.
+
+use pmdb_engine::DbError;
+
+use crate::CodecError;
+
+#[derive(Debug, thiserror::Error)]
+pub enum SqlError {
+    /// The statement is wrong or asks for what cannot be done; nothing was changed.
+    #[error("{message}")]
+    User {
+        sqlstate: &'static str,
+        message: String,
+    },
+    #[error(transparent)]
+    Db(#[from] DbError),
+    /// Bytes in storage that do not decode: damage, reported and never skipped.
+    #[error("damaged {what}: {source}")]
+    Damaged { what: String, source: CodecError },
+    /// A failure of the query engine that is not the statement's fault.
+    #[error("{0}")]
+    Query(String),
+}
+
+pub type Result<T, E = SqlError> = std::result::Result<T, E>;
+
+/// SQLSTATE codes pmdb gives (PostgreSQL's).
+pub mod state {
+    pub const SYNTAX: &str = "42601";
+    pub const UNDEFINED_TABLE: &str = "42P01";
+    pub const UNDEFINED_COLUMN: &str = "42703";
+    pub const UNDEFINED_OBJECT: &str = "42704";
+    pub const DUPLICATE_TABLE: &str = "42P07";
+    pub const DUPLICATE_OBJECT: &str = "42710";
+    pub const UNIQUE_VIOLATION: &str = "23505";
+    pub const NOT_NULL_VIOLATION: &str = "23502";
+    pub const DATA_EXCEPTION: &str = "22000";
+    pub const DIVISION_BY_ZERO: &str = "22012";
+    pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
+    pub const INVALID_DEFINITION: &str = "42P16";
+    pub const PROGRAM_LIMIT: &str = "54000";
+    pub const DISK_FULL: &str = "53100";
+    pub const UNDEFINED_FILE: &str = "58P01";
+    pub const INTERNAL: &str = "XX000";
+    pub const DATA_CORRUPTED: &str = "XX001";
+}
+
+impl SqlError {
+    pub fn user(sqlstate: &'static str, message: impl Into<String>) -> SqlError {
+        SqlError::User {
+            sqlstate,
+            message: message.into(),
+        }
+    }
+
+    pub fn unsupported(message: impl Into<String>) -> SqlError {
+        SqlError::user(state::FEATURE_NOT_SUPPORTED, message)
+    }
+
+    /// The SQLSTATE a client is given for this error.
+    pub fn sqlstate(&self) -> &'static str {
+        match self {
+            SqlError::User { sqlstate, .. } => sqlstate,
+            SqlError::Db(DbError::Corrupt(_)) | SqlError::Damaged { .. } => state::DATA_CORRUPTED,
+            SqlError::Db(
+                DbError::KeyTooLarge { .. }
+                | DbError::ValueTooLarge { .. }
+                | DbError::BatchTooLarge { .. },
+            ) => state::PROGRAM_LIMIT,
+            SqlError::Db(DbError::PoolFull) => state::DISK_FULL,
+            SqlError::Db(_) => state::INTERNAL,
+            SqlError::Query(_) => state::INTERNAL,
+        }
+    }
+}

@@ -1,0 +1,297 @@
+//! The DataFusion side of tables: a schema provider that finds pmdb's tables in the
+//! catalog, and a table provider per table that plans scans (projection, key-range and
+//! index pushdown, the row count for the optimizer) and INSERTs.
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::{CastOptions, cast_with_options};
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::catalog::{SchemaProvider, Session, TableProvider};
+use datafusion::common::Result as DfResult;
+use datafusion::datasource::TableType;
+use datafusion::datasource::sink::{DataSink, DataSinkExec};
+use datafusion::error::DataFusionError;
+use datafusion::execution::TaskContext;
+use datafusion::logical_expr::dml::InsertOp;
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown};
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, SendableRecordBatchStream,
+};
+use futures::StreamExt;
+use pmdb_engine::Snapshot;
+
+use crate::arrow_conv::{arrow_schema, row_values};
+use crate::catalog::Catalog;
+use crate::error::SqlError;
+use crate::pushdown::{KeyRange, key_ranges};
+use crate::scan_exec::{Access, TableScanExec};
+use crate::table::{Table, TableWriter};
+
+/// Prefix of the name under which a table is also found with its key column
+/// (`__pmdb_key`, the stored key of each row), for the scans of UPDATE and DELETE.
+pub const KEYED_PREFIX: &str = "__pmdb_keyed__";
+
+/// The statement's read point, set as a session-config extension: every scan of one
+/// statement reads the same snapshot.
+pub struct ReadPoint(pub Arc<Snapshot>);
+
+pub struct PmdbSchema {
+    catalog: Arc<Catalog>,
+}
+
+impl PmdbSchema {
+    pub fn new(catalog: Arc<Catalog>) -> PmdbSchema {
+        PmdbSchema { catalog }
+    }
+}
+
+impl fmt::Debug for PmdbSchema {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PmdbSchema")
+    }
+}
+
+#[async_trait]
+impl SchemaProvider for PmdbSchema {
+    fn table_names(&self) -> Vec<String> {
+        self.catalog
+            .tables()
+            .iter()
+            .map(|t| t.def().name.clone())
+            .collect()
+    }
+
+    async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
+        let (name, with_key) = match name.strip_prefix(KEYED_PREFIX) {
+            Some(n) => (n, true),
+            None => (name, false),
+        };
+        Ok(self.catalog.table(name).map(|table| {
+            Arc::new(TableSource::new(Arc::clone(&self.catalog), table, with_key))
+                as Arc<dyn TableProvider>
+        }))
+    }
+
+    fn table_exist(&self, name: &str) -> bool {
+        self.catalog
+            .table(name.strip_prefix(KEYED_PREFIX).unwrap_or(name))
+            .is_some()
+    }
+}
+
+pub struct TableSource {
+    catalog: Arc<Catalog>,
+    table: Arc<Table>,
+    schema: SchemaRef,
+}
+
+impl TableSource {
+    pub fn new(catalog: Arc<Catalog>, table: Arc<Table>, with_key: bool) -> TableSource {
+        let schema = arrow_schema(table.def(), with_key);
+        TableSource {
+            catalog,
+            table,
+            schema,
+        }
+    }
+
+    /// How to read the rows the filters ask for: by primary key when they narrow it,
+    /// else by an index they pin to points, else everything.
+    fn access(&self, filters: &[Expr]) -> Access {
+        let def = self.table.def();
+        let names: Vec<String> = def.columns.iter().map(|c| c.name.clone()).collect();
+        if !def.primary_key.is_empty() {
+            let cols: Vec<_> = def
+                .primary_key
+                .iter()
+                .map(|&c| (c as usize, def.columns[c as usize].ty))
+                .collect();
+            if let Some((ranges, _)) = key_ranges(&cols, &names, filters) {
+                return Access::Rows(ranges);
+            }
+        }
+        for (i, ix) in self.table.indexes().iter().enumerate() {
+            let cols: Vec<_> = ix
+                .def
+                .columns
+                .iter()
+                .map(|&c| (c as usize, def.columns[c as usize].ty))
+                .collect();
+            if let Some((ranges, true)) = key_ranges(&cols, &names, filters) {
+                return Access::Index { index: i, ranges };
+            }
+        }
+        Access::Rows(vec![KeyRange::all()])
+    }
+}
+
+impl fmt::Debug for TableSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "TableSource({})", self.table.def().name)
+    }
+}
+
+#[async_trait]
+impl TableProvider for TableSource {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::Base
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let projection = match projection {
+            Some(p) => p.clone(),
+            None => (0..self.schema.fields().len()).collect(),
+        };
+        let snapshot = state
+            .config()
+            .get_extension::<ReadPoint>()
+            .map(|r| Arc::clone(&r.0));
+        Ok(Arc::new(TableScanExec::new(
+            Arc::clone(&self.table),
+            self.access(filters),
+            Arc::clone(&self.schema),
+            projection,
+            limit,
+            snapshot,
+        )?))
+    }
+
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> DfResult<Vec<TableProviderFilterPushDown>> {
+        // Each filter may narrow the key ranges; DataFusion still applies them all.
+        Ok(vec![TableProviderFilterPushDown::Inexact; filters.len()])
+    }
+
+    async fn insert_into(
+        &self,
+        _state: &dyn Session,
+        input: Arc<dyn ExecutionPlan>,
+        insert_op: InsertOp,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        if insert_op != InsertOp::Append {
+            return Err(DataFusionError::NotImplemented(format!(
+                "{insert_op} is not supported; use INSERT INTO"
+            )));
+        }
+        let sink = InsertSink {
+            catalog: Arc::clone(&self.catalog),
+            name: self.table.def().name.clone(),
+            schema: arrow_schema(self.table.def(), false),
+        };
+        Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
+    }
+}
+
+/// Writes an INSERT's rows: one batch for the whole statement, so it applies entirely
+/// or not at all.
+struct InsertSink {
+    catalog: Arc<Catalog>,
+    name: String,
+    schema: SchemaRef,
+}
+
+impl fmt::Debug for InsertSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "InsertSink({})", self.name)
+    }
+}
+
+impl DisplayAs for InsertSink {
+    fn fmt_as(&self, _t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "PmdbInsert: table={}", self.name)
+    }
+}
+
+#[async_trait]
+impl DataSink for InsertSink {
+    fn schema(&self) -> &SchemaRef {
+        &self.schema
+    }
+
+    async fn write_all(
+        &self,
+        mut data: SendableRecordBatchStream,
+        _context: &Arc<TaskContext>,
+    ) -> DfResult<u64> {
+        // The whole input first: the table's write lock is not held across an await.
+        let mut batches = Vec::new();
+        while let Some(batch) = data.next().await {
+            batches.push(batch?);
+        }
+        let (table, _guard) = self.catalog.lock_table(&self.name).map_err(external)?;
+        let mut writer = TableWriter::new(&table);
+        for batch in &batches {
+            insert_batch(&table, &mut writer, batch).map_err(external)?;
+        }
+        writer.commit().map_err(external)?;
+        Ok(writer.rows())
+    }
+}
+
+/// Adds the rows of `batch` (columns in table order, any types that cast to the
+/// columns') to `writer`.
+pub fn insert_batch(
+    table: &Table,
+    writer: &mut TableWriter<'_>,
+    batch: &RecordBatch,
+) -> Result<(), SqlError> {
+    let columns = cast_columns(table, batch.columns())?;
+    for row in 0..batch.num_rows() {
+        writer.insert(&row_values(&columns, table.types(), row))?;
+    }
+    Ok(())
+}
+
+/// `columns` cast to the Arrow types of the table's columns.
+pub fn cast_columns(
+    table: &Table,
+    columns: &[datafusion::arrow::array::ArrayRef],
+) -> Result<Vec<datafusion::arrow::array::ArrayRef>, SqlError> {
+    if columns.len() != table.types().len() {
+        return Err(SqlError::user(
+            crate::error::state::DATA_EXCEPTION,
+            format!(
+                "table {:?} has {} columns; {} were given",
+                table.def().name,
+                table.types().len(),
+                columns.len()
+            ),
+        ));
+    }
+    columns
+        .iter()
+        .zip(table.def().columns.iter())
+        .map(|(a, c)| {
+            let to = crate::arrow_conv::arrow_type(c.ty);
+            let strict = CastOptions {
+                safe: false,
+                ..Default::default()
+            };
+            cast_with_options(a, &to, &strict).map_err(|e| {
+                SqlError::user(
+                    crate::error::state::DATA_EXCEPTION,
+                    format!("column {:?} ({}): {e}", c.name, c.ty),
+                )
+            })
+        })
+        .collect()
+}
+
+pub fn external(e: SqlError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}

@@ -1,0 +1,293 @@
+//! The physical scan of a table: it reads key ranges of the rows subtable (or of an
+//! index subtable, then each row by its key) at one snapshot and fills Arrow arrays
+//! straight from the stored bytes, a batch at a time.
+
+use std::collections::VecDeque;
+use std::fmt;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::stats::Precision;
+use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::{Result as DfResult, Statistics};
+use datafusion::error::DataFusionError;
+use datafusion::execution::TaskContext;
+use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
+use datafusion::physical_plan::{
+    DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
+    SendableRecordBatchStream, StatisticsArgs,
+};
+use pmdb_engine::{Scan, Snapshot};
+
+use crate::arrow_conv::BatchBuilder;
+use crate::error::SqlError;
+use crate::keycode::decode_key_prefix;
+use crate::pushdown::KeyRange;
+use crate::table::Table;
+
+/// Which keys a scan reads.
+#[derive(Clone, Debug)]
+pub enum Access {
+    /// Ranges of the rows subtable, in order.
+    Rows(Vec<KeyRange>),
+    /// Ranges of index `index` (its position in the table), each entry's row read by key.
+    Index { index: usize, ranges: Vec<KeyRange> },
+}
+
+pub struct TableScanExec {
+    table: Arc<Table>,
+    access: Access,
+    /// Positions in the table's schema (the key column is the last).
+    projection: Vec<usize>,
+    table_schema: SchemaRef,
+    limit: Option<usize>,
+    /// The statement's read point; without one, each execution takes its own.
+    snapshot: Option<Arc<Snapshot>>,
+    props: Arc<PlanProperties>,
+}
+
+impl TableScanExec {
+    pub fn new(
+        table: Arc<Table>,
+        access: Access,
+        table_schema: SchemaRef,
+        projection: Vec<usize>,
+        limit: Option<usize>,
+        snapshot: Option<Arc<Snapshot>>,
+    ) -> DfResult<TableScanExec> {
+        let schema = Arc::new(table_schema.project(&projection)?);
+        let props = PlanProperties::new(
+            EquivalenceProperties::new(schema),
+            Partitioning::UnknownPartitioning(1),
+            EmissionType::Incremental,
+            Boundedness::Bounded,
+        );
+        Ok(TableScanExec {
+            table,
+            access,
+            projection,
+            table_schema,
+            limit,
+            snapshot,
+            props: Arc::new(props),
+        })
+    }
+}
+
+impl fmt::Debug for TableScanExec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TableScanExec")
+            .field("table", &self.table.def().name)
+            .field("access", &self.access)
+            .finish()
+    }
+}
+
+impl DisplayAs for TableScanExec {
+    fn fmt_as(&self, t: DisplayFormatType, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let how = match &self.access {
+            Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all() => "full".to_string(),
+            Access::Rows(r) => format!("primary key, {} range(s)", r.len()),
+            Access::Index { index, ranges } => format!(
+                "index {}, {} range(s)",
+                self.table.indexes()[*index].def.name,
+                ranges.len()
+            ),
+        };
+        match t {
+            DisplayFormatType::Default | DisplayFormatType::Verbose => write!(
+                f,
+                "PmdbScan: table={}, access={how}, projection={:?}",
+                self.table.def().name,
+                self.projection
+            ),
+            DisplayFormatType::TreeRender => {
+                write!(f, "table={}\naccess={how}", self.table.def().name)
+            }
+        }
+    }
+}
+
+impl ExecutionPlan for TableScanExec {
+    fn name(&self) -> &'static str {
+        "PmdbScan"
+    }
+
+    fn properties(&self) -> &Arc<PlanProperties> {
+        &self.props
+    }
+
+    fn children(&self) -> Vec<&Arc<dyn ExecutionPlan>> {
+        vec![]
+    }
+
+    fn apply_expressions(
+        &self,
+        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+    ) -> DfResult<TreeNodeRecursion> {
+        Ok(TreeNodeRecursion::Continue)
+    }
+
+    fn with_new_children(
+        self: Arc<Self>,
+        _children: Vec<Arc<dyn ExecutionPlan>>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        Ok(self)
+    }
+
+    fn statistics_from_inputs(
+        &self,
+        _input_stats: &[Arc<Statistics>],
+        _args: &StatisticsArgs,
+    ) -> DfResult<Arc<Statistics>> {
+        // The row count is exact as of the last committed statement; the scan may read
+        // a later snapshot, so the optimizer is told it is an estimate.
+        let stored = self.table.row_count() as usize;
+        let rows = match &self.access {
+            Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all() => stored,
+            // Without value statistics: a tenth of the table, at least one row a range.
+            Access::Rows(r) | Access::Index { ranges: r, .. } => {
+                (stored / 10).max(r.len()).min(stored)
+            }
+        };
+        let rows = self.limit.map_or(rows, |l| l.min(rows));
+        let mut stats = Statistics::new_unknown(self.props.eq_properties.schema());
+        stats.num_rows = Precision::Inexact(rows);
+        Ok(Arc::new(stats))
+    }
+
+    fn execute(
+        &self,
+        _partition: usize,
+        context: Arc<TaskContext>,
+    ) -> DfResult<SendableRecordBatchStream> {
+        let snapshot = match &self.snapshot {
+            Some(s) => Arc::clone(s),
+            None => Arc::new(self.table.db().snapshot()),
+        };
+        let batch_rows = context.session_config().batch_size().max(1);
+        let builder = BatchBuilder::new(
+            Arc::from(self.table.types()),
+            &self.table_schema,
+            &self.projection,
+            batch_rows,
+        );
+        let ranges = match &self.access {
+            Access::Rows(r) | Access::Index { ranges: r, .. } => r.iter().cloned().collect(),
+        };
+        let batches = RowBatches {
+            table: Arc::clone(&self.table),
+            index: match self.access {
+                Access::Rows(_) => None,
+                Access::Index { index, .. } => Some(index),
+            },
+            ranges,
+            scan: None,
+            snapshot,
+            builder,
+            left: self.limit.unwrap_or(usize::MAX),
+            failed: false,
+        };
+        let schema = Arc::clone(batches.builder.schema());
+        Ok(Box::pin(RecordBatchStreamAdapter::new(
+            schema,
+            futures::stream::iter(batches),
+        )))
+    }
+}
+
+/// The batches of one scan, produced as the stream is polled.
+struct RowBatches {
+    table: Arc<Table>,
+    index: Option<usize>,
+    ranges: VecDeque<KeyRange>,
+    scan: Option<Scan>,
+    snapshot: Arc<Snapshot>,
+    builder: BatchBuilder,
+    /// Rows still wanted (the LIMIT).
+    left: usize,
+    failed: bool,
+}
+
+impl RowBatches {
+    /// Fills the builder up to one batch; `false` when the ranges are done.
+    fn fill(&mut self) -> Result<bool, SqlError> {
+        while !self.builder.is_full() && self.left > 0 {
+            let scan = match &mut self.scan {
+                Some(s) => s,
+                None => match self.ranges.pop_front() {
+                    None => return Ok(false),
+                    Some(r) => {
+                        let sub = match self.index {
+                            None => self.table.rows(),
+                            Some(i) => &self.table.indexes()[i].subtable,
+                        };
+                        self.scan.insert(self.snapshot.scan(sub, (r.start, r.end))?)
+                    }
+                },
+            };
+            let Some(entry) = scan.next_ref() else {
+                self.scan = None;
+                continue;
+            };
+            let entry = entry?;
+            match self.index {
+                None => self
+                    .builder
+                    .push(entry.key, entry.value)
+                    .map_err(|source| SqlError::Damaged {
+                        what: format!("row in table {:?}", self.table.def().name),
+                        source,
+                    })?,
+                Some(i) => {
+                    let ix = &self.table.indexes()[i];
+                    let damaged = |source| SqlError::Damaged {
+                        what: format!("entry of index {:?}", ix.def.name),
+                        source,
+                    };
+                    let (_, row_key) = decode_key_prefix(&ix.types, entry.key).map_err(damaged)?;
+                    let row = self
+                        .snapshot
+                        .get(self.table.rows(), row_key)?
+                        .ok_or_else(|| {
+                            damaged(crate::CodecError::Mismatch(
+                                "it names a row that does not exist".into(),
+                            ))
+                        })?;
+                    self.builder.push(row_key, row.as_ref()).map_err(|source| {
+                        SqlError::Damaged {
+                            what: format!("row in table {:?}", self.table.def().name),
+                            source,
+                        }
+                    })?;
+                }
+            }
+            self.left -= 1;
+        }
+        Ok(true)
+    }
+}
+
+impl Iterator for RowBatches {
+    type Item = DfResult<RecordBatch>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.failed {
+            return None;
+        }
+        let more = match self.fill() {
+            Ok(more) => more,
+            Err(e) => {
+                self.failed = true;
+                return Some(Err(DataFusionError::External(Box::new(e))));
+            }
+        };
+        if self.builder.len() == 0 && (!more || self.left == 0) {
+            return None;
+        }
+        Some(self.builder.finish().map_err(DataFusionError::from))
+    }
+}

@@ -1,0 +1,517 @@
+//! A table as stored: its rows in one subtable (key: the primary key, or a hidden row
+//! id, in the key encoding; value: the row codec) and each secondary index in another
+//! (key: the index columns' tuple followed by the row key; value empty). Every change
+//! to a row and its index entries goes into one `WriteBatch`, so they commit together.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use parking_lot::Mutex;
+use parking_lot::lock_api::ArcMutexGuard;
+use pmdb_engine::{Db, Subtable, WriteBatch};
+
+use crate::error::{Result, SqlError, state};
+use crate::keycode::encode_key;
+use crate::rowcode::{decode_row, encode_row};
+use crate::schema::{IndexDef, TableDef};
+use crate::types::{SqlType, Value};
+
+/// Held while a statement changes a table; DDL holds it too.
+pub type WriteGuard = ArcMutexGuard<parking_lot::RawMutex, ()>;
+
+pub struct Table {
+    db: Db,
+    def: TableDef,
+    types: Vec<SqlType>,
+    key_types: Vec<SqlType>,
+    rows: Subtable,
+    indexes: Vec<Index>,
+    next_row_id: Arc<AtomicI64>,
+    /// Rows stored, kept exact: each statement writes the new count into the catalog
+    /// subtable in the batch of its rows.
+    row_count: Arc<AtomicI64>,
+    catalog: Subtable,
+    /// Shared by every version of the table's handle, so DDL and writes serialize.
+    writes: Arc<Mutex<()>>,
+    /// Set by DDL that replaced or dropped this handle; a writer that finds it set takes
+    /// the catalog's current one.
+    retired: AtomicBool,
+}
+
+/// What every version of one table's handle shares.
+struct Shared {
+    next_row_id: Arc<AtomicI64>,
+    row_count: Arc<AtomicI64>,
+    writes: Arc<Mutex<()>>,
+    catalog: Subtable,
+}
+
+/// Key of a table's row count in the catalog subtable: `r`, then the table id (u64
+/// big-endian); the value is an i64, little-endian.
+pub fn count_key(id: u64) -> Vec<u8> {
+    let mut k = vec![b'r'];
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+pub struct Index {
+    pub def: IndexDef,
+    pub subtable: Subtable,
+    pub types: Vec<SqlType>,
+}
+
+impl Table {
+    /// Opens (creating if missing) the subtables of `def`; `catalog` holds its row count.
+    pub fn open(db: &Db, catalog: &Subtable, def: TableDef) -> Result<Table> {
+        let rows = db.subtable(&def.rows_subtable())?;
+        let next = if def.primary_key.is_empty() {
+            match rows.scan_rev::<[u8]>(..).next().transpose()? {
+                Some(e) => {
+                    let last = crate::keycode::decode_key(&[SqlType::BigInt], e.key()).map_err(
+                        |source| SqlError::Damaged {
+                            what: format!("row id in table {:?}", def.name),
+                            source,
+                        },
+                    )?;
+                    match last[0] {
+                        Value::BigInt(id) => id.saturating_add(1),
+                        _ => 0,
+                    }
+                }
+                None => 0,
+            }
+        } else {
+            0
+        };
+        let count = match catalog.get(count_key(def.id))? {
+            None => 0,
+            Some(v) => v
+                .as_ref()
+                .try_into()
+                .map(i64::from_le_bytes)
+                .ok()
+                .filter(|&n| n >= 0)
+                .ok_or_else(|| SqlError::Damaged {
+                    what: format!("row count of table {:?}", def.name),
+                    source: crate::CodecError::Mismatch(format!("{:?}", v.as_ref())),
+                })?,
+        };
+        let shared = Shared {
+            next_row_id: Arc::new(AtomicI64::new(next)),
+            row_count: Arc::new(AtomicI64::new(count)),
+            writes: Arc::default(),
+            catalog: catalog.clone(),
+        };
+        Self::with_parts(db, def, shared, rows)
+    }
+
+    /// A new handle for `def`, a changed definition of `old`'s table, sharing its write
+    /// lock and row ids.
+    pub fn replace(db: &Db, old: &Table, def: TableDef) -> Result<Table> {
+        let rows = db.subtable(&def.rows_subtable())?;
+        let shared = Shared {
+            next_row_id: Arc::clone(&old.next_row_id),
+            row_count: Arc::clone(&old.row_count),
+            writes: Arc::clone(&old.writes),
+            catalog: old.catalog.clone(),
+        };
+        Self::with_parts(db, def, shared, rows)
+    }
+
+    fn with_parts(db: &Db, def: TableDef, shared: Shared, rows: Subtable) -> Result<Table> {
+        let indexes = def
+            .indexes
+            .iter()
+            .map(|ix| {
+                Ok(Index {
+                    subtable: db.subtable(&def.index_subtable(ix))?,
+                    types: ix
+                        .columns
+                        .iter()
+                        .map(|&c| def.columns[c as usize].ty)
+                        .collect(),
+                    def: ix.clone(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Table {
+            db: db.clone(),
+            types: def.types(),
+            key_types: def.key_types(),
+            rows,
+            indexes,
+            next_row_id: shared.next_row_id,
+            row_count: shared.row_count,
+            catalog: shared.catalog,
+            writes: shared.writes,
+            retired: AtomicBool::new(false),
+            def,
+        })
+    }
+
+    /// Rows stored, as of the last committed statement.
+    pub fn row_count(&self) -> u64 {
+        self.row_count.load(Ordering::Acquire).max(0) as u64
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    pub fn def(&self) -> &TableDef {
+        &self.def
+    }
+
+    pub fn types(&self) -> &[SqlType] {
+        &self.types
+    }
+
+    pub fn key_types(&self) -> &[SqlType] {
+        &self.key_types
+    }
+
+    pub fn rows(&self) -> &Subtable {
+        &self.rows
+    }
+
+    pub fn indexes(&self) -> &[Index] {
+        &self.indexes
+    }
+
+    pub fn subtable_names(&self) -> Vec<String> {
+        std::iter::once(self.def.rows_subtable())
+            .chain(
+                self.def
+                    .indexes
+                    .iter()
+                    .map(|ix| self.def.index_subtable(ix)),
+            )
+            .collect()
+    }
+
+    pub fn write_lock(&self) -> WriteGuard {
+        self.writes.lock_arc()
+    }
+
+    pub fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+
+    /// Decodes a stored row; damage is an error naming the table.
+    pub fn decode(&self, bytes: &[u8]) -> Result<Vec<Value>> {
+        decode_row(&self.types, bytes).map_err(|source| SqlError::Damaged {
+            what: format!("row in table {:?}", self.def.name),
+            source,
+        })
+    }
+
+    /// The row key of `row` (a new hidden row id for a table without a primary key).
+    fn key_of(&self, row: &[Value]) -> Result<Vec<u8>> {
+        let mut key = Vec::new();
+        if self.def.primary_key.is_empty() {
+            let id = self.next_row_id.fetch_add(1, Ordering::Relaxed);
+            encode_key(&self.key_types, &[Value::BigInt(id)], &mut key)
+        } else {
+            let values: Vec<Value> = self
+                .def
+                .primary_key
+                .iter()
+                .map(|&c| row[c as usize].clone())
+                .collect();
+            encode_key(&self.key_types, &values, &mut key)
+        }
+        .map_err(|e| SqlError::user(state::DATA_EXCEPTION, e.to_string()))?;
+        Ok(key)
+    }
+
+    /// Checks `row` against the columns: count, types, lengths, NOT NULL and the
+    /// primary key's implied NOT NULL.
+    fn check(&self, row: &[Value]) -> Result<()> {
+        if row.len() != self.types.len() {
+            return Err(SqlError::user(
+                state::DATA_EXCEPTION,
+                format!(
+                    "table {:?} has {} columns; a row of {} values was given",
+                    self.def.name,
+                    self.types.len(),
+                    row.len()
+                ),
+            ));
+        }
+        for (i, (col, v)) in self.def.columns.iter().zip(row).enumerate() {
+            if matches!(v, Value::Null)
+                && (col.not_null || self.def.primary_key.contains(&(i as u16)))
+            {
+                return Err(SqlError::user(
+                    state::NOT_NULL_VIOLATION,
+                    format!(
+                        "null value in column {:?} of table {:?} violates not-null constraint",
+                        col.name, self.def.name
+                    ),
+                ));
+            }
+            col.ty.check(v).map_err(|_| {
+                SqlError::user(
+                    state::DATA_EXCEPTION,
+                    format!(
+                        "value {} does not fit column {:?} of type {}",
+                        v.display(col.ty),
+                        col.name,
+                        col.ty
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    fn index_key(&self, ix: &Index, row: &[Value], row_key: &[u8]) -> Result<Vec<u8>> {
+        let values: Vec<Value> = ix
+            .def
+            .columns
+            .iter()
+            .map(|&c| row[c as usize].clone())
+            .collect();
+        let mut key = Vec::with_capacity(row_key.len() + 16);
+        encode_key(&ix.types, &values, &mut key)
+            .map_err(|e| SqlError::user(state::DATA_EXCEPTION, e.to_string()))?;
+        key.extend_from_slice(row_key);
+        Ok(key)
+    }
+
+    fn duplicate(&self, row: &[Value]) -> SqlError {
+        let cols: Vec<&str> = self
+            .def
+            .primary_key
+            .iter()
+            .map(|&c| self.def.columns[c as usize].name.as_str())
+            .collect();
+        let vals: Vec<String> = self
+            .def
+            .primary_key
+            .iter()
+            .map(|&c| row[c as usize].display(self.def.columns[c as usize].ty))
+            .collect();
+        SqlError::user(
+            state::UNIQUE_VIOLATION,
+            format!(
+                "duplicate key value violates the primary key of table {:?}: ({})=({})",
+                self.def.name,
+                cols.join(", "),
+                vals.join(", ")
+            ),
+        )
+    }
+}
+
+/// The changes of one statement to one table, gathered into a batch that commits them
+/// all at once. It remembers the keys it wrote, so a statement that writes a primary key
+/// twice fails like one that meets a stored row.
+pub struct TableWriter<'t> {
+    table: &'t Table,
+    pub batch: WriteBatch,
+    /// Bytes of keys and values put into the batch.
+    pub bytes: usize,
+    /// Row keys present after this statement's changes so far (`true`) or removed
+    /// (`false`).
+    written: std::collections::HashMap<Vec<u8>, bool>,
+    /// When set, rows arrive in ascending key order above every stored key, and the
+    /// duplicate check compares with the previous key only (a bulk load).
+    ascending_after: Option<Vec<u8>>,
+    /// A bulk load commits as it goes; what it committed, lookups find.
+    load: bool,
+    rows: u64,
+    /// Rows added less rows removed by what is in the batch.
+    delta: i64,
+}
+
+impl<'t> TableWriter<'t> {
+    pub fn new(table: &'t Table) -> TableWriter<'t> {
+        TableWriter {
+            table,
+            batch: WriteBatch::new(),
+            bytes: 0,
+            written: Default::default(),
+            ascending_after: None,
+            load: false,
+            rows: 0,
+            delta: 0,
+        }
+    }
+
+    /// A writer for a bulk load: while rows arrive in ascending key order above the
+    /// table's last key it skips the lookups of the duplicate check.
+    pub fn for_load(table: &'t Table) -> Result<TableWriter<'t>> {
+        let mut w = TableWriter::new(table);
+        w.load = true;
+        if !table.def.primary_key.is_empty() {
+            let last = table.rows.scan_rev::<[u8]>(..).next().transpose()?;
+            w.ascending_after = Some(last.map(|e| e.key().to_vec()).unwrap_or_default());
+        }
+        Ok(w)
+    }
+
+    /// Rows changed so far.
+    pub fn rows(&self) -> u64 {
+        self.rows
+    }
+
+    /// Commits what the batch holds, with the table's new row count. The duplicate
+    /// check goes on across commits.
+    pub fn commit(&mut self) -> Result<()> {
+        let t = self.table;
+        if self.batch.is_empty() {
+            return Ok(());
+        }
+        let count = t.row_count.load(Ordering::Acquire) + self.delta;
+        self.batch
+            .put(&t.catalog, count_key(t.def.id), count.to_le_bytes());
+        t.db.write(
+            std::mem::take(&mut self.batch),
+            pmdb_engine::WriteOptions::default(),
+        )?;
+        t.row_count.store(count, Ordering::Release);
+        self.delta = 0;
+        self.bytes = 0;
+        if self.load {
+            self.written.clear();
+        }
+        Ok(())
+    }
+
+    fn exists(&mut self, key: &[u8]) -> Result<bool> {
+        if let Some(&present) = self.written.get(key) {
+            return Ok(present);
+        }
+        Ok(self.table.rows.get(key)?.is_some())
+    }
+
+    fn put(&mut self, sub: &Subtable, key: &[u8], value: &[u8]) {
+        self.bytes += key.len() + value.len() + 16;
+        self.batch.put(sub, key, value);
+    }
+
+    fn del(&mut self, sub: &Subtable, key: &[u8]) {
+        self.bytes += key.len() + 16;
+        self.batch.delete(sub, key);
+    }
+
+    pub fn insert(&mut self, row: &[Value]) -> Result<()> {
+        let t = self.table;
+        t.check(row)?;
+        let key = t.key_of(row)?;
+        if !t.def.primary_key.is_empty() {
+            let fresh = match &mut self.ascending_after {
+                Some(last) if key.as_slice() > last.as_slice() => {
+                    last.clone_from(&key);
+                    true
+                }
+                _ => {
+                    // Out of order: from here on, every key is looked up.
+                    self.ascending_after = None;
+                    !self.exists(&key)?
+                }
+            };
+            if !fresh {
+                return Err(t.duplicate(row));
+            }
+            self.written.insert(key.clone(), true);
+        }
+        let mut value = Vec::with_capacity(64);
+        encode_row(&t.types, row, &mut value)
+            .map_err(|e| SqlError::user(state::DATA_EXCEPTION, e.to_string()))?;
+        for ix in &t.indexes {
+            let ik = t.index_key(ix, row, &key)?;
+            self.put(&ix.subtable, &ik, &[]);
+        }
+        self.put(&t.rows, &key, &value);
+        self.rows += 1;
+        self.delta += 1;
+        Ok(())
+    }
+
+    /// Deletes the row stored under `key`, whose values are `old`.
+    pub fn delete(&mut self, key: &[u8], old: &[Value]) -> Result<()> {
+        let t = self.table;
+        for ix in &t.indexes {
+            let ik = t.index_key(ix, old, key)?;
+            self.del(&ix.subtable, &ik);
+        }
+        self.del(&t.rows, key);
+        if !t.def.primary_key.is_empty() {
+            self.written.insert(key.to_vec(), false);
+        }
+        self.rows += 1;
+        self.delta -= 1;
+        Ok(())
+    }
+
+    /// Replaces the row stored under `key` (values `old`) with `new`.
+    pub fn update(&mut self, key: &[u8], old: &[Value], new: &[Value]) -> Result<()> {
+        let t = self.table;
+        t.check(new)?;
+        let new_key = if t.def.primary_key.is_empty() {
+            key.to_vec()
+        } else {
+            t.key_of(new)?
+        };
+        if new_key != key {
+            if self.exists(&new_key)? {
+                return Err(t.duplicate(new));
+            }
+            self.del(&t.rows, key);
+            self.written.insert(key.to_vec(), false);
+            self.written.insert(new_key.clone(), true);
+        }
+        for ix in &t.indexes {
+            let old_ik = t.index_key(ix, old, key)?;
+            let new_ik = t.index_key(ix, new, &new_key)?;
+            if old_ik != new_ik {
+                self.del(&ix.subtable, &old_ik);
+                self.put(&ix.subtable, &new_ik, &[]);
+            }
+        }
+        let mut value = Vec::with_capacity(64);
+        encode_row(&t.types, new, &mut value)
+            .map_err(|e| SqlError::user(state::DATA_EXCEPTION, e.to_string()))?;
+        self.put(&t.rows, &new_key, &value);
+        self.rows += 1;
+        Ok(())
+    }
+}
+
+impl Table {
+    /// Writes the entries of index `i` for every stored row, in batches.
+    pub fn fill_index(&self, i: usize) -> Result<()> {
+        let ix = &self.indexes[i];
+        let db_write = |batch: WriteBatch| -> Result<()> {
+            self.db.write(batch, pmdb_engine::WriteOptions::default())?;
+            Ok(())
+        };
+        let mut batch = WriteBatch::new();
+        let mut bytes = 0usize;
+        let mut scan = self.rows.scan::<[u8]>(..);
+        while let Some(e) = scan.next_ref() {
+            let e = e?;
+            let row = self.decode(e.value)?;
+            let ik = self.index_key(ix, &row, e.key)?;
+            bytes += ik.len() + 16;
+            batch.put(&ix.subtable, &ik, []);
+            if bytes >= FILL_BATCH_BYTES {
+                db_write(std::mem::take(&mut batch))?;
+                bytes = 0;
+            }
+        }
+        if !batch.is_empty() {
+            db_write(batch)?;
+        }
+        Ok(())
+    }
+}
+
+/// Size of the batches an index build or a bulk load commits.
+pub const FILL_BATCH_BYTES: usize = 8 << 20;

@@ -1,0 +1,405 @@
+//! SQL end to end over a real database: DDL, DML, queries, pushdown, errors and
+//! persistence across reopen.
+
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use pmdb_engine::{Db, DbOptions};
+use pmdb_sql::{Output, SqlEngine, SqlError};
+
+fn open(dir: &std::path::Path) -> SqlEngine {
+    SqlEngine::open(Db::open(dir, DbOptions::small()).unwrap()).unwrap()
+}
+
+/// The rows of the last statement of `sql`, one string per row, columns joined by '|'.
+fn rows(sql: &SqlEngine, q: &str) -> Vec<String> {
+    match sql.execute(q).unwrap().pop().unwrap() {
+        Output::Rows { batches, .. } => {
+            let text = pretty_format_batches(&batches).unwrap().to_string();
+            text.lines()
+                .filter(|l| l.starts_with('|'))
+                .skip(1)
+                .map(|l| {
+                    l.trim_matches('|')
+                        .split('|')
+                        .map(str::trim)
+                        .collect::<Vec<_>>()
+                        .join("|")
+                })
+                .collect()
+        }
+        Output::Command(c) => panic!("{q}: a command ({c}), not rows"),
+    }
+}
+
+fn command(sql: &SqlEngine, q: &str) -> String {
+    match sql.execute(q).unwrap().pop().unwrap() {
+        Output::Command(c) => c,
+        Output::Rows { .. } => panic!("{q}: rows, not a command"),
+    }
+}
+
+fn error(sql: &SqlEngine, q: &str) -> SqlError {
+    sql.execute(q).expect_err(q)
+}
+
+const ACCOUNTS: &str = "
+    CREATE TABLE accounts (
+        id BIGINT PRIMARY KEY,
+        owner VARCHAR(20) NOT NULL,
+        balance DECIMAL(12,2),
+        opened DATE,
+        active BOOLEAN
+    );
+    INSERT INTO accounts VALUES
+        (1, 'ada', 100.50, DATE '2020-01-02', true),
+        (2, 'grace', 20.00, DATE '2021-03-04', true),
+        (3, 'edsger', NULL, NULL, false),
+        (4, 'barbara', 7.25, DATE '2019-12-31', true);
+";
+
+#[test]
+fn tables_rows_and_queries() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(ACCOUNTS).unwrap();
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT id, owner, balance, opened FROM accounts ORDER BY id"
+        ),
+        [
+            "1|ada|100.50|2020-01-02",
+            "2|grace|20.00|2021-03-04",
+            "3|edsger||",
+            "4|barbara|7.25|2019-12-31"
+        ]
+    );
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT sum(balance), count(*), count(opened) FROM accounts WHERE active"
+        ),
+        ["127.75|3|3"]
+    );
+    assert_eq!(
+        rows(&sql, "SELECT owner FROM accounts WHERE id = 3"),
+        ["edsger"]
+    );
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT owner FROM accounts WHERE id > 1 AND id <= 3 ORDER BY id"
+        ),
+        ["grace", "edsger"]
+    );
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT owner FROM accounts WHERE id IN (4, 1, 9) ORDER BY id"
+        ),
+        ["ada", "barbara"]
+    );
+    // A key range the filter narrows is a range scan, not a full one.
+    let plan = rows(&sql, "EXPLAIN SELECT owner FROM accounts WHERE id = 3").join("\n");
+    assert!(plan.contains("access=primary key, 1 range(s)"), "{plan}");
+}
+
+#[test]
+fn statements_change_rows_atomically_and_check_constraints() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(ACCOUNTS).unwrap();
+    let dup = error(
+        &sql,
+        "INSERT INTO accounts VALUES (5, 'x', 1, NULL, true), (2, 'y', 1, NULL, true)",
+    );
+    assert_eq!(dup.sqlstate(), "23505", "{dup}");
+    // Nothing of the failed statement was applied.
+    assert_eq!(rows(&sql, "SELECT count(*) FROM accounts"), ["4"]);
+    let dup = error(
+        &sql,
+        "INSERT INTO accounts VALUES (6, 'x', 1, NULL, true), (6, 'y', 1, NULL, true)",
+    );
+    assert_eq!(dup.sqlstate(), "23505", "{dup}");
+    let nn = error(&sql, "INSERT INTO accounts (id, balance) VALUES (7, 1)");
+    assert_eq!(nn.sqlstate(), "23502", "{nn}");
+    let long = error(
+        &sql,
+        "INSERT INTO accounts VALUES (8, 'a name far longer than twenty', 1, NULL, true)",
+    );
+    assert_eq!(long.sqlstate(), "22000", "{long}");
+    let big = error(
+        &sql,
+        "INSERT INTO accounts VALUES (8, 'x', 12345678901.5, NULL, true)",
+    );
+    assert_eq!(big.sqlstate(), "22000", "{big}");
+
+    assert_eq!(
+        command(
+            &sql,
+            "UPDATE accounts SET balance = balance + 1 WHERE active"
+        ),
+        "UPDATE 3"
+    );
+    assert_eq!(
+        rows(&sql, "SELECT id, balance FROM accounts ORDER BY id"),
+        ["1|101.50", "2|21.00", "3|", "4|8.25"]
+    );
+    // Moving a row to a key that exists fails and changes nothing.
+    let moved = error(&sql, "UPDATE accounts SET id = 2 WHERE id = 1");
+    assert_eq!(moved.sqlstate(), "23505", "{moved}");
+    assert_eq!(
+        command(&sql, "UPDATE accounts SET id = 10 WHERE id = 1"),
+        "UPDATE 1"
+    );
+    assert_eq!(
+        rows(&sql, "SELECT owner FROM accounts WHERE id = 10"),
+        ["ada"]
+    );
+    assert!(rows(&sql, "SELECT owner FROM accounts WHERE id = 1").is_empty());
+    assert_eq!(
+        command(&sql, "DELETE FROM accounts WHERE balance IS NULL"),
+        "DELETE 1"
+    );
+    assert_eq!(rows(&sql, "SELECT count(*) FROM accounts"), ["3"]);
+}
+
+/// The forms DataFusion's own DML hooks applied to every row before apache/datafusion
+/// PR 24657: a WHERE with IN or EXISTS subqueries, or one that is always false.
+#[test]
+fn delete_and_update_with_subqueries_or_false_touch_only_their_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(ACCOUNTS).unwrap();
+    sql.execute(
+        "CREATE TABLE closed (account BIGINT NOT NULL);
+         INSERT INTO closed VALUES (2), (4);",
+    )
+    .unwrap();
+    assert_eq!(
+        command(&sql, "DELETE FROM accounts WHERE false"),
+        "DELETE 0"
+    );
+    assert_eq!(
+        command(&sql, "UPDATE accounts SET balance = 0 WHERE 1 = 0"),
+        "UPDATE 0"
+    );
+    assert_eq!(
+        command(&sql, "DELETE FROM accounts WHERE id = 1 AND false"),
+        "DELETE 0"
+    );
+    assert_eq!(
+        rows(&sql, "SELECT count(*), sum(balance) FROM accounts"),
+        ["4|127.75"]
+    );
+
+    assert_eq!(
+        command(
+            &sql,
+            "UPDATE accounts SET active = false WHERE id IN (SELECT account FROM closed)"
+        ),
+        "UPDATE 2"
+    );
+    assert_eq!(
+        rows(&sql, "SELECT id FROM accounts WHERE active ORDER BY id"),
+        ["1"]
+    );
+    assert_eq!(
+        command(
+            &sql,
+            "UPDATE accounts a SET balance = 1 WHERE EXISTS (SELECT 1 FROM closed c WHERE c.account = a.id)"
+        ),
+        "UPDATE 2"
+    );
+    assert_eq!(
+        command(
+            &sql,
+            "DELETE FROM accounts WHERE id IN (SELECT account FROM closed) AND id > 2"
+        ),
+        "DELETE 1"
+    );
+    assert_eq!(
+        command(
+            &sql,
+            "DELETE FROM accounts a WHERE NOT EXISTS (SELECT 1 FROM closed c WHERE c.account = a.id) AND id > 1"
+        ),
+        "DELETE 1"
+    );
+    assert_eq!(
+        rows(&sql, "SELECT id, balance FROM accounts ORDER BY id"),
+        ["1|100.50", "2|1.00"]
+    );
+    // A self-referencing subquery.
+    assert_eq!(
+        command(
+            &sql,
+            "DELETE FROM accounts WHERE balance < (SELECT max(balance) FROM accounts)"
+        ),
+        "DELETE 1"
+    );
+    assert_eq!(rows(&sql, "SELECT id FROM accounts"), ["1"]);
+}
+
+#[test]
+fn indexes_follow_every_change_and_serve_lookups() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(ACCOUNTS).unwrap();
+    command(&sql, "CREATE INDEX by_owner ON accounts (owner)");
+    let plan = rows(
+        &sql,
+        "EXPLAIN SELECT id FROM accounts WHERE owner = 'grace'",
+    )
+    .join("\n");
+    assert!(plan.contains("access=index by_owner"), "{plan}");
+    assert_eq!(
+        rows(&sql, "SELECT id FROM accounts WHERE owner = 'grace'"),
+        ["2"]
+    );
+    command(&sql, "UPDATE accounts SET owner = 'hopper' WHERE id = 2");
+    command(
+        &sql,
+        "INSERT INTO accounts VALUES (5, 'grace', 1, NULL, true)",
+    );
+    command(&sql, "DELETE FROM accounts WHERE id = 1");
+    assert_eq!(
+        rows(&sql, "SELECT id FROM accounts WHERE owner = 'grace'"),
+        ["5"]
+    );
+    assert_eq!(
+        rows(&sql, "SELECT id FROM accounts WHERE owner = 'hopper'"),
+        ["2"]
+    );
+    assert!(rows(&sql, "SELECT id FROM accounts WHERE owner = 'ada'").is_empty());
+    assert_eq!(
+        error(&sql, "CREATE INDEX by_owner ON accounts (id)").sqlstate(),
+        "42710"
+    );
+    command(&sql, "CREATE INDEX IF NOT EXISTS by_owner ON accounts (id)");
+    drop(sql);
+
+    let sql = open(dir.path());
+    assert_eq!(
+        rows(&sql, "SELECT id FROM accounts WHERE owner = 'grace'"),
+        ["5"]
+    );
+    command(&sql, "DROP INDEX by_owner");
+    let plan = rows(
+        &sql,
+        "EXPLAIN SELECT id FROM accounts WHERE owner = 'grace'",
+    )
+    .join("\n");
+    assert!(plan.contains("access=full"), "{plan}");
+    assert_eq!(
+        rows(&sql, "SELECT id FROM accounts WHERE owner = 'grace'"),
+        ["5"]
+    );
+    let subtables = sql.db().subtable_names();
+    assert_eq!(
+        subtables.iter().filter(|s| s.starts_with("sql.")).count(),
+        2,
+        "{subtables:?}"
+    );
+}
+
+#[test]
+fn tables_persist_and_drop_cleanly() {
+    let dir = tempfile::tempdir().unwrap();
+    {
+        let sql = open(dir.path());
+        sql.execute(ACCOUNTS).unwrap();
+        sql.execute(
+            "CREATE TABLE log (at TIMESTAMP, what TEXT, n SMALLINT, x REAL, y DOUBLE PRECISION);
+             INSERT INTO log VALUES (TIMESTAMP '2024-05-06 07:08:09.5', 'a', 1, 1.5, 2.25),
+                                    (NULL, 'b', -2, NULL, NULL),
+                                    (NULL, 'b', -2, NULL, NULL);",
+        )
+        .unwrap();
+    }
+    let sql = open(dir.path());
+    assert_eq!(rows(&sql, "SELECT count(*) FROM accounts"), ["4"]);
+    // A table without a primary key keeps duplicate rows, each under its own row id.
+    assert_eq!(
+        rows(&sql, "SELECT at, what, n, x, y FROM log ORDER BY what, n"),
+        ["2024-05-06T07:08:09.500|a|1|1.5|2.25", "|b|-2||", "|b|-2||"]
+    );
+    assert_eq!(
+        command(&sql, "DELETE FROM log WHERE what = 'b'"),
+        "DELETE 2"
+    );
+    command(&sql, "INSERT INTO log (what) VALUES ('c')");
+    assert_eq!(rows(&sql, "SELECT what FROM log ORDER BY what"), ["a", "c"]);
+    assert_eq!(error(&sql, "CREATE TABLE log (a INT)").sqlstate(), "42P07");
+    command(&sql, "DROP TABLE log");
+    assert_eq!(error(&sql, "SELECT * FROM log").sqlstate(), "42P01");
+    assert_eq!(error(&sql, "DROP TABLE log").sqlstate(), "42P01");
+    command(&sql, "DROP TABLE IF EXISTS log");
+    drop(sql);
+    let sql = open(dir.path());
+    assert!(sql.catalog().table("log").is_none());
+    assert_eq!(
+        sql.db()
+            .subtable_names()
+            .iter()
+            .filter(|s| s.starts_with("sql."))
+            .count(),
+        2
+    );
+}
+
+#[test]
+fn bad_statements_are_one_clear_error() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(ACCOUNTS).unwrap();
+    for (q, state) in [
+        ("SELEC 1", "42601"),
+        ("SELECT nope FROM accounts", "42703"),
+        ("SELECT * FROM nowhere", "42P01"),
+        ("CREATE TABLE t (a NUMERIC)", "0A000"),
+        ("CREATE TABLE t (a DECIMAL(50, 2))", "42P16"),
+        ("CREATE TABLE t (a INT, a INT)", "42P16"),
+        (
+            "CREATE TABLE t (a INT PRIMARY KEY, b INT, PRIMARY KEY (b))",
+            "42P16",
+        ),
+        ("CREATE TABLE t (a INTERVAL)", "0A000"),
+        ("UPDATE accounts SET nope = 1", "42703"),
+        ("INSERT INTO accounts VALUES (1)", "42601"),
+    ] {
+        let e = error(&sql, q);
+        assert_eq!(e.sqlstate(), state, "{q}: {e}");
+        assert!(!e.to_string().is_empty());
+    }
+    assert_eq!(rows(&sql, "SELECT count(*) FROM accounts"), ["4"]);
+}
+
+#[test]
+fn copy_loads_csv_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(ACCOUNTS).unwrap();
+    let csv = dir.path().join("more.csv");
+    std::fs::write(
+        &csv,
+        "id,owner,balance,opened,active\n10,x,1.5,2022-02-02,true\n11,y,,,false\n",
+    )
+    .unwrap();
+    let q = format!(
+        "COPY accounts FROM '{}' WITH (FORMAT csv, HEADER true)",
+        csv.display()
+    );
+    assert_eq!(command(&sql, &q), "COPY 2");
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT owner, balance FROM accounts WHERE id >= 10 ORDER BY id"
+        ),
+        ["x|1.50", "y|"]
+    );
+    // Loading the same rows again meets their keys.
+    let again = error(&sql, &q);
+    assert_eq!(again.sqlstate(), "23505", "{again}");
+    let missing = error(&sql, "COPY accounts FROM '/nonexistent/file.csv'");
+    assert!(missing.to_string().contains("COPY accounts"), "{missing}");
+    assert_eq!(rows(&sql, "SELECT count(*) FROM accounts"), ["6"]);
+}
