@@ -23,5 +23,6 @@ pub mod progress;
 pub mod recovery;
 pub mod report;
 pub mod timeline;
+pub mod tpch;
 pub mod ycsb;
 pub mod ycsb_run;
