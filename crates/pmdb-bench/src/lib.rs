@@ -23,6 +23,7 @@ pub mod progress;
 pub mod recovery;
 pub mod report;
 pub mod timeline;
+#[cfg(feature = "tpch")]
 pub mod tpch;
 pub mod ycsb;
 pub mod ycsb_run;

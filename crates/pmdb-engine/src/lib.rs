@@ -89,8 +89,3 @@ pub use sst::file::{
 };
 pub use subtable::Subtable;
 pub use tiers::TierStats;
-
-/// The README's Rust examples, compiled and run as doctests.
-#[cfg(doctest)]
-#[doc = include_str!("../../../README.md")]
-pub struct ReadmeDoctests;

@@ -287,10 +287,23 @@ impl Catalog {
             .flat_map(|t| t.subtable_names())
             .collect();
         for sub in self.db.subtable_names() {
-            if sub.starts_with("sql.") && sub != CATALOG && !named.contains(&sub) {
+            if is_table_subtable(&sub) && !named.contains(&sub) {
                 self.db.drop_subtable(&sub)?;
             }
         }
         Ok(())
     }
+}
+
+/// Whether `name` has the form of a table's subtable, `sql.<id>` or `sql.<id>.<id>`
+/// (other subtables, whatever their names, are never the SQL layer's to drop).
+fn is_table_subtable(name: &str) -> bool {
+    let Some(rest) = name.strip_prefix("sql.") else {
+        return false;
+    };
+    let parts: Vec<&str> = rest.split('.').collect();
+    (1..=2).contains(&parts.len())
+        && parts
+            .iter()
+            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
 }

@@ -18,9 +18,10 @@ use futures::StreamExt;
 
 use crate::arrow_conv::{arrow_type, row_values};
 use crate::ddl::{ident_name, object_name};
-use crate::engine::{SqlEngine, df_error};
+use crate::error::df_error;
 use crate::error::{Result, SqlError, state};
 use crate::provider::{KEYED_PREFIX, insert_batch};
+use crate::session::Session;
 use crate::table::{FILL_BATCH_BYTES, TableWriter};
 
 /// `"name"`, quoted for SQL.
@@ -84,7 +85,7 @@ fn finding_query(
     sql
 }
 
-pub async fn delete(engine: &SqlEngine, d: &Delete) -> Result<u64> {
+pub async fn delete(session: &Session, d: &Delete) -> Result<u64> {
     if d.returning.is_some() || !d.order_by.is_empty() || d.limit.is_some() || !d.tables.is_empty()
     {
         return Err(SqlError::unsupported(
@@ -99,8 +100,8 @@ pub async fn delete(engine: &SqlEngine, d: &Delete) -> Result<u64> {
     };
     let (name, alias) = target(t)?;
     let using = d.using.as_deref().unwrap_or(&[]);
-    let (table, _guard) = engine.catalog().lock_table(&name)?;
-    let batches = engine
+    let (table, _guard) = session.catalog.lock_table(&name)?;
+    let batches = session
         .query(&finding_query(
             &name,
             &alias,
@@ -126,7 +127,7 @@ pub async fn delete(engine: &SqlEngine, d: &Delete) -> Result<u64> {
     Ok(writer.rows())
 }
 
-pub async fn update(engine: &SqlEngine, u: &Update) -> Result<u64> {
+pub async fn update(session: &Session, u: &Update) -> Result<u64> {
     if u.returning.is_some() || !u.order_by.is_empty() || u.limit.is_some() || u.or.is_some() {
         return Err(SqlError::unsupported(
             "UPDATE with RETURNING, ORDER BY, LIMIT or OR",
@@ -137,7 +138,7 @@ pub async fn update(engine: &SqlEngine, u: &Update) -> Result<u64> {
         None => &[],
         Some(UpdateTableFromKind::AfterSet(f) | UpdateTableFromKind::BeforeSet(f)) => f,
     };
-    let (table, _guard) = engine.catalog().lock_table(&name)?;
+    let (table, _guard) = session.catalog.lock_table(&name)?;
     let def = table.def();
     let mut targets = Vec::with_capacity(u.assignments.len());
     let mut exprs = Vec::with_capacity(u.assignments.len());
@@ -166,7 +167,7 @@ pub async fn update(engine: &SqlEngine, u: &Update) -> Result<u64> {
         targets.push(pos);
         exprs.push(a.value.to_string());
     }
-    let batches = engine
+    let batches = session
         .query(&finding_query(
             &name,
             &alias,
@@ -273,7 +274,7 @@ fn copy_format(
 /// COPY table [(columns)] FROM 'file' [WITH (FORMAT csv|parquet, HEADER, DELIMITER)]:
 /// a bulk load that commits every few megabytes. On an error, the rows of the commits
 /// before it stay, and the error says how many.
-pub async fn copy_from(engine: &SqlEngine, statement: &Statement) -> Result<u64> {
+pub async fn copy_from(session: &Session, statement: &Statement) -> Result<u64> {
     let Statement::Copy {
         source,
         target,
@@ -309,7 +310,7 @@ pub async fn copy_from(engine: &SqlEngine, statement: &Statement) -> Result<u64>
             format!("COPY {name}: cannot open {filename:?}: {e}"),
         ));
     }
-    let (table, _guard) = engine.catalog().lock_table(&name)?;
+    let (table, _guard) = session.catalog.lock_table(&name)?;
     let fields: Vec<_> = table
         .def()
         .columns
@@ -317,7 +318,7 @@ pub async fn copy_from(engine: &SqlEngine, statement: &Statement) -> Result<u64>
         .map(|c| datafusion::arrow::datatypes::Field::new(&c.name, arrow_type(c.ty), true))
         .collect();
     let schema = Schema::new(fields);
-    let ctx = engine.context();
+    let ctx = &session.ctx;
     let frame = if format.parquet {
         ctx.read_parquet(
             filename.as_str(),

@@ -8,19 +8,16 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::dataframe::DataFrame;
-use datafusion::error::DataFusionError;
-use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::{SessionConfig, SessionContext};
-use datafusion::sql::parser::{DFParser, Statement as DfStatement};
+use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::Statement;
-use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
-use datafusion::sql::sqlparser::parser::Parser;
 use pmdb_engine::Db;
 
 use crate::catalog::Catalog;
-use crate::error::{Result, SqlError, state};
-use crate::provider::{PmdbSchema, ReadPoint};
+use crate::error::{Result, SqlError, df_error};
+use crate::provider::PmdbSchema;
+use crate::session::{Session, parse};
 use crate::table::{FILL_BATCH_BYTES, TableWriter};
 use crate::{ddl, dml};
 
@@ -37,9 +34,7 @@ pub enum Output {
 }
 
 pub struct SqlEngine {
-    db: Db,
-    catalog: Arc<Catalog>,
-    ctx: SessionContext,
+    session: Session,
     runtime: tokio::runtime::Runtime,
 }
 
@@ -66,24 +61,22 @@ impl SqlEngine {
             .build()
             .map_err(|e| SqlError::Query(format!("cannot start the SQL runtime: {e}")))?;
         Ok(SqlEngine {
-            db,
-            catalog,
-            ctx,
+            session: Session { db, catalog, ctx },
             runtime,
         })
     }
 
     pub fn db(&self) -> &Db {
-        &self.db
+        &self.session.db
     }
 
     pub fn catalog(&self) -> &Arc<Catalog> {
-        &self.catalog
+        &self.session.catalog
     }
 
     /// The DataFusion context the engine plans with (its tables are pmdb's).
     pub fn context(&self) -> &SessionContext {
-        &self.ctx
+        &self.session.ctx
     }
 
     /// Runs every statement of `sql` in order; stops at the first error, after which
@@ -97,8 +90,8 @@ impl SqlEngine {
         Ok(out)
     }
 
-    /// Runs one parsed statement.
-    fn run(&self, statement: DfStatement) -> Result<Output> {
+    /// Runs one statement of those [`parse`] gives.
+    pub fn run(&self, statement: DfStatement) -> Result<Output> {
         self.runtime.block_on(self.run_async(statement))
     }
 
@@ -107,11 +100,13 @@ impl SqlEngine {
             match s.as_ref() {
                 Statement::CreateTable(create) => {
                     let def = ddl::table_def(create)?;
-                    self.catalog.create_table(def, create.if_not_exists)?;
+                    self.session
+                        .catalog
+                        .create_table(def, create.if_not_exists)?;
                     return Ok(Output::Command("CREATE TABLE".into()));
                 }
                 Statement::CreateIndex(create) => {
-                    ddl::create_index(&self.catalog, create)?;
+                    ddl::create_index(&self.session.catalog, create)?;
                     return Ok(Output::Command("CREATE INDEX".into()));
                 }
                 Statement::Drop {
@@ -120,19 +115,19 @@ impl SqlEngine {
                     names,
                     ..
                 } => {
-                    let tag = ddl::drop(&self.catalog, object_type, names, *if_exists)?;
+                    let tag = ddl::drop(&self.session.catalog, object_type, names, *if_exists)?;
                     return Ok(Output::Command(tag.into()));
                 }
                 Statement::Delete(delete) => {
-                    let n = dml::delete(self, delete).await?;
+                    let n = dml::delete(&self.session, delete).await?;
                     return Ok(Output::Command(format!("DELETE {n}")));
                 }
                 Statement::Update(update) => {
-                    let n = dml::update(self, update).await?;
+                    let n = dml::update(&self.session, update).await?;
                     return Ok(Output::Command(format!("UPDATE {n}")));
                 }
                 Statement::Copy { to: false, .. } => {
-                    let n = dml::copy_from(self, s).await?;
+                    let n = dml::copy_from(&self.session, s).await?;
                     return Ok(Output::Command(format!("COPY {n}")));
                 }
                 Statement::CreateView(_) => {
@@ -141,7 +136,7 @@ impl SqlEngine {
                 _ => {}
             }
         }
-        let state = self.statement_state();
+        let state = self.session.statement_state();
         let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
         let is_insert = matches!(&plan, LogicalPlan::Dml(d) if d.op.name() == "Insert Into");
         let is_command = matches!(&plan, LogicalPlan::Statement(_) | LogicalPlan::Ddl(_));
@@ -150,6 +145,7 @@ impl SqlEngine {
         let batches = match &plan {
             // Statements that change the session (SET) act on the context itself.
             LogicalPlan::Statement(_) | LogicalPlan::Ddl(_) => self
+                .session
                 .ctx
                 .execute_logical_plan(plan)
                 .await
@@ -171,30 +167,6 @@ impl SqlEngine {
         Ok(Output::Rows { schema, batches })
     }
 
-    /// The session state a statement plans and runs with: its read point is a snapshot
-    /// taken now.
-    pub(crate) fn statement_state(&self) -> SessionState {
-        let mut state = self.ctx.state();
-        state
-            .config_mut()
-            .set_extension(Arc::new(ReadPoint(Arc::new(self.db.snapshot()))));
-        state
-    }
-
-    /// Runs a query (built by pmdb itself) and gives its batches.
-    pub(crate) async fn query(&self, sql: &str) -> Result<Vec<RecordBatch>> {
-        let state = self.statement_state();
-        let mut statements = parse(sql)?;
-        let statement = statements
-            .pop_front()
-            .ok_or_else(|| SqlError::Query("no statement".into()))?;
-        let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
-        DataFrame::new(state, plan)
-            .collect()
-            .await
-            .map_err(df_error)
-    }
-
     /// Loads record batches into `table` (its columns in order, types that cast to the
     /// columns'), committing every few megabytes; the rows loaded. On an error, the
     /// rows of the commits before it stay.
@@ -203,7 +175,7 @@ impl SqlEngine {
         table: &str,
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
     ) -> Result<u64> {
-        let (table, _guard) = self.catalog.lock_table(table)?;
+        let (table, _guard) = self.session.catalog.lock_table(table)?;
         let mut writer = TableWriter::for_load(&table)?;
         for batch in batches {
             crate::provider::insert_batch(&table, &mut writer, &batch?)?;
@@ -226,55 +198,4 @@ fn count_of(batches: &[RecordBatch]) -> u64 {
         .filter_map(|b| b.column(0).as_primitive_opt::<UInt64Type>())
         .map(|a| a.values().iter().sum::<u64>())
         .sum()
-}
-
-/// Splits `sql` into statements: PostgreSQL's grammar first (it knows COPY FROM), then
-/// DataFusion's own (COPY TO, CREATE EXTERNAL TABLE) for what it refuses.
-pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
-    match Parser::parse_sql(&PostgreSqlDialect {}, sql) {
-        Ok(statements) => Ok(statements
-            .into_iter()
-            .map(|s| DfStatement::Statement(Box::new(s)))
-            .collect()),
-        Err(pg) => DFParser::parse_sql_with_dialect(sql, &PostgreSqlDialect {})
-            .map_err(|_| SqlError::user(state::SYNTAX, pg.to_string())),
-    }
-}
-
-/// A DataFusion error as one clear message; pmdb's own errors inside it come back out.
-pub fn df_error(e: DataFusionError) -> SqlError {
-    match e {
-        DataFusionError::External(inner) => match inner.downcast::<SqlError>() {
-            Ok(sql) => *sql,
-            Err(other) => SqlError::Query(other.to_string()),
-        },
-        DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => {
-            df_error(*inner)
-        }
-        DataFusionError::Collection(mut errors) if !errors.is_empty() => {
-            df_error(errors.swap_remove(0))
-        }
-        DataFusionError::Shared(inner) => match Arc::try_unwrap(inner) {
-            Ok(e) => df_error(e),
-            Err(shared) => SqlError::Query(shared.to_string()),
-        },
-        DataFusionError::SQL(e, _) => SqlError::user(state::SYNTAX, e.to_string()),
-        DataFusionError::NotImplemented(m) => SqlError::unsupported(m),
-        DataFusionError::Plan(m) if m.starts_with("table '") && m.ends_with("' not found") => {
-            SqlError::user(state::UNDEFINED_TABLE, m)
-        }
-        DataFusionError::Plan(m) => SqlError::user(state::SYNTAX, m),
-        DataFusionError::SchemaError(e, _) => {
-            SqlError::user(state::UNDEFINED_COLUMN, e.to_string())
-        }
-        DataFusionError::ArrowError(e, _) => {
-            let sqlstate = match e.as_ref() {
-                datafusion::arrow::error::ArrowError::DivideByZero => state::DIVISION_BY_ZERO,
-                _ => state::DATA_EXCEPTION,
-            };
-            SqlError::user(sqlstate, e.to_string())
-        }
-        DataFusionError::Execution(m) => SqlError::user(state::DATA_EXCEPTION, m),
-        other => SqlError::Query(other.strip_backtrace()),
-    }
 }

@@ -1,5 +1,8 @@
 //! The one error type of the SQL layer, with the SQLSTATE a client would be given.
 
+use std::sync::Arc;
+
+use datafusion::error::DataFusionError;
 use pmdb_engine::DbError;
 
 use crate::CodecError;
@@ -71,5 +74,43 @@ impl SqlError {
             SqlError::Db(_) => state::INTERNAL,
             SqlError::Query(_) => state::INTERNAL,
         }
+    }
+}
+
+/// A DataFusion error as one clear message; pmdb's own errors inside it come back out.
+pub fn df_error(e: DataFusionError) -> SqlError {
+    match e {
+        DataFusionError::External(inner) => match inner.downcast::<SqlError>() {
+            Ok(sql) => *sql,
+            Err(other) => SqlError::Query(other.to_string()),
+        },
+        DataFusionError::Context(_, inner) | DataFusionError::Diagnostic(_, inner) => {
+            df_error(*inner)
+        }
+        DataFusionError::Collection(mut errors) if !errors.is_empty() => {
+            df_error(errors.swap_remove(0))
+        }
+        DataFusionError::Shared(inner) => match Arc::try_unwrap(inner) {
+            Ok(e) => df_error(e),
+            Err(shared) => SqlError::Query(shared.to_string()),
+        },
+        DataFusionError::SQL(e, _) => SqlError::user(state::SYNTAX, e.to_string()),
+        DataFusionError::NotImplemented(m) => SqlError::unsupported(m),
+        DataFusionError::Plan(m) if m.starts_with("table '") && m.ends_with("' not found") => {
+            SqlError::user(state::UNDEFINED_TABLE, m)
+        }
+        DataFusionError::Plan(m) => SqlError::user(state::SYNTAX, m),
+        DataFusionError::SchemaError(e, _) => {
+            SqlError::user(state::UNDEFINED_COLUMN, e.to_string())
+        }
+        DataFusionError::ArrowError(e, _) => {
+            let sqlstate = match e.as_ref() {
+                datafusion::arrow::error::ArrowError::DivideByZero => state::DIVISION_BY_ZERO,
+                _ => state::DATA_EXCEPTION,
+            };
+            SqlError::user(sqlstate, e.to_string())
+        }
+        DataFusionError::Execution(m) => SqlError::user(state::DATA_EXCEPTION, m),
+        other => SqlError::Query(other.strip_backtrace()),
     }
 }

@@ -19,11 +19,13 @@ mod reader;
 pub mod rowcode;
 mod scan_exec;
 pub mod schema;
+mod session;
 pub mod table;
 pub mod types;
 
-pub use engine::{Output, SqlEngine, parse};
+pub use engine::{Output, SqlEngine};
 pub use error::{Result, SqlError};
+pub use session::parse;
 pub use types::{SqlType, Value};
 
 /// Bytes that do not decode as what they should be: a key or a row read back from
@@ -37,3 +39,8 @@ pub enum CodecError {
     #[error("{0}")]
     Mismatch(String),
 }
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../README.md")]
+pub struct ReadmeDoctests;

@@ -159,9 +159,20 @@ impl TableProvider for TableSource {
             .config()
             .get_extension::<ReadPoint>()
             .map(|r| Arc::clone(&r.0));
+        let mut access = self.access(filters);
+        if matches!(&access, Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all()) {
+            let read_point = match &snapshot {
+                Some(s) => Arc::clone(s),
+                None => Arc::new(self.table.db().snapshot()),
+            };
+            let parts = state.config().target_partitions();
+            if let Some(ranges) = split(&self.table, &read_point, parts).map_err(external)? {
+                access = Access::Split(ranges);
+            }
+        }
         Ok(Arc::new(TableScanExec::new(
             Arc::clone(&self.table),
-            self.access(filters),
+            access,
             Arc::clone(&self.schema),
             projection,
             limit,
@@ -290,6 +301,78 @@ pub fn cast_columns(
             })
         })
         .collect()
+}
+
+/// Cuts the whole table into `parts` key ranges of about equal width, by the first and
+/// last values of the key's leading column, when that column is an integer (or a date
+/// or timestamp); `None` when it cannot or need not be cut.
+fn split(table: &Table, at: &Snapshot, parts: usize) -> Result<Option<Vec<KeyRange>>, SqlError> {
+    use crate::keycode::{decode_key_prefix, encode_key};
+    use crate::types::{SqlType, Value};
+    let ty = table.key_types()[0];
+    let as_int = |v: &Value| match v {
+        Value::SmallInt(x) => Some(i128::from(*x)),
+        Value::Int(x) | Value::Date(x) => Some(i128::from(*x)),
+        Value::BigInt(x) | Value::Timestamp(x) => Some(i128::from(*x)),
+        _ => None,
+    };
+    let of_int = |x: i128| -> Option<Value> {
+        Some(match ty {
+            SqlType::SmallInt => Value::SmallInt(x.try_into().ok()?),
+            SqlType::Int => Value::Int(x.try_into().ok()?),
+            SqlType::Date => Value::Date(x.try_into().ok()?),
+            SqlType::BigInt => Value::BigInt(x.try_into().ok()?),
+            SqlType::Timestamp => Value::Timestamp(x.try_into().ok()?),
+            _ => return None,
+        })
+    };
+    if parts < 2 || of_int(0).is_none() || table.row_count() < 2 * 8192 {
+        return Ok(None);
+    }
+    let leading = |key: Option<Vec<u8>>| -> Result<Option<i128>, SqlError> {
+        let Some(key) = key else { return Ok(None) };
+        let (values, _) = decode_key_prefix(&[ty], &key).map_err(|source| SqlError::Damaged {
+            what: format!("key in table {:?}", table.def().name),
+            source,
+        })?;
+        Ok(as_int(&values[0]))
+    };
+    let first = at.scan::<[u8]>(table.rows(), ..)?.next().transpose()?;
+    let last = at.scan_rev::<[u8]>(table.rows(), ..)?.next().transpose()?;
+    let (Some(lo), Some(hi)) = (
+        leading(first.map(|e| e.key().to_vec()))?,
+        leading(last.map(|e| e.key().to_vec()))?,
+    ) else {
+        return Ok(None);
+    };
+    let width = hi - lo + 1;
+    if width < parts as i128 {
+        return Ok(None);
+    }
+    let mut cuts = Vec::with_capacity(parts - 1);
+    for i in 1..parts as i128 {
+        let Some(v) = of_int(lo + width * i / parts as i128) else {
+            return Ok(None);
+        };
+        let mut k = Vec::new();
+        encode_key(&[ty], &[v], &mut k)
+            .map_err(|e| SqlError::Query(format!("cutting a scan: {e}")))?;
+        cuts.push(k);
+    }
+    let mut ranges = Vec::with_capacity(parts);
+    let mut start = std::ops::Bound::Unbounded;
+    for cut in cuts {
+        ranges.push(KeyRange {
+            start,
+            end: std::ops::Bound::Excluded(cut.clone()),
+        });
+        start = std::ops::Bound::Included(cut);
+    }
+    ranges.push(KeyRange {
+        start,
+        end: std::ops::Bound::Unbounded,
+    });
+    Ok(Some(ranges))
 }
 
 pub fn external(e: SqlError) -> DataFusionError {

@@ -35,6 +35,8 @@ pub enum Access {
     Rows(Vec<KeyRange>),
     /// Ranges of index `index` (its position in the table), each entry's row read by key.
     Index { index: usize, ranges: Vec<KeyRange> },
+    /// The whole table, cut into disjoint key ranges read in parallel, one a partition.
+    Split(Vec<KeyRange>),
 }
 
 pub struct TableScanExec {
@@ -59,9 +61,13 @@ impl TableScanExec {
         snapshot: Option<Arc<Snapshot>>,
     ) -> DfResult<TableScanExec> {
         let schema = Arc::new(table_schema.project(&projection)?);
+        let partitions = match &access {
+            Access::Split(r) => r.len().max(1),
+            _ => 1,
+        };
         let props = PlanProperties::new(
             EquivalenceProperties::new(schema),
-            Partitioning::UnknownPartitioning(1),
+            Partitioning::UnknownPartitioning(partitions),
             EmissionType::Incremental,
             Boundedness::Bounded,
         );
@@ -91,6 +97,7 @@ impl DisplayAs for TableScanExec {
         let how = match &self.access {
             Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all() => "full".to_string(),
             Access::Rows(r) => format!("primary key, {} range(s)", r.len()),
+            Access::Split(r) => format!("full, {} partitions", r.len()),
             Access::Index { index, ranges } => format!(
                 "index {}, {} range(s)",
                 self.table.indexes()[*index].def.name,
@@ -148,6 +155,7 @@ impl ExecutionPlan for TableScanExec {
         let stored = self.table.row_count() as usize;
         let rows = match &self.access {
             Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all() => stored,
+            Access::Split(_) => stored,
             // Without value statistics: a tenth of the table, at least one row a range.
             Access::Rows(r) | Access::Index { ranges: r, .. } => {
                 (stored / 10).max(r.len()).min(stored)
@@ -161,7 +169,7 @@ impl ExecutionPlan for TableScanExec {
 
     fn execute(
         &self,
-        _partition: usize,
+        partition: usize,
         context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
         let snapshot = match &self.snapshot {
@@ -177,11 +185,12 @@ impl ExecutionPlan for TableScanExec {
         );
         let ranges = match &self.access {
             Access::Rows(r) | Access::Index { ranges: r, .. } => r.iter().cloned().collect(),
+            Access::Split(r) => r.get(partition).cloned().into_iter().collect(),
         };
         let batches = RowBatches {
             table: Arc::clone(&self.table),
             index: match self.access {
-                Access::Rows(_) => None,
+                Access::Rows(_) | Access::Split(_) => None,
                 Access::Index { index, .. } => Some(index),
             },
             ranges,

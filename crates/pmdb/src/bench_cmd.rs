@@ -46,6 +46,10 @@ enum Suite {
     /// The recovery benchmark's loading child: loads, reports, waits to be killed.
     #[command(hide = true)]
     RecoveryLoad(RecoveryLoadArgs),
+    /// TPC-H: the 22 queries on pmdb, on DataFusion over in-memory Arrow (the reference
+    /// every answer is checked against) and on PostgreSQL when it is installed.
+    #[cfg(feature = "sql")]
+    Tpch(crate::bench_tpch::TpchArgs),
     /// Redraw the charts and the Markdown of a YCSB report from its JSON.
     Replot(ReplotArgs),
 }
@@ -272,6 +276,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Suite::RecoveryLoad(a) => recovery_load(a),
         Suite::IndexOne(a) => index_one(a),
         Suite::Replot(a) => replot(a),
+        #[cfg(feature = "sql")]
+        Suite::Tpch(a) => crate::bench_tpch::run(a),
     }
 }
 

@@ -1,12 +1,19 @@
-//! pmdb: the command-line entry point — pool administration, inspection and benchmarks.
+//! pmdb: the command-line entry point — pool administration, inspection, SQL and
+//! benchmarks.
 
 #![forbid(unsafe_code)]
 
 mod bench_cmd;
+#[cfg(feature = "sql")]
+mod bench_tpch;
 mod compact_cmd;
 mod input;
 mod paths;
 mod pool_cmd;
+#[cfg(feature = "sql")]
+mod sql_cmd;
+#[cfg(feature = "sql")]
+mod sql_table;
 mod sst_cmd;
 mod stats_cmd;
 
@@ -37,6 +44,9 @@ enum Command {
     Stats(stats_cmd::StatsArgs),
     /// Merge and compact everything below the active memtables into SST files.
     Compact(compact_cmd::CompactArgs),
+    /// SQL: an interactive shell, or run statements (-c) or a file (-f).
+    #[cfg(feature = "sql")]
+    Sql(sql_cmd::SqlArgs),
     /// Inspect SST files.
     #[command(subcommand)]
     Sst(sst_cmd::SstCommand),
@@ -80,6 +90,8 @@ fn main() -> ExitCode {
         Command::Bench(args) => bench_cmd::run(*args),
         Command::Stats(args) => stats_cmd::run(args),
         Command::Compact(args) => compact_cmd::run(args),
+        #[cfg(feature = "sql")]
+        Command::Sql(args) => sql_cmd::run(args),
         Command::Sst(cmd) => sst_cmd::run(cmd),
     };
     match result {

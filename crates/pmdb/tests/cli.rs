@@ -817,3 +817,86 @@ fn inspection_changes_no_byte_of_the_pool() {
         "pool info, pool check or stats changed the pool"
     );
 }
+
+#[cfg(feature = "sql")]
+#[test]
+fn sql_runs_statements_files_and_reports_errors() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("db");
+    let path = path.to_str().unwrap();
+    let out = pmdb(&["sql", "--path", path, "-c", "select 1 + 1 as two"]);
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        " two\n-----\n   2\n(1 row)\n\n"
+    );
+    let script = dir.path().join("script.sql");
+    std::fs::write(
+        &script,
+        "CREATE TABLE t (k INT PRIMARY KEY,\n  v TEXT);\nINSERT INTO t VALUES (1, 'a;b'), (2, NULL);\n\\timing off\nSELECT * FROM t ORDER BY k;\n",
+    )
+    .unwrap();
+    let out = pmdb(&["sql", "--path", path, "-f", script.to_str().unwrap()]);
+    assert!(out.status.success(), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("CREATE TABLE\nINSERT 0 2\n"), "{text}");
+    assert!(text.contains(" 1 | a;b\n 2 |\n(2 rows)"), "{text}");
+    // An error is one line, the exit status 1, and what was committed stays.
+    let out = pmdb(&[
+        "sql",
+        "--path",
+        path,
+        "-c",
+        "INSERT INTO t VALUES (1, 'again')",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.starts_with("ERROR:  duplicate key value"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+    let out = pmdb(&["sql", "--path", path, "-c", "SELECT count(*) AS n FROM t"]);
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("\n 2\n"),
+        "{out:?}"
+    );
+    let out = pmdb(&["sql", "--path", path, "-c", "SELEC nonsense"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&out.stderr).starts_with("ERROR:  "));
+}
+
+#[cfg(feature = "sql")]
+#[test]
+fn bench_tpch_checks_every_answer_and_writes_its_report() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    let out_dir = dir.path().join("report");
+    let out = pmdb(&[
+        "bench",
+        "tpch",
+        "--sf",
+        "0.01",
+        "--runs",
+        "1",
+        "--queries",
+        "1,3,13,22",
+        "--no-postgres",
+        "--dir",
+        data.to_str().unwrap(),
+        "--out",
+        out_dir.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{out:?}");
+    let md = std::fs::read_to_string(out_dir.join("tpch.md")).unwrap();
+    for q in ["Q1 ", "Q3 ", "Q13 ", "Q22 "] {
+        let line = md
+            .lines()
+            .find(|l| l.starts_with(&format!("| {q}")))
+            .unwrap();
+        assert!(line.ends_with("| all match |"), "{line}");
+    }
+    let json: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(out_dir.join("tpch.json")).unwrap()).unwrap();
+    assert_eq!(json["queries"].as_array().unwrap().len(), 4);
+    assert!(out_dir.join("tpch.svg").exists());
+    assert!(!data.exists(), "the bench removes its data directory");
+    assert!(pmdb(&["bench", "tpch", "--sf", "0"]).status.code() == Some(2));
+}

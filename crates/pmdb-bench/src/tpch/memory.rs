@@ -8,6 +8,9 @@ use datafusion::datasource::MemTable;
 use datafusion::error::Result;
 use datafusion::prelude::{SessionConfig, SessionContext};
 
+use crate::tpch::run::{SqlTarget, timed};
+use crate::tpch::verify::rows_of;
+
 /// A session whose tables are `tables` (name, batches) in memory, split into as many
 /// partitions as the machine has cores.
 pub fn context(tables: &[(&str, Vec<RecordBatch>)]) -> Result<SessionContext> {
@@ -25,4 +28,34 @@ pub fn context(tables: &[(&str, Vec<RecordBatch>)]) -> Result<SessionContext> {
         ctx.register_table(*name, Arc::new(MemTable::try_new(schema, parts)?))?;
     }
     Ok(ctx)
+}
+
+/// DataFusion over in-memory tables as a [`SqlTarget`].
+pub struct MemoryTarget {
+    ctx: SessionContext,
+    runtime: tokio::runtime::Runtime,
+}
+
+impl MemoryTarget {
+    pub fn new(tables: &[(&str, Vec<RecordBatch>)]) -> Result<MemoryTarget> {
+        Ok(MemoryTarget {
+            ctx: context(tables)?,
+            runtime: tokio::runtime::Runtime::new()?,
+        })
+    }
+}
+
+impl SqlTarget for MemoryTarget {
+    fn name(&self) -> String {
+        "DataFusion in memory".into()
+    }
+
+    fn run(&mut self, sql: &str) -> std::result::Result<(Vec<Vec<String>>, f64), String> {
+        let (batches, secs) = timed(|| {
+            self.runtime
+                .block_on(async { self.ctx.sql(sql).await?.collect().await })
+        })
+        .map_err(|e| e.to_string())?;
+        Ok((rows_of(&batches).map_err(|e| e.to_string())?, secs))
+    }
 }

@@ -4,6 +4,8 @@
 //! on DataFusion over in-memory Arrow and on PostgreSQL.
 
 pub mod memory;
+pub mod postgres;
+pub mod run;
 pub mod verify;
 
 use datafusion::arrow::array::RecordBatch;

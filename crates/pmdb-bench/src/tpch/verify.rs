@@ -8,13 +8,20 @@ use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 
 /// The rows of `batches`, each a list of cells as text (NULL as an empty cell).
 pub fn rows_of(batches: &[RecordBatch]) -> Result<Vec<Vec<String>>, ArrowError> {
-    let options = FormatOptions::default().with_null("");
+    rows_with(batches, &FormatOptions::default().with_null(""))
+}
+
+/// The rows of `batches` as text, each cell formatted with `options`.
+pub fn rows_with(
+    batches: &[RecordBatch],
+    options: &FormatOptions<'_>,
+) -> Result<Vec<Vec<String>>, ArrowError> {
     let mut rows = Vec::new();
     for b in batches {
         let formatters = b
             .columns()
             .iter()
-            .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
+            .map(|c| ArrayFormatter::try_new(c.as_ref(), options))
             .collect::<Result<Vec<_>, _>>()?;
         for r in 0..b.num_rows() {
             rows.push(formatters.iter().map(|f| f.value(r).to_string()).collect());
