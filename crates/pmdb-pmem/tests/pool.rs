@@ -515,7 +515,12 @@ fn permission_denied_as_nobody(pool_dir: &Path) {
     let parent = pool_dir.parent().unwrap();
     fs::set_permissions(parent, fs::Permissions::from_mode(0o755)).unwrap();
     fs::set_permissions(pool_dir, fs::Permissions::from_mode(0o700)).unwrap();
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
+    // The build directory may be one `nobody` cannot enter (under root's home): run a
+    // copy of this binary from the test's own directory.
+    let exe = parent.join("pool-test");
+    fs::copy(std::env::current_exe().unwrap(), &exe).unwrap();
+    fs::set_permissions(&exe, fs::Permissions::from_mode(0o755)).unwrap();
+    let out = std::process::Command::new(&exe)
         .args([
             "--exact",
             "open_as_child",

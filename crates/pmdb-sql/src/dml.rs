@@ -6,7 +6,7 @@
 
 use std::collections::HashSet;
 
-use datafusion::arrow::array::AsArray;
+use datafusion::arrow::array::{AsArray, BinaryArray, RecordBatch};
 use datafusion::arrow::compute::{CastOptions, cast_with_options};
 use datafusion::arrow::datatypes::Schema;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions};
@@ -85,6 +85,14 @@ fn finding_query(
     sql
 }
 
+/// The stored keys in column `at` of a finding query's batch.
+fn key_column(b: &RecordBatch, at: usize) -> Result<&BinaryArray> {
+    b.columns()
+        .get(at)
+        .and_then(|c| c.as_binary_opt::<i32>())
+        .ok_or_else(|| SqlError::Query(format!("the rows found carry no key column at {at}")))
+}
+
 pub async fn delete(session: &Session, d: &Delete) -> Result<u64> {
     if d.returning.is_some() || !d.order_by.is_empty() || d.limit.is_some() || !d.tables.is_empty()
     {
@@ -114,7 +122,7 @@ pub async fn delete(session: &Session, d: &Delete) -> Result<u64> {
     let mut writer = TableWriter::new(&table);
     let mut seen = HashSet::new();
     for b in &batches {
-        let keys = b.column(ncols).as_binary::<i32>();
+        let keys = key_column(b, ncols)?;
         for row in 0..b.num_rows() {
             let key = keys.value(row);
             if seen.insert(key.to_vec()) {
@@ -184,7 +192,7 @@ pub async fn update(session: &Session, u: &Update) -> Result<u64> {
         ..Default::default()
     };
     for b in &batches {
-        let keys = b.column(ncols).as_binary::<i32>();
+        let keys = key_column(b, ncols)?;
         let mut new_columns: Vec<_> = b.columns()[..ncols].to_vec();
         for (i, &pos) in targets.iter().enumerate() {
             let to = arrow_type(def.columns[pos].ty);

@@ -33,8 +33,8 @@ pub struct TpchArgs {
     /// Queries to run, comma-separated numbers [default: all 22]
     #[arg(long, value_delimiter = ',', value_parser = whole(1..=22usize))]
     queries: Vec<usize>,
-    /// Directory the engines' data goes in (emptied first) [default:
-    /// /dev/shm/pmdb-bench-tpch on tmpfs]
+    /// Directory the engines' data goes in (its pmdb/ and postgres/ are replaced)
+    /// [default: /dev/shm/pmdb-bench-tpch on tmpfs]
     #[arg(long)]
     dir: Option<PathBuf>,
     /// Leave PostgreSQL out even when it is installed
@@ -98,8 +98,12 @@ pub fn run(a: TpchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let dir = a
         .dir
         .unwrap_or_else(|| default_dir("pmdb-bench-tpch", "bench-data-tpch"));
-    if dir.exists() {
-        std::fs::remove_dir_all(&dir)?;
+    // Only the bench's own subdirectories are removed, before and after.
+    let ours = [dir.join("pmdb"), dir.join("postgres")];
+    for d in &ours {
+        if d.exists() {
+            std::fs::remove_dir_all(d)?;
+        }
     }
     std::fs::create_dir_all(&dir)?;
     let queries: Vec<usize> = if a.queries.is_empty() {
@@ -209,7 +213,11 @@ pub fn run(a: TpchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         println!("{m}");
     }
     println!("report: {}", md.display());
-    std::fs::remove_dir_all(&dir)?;
+    for d in &ours {
+        std::fs::remove_dir_all(d)?;
+    }
+    // The directory itself goes too when the bench made it and left nothing else.
+    let _ = std::fs::remove_dir(&dir);
     Ok(if mismatches.iter().any(|m| m.contains("pmdb")) {
         ExitCode::from(1)
     } else {
