@@ -9,6 +9,7 @@ use datafusion::arrow::array::{
     Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, RecordBatch,
     RecordBatchOptions, StringBuilder, TimestampMicrosecondBuilder,
 };
+use datafusion::arrow::compute::{CastOptions, cast_with_options};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Field as ArrowField, Float32Type, Float64Type, Int16Type,
     Int32Type, Int64Type, Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
@@ -16,8 +17,9 @@ use datafusion::arrow::datatypes::{
 use datafusion::arrow::error::ArrowError;
 
 use crate::CodecError;
+use crate::error::{SqlError, state};
 use crate::rowcode::{Field, walk_row};
-use crate::schema::TableDef;
+use crate::schema::{ColumnDef, TableDef};
 use crate::types::{SqlType, Value};
 
 /// Name of the extra column a DML scan adds: the row's stored key.
@@ -36,6 +38,21 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
         SqlType::Boolean => DataType::Boolean,
     }
+}
+
+/// `array` cast to the Arrow type of column `col`; a value that does not fit (overflow,
+/// lost precision) is an error naming the column, never a silent NULL.
+pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, SqlError> {
+    let strict = CastOptions {
+        safe: false,
+        ..Default::default()
+    };
+    cast_with_options(array, &arrow_type(col.ty), &strict).map_err(|e| {
+        SqlError::user(
+            state::DATA_EXCEPTION,
+            format!("column {:?} ({}): {e}", col.name, col.ty),
+        )
+    })
 }
 
 /// The Arrow schema of a table's rows, plus the key column when `with_key`. Every

@@ -7,7 +7,6 @@
 use std::collections::HashSet;
 
 use datafusion::arrow::array::{AsArray, BinaryArray, RecordBatch};
-use datafusion::arrow::compute::{CastOptions, cast_with_options};
 use datafusion::arrow::datatypes::Schema;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions};
 use datafusion::sql::sqlparser::ast::{
@@ -16,7 +15,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 use futures::StreamExt;
 
-use crate::arrow_conv::{arrow_type, row_values};
+use crate::arrow_conv::{arrow_type, cast_to_column, row_values};
 use crate::ddl::{ident_name, object_name};
 use crate::error::df_error;
 use crate::error::{Result, SqlError, state};
@@ -187,25 +186,11 @@ pub async fn update(session: &Session, u: &Update) -> Result<u64> {
     let ncols = table.types().len();
     let mut writer = TableWriter::new(&table);
     let mut seen = HashSet::new();
-    let strict = CastOptions {
-        safe: false,
-        ..Default::default()
-    };
     for b in &batches {
         let keys = key_column(b, ncols)?;
         let mut new_columns: Vec<_> = b.columns()[..ncols].to_vec();
         for (i, &pos) in targets.iter().enumerate() {
-            let to = arrow_type(def.columns[pos].ty);
-            new_columns[pos] =
-                cast_with_options(b.column(ncols + 1 + i), &to, &strict).map_err(|e| {
-                    SqlError::user(
-                        state::DATA_EXCEPTION,
-                        format!(
-                            "column {:?} ({}): {e}",
-                            def.columns[pos].name, def.columns[pos].ty
-                        ),
-                    )
-                })?;
+            new_columns[pos] = cast_to_column(b.column(ncols + 1 + i), &def.columns[pos])?;
         }
         for row in 0..b.num_rows() {
             let key = keys.value(row);

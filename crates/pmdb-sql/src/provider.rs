@@ -7,7 +7,6 @@ use std::sync::Arc;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::compute::{CastOptions, cast_with_options};
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{SchemaProvider, Session, TableProvider};
 use datafusion::common::Result as DfResult;
@@ -23,7 +22,7 @@ use datafusion::physical_plan::{
 use futures::StreamExt;
 use pmdb_engine::Snapshot;
 
-use crate::arrow_conv::{arrow_schema, row_values};
+use crate::arrow_conv::{arrow_schema, cast_to_column, row_values};
 use crate::catalog::Catalog;
 use crate::error::SqlError;
 use crate::pushdown::{KeyRange, key_ranges};
@@ -287,19 +286,7 @@ pub fn cast_columns(
     columns
         .iter()
         .zip(table.def().columns.iter())
-        .map(|(a, c)| {
-            let to = crate::arrow_conv::arrow_type(c.ty);
-            let strict = CastOptions {
-                safe: false,
-                ..Default::default()
-            };
-            cast_with_options(a, &to, &strict).map_err(|e| {
-                SqlError::user(
-                    crate::error::state::DATA_EXCEPTION,
-                    format!("column {:?} ({}): {e}", c.name, c.ty),
-                )
-            })
-        })
+        .map(|(a, c)| cast_to_column(a, c))
         .collect()
 }
 
