@@ -183,8 +183,14 @@ fn prefaulter_grows_ahead_on_its_thread_and_stops_on_drop() {
         zones.push((grant.commit().unwrap(), tag));
     }
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
-    while pool.extent_count() < 2 {
-        assert!(std::time::Instant::now() < deadline, "no growth ahead");
+    // The new extent is counted before its zones join the free list: wait for both.
+    while pool.extent_count() < 2 || pool.alloc_stats().free_zones < 2 + 8 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no growth ahead: {} extents, {:?}",
+            pool.extent_count(),
+            pool.alloc_stats()
+        );
         std::thread::sleep(std::time::Duration::from_millis(5));
     }
     assert_eq!(pool.alloc_stats().free_zones, 2 + 8);
