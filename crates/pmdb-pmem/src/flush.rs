@@ -99,22 +99,41 @@ fn flush_line(insn: FlushInsn, line: *const u8) {
 #[inline(always)]
 fn flush_line(_insn: FlushInsn, _line: *const u8) {}
 
+/// How close to the core a prefetch brings cache lines.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CacheLevel {
+    /// Every level down to L1 (`prefetcht0`).
+    Nearest,
+    /// The outer levels only (`prefetcht2`): for a helper that stages lines for another
+    /// core without filling its own L1.
+    Outer,
+}
+
 /// Asks the CPU to start loading every cache line overlapping `[ptr, ptr + len)` into
 /// the cache, without waiting for them.
 pub(crate) fn prefetch_lines(ptr: *const u8, len: usize) {
+    prefetch_range(ptr, len, CacheLevel::Nearest);
+}
+
+/// Asks the CPU to start loading every cache line overlapping `[ptr, ptr + len)` to
+/// `level`, without waiting. Any address is allowed: a prefetch of memory that is not
+/// mapped, or no longer is, does nothing.
+pub fn prefetch_range(ptr: *const u8, len: usize, level: CacheLevel) {
     let start = ptr as usize & !(CACHE_LINE - 1);
-    let end = ptr as usize + len;
+    let end = (ptr as usize).saturating_add(len);
     for line in (start..end).step_by(CACHE_LINE) {
         #[cfg(target_arch = "x86_64")]
         // SAFETY: a prefetch is only a hint: it never faults, even on an unmapped address,
         // and never changes memory.
         unsafe {
-            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(
-                line as *const i8,
-            );
+            use std::arch::x86_64::{_MM_HINT_T0, _MM_HINT_T2, _mm_prefetch};
+            match level {
+                CacheLevel::Nearest => _mm_prefetch::<_MM_HINT_T0>(line as *const i8),
+                CacheLevel::Outer => _mm_prefetch::<_MM_HINT_T2>(line as *const i8),
+            }
         }
         #[cfg(not(target_arch = "x86_64"))]
-        let _ = line;
+        let _ = (line, level);
     }
 }
 

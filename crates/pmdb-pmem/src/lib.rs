@@ -66,7 +66,7 @@ pub use crashsim::CrashImage;
 pub use emulation::Emulation;
 pub use error::{PmemError, Result};
 pub use files::{FileBytes, FileSystem, OsFiles, ReadableFile, WritableFile};
-pub use flush::{CACHE_LINE, FlushInsn, flush_insn};
+pub use flush::{CACHE_LINE, CacheLevel, FlushInsn, flush_insn, prefetch_range};
 pub use halloc::{AllocStats, OwnerId, RecoveryReport, ZoneGrant};
 #[cfg(feature = "crashsim")]
 pub use harness::{AckLog, CrashFailure, CrashReport, CrashTest};

@@ -12,6 +12,7 @@ use pmdb_engine::{Db, WriteBatch, WriteOptions};
 
 use crate::error::{Result, SqlError, state};
 use crate::schema::{IndexDef, TableDef};
+use crate::segment_layout::{COVERED, covered_key};
 use crate::table::{Table, WriteGuard, count_key};
 
 const CATALOG: &str = "sql.catalog";
@@ -144,8 +145,11 @@ impl Catalog {
         let mut batch = WriteBatch::new();
         batch.put(&cat, table_key(&def.name), def.encode());
         batch.put(&cat, count_key(id), 0i64.to_le_bytes());
+        // An empty table's segments (none) hold its rows.
+        batch.put(&cat, covered_key(id), COVERED);
         batch.put(&cat, NEXT_ID_KEY, (id + 1).to_le_bytes());
         self.db.write(batch, WriteOptions::default())?;
+        table.set_covered();
         self.tables
             .write()
             .insert(def.name.clone(), Arc::new(table));
@@ -170,6 +174,7 @@ impl Catalog {
         let mut batch = WriteBatch::new();
         batch.delete(&cat, table_key(name));
         batch.delete(&cat, count_key(table.def().id));
+        batch.delete(&cat, covered_key(table.def().id));
         self.db.write(batch, WriteOptions::default())?;
         self.tables.write().remove(name);
         table.retire();
@@ -295,15 +300,18 @@ impl Catalog {
     }
 }
 
-/// Whether `name` has the form of a table's subtable, `sql.<id>` or `sql.<id>.<id>`
-/// (other subtables, whatever their names, are never the SQL layer's to drop).
+/// Whether `name` has the form of a table's subtable, `sql.<id>`, `sql.<id>.<id>` or
+/// `sql.<id>.columns` (other subtables, whatever their names, are never the SQL
+/// layer's to drop).
 fn is_table_subtable(name: &str) -> bool {
     let Some(rest) = name.strip_prefix("sql.") else {
         return false;
     };
+    let number = |p: &str| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit());
     let parts: Vec<&str> = rest.split('.').collect();
-    (1..=2).contains(&parts.len())
-        && parts
-            .iter()
-            .all(|p| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()))
+    match parts.as_slice() {
+        [table] => number(table),
+        [table, sub] => number(table) && (number(sub) || *sub == "columns"),
+        _ => false,
+    }
 }

@@ -19,9 +19,9 @@ use crate::arrow_conv::{arrow_type, cast_to_column, row_values};
 use crate::ddl::{ident_name, object_name};
 use crate::error::df_error;
 use crate::error::{Result, SqlError, state};
-use crate::provider::{KEYED_PREFIX, insert_batch};
+use crate::provider::{KEYED_PREFIX, load_batch};
 use crate::session::Session;
-use crate::table::{FILL_BATCH_BYTES, TableWriter};
+use crate::table::TableWriter;
 
 /// `"name"`, quoted for SQL.
 fn quoted(name: &str) -> String {
@@ -311,7 +311,11 @@ pub async fn copy_from(session: &Session, statement: &Statement) -> Result<u64> 
         .map(|c| datafusion::arrow::datatypes::Field::new(&c.name, arrow_type(c.ty), true))
         .collect();
     let schema = Schema::new(fields);
-    let ctx = &session.ctx;
+    // One partition reads the file in its order: a load in key order keeps the bulk
+    // path (no duplicate lookups) and builds the columnar segments.
+    let ctx = &datafusion::prelude::SessionContext::new_with_config(
+        session.ctx.copied_config().with_target_partitions(1),
+    );
     let frame = if format.parquet {
         ctx.read_parquet(
             filename.as_str(),
@@ -335,24 +339,17 @@ pub async fn copy_from(session: &Session, statement: &Statement) -> Result<u64> 
         .await
         .map_err(|e| copy_error(&name, 0, df_error(e)))?;
     let mut writer = TableWriter::for_load(&table)?;
-    let mut committed = 0;
     while let Some(batch) = stream.next().await {
         let step = batch
             .map_err(df_error)
-            .and_then(|b| insert_batch(&table, &mut writer, &b));
+            .and_then(|b| load_batch(&table, &mut writer, &b));
         if let Err(e) = step {
-            return Err(copy_error(&name, committed, e));
-        }
-        if writer.bytes >= FILL_BATCH_BYTES {
-            writer
-                .commit()
-                .map_err(|e| copy_error(&name, committed, e))?;
-            committed = writer.rows();
+            return Err(copy_error(&name, writer.committed(), e));
         }
     }
     writer
         .commit()
-        .map_err(|e| copy_error(&name, committed, e))?;
+        .map_err(|e| copy_error(&name, writer.committed(), e))?;
     Ok(writer.rows())
 }
 

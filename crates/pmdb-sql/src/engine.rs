@@ -16,9 +16,9 @@ use pmdb_engine::Db;
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error};
-use crate::provider::PmdbSchema;
+use crate::provider::{PmdbSchema, ScanOptions};
 use crate::session::{Session, parse};
-use crate::table::{FILL_BATCH_BYTES, TableWriter};
+use crate::table::TableWriter;
 use crate::{ddl, dml};
 
 /// What a statement gives back.
@@ -34,8 +34,10 @@ pub enum Output {
 }
 
 pub struct SqlEngine {
-    session: Session,
+    /// Dropped first: it stops every task a query spawned, and the tables they hold,
+    /// before the session lets go of the database.
     runtime: tokio::runtime::Runtime,
+    session: Session,
 }
 
 impl SqlEngine {
@@ -72,6 +74,17 @@ impl SqlEngine {
 
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.session.catalog
+    }
+
+    /// Sets how scans read from here on: the columnar segments on or off, and the
+    /// prefetcher their scans hand chunks to.
+    pub fn set_scan_options(&self, options: ScanOptions) {
+        self.session
+            .ctx
+            .state_ref()
+            .write()
+            .config_mut()
+            .set_extension(Arc::new(options));
     }
 
     /// The DataFusion context the engine plans with (its tables are pmdb's).
@@ -130,6 +143,23 @@ impl SqlEngine {
                     let n = dml::copy_from(&self.session, s).await?;
                     return Ok(Output::Command(format!("COPY {n}")));
                 }
+                Statement::Analyze(analyze) => {
+                    let tables = match &analyze.table_name {
+                        Some(name) => vec![crate::ddl::object_name(name)?],
+                        None => self
+                            .session
+                            .catalog
+                            .tables()
+                            .iter()
+                            .map(|t| t.def().name.clone())
+                            .collect(),
+                    };
+                    for name in tables {
+                        let (table, _guard) = self.session.catalog.lock_table(&name)?;
+                        crate::segments::rebuild(&table)?;
+                    }
+                    return Ok(Output::Command("ANALYZE".into()));
+                }
                 Statement::CreateView(_) => {
                     return Err(SqlError::unsupported("CREATE VIEW: use WITH ... SELECT"));
                 }
@@ -178,10 +208,7 @@ impl SqlEngine {
         let (table, _guard) = self.session.catalog.lock_table(table)?;
         let mut writer = TableWriter::for_load(&table)?;
         for batch in batches {
-            crate::provider::insert_batch(&table, &mut writer, &batch?)?;
-            if writer.bytes >= FILL_BATCH_BYTES {
-                writer.commit()?;
-            }
+            crate::provider::load_batch(&table, &mut writer, &batch?)?;
         }
         writer.commit()?;
         Ok(writer.rows())

@@ -8,6 +8,7 @@
 
 mod arrow_conv;
 pub mod catalog;
+mod column_chunk;
 mod ddl;
 mod dml;
 mod engine;
@@ -19,12 +20,15 @@ mod reader;
 pub mod rowcode;
 mod scan_exec;
 pub mod schema;
+mod segment_layout;
+mod segments;
 mod session;
 pub mod table;
 pub mod types;
 
 pub use engine::{Output, SqlEngine};
 pub use error::{Result, SqlError};
+pub use provider::ScanOptions;
 pub use session::parse;
 pub use types::{SqlType, Value};
 

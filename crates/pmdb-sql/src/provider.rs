@@ -21,6 +21,7 @@ use datafusion::physical_plan::{
 };
 use futures::StreamExt;
 use pmdb_engine::Snapshot;
+use pmdb_prefetch::Prefetcher;
 
 use crate::arrow_conv::{arrow_schema, cast_to_column, row_values};
 use crate::catalog::Catalog;
@@ -36,6 +37,25 @@ pub const KEYED_PREFIX: &str = "__pmdb_keyed__";
 /// The statement's read point, set as a session-config extension: every scan of one
 /// statement reads the same snapshot.
 pub struct ReadPoint(pub Arc<Snapshot>);
+
+/// How scans read, set as a session-config extension (defaults when absent).
+#[derive(Clone, Debug)]
+pub struct ScanOptions {
+    /// Full scans read the columnar segments when they hold the rows.
+    pub columnar: bool,
+    /// Scans of the columnar segments hand the chunks they will read next to these
+    /// helper threads.
+    pub prefetcher: Option<Arc<Prefetcher>>,
+}
+
+impl Default for ScanOptions {
+    fn default() -> ScanOptions {
+        ScanOptions {
+            columnar: true,
+            prefetcher: None,
+        }
+    }
+}
 
 pub struct PmdbSchema {
     catalog: Arc<Catalog>,
@@ -165,9 +185,27 @@ impl TableProvider for TableSource {
                 None => Arc::new(self.table.db().snapshot()),
             };
             let parts = state.config().target_partitions();
-            if let Some(ranges) = split(&self.table, &read_point, parts).map_err(external)? {
-                access = Access::Split(ranges);
-            }
+            let ranges = split(&self.table, &read_point, parts)
+                .map_err(external)?
+                .unwrap_or_else(|| vec![KeyRange::all()]);
+            let options = state
+                .config()
+                .get_extension::<ScanOptions>()
+                .map_or_else(ScanOptions::default, |o| o.as_ref().clone());
+            let keyed = projection.contains(&self.table.types().len());
+            access = if options.columnar
+                && !keyed
+                && self.table.covered_at(&read_point).map_err(external)?
+            {
+                Access::Columns {
+                    ranges,
+                    prefetcher: options.prefetcher,
+                }
+            } else if ranges.len() > 1 {
+                Access::Split(ranges)
+            } else {
+                access
+            };
         }
         Ok(Arc::new(TableScanExec::new(
             Arc::clone(&self.table),
@@ -264,6 +302,31 @@ pub fn insert_batch(
     for row in 0..batch.num_rows() {
         writer.insert(&row_values(&columns, table.types(), row))?;
     }
+    Ok(())
+}
+
+/// Adds the rows of `batch` (as [`insert_batch`] takes them) to a bulk load's `writer`,
+/// committing whenever its batch holds [`Table::fill_batch_bytes`].
+pub fn load_batch(
+    table: &Table,
+    writer: &mut TableWriter<'_>,
+    batch: &RecordBatch,
+) -> Result<(), SqlError> {
+    let columns = cast_columns(table, batch.columns())?;
+    let slice = |from: usize, to: usize| -> Vec<datafusion::arrow::array::ArrayRef> {
+        columns.iter().map(|c| c.slice(from, to - from)).collect()
+    };
+    let limit = table.fill_batch_bytes();
+    let mut from = 0;
+    for row in 0..batch.num_rows() {
+        writer.insert(&row_values(&columns, table.types(), row))?;
+        if writer.bytes >= limit {
+            writer.add_columns(&slice(from, row + 1));
+            writer.commit()?;
+            from = row + 1;
+        }
+    }
+    writer.add_columns(&slice(from, batch.num_rows()));
     Ok(())
 }
 

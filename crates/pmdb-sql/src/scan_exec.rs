@@ -21,11 +21,13 @@ use datafusion::physical_plan::{
     SendableRecordBatchStream, StatisticsArgs,
 };
 use pmdb_engine::{Scan, Snapshot};
+use pmdb_prefetch::Prefetcher;
 
 use crate::arrow_conv::BatchBuilder;
 use crate::error::SqlError;
 use crate::keycode::decode_key_prefix;
 use crate::pushdown::KeyRange;
+use crate::segments::SegmentBatches;
 use crate::table::Table;
 
 /// Which keys a scan reads.
@@ -37,6 +39,12 @@ pub enum Access {
     Index { index: usize, ranges: Vec<KeyRange> },
     /// The whole table, cut into disjoint key ranges read in parallel, one a partition.
     Split(Vec<KeyRange>),
+    /// The whole table from its columnar segments, a partition per key range of the
+    /// chunks' first rows, with the helper threads that prefetch the chunks ahead.
+    Columns {
+        ranges: Vec<KeyRange>,
+        prefetcher: Option<Arc<Prefetcher>>,
+    },
 }
 
 pub struct TableScanExec {
@@ -62,7 +70,7 @@ impl TableScanExec {
     ) -> DfResult<TableScanExec> {
         let schema = Arc::new(table_schema.project(&projection)?);
         let partitions = match &access {
-            Access::Split(r) => r.len().max(1),
+            Access::Split(r) | Access::Columns { ranges: r, .. } => r.len().max(1),
             _ => 1,
         };
         let props = PlanProperties::new(
@@ -98,6 +106,15 @@ impl DisplayAs for TableScanExec {
             Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all() => "full".to_string(),
             Access::Rows(r) => format!("primary key, {} range(s)", r.len()),
             Access::Split(r) => format!("full, {} partitions", r.len()),
+            Access::Columns { ranges, prefetcher } => format!(
+                "columnar segments, {} partitions{}",
+                ranges.len(),
+                if prefetcher.is_some() {
+                    ", prefetched"
+                } else {
+                    ""
+                }
+            ),
             Access::Index { index, ranges } => format!(
                 "index {}, {} range(s)",
                 self.table.indexes()[*index].def.name,
@@ -155,7 +172,7 @@ impl ExecutionPlan for TableScanExec {
         let stored = self.table.row_count() as usize;
         let rows = match &self.access {
             Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all() => stored,
-            Access::Split(_) => stored,
+            Access::Split(_) | Access::Columns { .. } => stored,
             // Without value statistics: a tenth of the table, at least one row a range.
             Access::Rows(r) | Access::Index { ranges: r, .. } => {
                 (stored / 10).max(r.len()).min(stored)
@@ -176,6 +193,21 @@ impl ExecutionPlan for TableScanExec {
             Some(s) => Arc::clone(s),
             None => Arc::new(self.table.db().snapshot()),
         };
+        if let Access::Columns { ranges, prefetcher } = &self.access {
+            let batches = SegmentBatches::new(
+                Arc::clone(&self.table),
+                &self.projection,
+                ranges.get(partition).cloned().into_iter().collect(),
+                snapshot,
+                Arc::clone(self.props.eq_properties.schema()),
+                self.limit,
+            )
+            .prefetched_by(prefetcher.clone());
+            return Ok(Box::pin(RecordBatchStreamAdapter::new(
+                Arc::clone(self.props.eq_properties.schema()),
+                futures::stream::iter(batches),
+            )));
+        }
         let batch_rows = context.session_config().batch_size().max(1);
         let builder = BatchBuilder::new(
             Arc::from(self.table.types()),
@@ -185,12 +217,14 @@ impl ExecutionPlan for TableScanExec {
         );
         let ranges = match &self.access {
             Access::Rows(r) | Access::Index { ranges: r, .. } => r.iter().cloned().collect(),
-            Access::Split(r) => r.get(partition).cloned().into_iter().collect(),
+            Access::Split(r) | Access::Columns { ranges: r, .. } => {
+                r.get(partition).cloned().into_iter().collect()
+            }
         };
         let batches = RowBatches {
             table: Arc::clone(&self.table),
             index: match self.access {
-                Access::Rows(_) | Access::Split(_) => None,
+                Access::Rows(_) | Access::Split(_) | Access::Columns { .. } => None,
                 Access::Index { index, .. } => Some(index),
             },
             ranges,

@@ -49,6 +49,11 @@ impl TableDef {
         format!("sql.{}", self.id)
     }
 
+    /// The subtable holding the columnar segments.
+    pub fn segments_subtable(&self) -> String {
+        format!("sql.{}.columns", self.id)
+    }
+
     pub fn index_subtable(&self, index: &IndexDef) -> String {
         format!("sql.{}.{}", self.id, index.id)
     }

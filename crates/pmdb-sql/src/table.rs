@@ -8,12 +8,13 @@ use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
 use parking_lot::Mutex;
 use parking_lot::lock_api::ArcMutexGuard;
-use pmdb_engine::{Db, Subtable, WriteBatch};
+use pmdb_engine::{Db, Snapshot, Subtable, WriteBatch};
 
 use crate::error::{Result, SqlError, state};
 use crate::keycode::encode_key;
 use crate::rowcode::{decode_row, encode_row};
 use crate::schema::{IndexDef, TableDef};
+use crate::segment_layout::{COVERED, SegmentBuilder, covered_key};
 use crate::types::{SqlType, Value};
 
 /// Held while a statement changes a table; DDL holds it too.
@@ -26,6 +27,10 @@ pub struct Table {
     key_types: Vec<SqlType>,
     rows: Subtable,
     indexes: Vec<Index>,
+    /// The columnar segments (absent for a table of an older pool opened read-only).
+    segments: Option<Subtable>,
+    /// Whether the segments hold exactly the committed rows (see [`crate::segment_layout`]).
+    covered: Arc<AtomicBool>,
     next_row_id: Arc<AtomicI64>,
     /// Rows stored, kept exact: each statement writes the new count into the catalog
     /// subtable in the batch of its rows.
@@ -42,6 +47,7 @@ pub struct Table {
 struct Shared {
     next_row_id: Arc<AtomicI64>,
     row_count: Arc<AtomicI64>,
+    covered: Arc<AtomicBool>,
     writes: Arc<Mutex<()>>,
     catalog: Subtable,
 }
@@ -96,9 +102,20 @@ impl Table {
                     source: crate::CodecError::Mismatch(format!("{:?}", v.as_ref())),
                 })?,
         };
+        let covered = match catalog.get(covered_key(def.id))? {
+            None => false,
+            Some(v) if v.as_ref() == COVERED => true,
+            Some(v) => {
+                return Err(SqlError::Damaged {
+                    what: format!("segment state of table {:?}", def.name),
+                    source: crate::CodecError::Mismatch(format!("{:?}", v.as_ref())),
+                });
+            }
+        };
         let shared = Shared {
             next_row_id: Arc::new(AtomicI64::new(next)),
             row_count: Arc::new(AtomicI64::new(count)),
+            covered: Arc::new(AtomicBool::new(covered)),
             writes: Arc::default(),
             catalog: catalog.clone(),
         };
@@ -112,6 +129,7 @@ impl Table {
         let shared = Shared {
             next_row_id: Arc::clone(&old.next_row_id),
             row_count: Arc::clone(&old.row_count),
+            covered: Arc::clone(&old.covered),
             writes: Arc::clone(&old.writes),
             catalog: old.catalog.clone(),
         };
@@ -134,12 +152,24 @@ impl Table {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let segments = if db.read_only().is_some() {
+            db.existing_subtable(&def.segments_subtable()).ok()
+        } else {
+            Some(db.subtable(&def.segments_subtable())?)
+        };
+        let covered = if segments.is_some() {
+            shared.covered
+        } else {
+            Arc::new(AtomicBool::new(false))
+        };
         Ok(Table {
             db: db.clone(),
             types: def.types(),
             key_types: def.key_types(),
             rows,
             indexes,
+            segments,
+            covered,
             next_row_id: shared.next_row_id,
             row_count: shared.row_count,
             catalog: shared.catalog,
@@ -178,8 +208,38 @@ impl Table {
         &self.indexes
     }
 
+    pub fn segments(&self) -> Option<&Subtable> {
+        self.segments.as_ref()
+    }
+
+    /// The catalog subtable, which holds the table's row count and segment state.
+    pub fn catalog(&self) -> &Subtable {
+        &self.catalog
+    }
+
+    /// Records that the segments now hold the rows (their build just committed).
+    pub fn set_covered(&self) {
+        self.covered.store(true, Ordering::Release);
+    }
+
+    /// Whether, at snapshot `at`, the columnar segments hold exactly the rows.
+    pub fn covered_at(&self, at: &Snapshot) -> Result<bool> {
+        if self.segments.is_none() {
+            return Ok(false);
+        }
+        match at.get(&self.catalog, covered_key(self.def.id))? {
+            None => Ok(false),
+            Some(v) if v.as_ref() == COVERED => Ok(true),
+            Some(v) => Err(SqlError::Damaged {
+                what: format!("segment state of table {:?}", self.def.name),
+                source: crate::CodecError::Mismatch(format!("{:?}", v.as_ref())),
+            }),
+        }
+    }
+
     pub fn subtable_names(&self) -> Vec<String> {
-        std::iter::once(self.def.rows_subtable())
+        [self.def.rows_subtable(), self.def.segments_subtable()]
+            .into_iter()
             .chain(
                 self.def
                     .indexes
@@ -325,8 +385,13 @@ pub struct TableWriter<'t> {
     /// A bulk load commits as it goes; what it committed, lookups find.
     load: bool,
     rows: u64,
+    /// Rows changed by what was committed.
+    committed: u64,
     /// Rows added less rows removed by what is in the batch.
     delta: i64,
+    /// A bulk load into a table whose segments hold its rows builds their chunks as it
+    /// goes; `None` once anything else happened, and the commit marks the segments stale.
+    segments: Option<SegmentBuilder>,
 }
 
 impl<'t> TableWriter<'t> {
@@ -339,7 +404,9 @@ impl<'t> TableWriter<'t> {
             ascending_after: None,
             load: false,
             rows: 0,
+            committed: 0,
             delta: 0,
+            segments: None,
         }
     }
 
@@ -348,6 +415,9 @@ impl<'t> TableWriter<'t> {
     pub fn for_load(table: &'t Table) -> Result<TableWriter<'t>> {
         let mut w = TableWriter::new(table);
         w.load = true;
+        if table.covered.load(Ordering::Acquire) {
+            w.segments = Some(SegmentBuilder::new(Arc::from(table.types())));
+        }
         if !table.def.primary_key.is_empty() {
             let last = table.rows.scan_rev::<[u8]>(..).next().transpose()?;
             w.ascending_after = Some(last.map(|e| e.key().to_vec()).unwrap_or_default());
@@ -360,6 +430,11 @@ impl<'t> TableWriter<'t> {
         self.rows
     }
 
+    /// Rows changed by what was committed so far.
+    pub fn committed(&self) -> u64 {
+        self.committed
+    }
+
     /// Commits what the batch holds, with the table's new row count. The duplicate
     /// check goes on across commits.
     pub fn commit(&mut self) -> Result<()> {
@@ -370,11 +445,26 @@ impl<'t> TableWriter<'t> {
         let count = t.row_count.load(Ordering::Acquire) + self.delta;
         self.batch
             .put(&t.catalog, count_key(t.def.id), count.to_le_bytes());
+        let keep_segments = match (&mut self.segments, &t.segments) {
+            (Some(builder), Some(segments)) => {
+                builder.drain_into(&mut self.batch, segments, t.db.options().max_value_size)?
+            }
+            _ => false,
+        };
+        let stale = !keep_segments && t.covered.load(Ordering::Acquire);
+        if stale {
+            self.segments = None;
+            self.batch.delete(&t.catalog, covered_key(t.def.id));
+        }
         t.db.write(
             std::mem::take(&mut self.batch),
             pmdb_engine::WriteOptions::default(),
         )?;
         t.row_count.store(count, Ordering::Release);
+        self.committed = self.rows;
+        if stale {
+            t.covered.store(false, Ordering::Release);
+        }
         self.delta = 0;
         self.bytes = 0;
         if self.load {
@@ -411,8 +501,10 @@ impl<'t> TableWriter<'t> {
                     true
                 }
                 _ => {
-                    // Out of order: from here on, every key is looked up.
+                    // Out of order: from here on, every key is looked up, and chunks
+                    // in key order can no longer be built.
                     self.ascending_after = None;
+                    self.segments = None;
                     !self.exists(&key)?
                 }
             };
@@ -429,9 +521,20 @@ impl<'t> TableWriter<'t> {
             self.put(&ix.subtable, &ik, &[]);
         }
         self.put(&t.rows, &key, &value);
+        if let Some(s) = &mut self.segments {
+            s.note_row(&key);
+        }
         self.rows += 1;
         self.delta += 1;
         Ok(())
+    }
+
+    /// The columns of the rows just inserted (in table order, of the columns' Arrow
+    /// types), for the segments a bulk load builds.
+    pub fn add_columns(&mut self, columns: &[datafusion::arrow::array::ArrayRef]) {
+        if let Some(s) = &mut self.segments {
+            s.add_columns(columns);
+        }
     }
 
     /// Deletes the row stored under `key`, whose values are `old`.
@@ -494,6 +597,7 @@ impl Table {
         };
         let mut batch = WriteBatch::new();
         let mut bytes = 0usize;
+        let limit = self.fill_batch_bytes();
         let mut scan = self.rows.scan::<[u8]>(..);
         while let Some(e) = scan.next_ref() {
             let e = e?;
@@ -501,7 +605,7 @@ impl Table {
             let ik = self.index_key(ix, &row, e.key)?;
             bytes += ik.len() + 16;
             batch.put(&ix.subtable, &ik, []);
-            if bytes >= FILL_BATCH_BYTES {
+            if bytes >= limit {
                 db_write(std::mem::take(&mut batch))?;
                 bytes = 0;
             }
@@ -513,5 +617,14 @@ impl Table {
     }
 }
 
-/// Size of the batches an index build or a bulk load commits.
-pub const FILL_BATCH_BYTES: usize = 8 << 20;
+/// Bytes of the batches an index build or a bulk load commits, at most.
+const FILL_BATCH_BYTES: usize = 8 << 20;
+
+impl Table {
+    /// Bytes of keys and values an index build or a bulk load puts into one batch: a
+    /// few MiB, and at most a quarter of a memtable, which must take the whole batch
+    /// (a load's chunks about double it).
+    pub fn fill_batch_bytes(&self) -> usize {
+        FILL_BATCH_BYTES.min((self.db.options().memtable_size / 4) as usize)
+    }
+}

@@ -5,6 +5,7 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Instant;
 
 use clap::Args;
@@ -13,11 +14,12 @@ use pmdb_bench::machine::Machine;
 use pmdb_bench::progress::progress;
 use pmdb_bench::report::command_line;
 use pmdb_bench::tpch::memory::MemoryTarget;
-use pmdb_bench::tpch::run::{Load, SqlTarget, TpchReport, run_queries, timed, total, write};
+use pmdb_bench::tpch::run::{Load, SqlTarget, TpchReport, merge, run_queries, timed, total, write};
 use pmdb_bench::tpch::verify::rows_of;
 use pmdb_bench::tpch::{self, postgres};
-use pmdb_engine::{Db, DbOptions};
-use pmdb_sql::{Output, SqlEngine};
+use pmdb_engine::{Db, DbOptions, ReadMode};
+use pmdb_prefetch::{PrefetchOptions, Prefetcher};
+use pmdb_sql::{Output, ScanOptions, SqlEngine};
 
 use crate::input::whole;
 use crate::paths::default_dir;
@@ -43,6 +45,13 @@ pub struct TpchArgs {
     /// Directory for the JSON, Markdown and SVG report
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
+    /// Also run pmdb's queries with the helper-thread prefetcher (mapping M1)
+    #[arg(long)]
+    prefetch: bool,
+    /// Then compact the tables to SSTs and run pmdb's queries again with each of these
+    /// block read modes, comma-separated (pread, mmap-copy, direct)
+    #[arg(long, value_delimiter = ',')]
+    read_mode: Vec<ReadMode>,
 }
 
 fn scale_factor(s: &str) -> Result<f64, String> {
@@ -52,16 +61,47 @@ fn scale_factor(s: &str) -> Result<f64, String> {
     }
 }
 
-/// pmdb's SQL as a TPC-H target.
-struct PmdbTarget(SqlEngine);
+/// pmdb's SQL as a TPC-H target, read with its scan options.
+struct PmdbTarget {
+    sql: Arc<SqlEngine>,
+    name: String,
+    options: ScanOptions,
+}
+
+impl PmdbTarget {
+    /// The targets of `sql`: as it reads by default, then with the prefetcher.
+    fn of(
+        sql: &Arc<SqlEngine>,
+        name: &str,
+        prefetcher: &Option<Arc<Prefetcher>>,
+    ) -> Vec<Box<dyn SqlTarget>> {
+        let mut out: Vec<Box<dyn SqlTarget>> = vec![Box::new(PmdbTarget {
+            sql: Arc::clone(sql),
+            name: name.to_string(),
+            options: ScanOptions::default(),
+        })];
+        if let Some(p) = prefetcher {
+            out.push(Box::new(PmdbTarget {
+                sql: Arc::clone(sql),
+                name: format!("{name} + prefetch"),
+                options: ScanOptions {
+                    prefetcher: Some(Arc::clone(p)),
+                    ..Default::default()
+                },
+            }));
+        }
+        out
+    }
+}
 
 impl SqlTarget for PmdbTarget {
     fn name(&self) -> String {
-        "pmdb".into()
+        self.name.clone()
     }
 
     fn run(&mut self, sql: &str) -> Result<(Vec<Vec<String>>, f64), String> {
-        let (mut outputs, secs) = timed(|| self.0.execute(sql)).map_err(|e| e.to_string())?;
+        self.sql.set_scan_options(self.options.clone());
+        let (mut outputs, secs) = timed(|| self.sql.execute(sql)).map_err(|e| e.to_string())?;
         match outputs.pop() {
             Some(Output::Rows { batches, .. }) => {
                 Ok((rows_of(&batches).map_err(|e| e.to_string())?, secs))
@@ -89,6 +129,11 @@ fn load_pmdb(sql: &SqlEngine, data: &[(&str, Vec<RecordBatch>)]) -> Result<f64, 
         )
         .map_err(|e| format!("loading {name}: {e}"))?;
     }
+    // As a user would after a load: ANALYZE builds the columnar segments of tables
+    // whose rows did not arrive in key order.
+    bar.set_message("ANALYZE");
+    sql.execute("ANALYZE")
+        .map_err(|e| format!("ANALYZE: {e}"))?;
     let secs = started.elapsed().as_secs_f64();
     bar.finish_and_clear();
     Ok(secs)
@@ -119,29 +164,42 @@ pub fn run(a: TpchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let mut loads = Vec::new();
     let mut notes = vec![
         "pmdb: the same tables with their primary keys, loaded with `SqlEngine::load` \
-         (bulk load, committed every 8 MiB), default options, data on the directory's \
-         filesystem"
+         (bulk load, committed every 8 MiB, building columnar segments where rows arrive \
+         in key order), then ANALYZE (which builds them for partsupp, generated out of key \
+         order); default options, data on the directory's filesystem"
             .to_string(),
         "DataFusion in memory: the generated Arrow batches as MemTables, one partition \
          per core — the same executor with no storage"
             .to_string(),
-        "prefetcher off/on and --read-mode with the tables compacted to SSTs: pending \
-         (not measured in this run)"
-            .to_string(),
     ];
-    let sql = SqlEngine::open(Db::open(dir.join("pmdb"), DbOptions::default())?)?;
+    let prefetcher = if a.prefetch {
+        let p = Prefetcher::start(&PrefetchOptions::default())?;
+        notes.push(format!(
+            "pmdb + prefetch: the helper-thread prefetcher, mapping M1, one helper pinned \
+             to CPU {:?}, queue of {} jobs; each scan of the columnar segments hands it \
+             its next two chunks of every column it reads",
+            p.placement().far,
+            PrefetchOptions::default().queue_capacity,
+        ));
+        Some(Arc::new(p))
+    } else {
+        notes.push("prefetcher: not run (--prefetch)".into());
+        None
+    };
+    let sql = Arc::new(SqlEngine::open(Db::open(
+        dir.join("pmdb"),
+        DbOptions::default(),
+    )?)?);
     let secs = load_pmdb(&sql, &data)?;
     println!("pmdb loaded SF {} in {secs:.1} s", a.sf);
     loads.push(Load {
         engine: "pmdb".into(),
         seconds: secs,
-        what: "CREATE TABLE with primary keys, bulk load".into(),
+        what: "CREATE TABLE with primary keys, bulk load, ANALYZE".into(),
     });
 
-    let mut targets: Vec<Box<dyn SqlTarget>> = vec![
-        Box::new(MemoryTarget::new(&data)?),
-        Box::new(PmdbTarget(sql)),
-    ];
+    let mut targets: Vec<Box<dyn SqlTarget>> = vec![Box::new(MemoryTarget::new(&data)?)];
+    targets.extend(PmdbTarget::of(&sql, "pmdb", &prefetcher));
     let pg_bin = if a.no_postgres {
         None
     } else {
@@ -171,8 +229,44 @@ pub fn run(a: TpchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     drop(data);
 
-    let results = run_queries(&mut targets, &queries, a.sf, a.runs);
+    let mut results = run_queries(&mut targets, &queries, a.sf, a.runs);
     let reference = targets[0].name();
+    // Only the reference stays: pmdb is reopened below, and PostgreSQL is done.
+    targets.truncate(1);
+    drop(sql);
+    if !a.read_mode.is_empty() {
+        let path = dir.join("pmdb");
+        let started = Instant::now();
+        println!("compacting pmdb's tables to SSTs ...");
+        Db::open(&path, DbOptions::default())?.compact()?;
+        notes.push(format!(
+            "pmdb (SSTs, mode): after the PM runs, every memtable and global index was \
+             compacted to SSTs under the database directory ({:.1} s), and the database \
+             reopened with that block read mode: pread into a buffer and mmap + copy are \
+             served by the block cache, direct reads the mapped file with no copy",
+            started.elapsed().as_secs_f64()
+        ));
+        for mode in &a.read_mode {
+            let options = DbOptions {
+                read_mode: *mode,
+                ..DbOptions::default()
+            };
+            // The previous mode's targets hold the database: they go before it reopens.
+            targets.truncate(1);
+            let sql = Arc::new(SqlEngine::open(Db::open(&path, options)?)?);
+            targets.extend(PmdbTarget::of(
+                &sql,
+                &format!("pmdb (SSTs, {mode})"),
+                &prefetcher,
+            ));
+            merge(
+                &mut results,
+                run_queries(&mut targets, &queries, a.sf, a.runs),
+            );
+        }
+    } else {
+        notes.push("read modes: not run (--read-mode)".into());
+    }
     drop(targets);
     let report = TpchReport {
         machine: Machine::detect(),

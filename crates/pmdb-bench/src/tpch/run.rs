@@ -125,6 +125,15 @@ pub fn run_queries(
     out
 }
 
+/// Adds the engines of `more` (a later run of the same queries, whose first engine is
+/// the same reference) to `into`, leaving out the reference's second run.
+pub fn merge(into: &mut [QueryResult], more: Vec<QueryResult>) {
+    for (q, m) in into.iter_mut().zip(more) {
+        debug_assert_eq!(q.query, m.query);
+        q.engines.extend(m.engines.into_iter().skip(1));
+    }
+}
+
 fn median(times: &[f64]) -> Option<f64> {
     let mut t = times.to_vec();
     t.sort_by(f64::total_cmp);
