@@ -32,6 +32,19 @@ pub fn covered_key(id: u64) -> Vec<u8> {
     k
 }
 
+/// Whether table `name`'s segment entry (`None`: absent) says its segments hold its
+/// rows; a value other than [`COVERED`] is damage.
+pub fn is_covered(name: &str, entry: Option<&[u8]>) -> Result<bool, SqlError> {
+    match entry {
+        None => Ok(false),
+        Some(COVERED) => Ok(true),
+        Some(v) => Err(SqlError::Damaged {
+            what: format!("segment state of table {name:?}"),
+            source: crate::CodecError::Mismatch(format!("{v:?}")),
+        }),
+    }
+}
+
 pub fn chunk_key(column: u16, row_key: &[u8]) -> Vec<u8> {
     let mut k = Vec::with_capacity(2 + row_key.len());
     k.extend_from_slice(&column.to_be_bytes());

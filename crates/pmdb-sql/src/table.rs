@@ -14,7 +14,7 @@ use crate::error::{Result, SqlError, state};
 use crate::keycode::encode_key;
 use crate::rowcode::{decode_row, encode_row};
 use crate::schema::{IndexDef, TableDef};
-use crate::segment_layout::{COVERED, SegmentBuilder, covered_key};
+use crate::segment_layout::{SegmentBuilder, covered_key, is_covered};
 use crate::types::{SqlType, Value};
 
 /// Held while a statement changes a table; DDL holds it too.
@@ -102,16 +102,7 @@ impl Table {
                     source: crate::CodecError::Mismatch(format!("{:?}", v.as_ref())),
                 })?,
         };
-        let covered = match catalog.get(covered_key(def.id))? {
-            None => false,
-            Some(v) if v.as_ref() == COVERED => true,
-            Some(v) => {
-                return Err(SqlError::Damaged {
-                    what: format!("segment state of table {:?}", def.name),
-                    source: crate::CodecError::Mismatch(format!("{:?}", v.as_ref())),
-                });
-            }
-        };
+        let covered = is_covered(&def.name, catalog.get(covered_key(def.id))?.as_deref())?;
         let shared = Shared {
             next_row_id: Arc::new(AtomicI64::new(next)),
             row_count: Arc::new(AtomicI64::new(count)),
@@ -227,14 +218,8 @@ impl Table {
         if self.segments.is_none() {
             return Ok(false);
         }
-        match at.get(&self.catalog, covered_key(self.def.id))? {
-            None => Ok(false),
-            Some(v) if v.as_ref() == COVERED => Ok(true),
-            Some(v) => Err(SqlError::Damaged {
-                what: format!("segment state of table {:?}", self.def.name),
-                source: crate::CodecError::Mismatch(format!("{:?}", v.as_ref())),
-            }),
-        }
+        let entry = at.get(&self.catalog, covered_key(self.def.id))?;
+        is_covered(&self.def.name, entry.as_deref())
     }
 
     pub fn subtable_names(&self) -> Vec<String> {
