@@ -69,8 +69,9 @@ fn finding_query(
     selection: Option<&datafusion::sql::sqlparser::ast::Expr>,
 ) -> String {
     let mut sql = format!("SELECT {}.*", quoted(alias));
-    for e in extra {
-        sql.push_str(&format!(", ({e})"));
+    // Named, so two that print alike (`SET a = 1, b = 1`, `SET n = n`) stay apart.
+    for (i, e) in extra.iter().enumerate() {
+        sql.push_str(&format!(", ({e}) AS \"__pmdb_new_{i}\""));
     }
     sql.push_str(&format!(
         " FROM {} AS {}{}",

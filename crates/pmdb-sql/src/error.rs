@@ -77,6 +77,26 @@ impl SqlError {
     }
 }
 
+/// An error that several partitions share (a repartition hands its input's error to
+/// each): pmdb's own error inside it, with its SQLSTATE and message, when there is one.
+fn shared_error(e: &DataFusionError) -> SqlError {
+    let mut at: &(dyn std::error::Error + 'static) = e;
+    loop {
+        let df = at
+            .downcast_ref::<DataFusionError>()
+            .or_else(|| at.downcast_ref::<Arc<DataFusionError>>().map(Arc::as_ref));
+        if let Some(DataFusionError::External(inner)) = df
+            && let Some(sql) = inner.downcast_ref::<SqlError>()
+        {
+            return SqlError::user(sql.sqlstate(), sql.to_string());
+        }
+        match at.source() {
+            Some(next) => at = next,
+            None => return SqlError::Query(e.strip_backtrace()),
+        }
+    }
+}
+
 /// A DataFusion error as one clear message; pmdb's own errors inside it come back out.
 pub fn df_error(e: DataFusionError) -> SqlError {
     match e {
@@ -92,7 +112,7 @@ pub fn df_error(e: DataFusionError) -> SqlError {
         }
         DataFusionError::Shared(inner) => match Arc::try_unwrap(inner) {
             Ok(e) => df_error(e),
-            Err(shared) => SqlError::Query(shared.to_string()),
+            Err(shared) => shared_error(&shared),
         },
         DataFusionError::SQL(e, _) => SqlError::user(state::SYNTAX, e.to_string()),
         DataFusionError::NotImplemented(m) => SqlError::unsupported(m),

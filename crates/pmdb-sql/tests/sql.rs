@@ -144,6 +144,28 @@ fn statements_change_rows_atomically_and_check_constraints() {
         rows(&sql, "SELECT id, balance FROM accounts ORDER BY id"),
         ["1|101.50", "2|21.00", "3|", "4|8.25"]
     );
+    // Assignments that print alike: a column to itself, two columns to one value.
+    assert_eq!(
+        command(
+            &sql,
+            "UPDATE accounts SET owner = owner, balance = 5, active = true WHERE id = 4"
+        ),
+        "UPDATE 1"
+    );
+    assert_eq!(
+        command(
+            &sql,
+            "UPDATE accounts SET balance = 8.25, active = true WHERE id = 4"
+        ),
+        "UPDATE 1"
+    );
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT owner, balance, active FROM accounts WHERE id = 4"
+        ),
+        ["barbara|8.25|true"]
+    );
     // Moving a row to a key that exists fails and changes nothing.
     let moved = error(&sql, "UPDATE accounts SET id = 2 WHERE id = 1");
     assert_eq!(moved.sqlstate(), "23505", "{moved}");
