@@ -1,8 +1,12 @@
-//! pmdb-sql: relational tables over pmdb's subtables. This crate owns the SQL types and
-//! values a table holds ([`types`]), the order-preserving encoding of primary-key and
-//! index-key tuples that makes a subtable's byte order the tuples' SQL order
-//! ([`keycode`]), and the compact row codec of the stored rows ([`rowcode`]). Both
-//! encodings are persistent; their byte tables are in `docs/format.md`, "Part 4".
+//! pmdb-sql: relational tables over pmdb's subtables, queried with SQL through Apache
+//! DataFusion ([`SqlEngine`]). This crate owns the SQL types and values a table holds
+//! ([`types`]), the order-preserving encoding of primary-key and index-key tuples that
+//! makes a subtable's byte order the tuples' SQL order ([`keycode`]), the compact row
+//! codec of the stored rows ([`rowcode`]), the catalog and its table definitions
+//! ([`catalog`], [`schema`]), tables with their secondary indexes and columnar segments
+//! ([`table`]), the table provider DataFusion plans scans and INSERTs with, and pmdb's
+//! own DDL, UPDATE, DELETE, COPY and ANALYZE. Every persistent encoding has its byte
+//! table in `docs/format.md`, "Part 4".
 
 #![forbid(unsafe_code)]
 
