@@ -10,7 +10,8 @@ use pmdb_pmem::{Pool, Prefaulter};
 
 use crate::background::Background;
 use crate::batch::WriteBatch;
-use crate::commit::{CommitCtx, Pipeline};
+use crate::commit::{CommitCtx, Pipeline, Validation};
+use crate::committer::{Committer, PendingCommit};
 use crate::compaction::Jobs;
 use crate::error::Result;
 use crate::format::manifest::Change;
@@ -39,6 +40,7 @@ pub(crate) struct Core {
     pub seqs: Arc<SeqTracker>,
     pub tiers: Arc<Tiers>,
     pub pipeline: Pipeline,
+    pub committer: Committer,
     pub recovery: RecoveryStats,
 }
 
@@ -90,17 +92,52 @@ impl Core {
             seqs,
             tiers,
             pipeline,
+            committer: Committer::default(),
             recovery,
         }
     }
 
     /// Commits `batch` through the pipeline.
     pub fn write(&self, batch: WriteBatch, sync: bool) -> Result<()> {
+        self.commit(batch, sync, None)
+    }
+
+    /// Commits `batch` through the pipeline if it passes `validation`.
+    pub fn commit(
+        &self,
+        batch: WriteBatch,
+        sync: bool,
+        validation: Option<Validation>,
+    ) -> Result<()> {
         if batch.is_empty() {
             return Ok(());
         }
         self.registry.writable()?;
-        self.pipeline.write(&self.commit_ctx(), batch, sync)
+        self.pipeline
+            .write(&self.commit_ctx(), batch, sync, validation)
+    }
+
+    /// Queues `batch` (if it passes `validation`) for the committer thread and returns at
+    /// once with the future of its outcome.
+    pub fn commit_async(
+        self: &Arc<Self>,
+        batch: WriteBatch,
+        sync: bool,
+        validation: Option<Validation>,
+    ) -> PendingCommit {
+        if batch.is_empty() {
+            return PendingCommit::ready(Ok(()));
+        }
+        if let Err(e) = self.registry.writable() {
+            return PendingCommit::ready(Err(e));
+        }
+        let request = self.pipeline.submit(batch, sync, validation);
+        if let Err(e) = self.committer.notify(self) {
+            // Slower, but the commit is not left behind: it is led from here.
+            log::warn!("{e}; committing on the caller's thread");
+            return PendingCommit::ready(self.pipeline.drive(&self.commit_ctx(), &request));
+        }
+        PendingCommit::queued(request)
     }
 
     /// What the commit stages need of this database.

@@ -11,6 +11,7 @@ use crate::amplification::{self, Amplification};
 use crate::batch::WriteBatch;
 use crate::catalog::Catalog;
 use crate::commit::Pipeline;
+use crate::committer::PendingCommit;
 use crate::core::Core;
 use crate::error::{DbError, Result};
 use crate::format::manifest::{Change, Edit};
@@ -24,11 +25,20 @@ use crate::snapshot::Snapshot;
 use crate::subtable::Subtable;
 use crate::table::Table;
 use crate::tiers::{TierStats, Tiers};
+use crate::txn::{Isolation, Transaction};
 
 /// A database: a pool holding named subtables. Cheap to clone; all clones share it.
 #[derive(Clone)]
 pub struct Db {
     core: Arc<Core>,
+}
+
+impl Drop for Db {
+    /// The committer thread lets go of the database, so that closing it (when no other
+    /// handle holds it) happens here, and a reopen right after finds it closed.
+    fn drop(&mut self) {
+        self.core.committer.stop();
+    }
 }
 
 /// What the device under a database is and holds (see [`Db::device`]).
@@ -264,9 +274,25 @@ impl Db {
         self.core.write(batch, options.sync)
     }
 
+    /// Commits `batch` as [`Db::write`] does, without holding the caller's thread: the
+    /// returned future resolves when the batch is durable and visible. For async tasks.
+    pub fn write_async(&self, batch: WriteBatch, options: WriteOptions) -> PendingCommit {
+        self.core.commit_async(batch, options.sync, None)
+    }
+
     /// A snapshot of everything committed so far.
     pub fn snapshot(&self) -> Snapshot {
         Snapshot::new(Arc::clone(&self.core))
+    }
+
+    /// Begins an optimistic transaction with snapshot isolation.
+    pub fn transaction(&self) -> Transaction {
+        self.transaction_with(Isolation::Snapshot)
+    }
+
+    /// Begins an optimistic transaction with the given isolation.
+    pub fn transaction_with(&self, isolation: Isolation) -> Transaction {
+        Transaction::new(Arc::clone(&self.core), isolation)
     }
 
     /// The oldest sequence number a live snapshot still reads at, if any.

@@ -62,6 +62,13 @@ pub enum DbError {
     #[error("invalid option {name}: {reason}")]
     InvalidOption { name: &'static str, reason: String },
 
+    #[error(
+        "transaction conflict: key {} of subtable {subtable:?} changed after the \
+         transaction's snapshot; nothing was applied (retry the transaction)",
+        key.escape_ascii()
+    )]
+    Conflict { subtable: String, key: Vec<u8> },
+
     #[error("the commit group failed: {0}")]
     GroupFailed(String),
 }

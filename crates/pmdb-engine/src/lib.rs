@@ -48,6 +48,7 @@ mod background;
 mod batch;
 mod catalog;
 mod commit;
+mod committer;
 mod compaction;
 mod core;
 mod db;
@@ -70,11 +71,13 @@ mod sst;
 mod subtable;
 mod table;
 mod tiers;
+mod txn;
 mod view;
 
 pub use amplification::Amplification;
 pub use batch::{SubtableId, WriteBatch};
 pub use catalog::MAX_NAME;
+pub use committer::PendingCommit;
 pub use db::{Db, DeviceStats, SubtableStats};
 pub use error::{DbError, Result};
 pub use format::record::Kind;
@@ -89,3 +92,4 @@ pub use sst::file::{
 };
 pub use subtable::Subtable;
 pub use tiers::TierStats;
+pub use txn::{Isolation, Transaction, TxnScan};

@@ -12,8 +12,6 @@ use pmdb_pmem::{PmOff, Pool};
 use crate::error::{DbError, Result};
 use crate::format::record::{self, Kind};
 use crate::index::Lookup;
-use crate::iter::InternalIterator;
-use crate::iter::index::IndexIter;
 use crate::iter::merge::MergingIterator;
 use crate::iter::visible::VisibleIter;
 use crate::keys;
@@ -168,6 +166,10 @@ pub struct Entry {
 }
 
 impl Entry {
+    pub(crate) fn new(key: Vec<u8>, value: Vec<u8>) -> Entry {
+        Entry { key, value }
+    }
+
     pub fn key(&self) -> &[u8] {
         &self.key
     }
@@ -231,18 +233,7 @@ impl Scan {
         pin: SnapshotPin,
         reverse: bool,
     ) -> Scan {
-        let view = state.view.load_full();
-        let mut children: Vec<Box<dyn InternalIterator>> = view
-            .memtables
-            .iter()
-            .map(|m| Box::new(IndexIter::new(Arc::clone(m))) as Box<dyn InternalIterator>)
-            .chain(
-                view.gis
-                    .iter()
-                    .map(|g| Box::new(IndexIter::new(Arc::clone(g))) as Box<dyn InternalIterator>),
-            )
-            .collect();
-        children.extend(view.levels.iters());
+        let children = state.view.load_full().sources();
         Scan {
             iter: VisibleIter::new(
                 MergingIterator::new(children),

@@ -48,6 +48,15 @@ impl SeqTracker {
         self.next.fetch_add(n, Ordering::Relaxed);
     }
 
+    /// Waits until every sequence number handed out is visible: every published group is
+    /// indexed. Only the commit leader calls it (no group can be published meanwhile).
+    pub fn wait_all_visible(&self) {
+        while self.visible.load(Ordering::Acquire) + 1 != self.next.load(Ordering::Relaxed) {
+            std::hint::spin_loop();
+            std::thread::yield_now();
+        }
+    }
+
     /// Makes `first..=last` visible once everything before it is: groups are indexed in
     /// parallel but become visible strictly in order.
     pub fn publish(&self, first: u64, last: u64) {

@@ -12,6 +12,8 @@ use std::sync::Arc;
 use arc_swap::{ArcSwap, Guard};
 
 use crate::gi::Gi;
+use crate::iter::InternalIterator;
+use crate::iter::index::IndexIter;
 use crate::levels::Levels;
 use crate::memtable::Memtable;
 
@@ -28,6 +30,23 @@ impl ReadView {
     /// The memtables, newest first.
     pub fn memtables(&self) -> &[Arc<Memtable>] {
         &self.memtables
+    }
+
+    /// A cursor over every version this view holds, one source per structure (newest
+    /// first), for a merging iterator.
+    pub fn sources(&self) -> Vec<Box<dyn InternalIterator>> {
+        let mut sources: Vec<Box<dyn InternalIterator>> = self
+            .memtables
+            .iter()
+            .map(|m| Box::new(IndexIter::new(Arc::clone(m))) as Box<dyn InternalIterator>)
+            .chain(
+                self.gis
+                    .iter()
+                    .map(|g| Box::new(IndexIter::new(Arc::clone(g))) as Box<dyn InternalIterator>),
+            )
+            .collect();
+        sources.extend(self.levels.iters());
+        sources
     }
 
     /// The memtable appends go to, unless it is full or sealed.

@@ -6,6 +6,7 @@
 //! its group commits. Groups publish strictly one after another, so after a crash at most
 //! the last group is partial, and recovery rolls its parts back.
 
+mod conflicts;
 mod request;
 mod stages;
 
@@ -19,8 +20,9 @@ use crate::batch::WriteBatch;
 use crate::error::Result;
 use crate::options::DbOptions;
 
+pub(crate) use conflicts::{KeyRange, Validation};
 pub(crate) use request::CommitCtx;
-use request::Request;
+pub(crate) use request::Request;
 use stages::LeaderState;
 
 /// Spins a waiting writer does before it sleeps: a group commit takes microseconds,
@@ -54,22 +56,27 @@ impl Pipeline {
         self.state.lock()
     }
 
-    /// Commits `batch` as part of some group; returns when that group is durable and
-    /// visible, or with this request's own error.
-    pub fn write(&self, ctx: &CommitCtx<'_>, batch: WriteBatch, sync: bool) -> Result<()> {
-        let req = Arc::new(Request::new(batch, sync));
-        self.pending.lock().push_back(Arc::clone(&req));
+    /// Commits `batch` as part of some group, if it passes `validation`; returns when that
+    /// group is durable and visible, or with this request's own error.
+    pub fn write(
+        &self,
+        ctx: &CommitCtx<'_>,
+        batch: WriteBatch,
+        sync: bool,
+        validation: Option<Validation>,
+    ) -> Result<()> {
+        let req = self.submit(batch, sync, validation);
+        self.drive(ctx, &req)
+    }
+
+    /// Waits for `req`'s outcome on this thread, leading groups while no one else does.
+    pub fn drive(&self, ctx: &CommitCtx<'_>, req: &Request) -> Result<()> {
         let mut spins = 0;
         loop {
             if let Some(outcome) = req.take() {
                 return outcome;
             }
-            if self
-                .leader
-                .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
-                .is_ok()
-            {
-                self.lead(ctx);
+            if self.try_lead(ctx) {
                 continue;
             }
             if spins < SPINS {
@@ -77,14 +84,47 @@ impl Pipeline {
                 std::hint::spin_loop();
                 continue;
             }
-            let mut sleepers = self.sleepers.lock();
-            if req.is_done() || !self.leader.load(Ordering::Acquire) {
-                continue;
-            }
-            *sleepers += 1;
-            self.wake.wait(&mut sleepers);
-            *sleepers -= 1;
+            self.wait_for_leader(|| req.is_done());
         }
+    }
+
+    /// Queues a request; some leader will finish it.
+    pub fn submit(
+        &self,
+        batch: WriteBatch,
+        sync: bool,
+        validation: Option<Validation>,
+    ) -> Arc<Request> {
+        let req = Arc::new(Request::new(batch, sync, validation));
+        self.pending.lock().push_back(Arc::clone(&req));
+        req
+    }
+
+    pub fn has_pending(&self) -> bool {
+        !self.pending.lock().is_empty()
+    }
+
+    /// Leads one group unless another writer leads; returns whether it did.
+    pub fn try_lead(&self, ctx: &CommitCtx<'_>) -> bool {
+        let free = self
+            .leader
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok();
+        if free {
+            self.lead(ctx);
+        }
+        free
+    }
+
+    /// Sleeps until the current leader hands over, unless there is none or `done()`.
+    pub fn wait_for_leader(&self, done: impl Fn() -> bool) {
+        let mut sleepers = self.sleepers.lock();
+        if done() || !self.leader.load(Ordering::Acquire) {
+            return;
+        }
+        *sleepers += 1;
+        self.wake.wait(&mut sleepers);
+        *sleepers -= 1;
     }
 
     /// As leader: takes a group off the queue, runs it through the stages, hands out the
@@ -154,7 +194,7 @@ mod tests {
     use crate::options::DbOptions;
 
     fn request(batch: WriteBatch) -> Arc<Request> {
-        Arc::new(Request::new(batch, true))
+        Arc::new(Request::new(batch, true, None))
     }
 
     /// Three requests in one group, the middle one invalid: it alone fails; the other two

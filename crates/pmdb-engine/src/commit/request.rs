@@ -2,10 +2,12 @@
 //! gives it, and the context the stages work in.
 
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::Waker;
 
 use parking_lot::Mutex;
 use pmdb_pmem::Pool;
 
+use super::conflicts::Validation;
 use crate::background::Background;
 use crate::batch::WriteBatch;
 use crate::compaction::Jobs;
@@ -25,21 +27,25 @@ pub(crate) struct CommitCtx<'a> {
     pub jobs: &'a Jobs,
 }
 
-/// One writer's batch and, once the pipeline is done with it, its outcome.
-pub(super) struct Request {
+/// One writer's batch (with what to validate first, for a transaction) and, once the
+/// pipeline is done with it, its outcome.
+pub(crate) struct Request {
     pub batch: WriteBatch,
     pub sync: bool,
+    pub validation: Option<Validation>,
     done: AtomicBool,
-    outcome: Mutex<Option<Result<()>>>,
+    /// The outcome, and the task to wake when it is set (an async writer's).
+    slot: Mutex<(Option<Result<()>>, Option<Waker>)>,
 }
 
 impl Request {
-    pub fn new(batch: WriteBatch, sync: bool) -> Request {
+    pub fn new(batch: WriteBatch, sync: bool, validation: Option<Validation>) -> Request {
         Request {
             batch,
             sync,
+            validation,
             done: AtomicBool::new(false),
-            outcome: Mutex::new(None),
+            slot: Mutex::new((None, None)),
         }
     }
 
@@ -49,15 +55,35 @@ impl Request {
     }
 
     pub fn finish(&self, outcome: Result<()>) {
-        *self.outcome.lock() = Some(outcome);
-        self.done.store(true, Ordering::Release);
+        let waker = {
+            let mut slot = self.slot.lock();
+            slot.0 = Some(outcome);
+            self.done.store(true, Ordering::Release);
+            slot.1.take()
+        };
+        if let Some(w) = waker {
+            w.wake();
+        }
     }
 
     pub fn take(&self) -> Option<Result<()>> {
         if self.done.load(Ordering::Acquire) {
-            self.outcome.lock().take()
+            self.slot.lock().0.take()
         } else {
             None
         }
+    }
+
+    /// Takes the outcome if it is there, else leaves `waker` to be woken when it is.
+    pub fn take_or_wake(&self, waker: &Waker) -> Option<Result<()>> {
+        let mut slot = self.slot.lock();
+        if self.done.load(Ordering::Acquire) {
+            return slot.0.take();
+        }
+        match &slot.1 {
+            Some(w) if w.will_wake(waker) => {}
+            _ => slot.1 = Some(waker.clone()),
+        }
+        None
     }
 }

@@ -7,6 +7,7 @@ use std::sync::Arc;
 use pmdb_pmem::{Backend, PmOff};
 use smallvec::SmallVec;
 
+use super::conflicts;
 use super::request::{CommitCtx, Request};
 use crate::error::{DbError, Result};
 use crate::memtable::append::{Appended, RecIn};
@@ -150,12 +151,28 @@ pub(super) fn make_durable(
 }
 
 /// Validate: each request on its own — one database, existing subtables, keys and values
-/// within the limits. A request that fails is finished with its error and left out.
+/// within the limits — and a transaction's request against everything committed after
+/// its snapshot, the members admitted before it included. A request that fails is
+/// finished with its error and left out.
 fn validate(ctx: &CommitCtx<'_>, group: &[Arc<Request>]) -> SmallVec<[Admitted; 4]> {
+    if group.iter().any(|r| r.validation.is_some()) {
+        // The group before may still be indexing: its writes must be seen.
+        ctx.seqs.wait_all_visible();
+    }
     let mut seen: SmallVec<[Arc<SubtableState>; 4]> = SmallVec::new();
-    let mut admitted = SmallVec::with_capacity(group.len());
+    let mut admitted: SmallVec<[Admitted; 4]> = SmallVec::with_capacity(group.len());
     for (member, req) in group.iter().enumerate() {
-        match validate_one(ctx, &req.batch, &mut seen) {
+        let checked = validate_one(ctx, &req.batch, &mut seen).and_then(|targets| {
+            if let Some(v) = &req.validation {
+                let earlier: Vec<(u32, &[u8])> = admitted
+                    .iter()
+                    .flat_map(|a| group[a.member].batch.ops().map(|op| (op.subtable, op.key)))
+                    .collect();
+                conflicts::check(ctx, v, &earlier)?;
+            }
+            Ok(targets)
+        });
+        match checked {
             Ok(targets) => admitted.push(Admitted { member, targets }),
             Err(e) => req.finish(Err(e)),
         }

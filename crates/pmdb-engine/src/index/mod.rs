@@ -169,6 +169,21 @@ impl LiveIndex {
         })
     }
 
+    /// The sequence number of the newest version of `key` this index holds, whatever its
+    /// kind: what a transaction's validation compares with its snapshot.
+    pub fn newest_seq(&self, key: &[u8]) -> Result<Option<u64>> {
+        if self.filter_excludes(key) {
+            return Ok(None);
+        }
+        let keys = PoolKeys(&self.pool);
+        self.with_tree(|index| {
+            Ok(index.get(&keys, key)?.map(|(leaf, newest_tag)| match leaf {
+                Leaf::One { .. } => newest_tag >> 8,
+                Leaf::Many(list) => list.versions().last().map_or(newest_tag, |v| v.tag) >> 8,
+            }))
+        })
+    }
+
     /// Copies the versions of up to `n` keys from `from` on into `out`, in ascending
     /// internal-key order (key ascending, newest version first) when `forward`, else in
     /// descending order from `from` down; a key's only version has `TAG_IN_RECORD`. The lock (if the index still has one) is taken

@@ -1,0 +1,304 @@
+//! [`Transaction`]: optimistic transactions. A transaction reads at the snapshot it took
+//! when it began, sees its own writes, and keeps them in DRAM until it commits; commit
+//! hands them to the commit pipeline as one batch, with what the leader must validate
+//! first (see `commit::conflicts`). A conflict is [`DbError::Conflict`] and nothing is
+//! applied; dropping a transaction discards it.
+
+use std::collections::BTreeMap;
+use std::ops::{Bound, RangeBounds};
+use std::sync::Arc;
+
+use crate::batch::{SubtableId, WriteBatch};
+use crate::commit::{KeyRange, Validation};
+use crate::committer::PendingCommit;
+use crate::core::Core;
+use crate::error::{DbError, Result};
+use crate::options::WriteOptions;
+use crate::read::{self, Entry, ReadAt, Scan};
+use crate::seq::SnapshotPin;
+use crate::subtable::Subtable;
+
+/// How much of the concurrent world a transaction is protected from.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Isolation {
+    /// Snapshot isolation: reads see one snapshot; commit fails if a key the transaction
+    /// writes was changed by another commit after its snapshot (no lost update). Write
+    /// skew is possible.
+    #[default]
+    Snapshot,
+    /// Serializable: also fails if a key it read, or any key in a range it scanned, was
+    /// changed after its snapshot, so the transaction behaves as if it ran at its commit.
+    Serializable,
+}
+
+/// A transaction's own writes: per subtable id, key → value (`None`: deleted).
+type WriteSet = BTreeMap<u32, BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
+
+/// One of a transaction's own writes, in key order: key and value (`None`: deleted).
+type OwnWrite = (Vec<u8>, Option<Vec<u8>>);
+
+/// An optimistic transaction; see the module documentation. Not thread-safe by design: one
+/// owner issues its reads and writes.
+pub struct Transaction {
+    core: Arc<Core>,
+    pin: SnapshotPin,
+    isolation: Isolation,
+    writes: WriteSet,
+    /// Keys read from the snapshot (serializable only).
+    reads: Vec<(u32, Vec<u8>)>,
+    /// Ranges scanned (serializable only).
+    ranges: Vec<KeyRange>,
+}
+
+impl Transaction {
+    pub(crate) fn new(core: Arc<Core>, isolation: Isolation) -> Transaction {
+        let pin = core.seqs.pin();
+        Transaction {
+            core,
+            pin,
+            isolation,
+            writes: WriteSet::new(),
+            reads: Vec::new(),
+            ranges: Vec::new(),
+        }
+    }
+
+    /// The sequence number the transaction reads at.
+    pub fn snapshot_seq(&self) -> u64 {
+        self.pin.seq()
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    /// Whether the transaction has written nothing.
+    pub fn is_read_only(&self) -> bool {
+        self.writes.values().all(BTreeMap::is_empty)
+    }
+
+    fn check(&self, sub: &Subtable) -> Result<u32> {
+        if !Arc::ptr_eq(&sub.core, &self.core) {
+            return Err(DbError::ForeignSubtable);
+        }
+        sub.state.check_live()?;
+        Ok(sub.state.id)
+    }
+
+    /// The value of `key` in `sub`: the transaction's own write if it made one, else the
+    /// snapshot's.
+    pub fn get(&mut self, sub: &Subtable, key: impl AsRef<[u8]>) -> Result<Option<Vec<u8>>> {
+        let id = self.check(sub)?;
+        let key = key.as_ref();
+        if let Some(own) = self.writes.get(&id).and_then(|w| w.get(key)) {
+            return Ok(own.clone());
+        }
+        let value = read::get(
+            &self.core.pool,
+            &sub.state,
+            key,
+            ReadAt::Snapshot(self.pin.seq()),
+        )?
+        .map(|v| v.to_vec());
+        if self.isolation == Isolation::Serializable {
+            self.reads.push((id, key.to_vec()));
+        }
+        Ok(value)
+    }
+
+    /// Sets `key` to `value` in `sub` when the transaction commits.
+    pub fn put(
+        &mut self,
+        sub: &Subtable,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let (key, value) = (key.as_ref(), value.as_ref());
+        self.core.options.check_limits(key, value)?;
+        let id = self.check(sub)?;
+        let writes = self.writes.entry(id).or_default();
+        writes.insert(key.to_vec(), Some(value.to_vec()));
+        Ok(())
+    }
+
+    /// Removes `key` from `sub` when the transaction commits.
+    pub fn delete(&mut self, sub: &Subtable, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
+        self.core.options.check_limits(key, &[])?;
+        let id = self.check(sub)?;
+        self.writes
+            .entry(id)
+            .or_default()
+            .insert(key.to_vec(), None);
+        Ok(())
+    }
+
+    /// Entries of `sub` with keys in `range`, ascending: the snapshot's, with the
+    /// transaction's own writes laid over them (as they are now; later writes do not
+    /// show in a scan already begun).
+    pub fn scan<K: AsRef<[u8]> + ?Sized>(
+        &mut self,
+        sub: &Subtable,
+        range: impl RangeBounds<K>,
+    ) -> Result<TxnScan> {
+        self.scan_dir(sub, range, false)
+    }
+
+    /// As [`Transaction::scan`], descending.
+    pub fn scan_rev<K: AsRef<[u8]> + ?Sized>(
+        &mut self,
+        sub: &Subtable,
+        range: impl RangeBounds<K>,
+    ) -> Result<TxnScan> {
+        self.scan_dir(sub, range, true)
+    }
+
+    fn scan_dir<K: AsRef<[u8]> + ?Sized>(
+        &mut self,
+        sub: &Subtable,
+        range: impl RangeBounds<K>,
+        reverse: bool,
+    ) -> Result<TxnScan> {
+        let id = self.check(sub)?;
+        let owned = |b: Bound<&K>| b.map(|k| k.as_ref().to_vec());
+        let range = KeyRange {
+            subtable: id,
+            start: owned(range.start_bound()),
+            end: owned(range.end_bound()),
+        };
+        let mut own: Vec<OwnWrite> = self
+            .writes
+            .get(&id)
+            .map(|w| {
+                w.range::<[u8], _>((as_slice(&range.start), as_slice(&range.end)))
+                    .map(|(k, v)| (k.clone(), v.clone()))
+                    .collect()
+            })
+            .unwrap_or_default();
+        if reverse {
+            own.reverse();
+        }
+        let pin = self.core.seqs.pin_again(&self.pin);
+        let base = Scan::new(
+            &sub.state,
+            &(range.start.clone(), range.end.clone()),
+            pin,
+            reverse,
+        );
+        if self.isolation == Isolation::Serializable {
+            self.ranges.push(range);
+        }
+        Ok(TxnScan {
+            base,
+            base_head: None,
+            own: own.into_iter().peekable(),
+            reverse,
+        })
+    }
+
+    /// Commits the transaction's writes as one atomic batch, durably; fails with
+    /// [`DbError::Conflict`] (nothing applied) if validation finds a change it must not
+    /// overlook. A read-only transaction commits at once: its reads were one snapshot.
+    pub fn commit(self) -> Result<()> {
+        self.commit_with(WriteOptions::default())
+    }
+
+    /// As [`Transaction::commit`], with write options.
+    pub fn commit_with(self, options: WriteOptions) -> Result<()> {
+        if self.is_read_only() {
+            return Ok(());
+        }
+        let (batch, validation) = self.request();
+        self.core.commit(batch, options.sync, Some(validation))
+    }
+
+    /// As [`Transaction::commit_with`], without holding the caller's thread: the future
+    /// resolves when the writes are durable and visible, or with the conflict. For async
+    /// tasks.
+    pub fn commit_async(self, options: WriteOptions) -> PendingCommit {
+        if self.is_read_only() {
+            return PendingCommit::ready(Ok(()));
+        }
+        let (batch, validation) = self.request();
+        self.core
+            .commit_async(batch, options.sync, Some(validation))
+    }
+
+    fn request(&self) -> (WriteBatch, Validation) {
+        let mut batch = WriteBatch::new();
+        let mut keys = Vec::new();
+        for (&id, writes) in &self.writes {
+            let sub = SubtableId {
+                db: self.core.id,
+                id,
+            };
+            for (key, value) in writes {
+                match value {
+                    Some(v) => batch.put(sub, key, v),
+                    None => batch.delete(sub, key),
+                }
+                keys.push((id, key.clone()));
+            }
+        }
+        keys.extend(self.reads.iter().cloned());
+        let validation = Validation {
+            snapshot: self.pin.seq(),
+            keys,
+            ranges: self.ranges.clone(),
+        };
+        (batch, validation)
+    }
+
+    /// Discards the transaction's writes (as dropping it does).
+    pub fn rollback(self) {}
+}
+
+fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
+    b.as_ref().map(Vec::as_slice)
+}
+
+/// A transaction's scan: the snapshot's entries merged with the transaction's own writes
+/// in the range (which win, and whose deletes hide entries).
+pub struct TxnScan {
+    base: Scan,
+    base_head: Option<Entry>,
+    own: std::iter::Peekable<std::vec::IntoIter<OwnWrite>>,
+    reverse: bool,
+}
+
+impl TxnScan {
+    fn next_entry(&mut self) -> Result<Option<Entry>> {
+        loop {
+            if self.base_head.is_none() {
+                self.base_head = self.base.next().transpose()?;
+            }
+            let take_own = match (&self.base_head, self.own.peek()) {
+                (_, None) => false,
+                (None, Some(_)) => true,
+                (Some(base), Some((key, _))) => {
+                    let order = key.as_slice().cmp(base.key());
+                    if order.is_eq() {
+                        self.base_head = None;
+                        true
+                    } else {
+                        order.is_lt() != self.reverse
+                    }
+                }
+            };
+            if !take_own {
+                return Ok(self.base_head.take());
+            }
+            if let Some((key, Some(value))) = self.own.next() {
+                return Ok(Some(Entry::new(key, value)));
+            }
+        }
+    }
+}
+
+impl Iterator for TxnScan {
+    type Item = Result<Entry>;
+
+    fn next(&mut self) -> Option<Result<Entry>> {
+        self.next_entry().transpose()
+    }
+}
