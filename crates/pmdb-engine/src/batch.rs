@@ -81,6 +81,17 @@ impl WriteBatch {
         self.data.extend_from_slice(value);
     }
 
+    /// Adds the writes of `other` after this batch's.
+    pub(crate) fn append(&mut self, other: &WriteBatch) {
+        for op in other.ops() {
+            let id = SubtableId {
+                db: other.db.unwrap_or_default(),
+                id: op.subtable,
+            };
+            self.push(id, op.kind, op.key, op.value);
+        }
+    }
+
     /// The writes, in the order they were added.
     pub(crate) fn ops(&self) -> impl ExactSizeIterator<Item = OpRef<'_>> {
         self.ops.iter().map(|op| {

@@ -21,6 +21,11 @@ impl Snapshot {
         Snapshot { core, pin }
     }
 
+    /// A snapshot at the sequence number `pin` holds.
+    pub(crate) fn pinned(core: Arc<Core>, pin: SnapshotPin) -> Snapshot {
+        Snapshot { core, pin }
+    }
+
     /// The sequence number this snapshot reads at.
     pub fn seq(&self) -> u64 {
         self.pin.seq()

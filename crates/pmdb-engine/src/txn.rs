@@ -13,9 +13,11 @@ use crate::commit::{KeyRange, Validation};
 use crate::committer::PendingCommit;
 use crate::core::Core;
 use crate::error::{DbError, Result};
+use crate::format::record::Kind;
 use crate::options::WriteOptions;
-use crate::read::{self, Entry, ReadAt, Scan};
+use crate::read::{self, Entry, EntryRef, ReadAt, Scan};
 use crate::seq::SnapshotPin;
+use crate::snapshot::Snapshot;
 use crate::subtable::Subtable;
 
 /// How much of the concurrent world a transaction is protected from.
@@ -44,7 +46,9 @@ pub struct Transaction {
     pin: SnapshotPin,
     isolation: Isolation,
     writes: WriteSet,
-    /// Keys read from the snapshot (serializable only).
+    /// Writes applied with the commit that are neither validated nor seen by reads.
+    untracked: WriteBatch,
+    /// Keys read from the snapshot (serializable only) or watched.
     reads: Vec<(u32, Vec<u8>)>,
     /// Ranges scanned (serializable only).
     ranges: Vec<KeyRange>,
@@ -58,6 +62,7 @@ impl Transaction {
             pin,
             isolation,
             writes: WriteSet::new(),
+            untracked: WriteBatch::new(),
             reads: Vec::new(),
             ranges: Vec::new(),
         }
@@ -68,13 +73,19 @@ impl Transaction {
         self.pin.seq()
     }
 
+    /// A snapshot at the transaction's sequence number. Its reads do not see the
+    /// transaction's writes and are not validated.
+    pub fn snapshot(&self) -> Snapshot {
+        Snapshot::pinned(Arc::clone(&self.core), self.core.seqs.pin_again(&self.pin))
+    }
+
     pub fn isolation(&self) -> Isolation {
         self.isolation
     }
 
     /// Whether the transaction has written nothing.
     pub fn is_read_only(&self) -> bool {
-        self.writes.values().all(BTreeMap::is_empty)
+        self.writes.values().all(BTreeMap::is_empty) && self.untracked.is_empty()
     }
 
     fn check(&self, sub: &Subtable) -> Result<u32> {
@@ -130,6 +141,56 @@ impl Transaction {
             .entry(id)
             .or_default()
             .insert(key.to_vec(), None);
+        Ok(())
+    }
+
+    /// Makes the commit fail if `key` of `sub` changed after the snapshot, whatever the
+    /// isolation: for a key the transaction's writes depend on without reading it
+    /// through the transaction.
+    pub fn watch(&mut self, sub: &Subtable, key: impl AsRef<[u8]>) -> Result<()> {
+        let id = self.check(sub)?;
+        self.reads.push((id, key.as_ref().to_vec()));
+        Ok(())
+    }
+
+    /// Adds every write of `batch` to the transaction, as `put` and `delete` would.
+    pub fn apply(&mut self, batch: &WriteBatch) -> Result<()> {
+        if batch.mixed || batch.db.is_some_and(|db| db != self.core.id) {
+            return Err(DbError::ForeignSubtable);
+        }
+        for op in batch.ops() {
+            let value = (op.kind == Kind::Put).then_some(op.value);
+            self.core
+                .options
+                .check_limits(op.key, value.unwrap_or_default())?;
+            let writes = self.writes.entry(op.subtable).or_default();
+            writes.insert(op.key.to_vec(), value.map(<[u8]>::to_vec));
+        }
+        Ok(())
+    }
+
+    /// Sets `key` to `value` in `sub` with the commit, after the tracked writes, without
+    /// validating it and without showing it to the transaction's reads: for bookkeeping
+    /// such as a statistic many transactions update, where the last writer may win.
+    pub fn put_untracked(
+        &mut self,
+        sub: &Subtable,
+        key: impl AsRef<[u8]>,
+        value: impl AsRef<[u8]>,
+    ) -> Result<()> {
+        let (key, value) = (key.as_ref(), value.as_ref());
+        self.core.options.check_limits(key, value)?;
+        self.check(sub)?;
+        self.untracked.put(sub, key, value);
+        Ok(())
+    }
+
+    /// As [`Transaction::put_untracked`], removing `key`.
+    pub fn delete_untracked(&mut self, sub: &Subtable, key: impl AsRef<[u8]>) -> Result<()> {
+        let key = key.as_ref();
+        self.core.options.check_limits(key, &[])?;
+        self.check(sub)?;
+        self.untracked.delete(sub, key);
         Ok(())
     }
 
@@ -190,6 +251,7 @@ impl Transaction {
         }
         Ok(TxnScan {
             base,
+            current: None,
             base_head: None,
             own: own.into_iter().peekable(),
             reverse,
@@ -240,6 +302,7 @@ impl Transaction {
                 keys.push((id, key.clone()));
             }
         }
+        batch.append(&self.untracked);
         keys.extend(self.reads.iter().cloned());
         let validation = Validation {
             snapshot: self.pin.seq(),
@@ -261,12 +324,30 @@ fn as_slice(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
 /// in the range (which win, and whose deletes hide entries).
 pub struct TxnScan {
     base: Scan,
+    /// The entry `next_ref` lent out last.
+    current: Option<Entry>,
     base_head: Option<Entry>,
     own: std::iter::Peekable<std::vec::IntoIter<OwnWrite>>,
     reverse: bool,
 }
 
 impl TxnScan {
+    /// The next entry, borrowed until the next call (copied out of PM, unlike
+    /// [`Scan::next_ref`]'s); `None` at the end.
+    pub fn next_ref(&mut self) -> Option<Result<EntryRef<'_>>> {
+        match self.next_entry() {
+            Ok(Some(entry)) => {
+                let entry = self.current.insert(entry);
+                Some(Ok(EntryRef {
+                    key: entry.key(),
+                    value: entry.value(),
+                }))
+            }
+            Ok(None) => None,
+            Err(e) => Some(Err(e)),
+        }
+    }
+
     fn next_entry(&mut self) -> Result<Option<Entry>> {
         loop {
             if self.base_head.is_none() {

@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use pmdb_engine::{Db, DbError, DbOptions, Isolation, Subtable};
+use pmdb_engine::{Db, DbError, DbOptions, Isolation, Subtable, WriteBatch};
 
 fn open() -> (tempfile::TempDir, Db) {
     let dir = tempfile::tempdir().unwrap();
@@ -283,4 +283,64 @@ fn bad_writes_fail_early_and_foreign_or_dropped_subtables_are_refused() {
         "{err}"
     );
     assert_eq!(t.scan::<&str>(..).count(), 0);
+}
+
+#[test]
+fn batches_apply_into_a_transaction_and_untracked_writes_are_not_validated() {
+    let (_dir, db) = open();
+    let t = db.subtable("t").unwrap();
+    let stats = db.subtable("stats").unwrap();
+    let mut a = db.transaction();
+    let mut b = db.transaction();
+    let mut batch = WriteBatch::new();
+    batch.put(&t, "a1", "x");
+    batch.put(&t, "a2", "x");
+    batch.delete(&t, "a2");
+    a.apply(&batch).unwrap();
+    assert_eq!(a.get(&t, "a1").unwrap().unwrap(), b"x");
+    assert_eq!(
+        a.get(&t, "a2").unwrap(),
+        None,
+        "the batch's later delete wins"
+    );
+    let mut scan = a.scan::<&str>(&t, ..).unwrap();
+    assert_eq!(scan.next_ref().unwrap().unwrap().key, b"a1");
+    assert!(scan.next_ref().is_none());
+    a.put_untracked(&stats, "rows", "1").unwrap();
+    b.put(&t, "b1", "y").unwrap();
+    b.put_untracked(&stats, "rows", "2").unwrap();
+    assert_eq!(b.get(&stats, "rows").unwrap(), None, "not seen by reads");
+    a.commit().unwrap();
+    b.commit().unwrap();
+    assert_eq!(
+        stats.get_owned("rows").unwrap().unwrap(),
+        b"2",
+        "the last writer wins"
+    );
+    assert_eq!(keys_of(t.scan::<&str>(..)), ["a1=x", "b1=y"]);
+    let (_dir2, other) = open();
+    let mut foreign = WriteBatch::new();
+    foreign.put(&other.subtable("t").unwrap(), "k", "v");
+    assert!(matches!(
+        db.transaction().apply(&foreign),
+        Err(DbError::ForeignSubtable)
+    ));
+}
+
+#[test]
+fn a_watched_key_is_validated_under_snapshot_isolation() {
+    let (_dir, db) = open();
+    let t = db.subtable("t").unwrap();
+    let flags = db.subtable("flags").unwrap();
+    let write_watching = |changed: bool| {
+        let mut tx = db.transaction();
+        tx.watch(&flags, "f").unwrap();
+        tx.put(&t, "k", "v").unwrap();
+        if changed {
+            flags.put("f", "set").unwrap();
+        }
+        tx.commit()
+    };
+    write_watching(false).unwrap();
+    assert!(is_conflict(&write_watching(true)));
 }

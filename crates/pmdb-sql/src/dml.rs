@@ -20,6 +20,7 @@ use crate::ddl::{ident_name, object_name};
 use crate::error::df_error;
 use crate::error::{Result, SqlError, state};
 use crate::provider::{KEYED_PREFIX, load_batch};
+use crate::read_point::ReadPoint;
 use crate::session::Session;
 use crate::table::TableWriter;
 
@@ -93,7 +94,7 @@ fn key_column(b: &RecordBatch, at: usize) -> Result<&BinaryArray> {
         .ok_or_else(|| SqlError::Query(format!("the rows found carry no key column at {at}")))
 }
 
-pub async fn delete(session: &Session, d: &Delete) -> Result<u64> {
+pub async fn delete(session: &Session, read_point: &ReadPoint, d: &Delete) -> Result<u64> {
     if d.returning.is_some() || !d.order_by.is_empty() || d.limit.is_some() || !d.tables.is_empty()
     {
         return Err(SqlError::unsupported(
@@ -109,17 +110,15 @@ pub async fn delete(session: &Session, d: &Delete) -> Result<u64> {
     let (name, alias) = target(t)?;
     let using = d.using.as_deref().unwrap_or(&[]);
     let (table, _guard) = session.catalog.lock_table(&name)?;
+    let read_point = read_point.under_lock(&session.db);
     let batches = session
-        .query(&finding_query(
-            &name,
-            &alias,
-            &[],
-            using,
-            d.selection.as_ref(),
-        ))
+        .query(
+            &finding_query(&name, &alias, &[], using, d.selection.as_ref()),
+            &read_point,
+        )
         .await?;
     let ncols = table.types().len();
-    let mut writer = TableWriter::new(&table);
+    let mut writer = TableWriter::new(&table).through(&read_point);
     let mut seen = HashSet::new();
     for b in &batches {
         let keys = key_column(b, ncols)?;
@@ -135,7 +134,7 @@ pub async fn delete(session: &Session, d: &Delete) -> Result<u64> {
     Ok(writer.rows())
 }
 
-pub async fn update(session: &Session, u: &Update) -> Result<u64> {
+pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Result<u64> {
     if u.returning.is_some() || !u.order_by.is_empty() || u.limit.is_some() || u.or.is_some() {
         return Err(SqlError::unsupported(
             "UPDATE with RETURNING, ORDER BY, LIMIT or OR",
@@ -147,6 +146,7 @@ pub async fn update(session: &Session, u: &Update) -> Result<u64> {
         Some(UpdateTableFromKind::AfterSet(f) | UpdateTableFromKind::BeforeSet(f)) => f,
     };
     let (table, _guard) = session.catalog.lock_table(&name)?;
+    let read_point = read_point.under_lock(&session.db);
     let def = table.def();
     let mut targets = Vec::with_capacity(u.assignments.len());
     let mut exprs = Vec::with_capacity(u.assignments.len());
@@ -176,16 +176,13 @@ pub async fn update(session: &Session, u: &Update) -> Result<u64> {
         exprs.push(a.value.to_string());
     }
     let batches = session
-        .query(&finding_query(
-            &name,
-            &alias,
-            &exprs,
-            from,
-            u.selection.as_ref(),
-        ))
+        .query(
+            &finding_query(&name, &alias, &exprs, from, u.selection.as_ref()),
+            &read_point,
+        )
         .await?;
     let ncols = table.types().len();
-    let mut writer = TableWriter::new(&table);
+    let mut writer = TableWriter::new(&table).through(&read_point);
     let mut seen = HashSet::new();
     for b in &batches {
         let keys = key_column(b, ncols)?;
@@ -268,7 +265,11 @@ fn copy_format(
 /// COPY table [(columns)] FROM 'file' [WITH (FORMAT csv|parquet, HEADER, DELIMITER)]:
 /// a bulk load that commits every few megabytes. On an error, the rows of the commits
 /// before it stay, and the error says how many.
-pub async fn copy_from(session: &Session, statement: &Statement) -> Result<u64> {
+pub async fn copy_from(
+    session: &Session,
+    read_point: &ReadPoint,
+    statement: &Statement,
+) -> Result<u64> {
     let Statement::Copy {
         source,
         target,
@@ -339,7 +340,7 @@ pub async fn copy_from(session: &Session, statement: &Statement) -> Result<u64> 
         .execute_stream()
         .await
         .map_err(|e| copy_error(&name, 0, df_error(e)))?;
-    let mut writer = TableWriter::for_load(&table)?;
+    let mut writer = TableWriter::for_load(&table)?.through(read_point);
     while let Some(batch) = stream.next().await {
         let step = batch
             .map_err(df_error)

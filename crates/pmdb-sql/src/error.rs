@@ -46,6 +46,12 @@ pub mod state {
     pub const UNDEFINED_FILE: &str = "58P01";
     pub const INTERNAL: &str = "XX000";
     pub const DATA_CORRUPTED: &str = "XX001";
+    pub const SERIALIZATION_FAILURE: &str = "40001";
+    pub const INVALID_TRANSACTION_STATE: &str = "25000";
+    pub const ACTIVE_SQL_TRANSACTION: &str = "25001";
+    pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";
+    pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
+    pub const READ_ONLY_SQL_TRANSACTION: &str = "25006";
 }
 
 impl SqlError {
@@ -71,6 +77,8 @@ impl SqlError {
                 | DbError::BatchTooLarge { .. },
             ) => state::PROGRAM_LIMIT,
             SqlError::Db(DbError::PoolFull) => state::DISK_FULL,
+            SqlError::Db(DbError::Conflict { .. }) => state::SERIALIZATION_FAILURE,
+            SqlError::Db(DbError::ReadOnly { .. }) => state::READ_ONLY_SQL_TRANSACTION,
             SqlError::Db(_) => state::INTERNAL,
             SqlError::Query(_) => state::INTERNAL,
         }

@@ -4,8 +4,9 @@
 //! makes a subtable's byte order the tuples' SQL order ([`keycode`]), the compact row
 //! codec of the stored rows ([`rowcode`]), the catalog and its table definitions
 //! ([`catalog`], [`schema`]), tables with their secondary indexes and columnar segments
-//! ([`table`]), the table provider DataFusion plans scans and INSERTs with, and pmdb's
-//! own DDL, UPDATE, DELETE, COPY and ANALYZE. Every persistent encoding has its byte
+//! ([`table`]), the table provider DataFusion plans scans and INSERTs with, pmdb's own
+//! DDL, UPDATE, DELETE, COPY and ANALYZE, and client sessions ([`SqlSession`]) with
+//! transaction blocks on the engine's optimistic transactions. Every persistent encoding has its byte
 //! table in `docs/format.md`, "Part 4".
 
 #![forbid(unsafe_code)]
@@ -20,6 +21,7 @@ pub mod error;
 pub mod keycode;
 mod provider;
 mod pushdown;
+mod read_point;
 mod reader;
 pub mod rowcode;
 mod scan_exec;
@@ -27,13 +29,17 @@ pub mod schema;
 mod segment_layout;
 mod segments;
 mod session;
+mod sql_session;
+mod statement;
 pub mod table;
 pub mod types;
 
-pub use engine::{Output, SqlEngine};
+pub use engine::SqlEngine;
 pub use error::{Result, SqlError};
 pub use provider::ScanOptions;
 pub use session::parse;
+pub use sql_session::{SqlSession, TxnStatus};
+pub use statement::Output;
 pub use types::{SqlType, Value};
 
 /// Bytes that do not decode as what they should be: a key or a row read back from

@@ -27,16 +27,13 @@ use crate::arrow_conv::{arrow_schema, cast_to_column, row_values};
 use crate::catalog::Catalog;
 use crate::error::SqlError;
 use crate::pushdown::{KeyRange, key_ranges};
+use crate::read_point::ReadPoint;
 use crate::scan_exec::{Access, TableScanExec};
 use crate::table::{Table, TableWriter};
 
 /// Prefix of the name under which a table is also found with its key column
 /// (`__pmdb_key`, the stored key of each row), for the scans of UPDATE and DELETE.
 pub const KEYED_PREFIX: &str = "__pmdb_keyed__";
-
-/// The statement's read point, set as a session-config extension: every scan of one
-/// statement reads the same snapshot.
-pub struct ReadPoint(pub Arc<Snapshot>);
 
 /// How scans read, set as a session-config extension (defaults when absent).
 #[derive(Clone, Debug)]
@@ -174,18 +171,11 @@ impl TableProvider for TableSource {
             Some(p) => p.clone(),
             None => (0..self.schema.fields().len()).collect(),
         };
-        let snapshot = state
-            .config()
-            .get_extension::<ReadPoint>()
-            .map(|r| Arc::clone(&r.0));
+        let read_point = read_point_of(state.config(), &self.table);
         let mut access = self.access(filters);
         if matches!(&access, Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all()) {
-            let read_point = match &snapshot {
-                Some(s) => Arc::clone(s),
-                None => Arc::new(self.table.db().snapshot()),
-            };
             let parts = state.config().target_partitions();
-            let ranges = split(&self.table, &read_point, parts)
+            let ranges = split(&self.table, read_point.snapshot(), parts)
                 .map_err(external)?
                 .unwrap_or_else(|| vec![KeyRange::all()]);
             let options = state
@@ -195,7 +185,11 @@ impl TableProvider for TableSource {
             let keyed = projection.contains(&self.table.types().len());
             access = if options.columnar
                 && !keyed
-                && self.table.covered_at(&read_point).map_err(external)?
+                && read_point.may_read_segments(&self.table)
+                && self
+                    .table
+                    .covered_at(read_point.snapshot())
+                    .map_err(external)?
             {
                 Access::Columns {
                     ranges,
@@ -213,7 +207,6 @@ impl TableProvider for TableSource {
             Arc::clone(&self.schema),
             projection,
             limit,
-            snapshot,
         )?))
     }
 
@@ -242,6 +235,14 @@ impl TableProvider for TableSource {
             schema: arrow_schema(self.table.def(), false),
         };
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
+    }
+}
+
+/// The statement's read point, or a snapshot taken now when there is none.
+pub fn read_point_of(config: &datafusion::prelude::SessionConfig, table: &Table) -> ReadPoint {
+    match config.get_extension::<ReadPoint>() {
+        Some(r) => r.as_ref().clone(),
+        None => ReadPoint::Snapshot(Arc::new(table.db().snapshot())),
     }
 }
 
@@ -274,7 +275,7 @@ impl DataSink for InsertSink {
     async fn write_all(
         &self,
         mut data: SendableRecordBatchStream,
-        _context: &Arc<TaskContext>,
+        context: &Arc<TaskContext>,
     ) -> DfResult<u64> {
         // The whole input first: the table's write lock is not held across an await.
         let mut batches = Vec::new();
@@ -282,7 +283,8 @@ impl DataSink for InsertSink {
             batches.push(batch?);
         }
         let (table, _guard) = self.catalog.lock_table(&self.name).map_err(external)?;
-        let mut writer = TableWriter::new(&table);
+        let read_point = read_point_of(context.session_config(), &table);
+        let mut writer = TableWriter::new(&table).through(&read_point);
         for batch in &batches {
             insert_batch(&table, &mut writer, batch).map_err(external)?;
         }

@@ -1,5 +1,5 @@
 //! The physical scan of a table: it reads key ranges of the rows subtable (or of an
-//! index subtable, then each row by its key) at one snapshot and fills Arrow arrays
+//! index subtable, then each row by its key) at the statement's read point and fills Arrow arrays
 //! straight from the stored bytes, a batch at a time.
 
 use std::collections::VecDeque;
@@ -20,13 +20,15 @@ use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
     SendableRecordBatchStream, StatisticsArgs,
 };
-use pmdb_engine::{Scan, Snapshot};
+
 use pmdb_prefetch::Prefetcher;
 
 use crate::arrow_conv::BatchBuilder;
 use crate::error::SqlError;
 use crate::keycode::decode_key_prefix;
+use crate::provider::read_point_of;
 use crate::pushdown::KeyRange;
+use crate::read_point::{ReadPoint, RowScan};
 use crate::segments::SegmentBatches;
 use crate::table::Table;
 
@@ -54,8 +56,6 @@ pub struct TableScanExec {
     projection: Vec<usize>,
     table_schema: SchemaRef,
     limit: Option<usize>,
-    /// The statement's read point; without one, each execution takes its own.
-    snapshot: Option<Arc<Snapshot>>,
     props: Arc<PlanProperties>,
 }
 
@@ -66,7 +66,6 @@ impl TableScanExec {
         table_schema: SchemaRef,
         projection: Vec<usize>,
         limit: Option<usize>,
-        snapshot: Option<Arc<Snapshot>>,
     ) -> DfResult<TableScanExec> {
         let schema = Arc::new(table_schema.project(&projection)?);
         let partitions = match &access {
@@ -85,7 +84,6 @@ impl TableScanExec {
             projection,
             table_schema,
             limit,
-            snapshot,
             props: Arc::new(props),
         })
     }
@@ -189,16 +187,14 @@ impl ExecutionPlan for TableScanExec {
         partition: usize,
         context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
-        let snapshot = match &self.snapshot {
-            Some(s) => Arc::clone(s),
-            None => Arc::new(self.table.db().snapshot()),
-        };
+        // The read point of the execution's statement (a plan may run more than once).
+        let read_point = read_point_of(context.session_config(), &self.table);
         if let Access::Columns { ranges, prefetcher } = &self.access {
             let batches = SegmentBatches::new(
                 Arc::clone(&self.table),
                 &self.projection,
                 ranges.get(partition).cloned().into_iter().collect(),
-                snapshot,
+                Arc::clone(read_point.snapshot()),
                 Arc::clone(self.props.eq_properties.schema()),
                 self.limit,
             )
@@ -229,7 +225,7 @@ impl ExecutionPlan for TableScanExec {
             },
             ranges,
             scan: None,
-            snapshot,
+            read_point,
             builder,
             left: self.limit.unwrap_or(usize::MAX),
             failed: false,
@@ -247,8 +243,8 @@ struct RowBatches {
     table: Arc<Table>,
     index: Option<usize>,
     ranges: VecDeque<KeyRange>,
-    scan: Option<Scan>,
-    snapshot: Arc<Snapshot>,
+    scan: Option<RowScan>,
+    read_point: ReadPoint,
     builder: BatchBuilder,
     /// Rows still wanted (the LIMIT).
     left: usize,
@@ -268,7 +264,8 @@ impl RowBatches {
                             None => self.table.rows(),
                             Some(i) => &self.table.indexes()[i].subtable,
                         };
-                        self.scan.insert(self.snapshot.scan(sub, (r.start, r.end))?)
+                        self.scan
+                            .insert(self.read_point.scan(sub, (r.start, r.end))?)
                     }
                 },
             };
@@ -292,20 +289,20 @@ impl RowBatches {
                         source,
                     };
                     let (_, row_key) = decode_key_prefix(&ix.types, entry.key).map_err(damaged)?;
-                    let row = self
-                        .snapshot
-                        .get(self.table.rows(), row_key)?
-                        .ok_or_else(|| {
+                    let (table, builder) = (&self.table, &mut self.builder);
+                    self.read_point.get(table.rows(), row_key, |row| {
+                        let row = row.ok_or_else(|| {
                             damaged(crate::CodecError::Mismatch(
                                 "it names a row that does not exist".into(),
                             ))
                         })?;
-                    self.builder.push(row_key, row.as_ref()).map_err(|source| {
-                        SqlError::Damaged {
-                            what: format!("row in table {:?}", self.table.def().name),
-                            source,
-                        }
-                    })?;
+                        builder
+                            .push(row_key, row)
+                            .map_err(|source| SqlError::Damaged {
+                                what: format!("row in table {:?}", table.def().name),
+                                source,
+                            })
+                    })??;
                 }
             }
             self.left -= 1;

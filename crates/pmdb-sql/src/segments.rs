@@ -19,7 +19,7 @@ use crate::column_chunk::{MAX_CHUNK_ROWS, chunk_rows, decode_chunk};
 use crate::error::SqlError;
 use crate::pushdown::KeyRange;
 use crate::segment_layout::{COVERED, SegmentBuilder, chunk_key, covered_key};
-use crate::table::Table;
+use crate::table::{Table, count_key};
 use crate::types::SqlType;
 
 /// The batches of a scan of segments: one record batch per chunk, the projected columns
@@ -238,8 +238,9 @@ impl Iterator for SegmentBatches {
     }
 }
 
-/// Builds `table`'s segments from its rows when they are stale (the caller holds its
-/// write lock, so no statement changes the rows meanwhile); `Ok(false)` when a chunk
+/// Builds `table`'s segments from its rows when they are stale, and counts the rows (the
+/// caller holds its write lock, so no autocommit statement changes the rows meanwhile; a
+/// transaction block that commits meanwhile makes them stale again); `Ok(false)` when a chunk
 /// would be larger than the engine takes as one value, and the rows are then scanned
 /// as rows.
 pub fn rebuild(table: &Table) -> Result<bool, SqlError> {
@@ -247,7 +248,12 @@ pub fn rebuild(table: &Table) -> Result<bool, SqlError> {
         return Ok(false);
     };
     let db = table.db();
-    let at = db.snapshot();
+    // Serializable, with the rows' whole range read: the final batch fails if a
+    // transaction block changed a row meanwhile (autocommit writers are held off by the
+    // write lock), since the segments would then not hold its rows.
+    let mut tx = db.transaction_with(pmdb_engine::Isolation::Serializable);
+    drop(tx.scan::<[u8]>(table.rows(), ..)?);
+    let at = tx.snapshot();
     if table.covered_at(&at)? {
         return Ok(true);
     }
@@ -275,6 +281,7 @@ pub fn rebuild(table: &Table) -> Result<bool, SqlError> {
     let mut builder = SegmentBuilder::new(types);
     let limit = table.fill_batch_bytes();
     let (mut chunk_bytes, mut pending_bytes) = (0usize, 0usize);
+    let mut count = 0i64;
     let mut scan = at.scan::<[u8]>(table.rows(), ..)?;
     let damaged = |source| SqlError::Damaged {
         what: format!("row in table {:?}", table.def().name),
@@ -284,6 +291,7 @@ pub fn rebuild(table: &Table) -> Result<bool, SqlError> {
         let entry = scan.next_ref().transpose()?;
         let end = entry.is_none();
         if let Some(e) = &entry {
+            count += 1;
             builder.note_row(e.key);
             rows.push(e.key, e.value).map_err(damaged)?;
             chunk_bytes += e.key.len() + e.value.len();
@@ -305,7 +313,20 @@ pub fn rebuild(table: &Table) -> Result<bool, SqlError> {
         }
     }
     batch.put(table.catalog(), covered_key(table.def().id), COVERED);
-    write(batch)?;
+    // The rows were counted too: the count transaction blocks kept may have drifted.
+    batch.put(
+        table.catalog(),
+        count_key(table.def().id),
+        count.to_le_bytes(),
+    );
+    tx.apply(&batch)?;
+    match tx.commit() {
+        Ok(()) => {}
+        // A block changed rows meanwhile: the segments stay stale, the rows answer.
+        Err(pmdb_engine::DbError::Conflict { .. }) => return Ok(false),
+        Err(e) => return Err(e.into()),
+    }
     table.set_covered();
+    table.set_row_count(count);
     Ok(true)
 }

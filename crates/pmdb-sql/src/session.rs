@@ -1,5 +1,6 @@
-//! The state every statement shares: the database, the catalog and the DataFusion
-//! context, with a statement's read point and the parsing of SQL text.
+//! The state every statement of every client session shares: the database, the catalog
+//! and the DataFusion context; a statement's session state at its read point; the
+//! parsing of SQL text.
 
 use std::sync::Arc;
 
@@ -14,7 +15,7 @@ use pmdb_engine::Db;
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error, state};
-use crate::provider::ReadPoint;
+use crate::read_point::ReadPoint;
 
 pub(crate) struct Session {
     pub db: Db,
@@ -23,19 +24,20 @@ pub(crate) struct Session {
 }
 
 impl Session {
-    /// The session state a statement plans and runs with: its read point is a snapshot
-    /// taken now.
-    pub(crate) fn statement_state(&self) -> SessionState {
+    /// The session state a statement plans and runs with, at `read_point`.
+    pub(crate) fn statement_state(&self, read_point: ReadPoint) -> SessionState {
         let mut state = self.ctx.state();
-        state
-            .config_mut()
-            .set_extension(Arc::new(ReadPoint(Arc::new(self.db.snapshot()))));
+        state.config_mut().set_extension(Arc::new(read_point));
         state
     }
 
-    /// Runs a query (built by pmdb itself) and gives its batches.
-    pub(crate) async fn query(&self, sql: &str) -> Result<Vec<RecordBatch>> {
-        let state = self.statement_state();
+    /// Runs a query (built by pmdb itself) at `read_point` and gives its batches.
+    pub(crate) async fn query(
+        &self,
+        sql: &str,
+        read_point: &ReadPoint,
+    ) -> Result<Vec<RecordBatch>> {
+        let state = self.statement_state(read_point.clone());
         let mut statements = parse(sql)?;
         let statement = statements
             .pop_front()

@@ -12,6 +12,7 @@ use pmdb_engine::{Db, Snapshot, Subtable, WriteBatch};
 
 use crate::error::{Result, SqlError, state};
 use crate::keycode::encode_key;
+use crate::read_point::{ReadPoint, SqlTxn};
 use crate::rowcode::{decode_row, encode_row};
 use crate::schema::{IndexDef, TableDef};
 use crate::segment_layout::{SegmentBuilder, covered_key, is_covered};
@@ -29,11 +30,15 @@ pub struct Table {
     indexes: Vec<Index>,
     /// The columnar segments (absent for a table of an older pool opened read-only).
     segments: Option<Subtable>,
-    /// Whether the segments hold exactly the committed rows (see [`crate::segment_layout`]).
+    /// Whether the segments held exactly the committed rows when last looked at (see
+    /// [`crate::segment_layout`]): a hint for bulk loads whether to build chunks. What
+    /// decides is the catalog entry, which transaction blocks may delete at any time.
     covered: Arc<AtomicBool>,
     next_row_id: Arc<AtomicI64>,
-    /// Rows stored, kept exact: each statement writes the new count into the catalog
-    /// subtable in the batch of its rows.
+    /// Rows stored: each autocommit statement writes the new count into the catalog
+    /// subtable in the batch of its rows, exactly; a transaction block adds its change at
+    /// COMMIT without validating it (concurrent blocks may make it an estimate, which
+    /// ANALYZE makes exact again).
     row_count: Arc<AtomicI64>,
     catalog: Subtable,
     /// Shared by every version of the table's handle, so DDL and writes serialize.
@@ -234,6 +239,37 @@ impl Table {
             .collect()
     }
 
+    /// Adds to `tx` the row count with `delta` rows more, as a write no other transaction
+    /// conflicts on, and what keeps the segments honest: if the entry that says they
+    /// hold the rows is there at the snapshot, its deletion; if not, a watch on it, so
+    /// that the commit fails should an ANALYZE mark them whole meanwhile (it could not
+    /// have seen the transaction's rows).
+    pub fn bookkeeping(&self, tx: &mut pmdb_engine::Transaction, delta: i64) -> Result<()> {
+        let count = self.row_count.load(Ordering::Acquire) + delta;
+        tx.put_untracked(&self.catalog, count_key(self.def.id), count.to_le_bytes())?;
+        if self.segments.is_some() {
+            let key = covered_key(self.def.id);
+            if tx.get(&self.catalog, &key)?.is_some() {
+                tx.delete_untracked(&self.catalog, &key)?;
+            } else {
+                tx.watch(&self.catalog, &key)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes note of a committed transaction block that changed the table by `delta`
+    /// rows (after [`Table::bookkeeping`]).
+    pub fn committed_elsewhere(&self, delta: i64) {
+        self.row_count.fetch_add(delta, Ordering::AcqRel);
+        self.covered.store(false, Ordering::Release);
+    }
+
+    /// Sets the row count (ANALYZE counted the rows).
+    pub fn set_row_count(&self, rows: i64) {
+        self.row_count.store(rows, Ordering::Release);
+    }
+
     pub fn write_lock(&self) -> WriteGuard {
         self.writes.lock_arc()
     }
@@ -357,7 +393,9 @@ impl Table {
 /// all at once. It remembers the keys it wrote, so a statement that writes a primary key
 /// twice fails like one that meets a stored row.
 pub struct TableWriter<'t> {
-    table: &'t Table,
+    table: &'t Arc<Table>,
+    /// The transaction block the changes go to at each commit, instead of the database.
+    txn: Option<Arc<SqlTxn>>,
     pub batch: WriteBatch,
     /// Bytes of keys and values put into the batch.
     pub bytes: usize,
@@ -380,9 +418,10 @@ pub struct TableWriter<'t> {
 }
 
 impl<'t> TableWriter<'t> {
-    pub fn new(table: &'t Table) -> TableWriter<'t> {
+    pub fn new(table: &'t Arc<Table>) -> TableWriter<'t> {
         TableWriter {
             table,
+            txn: None,
             batch: WriteBatch::new(),
             bytes: 0,
             written: Default::default(),
@@ -397,7 +436,7 @@ impl<'t> TableWriter<'t> {
 
     /// A writer for a bulk load: while rows arrive in ascending key order above the
     /// table's last key it skips the lookups of the duplicate check.
-    pub fn for_load(table: &'t Table) -> Result<TableWriter<'t>> {
+    pub fn for_load(table: &'t Arc<Table>) -> Result<TableWriter<'t>> {
         let mut w = TableWriter::new(table);
         w.load = true;
         if table.covered.load(Ordering::Acquire) {
@@ -408,6 +447,18 @@ impl<'t> TableWriter<'t> {
             w.ascending_after = Some(last.map(|e| e.key().to_vec()).unwrap_or_default());
         }
         Ok(w)
+    }
+
+    /// Sends the changes to the transaction block of `read_point`, if it has one (a bulk
+    /// load in a block is a plain insert: its rows gather in the transaction).
+    pub fn through(mut self, read_point: &ReadPoint) -> TableWriter<'t> {
+        if let ReadPoint::Transaction(txn) = read_point {
+            self.txn = Some(Arc::clone(txn));
+            self.load = false;
+            self.segments = None;
+            self.ascending_after = None;
+        }
+        self
     }
 
     /// Rows changed so far.
@@ -427,6 +478,14 @@ impl<'t> TableWriter<'t> {
         if self.batch.is_empty() {
             return Ok(());
         }
+        if let Some(txn) = &self.txn {
+            txn.write(t, &self.batch, self.delta)?;
+            self.batch.clear();
+            self.committed = self.rows;
+            self.delta = 0;
+            self.bytes = 0;
+            return Ok(());
+        }
         let count = t.row_count.load(Ordering::Acquire) + self.delta;
         self.batch
             .put(&t.catalog, count_key(t.def.id), count.to_le_bytes());
@@ -436,7 +495,8 @@ impl<'t> TableWriter<'t> {
             }
             _ => false,
         };
-        let stale = !keep_segments && t.covered.load(Ordering::Acquire);
+        // The entry as stored, not the flag: a transaction block may have deleted it.
+        let stale = !keep_segments && t.catalog.get(covered_key(t.def.id))?.is_some();
         if stale {
             self.segments = None;
             self.batch.delete(&t.catalog, covered_key(t.def.id));
@@ -462,7 +522,10 @@ impl<'t> TableWriter<'t> {
         if let Some(&present) = self.written.get(key) {
             return Ok(present);
         }
-        Ok(self.table.rows.get(key)?.is_some())
+        match &self.txn {
+            Some(txn) => txn.exists(&self.table.rows, key),
+            None => Ok(self.table.rows.get(key)?.is_some()),
+        }
     }
 
     fn put(&mut self, sub: &Subtable, key: &[u8], value: &[u8]) {

@@ -1,0 +1,174 @@
+//! Where a statement reads and writes: [`ReadPoint`], set as a session-config extension
+//! so every scan of one statement sees the same data. In autocommit, a snapshot taken
+//! when the statement began (its writes commit at its end). In a transaction block, the
+//! engine transaction ([`SqlTxn`]): its snapshot with its own writes laid over, and the
+//! place the block's writes gather until COMMIT.
+
+use std::collections::HashMap;
+use std::ops::Bound;
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use pmdb_engine::{
+    Db, EntryRef, Isolation, Scan, Snapshot, Subtable, Transaction, TxnScan, WriteBatch,
+    WriteOptions,
+};
+
+use crate::error::{Result, SqlError, state};
+use crate::table::Table;
+
+#[derive(Clone)]
+pub enum ReadPoint {
+    Snapshot(Arc<Snapshot>),
+    Transaction(Arc<SqlTxn>),
+}
+
+/// A scan through a read point.
+pub enum RowScan {
+    Snapshot(Scan),
+    Transaction(TxnScan),
+}
+
+impl RowScan {
+    /// The next entry, borrowed until the next call.
+    pub fn next_ref(&mut self) -> Option<pmdb_engine::Result<EntryRef<'_>>> {
+        match self {
+            RowScan::Snapshot(s) => s.next_ref(),
+            RowScan::Transaction(s) => s.next_ref(),
+        }
+    }
+}
+
+type Range = (Bound<Vec<u8>>, Bound<Vec<u8>>);
+
+impl ReadPoint {
+    /// The read point a statement that changes a table reads at once it holds the table's
+    /// write lock: in autocommit, a snapshot taken now, so that it sees every change
+    /// committed before it (and none can come until it commits); in a transaction block,
+    /// the block's (its commit validates what changed since).
+    pub fn under_lock(&self, db: &Db) -> ReadPoint {
+        match self {
+            ReadPoint::Snapshot(_) => ReadPoint::Snapshot(Arc::new(db.snapshot())),
+            ReadPoint::Transaction(_) => self.clone(),
+        }
+    }
+
+    /// The transaction block, if the statement runs in one.
+    pub fn txn(&self) -> Option<&Arc<SqlTxn>> {
+        match self {
+            ReadPoint::Snapshot(_) => None,
+            ReadPoint::Transaction(t) => Some(t),
+        }
+    }
+
+    /// The snapshot under the read point (a transaction's own writes are not in it).
+    pub fn snapshot(&self) -> &Arc<Snapshot> {
+        match self {
+            ReadPoint::Snapshot(s) => s,
+            ReadPoint::Transaction(t) => &t.snapshot,
+        }
+    }
+
+    pub fn scan(&self, sub: &Subtable, range: Range) -> Result<RowScan> {
+        Ok(match self {
+            ReadPoint::Snapshot(s) => RowScan::Snapshot(s.scan(sub, range)?),
+            ReadPoint::Transaction(t) => RowScan::Transaction(t.with(|tx| tx.scan(sub, range))?),
+        })
+    }
+
+    /// Calls `f` with the value of `key` in `sub`.
+    pub fn get<R>(
+        &self,
+        sub: &Subtable,
+        key: &[u8],
+        f: impl FnOnce(Option<&[u8]>) -> R,
+    ) -> Result<R> {
+        Ok(match self {
+            ReadPoint::Snapshot(s) => f(s.get(sub, key)?.as_deref()),
+            ReadPoint::Transaction(t) => f(t.with(|tx| tx.get(sub, key))?.as_deref()),
+        })
+    }
+
+    /// Whether full scans of `table` may read its columnar segments: they hold the rows as
+    /// of the snapshot, not a transaction's own changes, and reads of them are not
+    /// validated (so not under serializable).
+    pub fn may_read_segments(&self, table: &Table) -> bool {
+        match self {
+            ReadPoint::Snapshot(_) => true,
+            ReadPoint::Transaction(t) => {
+                t.isolation == Isolation::Snapshot && !t.tables.lock().contains_key(&table.def().id)
+            }
+        }
+    }
+}
+
+/// An open transaction block: the engine transaction, and per table it changed, how many
+/// rows it added (less those it removed).
+pub struct SqlTxn {
+    /// Taken by COMMIT.
+    tx: Mutex<Option<Transaction>>,
+    snapshot: Arc<Snapshot>,
+    isolation: Isolation,
+    tables: Mutex<HashMap<u64, (Arc<Table>, i64)>>,
+}
+
+impl SqlTxn {
+    pub fn begin(tx: Transaction) -> SqlTxn {
+        SqlTxn {
+            snapshot: Arc::new(tx.snapshot()),
+            isolation: tx.isolation(),
+            tx: Mutex::new(Some(tx)),
+            tables: Mutex::new(HashMap::new()),
+        }
+    }
+
+    pub fn isolation(&self) -> Isolation {
+        self.isolation
+    }
+
+    fn with<R>(&self, f: impl FnOnce(&mut Transaction) -> pmdb_engine::Result<R>) -> Result<R> {
+        match self.tx.lock().as_mut() {
+            Some(tx) => Ok(f(tx)?),
+            None => Err(SqlError::user(
+                state::INVALID_TRANSACTION_STATE,
+                "the transaction has ended",
+            )),
+        }
+    }
+
+    /// Adds a statement's changes to `table` to the transaction.
+    pub fn write(&self, table: &Arc<Table>, batch: &WriteBatch, rows_added: i64) -> Result<()> {
+        self.with(|tx| tx.apply(batch))?;
+        let mut tables = self.tables.lock();
+        let entry = tables
+            .entry(table.def().id)
+            .or_insert_with(|| (Arc::clone(table), 0));
+        entry.1 += rows_added;
+        Ok(())
+    }
+
+    /// Whether the transaction reads `key` of `sub` as present.
+    pub fn exists(&self, sub: &Subtable, key: &[u8]) -> Result<bool> {
+        Ok(self.with(|tx| tx.get(sub, key))?.is_some())
+    }
+
+    /// Commits the block, with each changed table's row count and the staleness of its
+    /// segments as writes no other transaction conflicts on.
+    pub async fn commit(&self) -> Result<()> {
+        let Some(mut tx) = self.tx.lock().take() else {
+            return Err(SqlError::user(
+                state::INVALID_TRANSACTION_STATE,
+                "the transaction has ended",
+            ));
+        };
+        let tables = std::mem::take(&mut *self.tables.lock());
+        for (table, delta) in tables.values() {
+            table.bookkeeping(&mut tx, *delta)?;
+        }
+        tx.commit_async(WriteOptions::default()).await?;
+        for (table, delta) in tables.values() {
+            table.committed_elsewhere(*delta);
+        }
+        Ok(())
+    }
+}

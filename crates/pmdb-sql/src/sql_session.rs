@@ -1,0 +1,249 @@
+//! [`SqlSession`]: one client's session. It runs statements in autocommit (each one
+//! atomic, reading a snapshot of its own) or in a transaction block opened by BEGIN,
+//! whose statements read the block's snapshot with its own changes, and whose changes
+//! commit together at COMMIT, validated optimistically by the engine. After an error in
+//! a block, every statement fails until ROLLBACK (or COMMIT, which then rolls back), as
+//! in PostgreSQL. Isolation levels map onto the engine's: REPEATABLE READ (and READ
+//! COMMITTED, READ UNCOMMITTED, which it is stronger than) to snapshot isolation,
+//! SERIALIZABLE to serializable. A failed validation is SQLSTATE 40001, so clients
+//! retry.
+
+use std::sync::Arc;
+
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{
+    Set, Statement, TransactionAccessMode, TransactionIsolationLevel, TransactionMode,
+};
+use pmdb_engine::Isolation;
+
+use crate::error::{Result, SqlError, state};
+use crate::read_point::{ReadPoint, SqlTxn};
+use crate::session::{Session, parse};
+use crate::statement::{self, Output};
+
+/// Where a session is, as the PostgreSQL protocol reports it before each query.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxnStatus {
+    Idle,
+    InBlock,
+    /// In a block that failed: only ROLLBACK or COMMIT are accepted.
+    Failed,
+}
+
+enum Block {
+    None,
+    Open {
+        txn: Arc<SqlTxn>,
+        read_only: bool,
+        /// Whether a statement ran in the block yet.
+        queried: bool,
+    },
+    Failed,
+}
+
+pub struct SqlSession {
+    shared: Arc<Session>,
+    block: Block,
+    /// The isolation and access mode of blocks that do not name theirs.
+    default_isolation: Isolation,
+    default_read_only: bool,
+}
+
+/// What BEGIN or SET TRANSACTION asked for.
+#[derive(Default)]
+struct Modes {
+    isolation: Option<Isolation>,
+    read_only: Option<bool>,
+}
+
+fn modes(list: &[TransactionMode]) -> Modes {
+    let mut m = Modes::default();
+    for mode in list {
+        match mode {
+            TransactionMode::IsolationLevel(level) => {
+                m.isolation = Some(match level {
+                    TransactionIsolationLevel::Serializable => Isolation::Serializable,
+                    // Snapshot isolation is at least as strong as each of these.
+                    TransactionIsolationLevel::ReadUncommitted
+                    | TransactionIsolationLevel::ReadCommitted
+                    | TransactionIsolationLevel::RepeatableRead
+                    | TransactionIsolationLevel::Snapshot => Isolation::Snapshot,
+                })
+            }
+            TransactionMode::AccessMode(access) => {
+                m.read_only = Some(*access == TransactionAccessMode::ReadOnly)
+            }
+        }
+    }
+    m
+}
+
+/// Whether a statement may change data or the catalog (refused in a READ ONLY block).
+fn writes(s: &Statement) -> bool {
+    matches!(
+        s,
+        Statement::Insert(_)
+            | Statement::Update(_)
+            | Statement::Delete(_)
+            | Statement::Copy { to: false, .. }
+            | Statement::CreateTable(_)
+            | Statement::CreateIndex(_)
+            | Statement::Drop { .. }
+            | Statement::Truncate(_)
+            | Statement::Analyze(_)
+    )
+}
+
+impl SqlSession {
+    pub(crate) fn new(shared: Arc<Session>) -> SqlSession {
+        SqlSession {
+            shared,
+            block: Block::None,
+            default_isolation: Isolation::Snapshot,
+            default_read_only: false,
+        }
+    }
+
+    pub fn status(&self) -> TxnStatus {
+        match self.block {
+            Block::None => TxnStatus::Idle,
+            Block::Open { .. } => TxnStatus::InBlock,
+            Block::Failed => TxnStatus::Failed,
+        }
+    }
+
+    /// Runs every statement of `sql` in order; stops at the first error.
+    pub async fn execute(&mut self, sql: &str) -> Result<Vec<Output>> {
+        let statements = parse(sql)?;
+        let mut out = Vec::with_capacity(statements.len());
+        for s in statements {
+            out.push(self.run(s).await?);
+        }
+        Ok(out)
+    }
+
+    /// Runs one statement of those [`parse`] gives.
+    pub async fn run(&mut self, statement: DfStatement) -> Result<Output> {
+        if let DfStatement::Statement(s) = &statement
+            && let Some(out) = self.control(s).await
+        {
+            return out;
+        }
+        let read_point = match &mut self.block {
+            Block::None => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
+            Block::Failed => {
+                return Err(SqlError::user(
+                    state::IN_FAILED_SQL_TRANSACTION,
+                    "current transaction is aborted, commands ignored until end of \
+                     transaction block",
+                ));
+            }
+            Block::Open {
+                txn,
+                read_only,
+                queried,
+            } => {
+                *queried = true;
+                if *read_only && matches!(&statement, DfStatement::Statement(s) if writes(s)) {
+                    self.block = Block::Failed;
+                    return Err(SqlError::user(
+                        state::READ_ONLY_SQL_TRANSACTION,
+                        "cannot change data in a read-only transaction",
+                    ));
+                }
+                ReadPoint::Transaction(Arc::clone(txn))
+            }
+        };
+        let out = statement::run(&self.shared, read_point, statement).await;
+        if out.is_err() && matches!(self.block, Block::Open { .. }) {
+            self.block = Block::Failed;
+        }
+        out
+    }
+
+    /// Runs a transaction-control statement; `None` for any other.
+    async fn control(&mut self, s: &Statement) -> Option<Result<Output>> {
+        let command = |tag: &str| Some(Ok(Output::Command(tag.into())));
+        match s {
+            Statement::StartTransaction { modes: list, .. } => {
+                if !matches!(self.block, Block::None) {
+                    // PostgreSQL warns and stays in the block.
+                    return command("BEGIN");
+                }
+                let m = modes(list);
+                let isolation = m.isolation.unwrap_or(self.default_isolation);
+                let txn = SqlTxn::begin(self.shared.db.transaction_with(isolation));
+                self.block = Block::Open {
+                    txn: Arc::new(txn),
+                    read_only: m.read_only.unwrap_or(self.default_read_only),
+                    queried: false,
+                };
+                command("BEGIN")
+            }
+            Statement::Commit { chain: false, .. } => {
+                match std::mem::replace(&mut self.block, Block::None) {
+                    Block::None => command("COMMIT"),
+                    Block::Failed => command("ROLLBACK"),
+                    Block::Open { txn, .. } => Some(
+                        txn.commit()
+                            .await
+                            .map(|()| Output::Command("COMMIT".into())),
+                    ),
+                }
+            }
+            Statement::Rollback {
+                chain: false,
+                savepoint: None,
+            } => {
+                self.block = Block::None;
+                command("ROLLBACK")
+            }
+            Statement::Commit { chain: true, .. } | Statement::Rollback { chain: true, .. } => {
+                Some(Err(SqlError::unsupported("AND CHAIN")))
+            }
+            Statement::Rollback {
+                savepoint: Some(_), ..
+            }
+            | Statement::Savepoint { .. }
+            | Statement::ReleaseSavepoint { .. } => Some(Err(SqlError::unsupported("savepoints"))),
+            Statement::Set(Set::SetTransaction {
+                modes: list,
+                snapshot: None,
+                session,
+            }) => {
+                let m = modes(list);
+                if *session {
+                    self.default_isolation = m.isolation.unwrap_or(self.default_isolation);
+                    self.default_read_only = m.read_only.unwrap_or(self.default_read_only);
+                    return command("SET");
+                }
+                match &mut self.block {
+                    Block::Open {
+                        txn,
+                        read_only,
+                        queried,
+                    } => {
+                        if let Some(isolation) = m.isolation.filter(|i| *i != txn.isolation()) {
+                            if *queried {
+                                return Some(Err(SqlError::user(
+                                    state::ACTIVE_SQL_TRANSACTION,
+                                    "SET TRANSACTION ISOLATION LEVEL must be called before any query",
+                                )));
+                            }
+                            *txn =
+                                Arc::new(SqlTxn::begin(self.shared.db.transaction_with(isolation)));
+                        }
+                        *read_only = m.read_only.unwrap_or(*read_only);
+                        command("SET")
+                    }
+                    Block::None => Some(Err(SqlError::user(
+                        state::NO_ACTIVE_SQL_TRANSACTION,
+                        "SET TRANSACTION can only be used in transaction blocks",
+                    ))),
+                    Block::Failed => None,
+                }
+            }
+            _ => None,
+        }
+    }
+}

@@ -1,0 +1,127 @@
+//! One statement at a read point: pmdb's own DDL, UPDATE, DELETE, COPY and ANALYZE run
+//! here; everything else is planned and run by DataFusion over the catalog's tables.
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::dataframe::DataFrame;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::Statement;
+
+use crate::error::{Result, SqlError, df_error};
+use crate::read_point::ReadPoint;
+use crate::session::Session;
+use crate::{ddl, dml};
+
+/// What a statement gives back.
+#[derive(Debug)]
+pub enum Output {
+    /// A result set (possibly empty).
+    Rows {
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+    },
+    /// A command's tag, as PostgreSQL reports it ("CREATE TABLE", "INSERT 0 3").
+    Command(String),
+}
+
+pub(crate) async fn run(
+    session: &Session,
+    read_point: ReadPoint,
+    statement: DfStatement,
+) -> Result<Output> {
+    if let DfStatement::Statement(s) = &statement {
+        match s.as_ref() {
+            Statement::CreateTable(create) => {
+                let def = ddl::table_def(create)?;
+                session.catalog.create_table(def, create.if_not_exists)?;
+                return Ok(Output::Command("CREATE TABLE".into()));
+            }
+            Statement::CreateIndex(create) => {
+                ddl::create_index(&session.catalog, create)?;
+                return Ok(Output::Command("CREATE INDEX".into()));
+            }
+            Statement::Drop {
+                object_type,
+                if_exists,
+                names,
+                ..
+            } => {
+                let tag = ddl::drop(&session.catalog, object_type, names, *if_exists)?;
+                return Ok(Output::Command(tag.into()));
+            }
+            Statement::Delete(delete) => {
+                let n = dml::delete(session, &read_point, delete).await?;
+                return Ok(Output::Command(format!("DELETE {n}")));
+            }
+            Statement::Update(update) => {
+                let n = dml::update(session, &read_point, update).await?;
+                return Ok(Output::Command(format!("UPDATE {n}")));
+            }
+            Statement::Copy { to: false, .. } => {
+                let n = dml::copy_from(session, &read_point, s).await?;
+                return Ok(Output::Command(format!("COPY {n}")));
+            }
+            Statement::Analyze(analyze) => {
+                let tables = match &analyze.table_name {
+                    Some(name) => vec![crate::ddl::object_name(name)?],
+                    None => session
+                        .catalog
+                        .tables()
+                        .iter()
+                        .map(|t| t.def().name.clone())
+                        .collect(),
+                };
+                for name in tables {
+                    let (table, _guard) = session.catalog.lock_table(&name)?;
+                    crate::segments::rebuild(&table)?;
+                }
+                return Ok(Output::Command("ANALYZE".into()));
+            }
+            Statement::CreateView(_) => {
+                return Err(SqlError::unsupported("CREATE VIEW: use WITH ... SELECT"));
+            }
+            _ => {}
+        }
+    }
+    let state = session.statement_state(read_point);
+    let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
+    let is_insert = matches!(&plan, LogicalPlan::Dml(d) if d.op.name() == "Insert Into");
+    let is_command = matches!(&plan, LogicalPlan::Statement(_) | LogicalPlan::Ddl(_));
+    let tag = plan.display().to_string();
+    let schema = plan.schema().inner().clone();
+    let batches = match &plan {
+        // Statements that change the session (SET) act on the context itself.
+        LogicalPlan::Statement(_) | LogicalPlan::Ddl(_) => session
+            .ctx
+            .execute_logical_plan(plan)
+            .await
+            .map_err(df_error)?
+            .collect()
+            .await
+            .map_err(df_error)?,
+        _ => DataFrame::new(state, plan)
+            .collect()
+            .await
+            .map_err(df_error)?,
+    };
+    if is_insert {
+        return Ok(Output::Command(format!("INSERT 0 {}", count_of(&batches))));
+    }
+    if is_command {
+        return Ok(Output::Command(tag));
+    }
+    Ok(Output::Rows { schema, batches })
+}
+
+/// The rows an INSERT, UPDATE or DELETE plan reports in its one-row count batch.
+fn count_of(batches: &[RecordBatch]) -> u64 {
+    use datafusion::arrow::array::AsArray;
+    use datafusion::arrow::datatypes::UInt64Type;
+    batches
+        .iter()
+        .filter(|b| b.num_columns() == 1 && b.num_rows() > 0)
+        .filter_map(|b| b.column(0).as_primitive_opt::<UInt64Type>())
+        .map(|a| a.values().iter().sum::<u64>())
+        .sum()
+}

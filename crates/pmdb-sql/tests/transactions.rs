@@ -1,0 +1,276 @@
+//! SQL transaction blocks across client sessions: BEGIN / COMMIT / ROLLBACK, reads of
+//! the block's own changes (rows, indexes, UPDATE after UPDATE), isolation between
+//! sessions, serialization failures as SQLSTATE 40001, the failed-block state, READ ONLY
+//! and SERIALIZABLE blocks, and columnar segments that stay honest when a block changes
+//! a table whose segments hold its rows.
+
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use pmdb_engine::{Db, DbOptions};
+use pmdb_sql::{Output, SqlEngine, SqlError, SqlSession, TxnStatus};
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    rt: tokio::runtime::Runtime,
+    engine: SqlEngine,
+}
+
+impl Fixture {
+    fn new(setup: &str) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
+        engine.execute(setup).unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        Fixture {
+            _dir: dir,
+            rt,
+            engine,
+        }
+    }
+
+    fn session(&self) -> SqlSession {
+        self.engine.session()
+    }
+
+    fn try_run(&self, s: &mut SqlSession, sql: &str) -> Result<Output, SqlError> {
+        self.rt
+            .block_on(s.execute(sql))
+            .map(|mut out| out.pop().expect("a statement"))
+    }
+
+    fn run(&self, s: &mut SqlSession, sql: &str) -> Output {
+        self.try_run(s, sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    fn tag(&self, s: &mut SqlSession, sql: &str) -> String {
+        match self.run(s, sql) {
+            Output::Command(tag) => tag,
+            Output::Rows { .. } => panic!("{sql}: rows, not a command"),
+        }
+    }
+
+    /// The rows of a query, one string per row, columns joined by '|'.
+    fn rows(&self, s: &mut SqlSession, sql: &str) -> Vec<String> {
+        match self.run(s, sql) {
+            Output::Rows { batches, .. } => pretty_format_batches(&batches)
+                .unwrap()
+                .to_string()
+                .lines()
+                .filter(|l| l.starts_with('|'))
+                .skip(1)
+                .map(|l| {
+                    l.trim_matches('|')
+                        .split('|')
+                        .map(str::trim)
+                        .collect::<Vec<_>>()
+                        .join("|")
+                })
+                .collect(),
+            Output::Command(c) => panic!("{sql}: a command ({c}), not rows"),
+        }
+    }
+
+    fn sqlstate(&self, s: &mut SqlSession, sql: &str) -> &'static str {
+        self.try_run(s, sql).expect_err(sql).sqlstate()
+    }
+}
+
+const ACCOUNTS: &str = "
+    CREATE TABLE accounts (id INT PRIMARY KEY, owner VARCHAR(20), balance BIGINT);
+    CREATE INDEX by_owner ON accounts (owner);
+    INSERT INTO accounts VALUES (1, 'ada', 100), (2, 'grace', 50), (3, 'edsger', 0);
+";
+
+#[test]
+fn a_block_sees_its_own_changes_and_others_see_them_at_commit() {
+    let f = Fixture::new(ACCOUNTS);
+    let (mut a, mut b) = (f.session(), f.session());
+    assert_eq!(f.tag(&mut a, "BEGIN"), "BEGIN");
+    assert_eq!(a.status(), TxnStatus::InBlock);
+    f.tag(&mut a, "INSERT INTO accounts VALUES (4, 'barbara', 7)");
+    f.tag(
+        &mut a,
+        "UPDATE accounts SET balance = balance + 1 WHERE id = 1",
+    );
+    f.tag(
+        &mut a,
+        "UPDATE accounts SET balance = balance + 1 WHERE id = 1",
+    );
+    f.tag(&mut a, "DELETE FROM accounts WHERE id = 3");
+    let inside = "SELECT id, balance FROM accounts ORDER BY id";
+    assert_eq!(f.rows(&mut a, inside), ["1|102", "2|50", "4|7"]);
+    assert_eq!(
+        f.rows(&mut a, "SELECT id FROM accounts WHERE owner = 'barbara'"),
+        ["4"],
+        "index lookups see the block's rows"
+    );
+    assert_eq!(f.rows(&mut a, "SELECT count(*) FROM accounts"), ["3"]);
+    // Another session sees none of it yet.
+    assert_eq!(f.rows(&mut b, inside), ["1|100", "2|50", "3|0"]);
+    assert_eq!(f.tag(&mut a, "COMMIT"), "COMMIT");
+    assert_eq!(a.status(), TxnStatus::Idle);
+    assert_eq!(f.rows(&mut b, inside), ["1|102", "2|50", "4|7"]);
+    assert_eq!(f.rows(&mut b, "SELECT count(*) FROM accounts"), ["3"]);
+}
+
+#[test]
+fn rollback_discards_and_a_block_reads_one_snapshot() {
+    let f = Fixture::new(ACCOUNTS);
+    let (mut a, mut b) = (f.session(), f.session());
+    f.tag(&mut a, "START TRANSACTION ISOLATION LEVEL REPEATABLE READ");
+    assert_eq!(
+        f.rows(&mut a, "SELECT balance FROM accounts WHERE id = 2"),
+        ["50"]
+    );
+    f.tag(&mut b, "UPDATE accounts SET balance = 60 WHERE id = 2");
+    assert_eq!(
+        f.rows(&mut a, "SELECT balance FROM accounts WHERE id = 2"),
+        ["50"],
+        "the block's snapshot"
+    );
+    f.tag(&mut a, "INSERT INTO accounts VALUES (9, 'x', 1)");
+    assert_eq!(f.tag(&mut a, "ROLLBACK"), "ROLLBACK");
+    assert_eq!(
+        f.rows(&mut a, "SELECT id, balance FROM accounts ORDER BY id"),
+        ["1|100", "2|60", "3|0"]
+    );
+}
+
+#[test]
+fn the_second_of_two_conflicting_blocks_fails_with_40001_and_applies_nothing() {
+    let f = Fixture::new(ACCOUNTS);
+    let (mut a, mut b) = (f.session(), f.session());
+    f.tag(&mut a, "BEGIN");
+    f.tag(&mut b, "BEGIN");
+    f.tag(
+        &mut a,
+        "UPDATE accounts SET balance = balance - 10 WHERE id = 1",
+    );
+    f.tag(
+        &mut b,
+        "UPDATE accounts SET balance = balance - 20 WHERE id = 1",
+    );
+    f.tag(&mut b, "INSERT INTO accounts VALUES (5, 'b', 5)");
+    f.tag(&mut a, "COMMIT");
+    assert_eq!(f.sqlstate(&mut b, "COMMIT"), "40001");
+    assert_eq!(
+        b.status(),
+        TxnStatus::Idle,
+        "the failed commit ended the block"
+    );
+    assert_eq!(
+        f.rows(&mut b, "SELECT id, balance FROM accounts ORDER BY id"),
+        ["1|90", "2|50", "3|0"]
+    );
+    // An autocommit statement racing a block conflicts the same way.
+    f.tag(&mut a, "BEGIN");
+    f.tag(&mut a, "UPDATE accounts SET balance = 0 WHERE id = 2");
+    f.tag(&mut b, "UPDATE accounts SET balance = 1 WHERE id = 2");
+    assert_eq!(f.sqlstate(&mut a, "COMMIT"), "40001");
+    assert_eq!(
+        f.rows(&mut a, "SELECT balance FROM accounts WHERE id = 2"),
+        ["1"]
+    );
+}
+
+#[test]
+fn an_error_fails_the_block_until_it_ends() {
+    let f = Fixture::new(ACCOUNTS);
+    let mut a = f.session();
+    f.tag(&mut a, "BEGIN");
+    f.tag(&mut a, "INSERT INTO accounts VALUES (7, 'x', 1)");
+    assert_eq!(
+        f.sqlstate(&mut a, "INSERT INTO accounts VALUES (1, 'dup', 0)"),
+        "23505"
+    );
+    assert_eq!(a.status(), TxnStatus::Failed);
+    assert_eq!(f.sqlstate(&mut a, "SELECT 1"), "25P02");
+    assert_eq!(
+        f.tag(&mut a, "COMMIT"),
+        "ROLLBACK",
+        "a failed block rolls back"
+    );
+    assert_eq!(a.status(), TxnStatus::Idle);
+    assert_eq!(f.rows(&mut a, "SELECT count(*) FROM accounts"), ["3"]);
+    // Savepoints are refused clearly, and so is SET TRANSACTION outside a block.
+    assert_eq!(f.sqlstate(&mut a, "SAVEPOINT s"), "0A000");
+    assert_eq!(
+        f.sqlstate(&mut a, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE"),
+        "25P01"
+    );
+}
+
+#[test]
+fn read_only_and_serializable_blocks() {
+    let f = Fixture::new(ACCOUNTS);
+    let (mut a, mut b) = (f.session(), f.session());
+    f.tag(&mut a, "BEGIN READ ONLY");
+    assert_eq!(f.rows(&mut a, "SELECT count(*) FROM accounts"), ["3"]);
+    assert_eq!(
+        f.sqlstate(&mut a, "DELETE FROM accounts WHERE id = 1"),
+        "25006"
+    );
+    f.tag(&mut a, "ROLLBACK");
+
+    // Write skew: each block checks the total and takes from a different account.
+    let skew = |isolation: &str, a: &mut SqlSession, b: &mut SqlSession| {
+        for s in [&mut *a, &mut *b] {
+            f.tag(s, &format!("BEGIN ISOLATION LEVEL {isolation}"));
+            assert_eq!(f.rows(s, "SELECT sum(balance) FROM accounts"), ["150"]);
+        }
+        f.tag(
+            a,
+            "UPDATE accounts SET balance = balance - 150 WHERE id = 1",
+        );
+        f.tag(
+            b,
+            "UPDATE accounts SET balance = balance - 150 WHERE id = 2",
+        );
+        f.tag(a, "COMMIT");
+        f.try_run(b, "COMMIT")
+    };
+    assert!(skew("REPEATABLE READ", &mut a, &mut b).is_ok());
+    f.tag(&mut a, "UPDATE accounts SET balance = 100 WHERE id = 1");
+    f.tag(&mut a, "UPDATE accounts SET balance = 50 WHERE id = 2");
+    let err = skew("SERIALIZABLE", &mut a, &mut b).expect_err("write skew refused");
+    assert_eq!(err.sqlstate(), "40001", "{err}");
+
+    // SET TRANSACTION before the first query picks the isolation of the block.
+    f.tag(&mut a, "BEGIN");
+    f.tag(&mut a, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+    f.rows(&mut a, "SELECT 1");
+    assert_eq!(
+        f.sqlstate(&mut a, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"),
+        "25001"
+    );
+}
+
+#[test]
+fn a_block_changing_a_table_with_whole_segments_makes_them_stale() {
+    let f = Fixture::new(
+        "CREATE TABLE t (k INT PRIMARY KEY, v BIGINT);
+         INSERT INTO t SELECT value, value * 2 FROM generate_series(1, 2000);
+         ANALYZE t;",
+    );
+    let (mut a, mut b) = (f.session(), f.session());
+    let total = "SELECT count(*), sum(v) FROM t";
+    assert_eq!(f.rows(&mut a, total), ["2000|4002000"]);
+    f.tag(&mut a, "BEGIN");
+    f.tag(&mut a, "INSERT INTO t VALUES (5000, 1)");
+    f.tag(&mut a, "DELETE FROM t WHERE k = 1");
+    assert_eq!(
+        f.rows(&mut a, total),
+        ["2000|4001999"],
+        "the block's own view"
+    );
+    assert_eq!(
+        f.rows(&mut b, total),
+        ["2000|4002000"],
+        "the segments still hold"
+    );
+    f.tag(&mut a, "COMMIT");
+    assert_eq!(f.rows(&mut b, total), ["2000|4001999"]);
+    // ANALYZE builds them again, with the count made exact.
+    f.tag(&mut b, "ANALYZE t");
+    assert_eq!(f.rows(&mut b, total), ["2000|4001999"]);
+}
