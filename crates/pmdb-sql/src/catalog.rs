@@ -97,11 +97,23 @@ impl Catalog {
         })
     }
 
-    /// Table `name`, locked for a statement's writes (the handle current once locked).
+    /// Table `name`, locked for a statement's writes (the handle current once locked);
+    /// blocks the thread, so only for callers off async executors.
     pub fn lock_table(&self, name: &str) -> Result<(Arc<Table>, WriteGuard)> {
         loop {
             let table = self.table_or_error(name)?;
             let guard = table.write_lock();
+            if !table.is_retired() {
+                return Ok((table, guard));
+            }
+        }
+    }
+
+    /// As [`Catalog::lock_table`], for async callers.
+    pub async fn lock_table_async(&self, name: &str) -> Result<(Arc<Table>, WriteGuard)> {
+        loop {
+            let table = self.table_or_error(name)?;
+            let guard = table.write_lock_async().await;
             if !table.is_retired() {
                 return Ok((table, guard));
             }

@@ -109,7 +109,7 @@ pub async fn delete(session: &Session, read_point: &ReadPoint, d: &Delete) -> Re
     };
     let (name, alias) = target(t)?;
     let using = d.using.as_deref().unwrap_or(&[]);
-    let (table, _guard) = session.catalog.lock_table(&name)?;
+    let (table, _guard) = session.catalog.lock_table_async(&name).await?;
     let read_point = read_point.under_lock(&session.db);
     let batches = session
         .query(
@@ -130,7 +130,7 @@ pub async fn delete(session: &Session, read_point: &ReadPoint, d: &Delete) -> Re
             }
         }
     }
-    writer.commit()?;
+    writer.commit().await?;
     Ok(writer.rows())
 }
 
@@ -145,7 +145,7 @@ pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Re
         None => &[],
         Some(UpdateTableFromKind::AfterSet(f) | UpdateTableFromKind::BeforeSet(f)) => f,
     };
-    let (table, _guard) = session.catalog.lock_table(&name)?;
+    let (table, _guard) = session.catalog.lock_table_async(&name).await?;
     let read_point = read_point.under_lock(&session.db);
     let def = table.def();
     let mut targets = Vec::with_capacity(u.assignments.len());
@@ -199,7 +199,7 @@ pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Re
             }
         }
     }
-    writer.commit()?;
+    writer.commit().await?;
     Ok(writer.rows())
 }
 
@@ -305,7 +305,7 @@ pub async fn copy_from(
             format!("COPY {name}: cannot open {filename:?}: {e}"),
         ));
     }
-    let (table, _guard) = session.catalog.lock_table(&name)?;
+    let (table, _guard) = session.catalog.lock_table_async(&name).await?;
     let fields: Vec<_> = table
         .def()
         .columns
@@ -342,15 +342,17 @@ pub async fn copy_from(
         .map_err(|e| copy_error(&name, 0, df_error(e)))?;
     let mut writer = TableWriter::for_load(&table)?.through(read_point);
     while let Some(batch) = stream.next().await {
-        let step = batch
-            .map_err(df_error)
-            .and_then(|b| load_batch(&table, &mut writer, &b));
+        let step = match batch.map_err(df_error) {
+            Ok(b) => load_batch(&table, &mut writer, &b).await,
+            Err(e) => Err(e),
+        };
         if let Err(e) = step {
             return Err(copy_error(&name, writer.committed(), e));
         }
     }
     writer
         .commit()
+        .await
         .map_err(|e| copy_error(&name, writer.committed(), e))?;
     Ok(writer.rows())
 }

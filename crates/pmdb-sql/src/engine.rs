@@ -110,11 +110,13 @@ impl SqlEngine {
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
     ) -> Result<u64> {
         let (table, _guard) = self.session.catalog.lock_table(table)?;
-        let mut writer = TableWriter::for_load(&table)?;
-        for batch in batches {
-            crate::provider::load_batch(&table, &mut writer, &batch?)?;
-        }
-        writer.commit()?;
-        Ok(writer.rows())
+        self.runtime.block_on(async {
+            let mut writer = TableWriter::for_load(&table)?;
+            for batch in batches {
+                crate::provider::load_batch(&table, &mut writer, &batch?).await?;
+            }
+            writer.commit().await?;
+            Ok(writer.rows())
+        })
     }
 }

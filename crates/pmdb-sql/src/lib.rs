@@ -38,7 +38,7 @@ pub use engine::SqlEngine;
 pub use error::{Result, SqlError};
 pub use provider::ScanOptions;
 pub use session::parse;
-pub use sql_session::{SqlSession, TxnStatus};
+pub use sql_session::{Description, SqlSession, TxnStatus};
 pub use statement::Output;
 pub use types::{SqlType, Value};
 

@@ -282,13 +282,17 @@ impl DataSink for InsertSink {
         while let Some(batch) = data.next().await {
             batches.push(batch?);
         }
-        let (table, _guard) = self.catalog.lock_table(&self.name).map_err(external)?;
+        let (table, _guard) = self
+            .catalog
+            .lock_table_async(&self.name)
+            .await
+            .map_err(external)?;
         let read_point = read_point_of(context.session_config(), &table);
         let mut writer = TableWriter::new(&table).through(&read_point);
         for batch in &batches {
             insert_batch(&table, &mut writer, batch).map_err(external)?;
         }
-        writer.commit().map_err(external)?;
+        writer.commit().await.map_err(external)?;
         Ok(writer.rows())
     }
 }
@@ -309,7 +313,7 @@ pub fn insert_batch(
 
 /// Adds the rows of `batch` (as [`insert_batch`] takes them) to a bulk load's `writer`,
 /// committing whenever its batch holds [`Table::fill_batch_bytes`].
-pub fn load_batch(
+pub async fn load_batch(
     table: &Table,
     writer: &mut TableWriter<'_>,
     batch: &RecordBatch,
@@ -324,7 +328,7 @@ pub fn load_batch(
         writer.insert(&row_values(&columns, table.types(), row))?;
         if writer.bytes >= limit {
             writer.add_columns(&slice(from, row + 1));
-            writer.commit()?;
+            writer.commit().await?;
             from = row + 1;
         }
     }

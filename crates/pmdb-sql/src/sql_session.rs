@@ -10,16 +10,25 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
     Set, Statement, TransactionAccessMode, TransactionIsolationLevel, TransactionMode,
 };
 use pmdb_engine::Isolation;
 
-use crate::error::{Result, SqlError, state};
+use crate::error::{Result, SqlError, df_error, state};
 use crate::read_point::{ReadPoint, SqlTxn};
 use crate::session::{Session, parse};
 use crate::statement::{self, Output};
+
+/// What a statement takes and gives (see [`SqlSession::describe`]).
+#[derive(Clone, Debug)]
+pub struct Description {
+    pub parameters: Vec<Option<DataType>>,
+    pub columns: Option<SchemaRef>,
+}
 
 /// Where a session is, as the PostgreSQL protocol reports it before each query.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -159,6 +168,51 @@ impl SqlSession {
             self.block = Block::Failed;
         }
         out
+    }
+
+    /// What `statement` takes and gives, found by planning it without running it: the
+    /// types of its parameters (`$1`…; `None` where the plan does not fix one) and the
+    /// columns of its rows (`None` for a command).
+    pub async fn describe(&self, statement: &DfStatement) -> Result<Description> {
+        let command = Description {
+            parameters: Vec::new(),
+            columns: None,
+        };
+        if let DfStatement::Statement(s) = statement {
+            match s.as_ref() {
+                Statement::Update(_) | Statement::Delete(_) | Statement::Insert(_) => {}
+                Statement::Query(_)
+                | Statement::Explain { .. }
+                | Statement::ShowVariable { .. } => {}
+                _ => return Ok(command),
+            }
+        }
+        let read_point = match &self.block {
+            Block::Open { txn, .. } => ReadPoint::Transaction(Arc::clone(txn)),
+            _ => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
+        };
+        let state = self.shared.statement_state(read_point);
+        let plan = state
+            .statement_to_plan(statement.clone())
+            .await
+            .map_err(df_error)?;
+        let types = plan.get_parameter_types().map_err(df_error)?;
+        let count = types
+            .keys()
+            .filter_map(|k| k.strip_prefix('$')?.parse::<usize>().ok())
+            .max()
+            .unwrap_or(0);
+        let parameters = (1..=count)
+            .map(|i| types.get(&format!("${i}")).cloned().flatten())
+            .collect();
+        let columns = match &plan {
+            LogicalPlan::Dml(_) | LogicalPlan::Statement(_) | LogicalPlan::Ddl(_) => None,
+            _ => Some(Arc::clone(plan.schema().inner())),
+        };
+        Ok(Description {
+            parameters,
+            columns,
+        })
     }
 
     /// Runs a transaction-control statement; `None` for any other.

@@ -8,6 +8,9 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::Statement;
 
+use std::sync::Arc;
+
+use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error};
 use crate::read_point::ReadPoint;
 use crate::session::Session;
@@ -34,11 +37,13 @@ pub(crate) async fn run(
         match s.as_ref() {
             Statement::CreateTable(create) => {
                 let def = ddl::table_def(create)?;
-                session.catalog.create_table(def, create.if_not_exists)?;
+                let if_not_exists = create.if_not_exists;
+                off_executor(session, move |c| c.create_table(def, if_not_exists)).await?;
                 return Ok(Output::Command("CREATE TABLE".into()));
             }
             Statement::CreateIndex(create) => {
-                ddl::create_index(&session.catalog, create)?;
+                let create = create.clone();
+                off_executor(session, move |c| ddl::create_index(c, &create)).await?;
                 return Ok(Output::Command("CREATE INDEX".into()));
             }
             Statement::Drop {
@@ -47,7 +52,11 @@ pub(crate) async fn run(
                 names,
                 ..
             } => {
-                let tag = ddl::drop(&session.catalog, object_type, names, *if_exists)?;
+                let (object_type, names, if_exists) = (*object_type, names.clone(), *if_exists);
+                let tag = off_executor(session, move |c| {
+                    ddl::drop(c, &object_type, &names, if_exists)
+                })
+                .await?;
                 return Ok(Output::Command(tag.into()));
             }
             Statement::Delete(delete) => {
@@ -73,8 +82,12 @@ pub(crate) async fn run(
                         .collect(),
                 };
                 for name in tables {
-                    let (table, _guard) = session.catalog.lock_table(&name)?;
-                    crate::segments::rebuild(&table)?;
+                    // It reads the whole table.
+                    off_executor(session, move |c| {
+                        let (table, _guard) = c.lock_table(&name)?;
+                        crate::segments::rebuild(&table)
+                    })
+                    .await?;
                 }
                 return Ok(Output::Command("ANALYZE".into()));
             }
@@ -112,6 +125,18 @@ pub(crate) async fn run(
         return Ok(Output::Command(tag));
     }
     Ok(Output::Rows { schema, batches })
+}
+
+/// Runs `f` on a blocking thread: DDL and ANALYZE take table locks by blocking and
+/// read or write whole tables, which an async executor's thread must not wait for.
+async fn off_executor<R: Send + 'static>(
+    session: &Session,
+    f: impl FnOnce(&Catalog) -> Result<R> + Send + 'static,
+) -> Result<R> {
+    let catalog = Arc::clone(&session.catalog);
+    tokio::task::spawn_blocking(move || f(&catalog))
+        .await
+        .map_err(|e| SqlError::Query(format!("a catalog task failed: {e}")))?
 }
 
 /// The rows an INSERT, UPDATE or DELETE plan reports in its one-row count batch.

@@ -6,8 +6,6 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
-use parking_lot::Mutex;
-use parking_lot::lock_api::ArcMutexGuard;
 use pmdb_engine::{Db, Snapshot, Subtable, WriteBatch};
 
 use crate::error::{Result, SqlError, state};
@@ -19,7 +17,9 @@ use crate::segment_layout::{SegmentBuilder, covered_key, is_covered};
 use crate::types::{SqlType, Value};
 
 /// Held while a statement changes a table; DDL holds it too.
-pub type WriteGuard = ArcMutexGuard<parking_lot::RawMutex, ()>;
+/// An async mutex: statements hold it across the await of their commit, and a task
+/// waiting for it must leave its executor thread to the holder.
+pub type WriteGuard = tokio::sync::OwnedMutexGuard<()>;
 
 pub struct Table {
     db: Db,
@@ -42,7 +42,7 @@ pub struct Table {
     row_count: Arc<AtomicI64>,
     catalog: Subtable,
     /// Shared by every version of the table's handle, so DDL and writes serialize.
-    writes: Arc<Mutex<()>>,
+    writes: Arc<tokio::sync::Mutex<()>>,
     /// Set by DDL that replaced or dropped this handle; a writer that finds it set takes
     /// the catalog's current one.
     retired: AtomicBool,
@@ -53,7 +53,7 @@ struct Shared {
     next_row_id: Arc<AtomicI64>,
     row_count: Arc<AtomicI64>,
     covered: Arc<AtomicBool>,
-    writes: Arc<Mutex<()>>,
+    writes: Arc<tokio::sync::Mutex<()>>,
     catalog: Subtable,
 }
 
@@ -270,8 +270,15 @@ impl Table {
         self.row_count.store(rows, Ordering::Release);
     }
 
+    /// Takes the write lock, blocking the thread: only off async executors (DDL runs on
+    /// a blocking thread).
     pub fn write_lock(&self) -> WriteGuard {
-        self.writes.lock_arc()
+        Arc::clone(&self.writes).blocking_lock_owned()
+    }
+
+    /// Takes the write lock, for async callers.
+    pub async fn write_lock_async(&self) -> WriteGuard {
+        Arc::clone(&self.writes).lock_owned().await
     }
 
     pub fn retire(&self) {
@@ -473,7 +480,7 @@ impl<'t> TableWriter<'t> {
 
     /// Commits what the batch holds, with the table's new row count. The duplicate
     /// check goes on across commits.
-    pub fn commit(&mut self) -> Result<()> {
+    pub async fn commit(&mut self) -> Result<()> {
         let t = self.table;
         if self.batch.is_empty() {
             return Ok(());
@@ -501,10 +508,12 @@ impl<'t> TableWriter<'t> {
             self.segments = None;
             self.batch.delete(&t.catalog, covered_key(t.def.id));
         }
-        t.db.write(
+        // Awaited, not waited for: the caller's executor thread stays free.
+        t.db.write_async(
             std::mem::take(&mut self.batch),
             pmdb_engine::WriteOptions::default(),
-        )?;
+        )
+        .await?;
         t.row_count.store(count, Ordering::Release);
         self.committed = self.rows;
         if stale {

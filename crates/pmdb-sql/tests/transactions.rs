@@ -274,3 +274,38 @@ fn a_block_changing_a_table_with_whole_segments_makes_them_stale() {
     f.tag(&mut b, "ANALYZE t");
     assert_eq!(f.rows(&mut b, total), ["2000|4001999"]);
 }
+
+#[test]
+fn describe_finds_parameter_and_column_types_without_running() {
+    use datafusion::arrow::datatypes::DataType;
+    let f = Fixture::new(ACCOUNTS);
+    let s = f.session();
+    let describe = |sql: &str| {
+        let statement = pmdb_sql::parse(sql).unwrap().pop_front().unwrap();
+        f.rt.block_on(s.describe(&statement)).unwrap()
+    };
+    let d = describe("SELECT owner, balance FROM accounts WHERE id = $1");
+    assert_eq!(d.parameters, [Some(DataType::Int32)]);
+    let columns = d.columns.expect("rows");
+    assert_eq!(columns.field(0).name(), "owner");
+    assert_eq!(columns.field(1).data_type(), &DataType::Int64);
+    let d = describe("UPDATE accounts SET balance = balance + $1 WHERE id = $2");
+    assert_eq!(d.parameters, [Some(DataType::Int64), Some(DataType::Int32)]);
+    assert!(d.columns.is_none());
+    let d = describe("INSERT INTO accounts VALUES ($1, $2, $3)");
+    assert_eq!(
+        d.parameters,
+        [
+            Some(DataType::Int32),
+            Some(DataType::Utf8),
+            Some(DataType::Int64)
+        ]
+    );
+    let d = describe("CREATE TABLE x (a INT)");
+    assert!(d.parameters.is_empty() && d.columns.is_none());
+    assert_eq!(
+        f.rows(&mut f.session(), "SELECT count(*) FROM accounts"),
+        ["3"],
+        "nothing ran"
+    );
+}
