@@ -20,6 +20,16 @@ use crate::sql_session::SqlSession;
 use crate::statement::Output;
 use crate::table::TableWriter;
 
+/// Opens client sessions on one database (see [`SqlEngine::sessions`]).
+#[derive(Clone)]
+pub struct Sessions(Arc<Session>);
+
+impl Sessions {
+    pub fn open(&self) -> SqlSession {
+        SqlSession::new(Arc::clone(&self.0))
+    }
+}
+
 pub struct SqlEngine {
     /// Dropped first: it stops every task a query spawned, and the tables they hold,
     /// before the session lets go of the database.
@@ -87,6 +97,12 @@ impl SqlEngine {
     /// the server: its statements run on the caller's runtime.
     pub fn session(&self) -> SqlSession {
         SqlSession::new(Arc::clone(&self.session))
+    }
+
+    /// What opens sessions, to hand to a server: it holds the database but not the
+    /// engine's runtime, so it may be dropped on an async executor.
+    pub fn sessions(&self) -> Sessions {
+        Sessions(Arc::clone(&self.session))
     }
 
     /// Runs every statement of `sql` in order, in the engine's own session; stops at the

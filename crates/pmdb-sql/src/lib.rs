@@ -34,7 +34,7 @@ mod statement;
 pub mod table;
 pub mod types;
 
-pub use engine::SqlEngine;
+pub use engine::{Sessions, SqlEngine};
 pub use error::{Result, SqlError};
 pub use provider::ScanOptions;
 pub use session::parse;

@@ -138,8 +138,11 @@ impl SqlSession {
         {
             return out;
         }
-        let read_point = match &mut self.block {
-            Block::None => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
+        let (read_point, in_block) = match &mut self.block {
+            Block::None => (
+                ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
+                false,
+            ),
             Block::Failed => {
                 return Err(SqlError::user(
                     state::IN_FAILED_SQL_TRANSACTION,
@@ -160,12 +163,15 @@ impl SqlSession {
                         "cannot change data in a read-only transaction",
                     ));
                 }
-                ReadPoint::Transaction(Arc::clone(txn))
+                (ReadPoint::Transaction(Arc::clone(txn)), true)
             }
         };
+        // A block counts as failed while a statement runs in it: if the statement is
+        // abandoned half-way (a cancelled query), the block stays failed.
+        let open = in_block.then(|| std::mem::replace(&mut self.block, Block::Failed));
         let out = statement::run(&self.shared, read_point, statement).await;
-        if out.is_err() && matches!(self.block, Block::Open { .. }) {
-            self.block = Block::Failed;
+        if let (Some(block), true) = (open, out.is_ok()) {
+            self.block = block;
         }
         out
     }

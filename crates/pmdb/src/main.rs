@@ -11,6 +11,8 @@ mod input;
 mod paths;
 mod pool_cmd;
 #[cfg(feature = "sql")]
+mod serve_cmd;
+#[cfg(feature = "sql")]
 mod sql_cmd;
 #[cfg(feature = "sql")]
 mod sql_table;
@@ -47,6 +49,9 @@ enum Command {
     /// SQL: an interactive shell, or run statements (-c) or a file (-f).
     #[cfg(feature = "sql")]
     Sql(sql_cmd::SqlArgs),
+    /// Serve SQL over the PostgreSQL wire protocol (psql, drivers, pgbench).
+    #[cfg(feature = "sql")]
+    Serve(serve_cmd::ServeArgs),
     /// Inspect SST files.
     #[command(subcommand)]
     Sst(sst_cmd::SstCommand),
@@ -92,6 +97,8 @@ fn main() -> ExitCode {
         Command::Compact(args) => compact_cmd::run(args),
         #[cfg(feature = "sql")]
         Command::Sql(args) => sql_cmd::run(args),
+        #[cfg(feature = "sql")]
+        Command::Serve(args) => serve_cmd::run(args),
         Command::Sst(cmd) => sst_cmd::run(cmd),
     };
     match result {

@@ -1,0 +1,144 @@
+//! Authentication at startup: SCRAM-SHA-256 against the configured users (a salted
+//! password per user, made once when the server starts), or trust when asked for; and
+//! the connection limit, checked before either.
+
+use std::collections::HashMap;
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use futures::Sink;
+use pgwire::api::auth::noop::NoopStartupHandler;
+use pgwire::api::auth::sasl::SASLAuthStartupHandler;
+use pgwire::api::auth::sasl::scram::{ScramAuth, gen_salted_password};
+use pgwire::api::auth::{
+    AuthSource, DefaultServerParameterProvider, LoginInfo, Password, StartupHandler,
+};
+use pgwire::api::{ClientInfo, ConnectionManager};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
+use rand::RngCore;
+
+use crate::options::{Auth, Users};
+
+/// PBKDF2 iterations of the salted passwords (PostgreSQL's default).
+const ITERATIONS: usize = 4096;
+
+/// Each user's salt and salted password.
+#[derive(Debug)]
+struct Passwords {
+    users: HashMap<String, (Vec<u8>, Vec<u8>)>,
+    /// What an unknown user is checked against, so that a wrong name fails at the same
+    /// step, with the same message, as a wrong password.
+    decoy: (Vec<u8>, Vec<u8>),
+}
+
+fn salted(password: &str) -> (Vec<u8>, Vec<u8>) {
+    let mut salt = vec![0u8; 16];
+    rand::rng().fill_bytes(&mut salt);
+    let hash = gen_salted_password(password, &salt, ITERATIONS);
+    (salt, hash)
+}
+
+#[async_trait]
+impl AuthSource for Passwords {
+    async fn get_password(&self, login: &LoginInfo) -> PgWireResult<Password> {
+        let (salt, hash) = login
+            .user()
+            .and_then(|u| self.users.get(u))
+            .unwrap_or(&self.decoy);
+        Ok(Password::new(Some(salt.clone()), hash.clone()))
+    }
+}
+
+/// Lets anyone in.
+pub struct Trust {
+    manager: Arc<ConnectionManager>,
+}
+
+#[async_trait]
+impl NoopStartupHandler for Trust {
+    fn connection_manager(&self) -> Option<Arc<ConnectionManager>> {
+        Some(Arc::clone(&self.manager))
+    }
+}
+
+/// The startup handler the server was configured with.
+pub enum Authenticator {
+    Trust(Trust),
+    Scram(SASLAuthStartupHandler<DefaultServerParameterProvider>),
+}
+
+impl Authenticator {
+    /// `certificate`: the TLS leaf certificate, for SCRAM's channel binding.
+    pub fn new(
+        auth: &Auth,
+        manager: Arc<ConnectionManager>,
+        certificate: Option<&[u8]>,
+    ) -> Result<Authenticator, crate::ServerError> {
+        Ok(match auth {
+            Auth::Trust => Authenticator::Trust(Trust { manager }),
+            Auth::Scram(users) => Authenticator::Scram(scram(users, manager, certificate)?),
+        })
+    }
+}
+
+fn scram(
+    users: &Users,
+    manager: Arc<ConnectionManager>,
+    certificate: Option<&[u8]>,
+) -> Result<SASLAuthStartupHandler<DefaultServerParameterProvider>, crate::ServerError> {
+    let passwords = Passwords {
+        users: users
+            .iter()
+            .map(|(n, p)| (n.to_owned(), salted(p)))
+            .collect(),
+        decoy: salted(&format!("{:x}", rand::random::<u128>())),
+    };
+    let mut scram = ScramAuth::new(Arc::new(passwords));
+    scram.set_iterations(ITERATIONS);
+    if let Some(cert) = certificate {
+        scram
+            .configure_certificate(cert)
+            .map_err(|e| crate::ServerError::Tls(format!("channel binding: {e}")))?;
+    }
+    // The same parameters as trust sends (pgwire's), so clients see one server.
+    Ok(
+        SASLAuthStartupHandler::new(Arc::new(DefaultServerParameterProvider::default()))
+            .with_scram(scram)
+            .with_connection_manager(manager),
+    )
+}
+
+/// One connection's startup: refused at once when the server is full, else
+/// authenticated.
+pub struct Gate {
+    pub authenticator: Arc<Authenticator>,
+    pub full: bool,
+}
+
+#[async_trait]
+impl StartupHandler for Gate {
+    async fn on_startup<C>(
+        &self,
+        client: &mut C,
+        message: PgWireFrontendMessage,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if self.full {
+            return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                "FATAL".into(),
+                "53300".into(),
+                "sorry, too many clients already".into(),
+            ))));
+        }
+        match self.authenticator.as_ref() {
+            Authenticator::Trust(t) => t.on_startup(client, message).await,
+            Authenticator::Scram(s) => s.on_startup(client, message).await,
+        }
+    }
+}

@@ -1,0 +1,326 @@
+//! One connection: its SQL session and settings, and the handlers pgwire calls for it —
+//! the simple query protocol (statements run in order, the first error ends the
+//! string), and the extended one (a statement is planned at Parse for its parameter and
+//! column types, and bound and run at Execute). Statement outcomes become responses;
+//! BEGIN, COMMIT and ROLLBACK move the transaction status clients see.
+
+use std::fmt::Debug;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::Statement;
+use futures::{Sink, stream};
+use pgwire::api::auth::StartupHandler;
+use pgwire::api::cancel::{CancelHandler, DefaultCancelHandler};
+use pgwire::api::portal::{Format, Portal};
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
+use pgwire::api::results::{FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::stmt::QueryParser;
+use pgwire::api::store::PortalStore;
+use pgwire::api::{ClientInfo, ClientPortalStore, PgWireServerHandlers, Type};
+use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::PgWireBackendMessage;
+use pmdb_sql::{Output, SqlError, SqlSession, TxnStatus};
+use tokio::sync::Mutex;
+
+use crate::auth::Gate;
+use crate::compat::Settings;
+use crate::encode::{fields, rows};
+use crate::params::{bind, param_type};
+
+/// What the client's statements run in.
+pub struct Client {
+    pub sql: SqlSession,
+    pub settings: Settings,
+}
+
+fn error_info(e: &SqlError) -> ErrorInfo {
+    ErrorInfo::new("ERROR".into(), e.sqlstate().into(), e.to_string())
+}
+
+fn user_error(e: &SqlError) -> PgWireError {
+    PgWireError::UserError(Box::new(error_info(e)))
+}
+
+/// A command tag as pgwire takes it: "INSERT 0 3" is INSERT, oid 0, 3 rows.
+fn tag(text: &str) -> Tag {
+    let mut words: Vec<&str> = text.split(' ').collect();
+    let rows = match words.last().map(|w| w.parse::<usize>()) {
+        Some(Ok(n)) if words.len() > 1 => {
+            words.pop();
+            Some(n)
+        }
+        _ => None,
+    };
+    let oid = match words.last().map(|w| w.parse::<u32>()) {
+        Some(Ok(oid)) if words.len() > 1 && rows.is_some() => {
+            words.pop();
+            Some(oid)
+        }
+        _ => None,
+    };
+    let mut tag = Tag::new(&words.join(" "));
+    if let Some(oid) = oid {
+        tag = tag.with_oid(oid);
+    }
+    if let Some(n) = rows {
+        tag = tag.with_rows(n);
+    }
+    tag
+}
+
+impl Client {
+    /// Runs one statement; its rows in `format`.
+    async fn execute(
+        &mut self,
+        statement: DfStatement,
+        format: &Format,
+    ) -> Result<Response, SqlError> {
+        let before = self.sql.status();
+        let out = match self.settings.intercept(&statement) {
+            Some(out) => out?,
+            None => self.sql.run(statement).await?,
+        };
+        let after = self.sql.status();
+        Ok(match out {
+            Output::Rows { schema, batches } => {
+                let fields = Arc::new(fields(&schema, format));
+                let data = rows(&batches, Arc::clone(&fields))
+                    .map_err(|e| SqlError::Query(format!("cannot encode the result: {e}")))?;
+                Response::Query(QueryResponse::new(
+                    fields,
+                    stream::iter(data.into_iter().map(Ok)),
+                ))
+            }
+            Output::Command(text) => {
+                let t = tag(&text);
+                match (before, after) {
+                    (TxnStatus::Idle, TxnStatus::InBlock) => Response::TransactionStart(t),
+                    (TxnStatus::InBlock | TxnStatus::Failed, TxnStatus::Idle) => {
+                        Response::TransactionEnd(t)
+                    }
+                    _ => Response::Execution(t),
+                }
+            }
+        })
+    }
+}
+
+/// A statement prepared by Parse: what it takes and gives, found by planning it.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    statement: DfStatement,
+    parameters: Vec<Option<DataType>>,
+    columns: Option<SchemaRef>,
+}
+
+/// Plans statements for Parse, through the connection's session.
+pub struct Planner {
+    client: Arc<Mutex<Client>>,
+}
+
+#[async_trait]
+impl QueryParser for Planner {
+    type Statement = Arc<Prepared>;
+
+    async fn parse_sql<C>(
+        &self,
+        _client: &C,
+        sql: &str,
+        _types: &[Option<Type>],
+    ) -> PgWireResult<Option<Arc<Prepared>>>
+    where
+        C: ClientInfo + Unpin + Send + Sync,
+    {
+        let mut statements = pmdb_sql::parse(sql).map_err(|e| user_error(&e))?;
+        let Some(statement) = statements.pop_front() else {
+            return Ok(None);
+        };
+        if !statements.is_empty() {
+            return Err(user_error(&SqlError::user(
+                "42601",
+                "cannot insert multiple commands into a prepared statement",
+            )));
+        }
+        let client = self.client.lock().await;
+        let description = match &statement {
+            DfStatement::Statement(s) if matches!(s.as_ref(), Statement::ShowVariable { .. }) => {
+                pmdb_sql::Description {
+                    parameters: Vec::new(),
+                    columns: Some(Arc::new(Schema::new(vec![Field::new(
+                        s.to_string().trim_start_matches("SHOW ").to_lowercase(),
+                        DataType::Utf8,
+                        false,
+                    )]))),
+                }
+            }
+            _ => client
+                .sql
+                .describe(&statement)
+                .await
+                .map_err(|e| user_error(&e))?,
+        };
+        Ok(Some(Arc::new(Prepared {
+            statement,
+            parameters: description.parameters,
+            columns: description.columns,
+        })))
+    }
+
+    fn get_parameter_types(&self, stmt: &Arc<Prepared>) -> PgWireResult<Vec<Type>> {
+        Ok((0..stmt.parameters.len())
+            .map(|i| param_type(&[], &stmt.parameters, i))
+            .collect())
+    }
+
+    fn get_result_schema(
+        &self,
+        stmt: &Arc<Prepared>,
+        format: Option<&Format>,
+    ) -> PgWireResult<Vec<FieldInfo>> {
+        Ok(match &stmt.columns {
+            Some(schema) => fields(schema, format.unwrap_or(&Format::UnifiedText)),
+            None => Vec::new(),
+        })
+    }
+}
+
+/// The query handlers of one connection.
+pub struct Handler {
+    client: Arc<Mutex<Client>>,
+    planner: Arc<Planner>,
+}
+
+#[async_trait]
+impl SimpleQueryHandler for Handler {
+    async fn do_query<C>(&self, _client: &mut C, query: &str) -> PgWireResult<Vec<Response>>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let statements = match pmdb_sql::parse(query) {
+            Ok(s) => s,
+            Err(e) => return Ok(vec![Response::Error(Box::new(error_info(&e)))]),
+        };
+        let mut client = self.client.lock().await;
+        let mut responses = Vec::with_capacity(statements.len());
+        for statement in statements {
+            match client.execute(statement, &Format::UnifiedText).await {
+                Ok(r) => responses.push(r),
+                Err(e) => {
+                    responses.push(Response::Error(Box::new(error_info(&e))));
+                    break;
+                }
+            }
+        }
+        Ok(responses)
+    }
+}
+
+#[async_trait]
+impl ExtendedQueryHandler for Handler {
+    type Statement = Arc<Prepared>;
+    type QueryParser = Planner;
+
+    fn query_parser(&self) -> Arc<Planner> {
+        Arc::clone(&self.planner)
+    }
+
+    async fn do_query<C>(
+        &self,
+        _client: &mut C,
+        portal: &Portal<Arc<Prepared>>,
+        _max_rows: usize,
+    ) -> PgWireResult<Response>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Arc<Prepared>>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let prepared = &portal.statement.statement;
+        let statement = bind(&prepared.statement, portal, &prepared.parameters)?;
+        let mut client = self.client.lock().await;
+        client
+            .execute(statement, &portal.result_column_format)
+            .await
+            .map_err(|e| user_error(&e))
+    }
+}
+
+/// Everything pgwire asks of one connection.
+pub struct Connection {
+    handler: Arc<Handler>,
+    gate: Arc<Gate>,
+    cancel: Arc<DefaultCancelHandler>,
+}
+
+impl Connection {
+    pub fn new(sql: SqlSession, gate: Gate, cancel: Arc<DefaultCancelHandler>) -> Connection {
+        let client = Arc::new(Mutex::new(Client {
+            sql,
+            settings: Settings::default(),
+        }));
+        let planner = Arc::new(Planner {
+            client: Arc::clone(&client),
+        });
+        Connection {
+            handler: Arc::new(Handler { client, planner }),
+            gate: Arc::new(gate),
+            cancel,
+        }
+    }
+}
+
+impl PgWireServerHandlers for Connection {
+    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
+        Arc::clone(&self.handler)
+    }
+
+    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
+        Arc::clone(&self.handler)
+    }
+
+    fn startup_handler(&self) -> Arc<impl StartupHandler> {
+        Arc::clone(&self.gate)
+    }
+
+    fn cancel_handler(&self) -> Arc<impl CancelHandler> {
+        Arc::clone(&self.cancel)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::encode::pg_type;
+
+    #[test]
+    fn command_tags_split_into_command_oid_and_rows() {
+        let render = |t: &Tag| format!("{t:?}");
+        assert_eq!(
+            render(&tag("INSERT 0 3")),
+            render(&Tag::new("INSERT").with_oid(0).with_rows(3))
+        );
+        assert_eq!(
+            render(&tag("UPDATE 2")),
+            render(&Tag::new("UPDATE").with_rows(2))
+        );
+        assert_eq!(
+            render(&tag("CREATE TABLE")),
+            render(&Tag::new("CREATE TABLE"))
+        );
+        assert_eq!(render(&tag("BEGIN")), render(&Tag::new("BEGIN")));
+    }
+
+    #[test]
+    fn arrow_types_map_to_postgres_types() {
+        assert_eq!(pg_type(&DataType::Int64), Type::INT8);
+        assert_eq!(pg_type(&DataType::Utf8), Type::TEXT);
+        assert_eq!(pg_type(&DataType::Decimal128(12, 2)), Type::NUMERIC);
+    }
+}

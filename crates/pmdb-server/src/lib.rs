@@ -1,0 +1,24 @@
+//! pmdb-server: the PostgreSQL wire protocol over pmdb-sql, so `psql`, drivers and
+//! `pgbench` connect to pmdb. It owns the network side: the accept loop with its
+//! connection limit and graceful shutdown ([`Server`]), authentication (SCRAM-SHA-256
+//! with users from a file or options, or trust when asked for) and TLS, the simple and
+//! extended query protocols with prepared statements, portals and cancel requests, the
+//! mapping of Arrow results and parameters to PostgreSQL types in the text and binary
+//! formats, and the session settings clients expect (`SET`, `SHOW`). Each connection is
+//! a [`pmdb_sql::SqlSession`], so BEGIN / COMMIT map onto engine transactions.
+
+#![forbid(unsafe_code)]
+
+mod auth;
+mod compat;
+mod encode;
+mod error;
+mod handler;
+mod options;
+mod params;
+mod server;
+mod tls;
+
+pub use error::ServerError;
+pub use options::{Auth, ServerOptions, TlsFiles, Users};
+pub use server::{RunningServer, Server};

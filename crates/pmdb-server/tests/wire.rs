@@ -1,0 +1,346 @@
+//! The server with a real driver (tokio-postgres): the simple and extended protocols,
+//! parameters and results of each type in the binary format, transactions and
+//! serialization failures, SCRAM passwords, the connection limit, cancel requests, and
+//! malformed input that must not take the server down.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use pmdb_engine::{Db, DbOptions};
+use pmdb_server::{Auth, RunningServer, Server, ServerOptions, Users};
+use pmdb_sql::SqlEngine;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
+
+struct TestServer {
+    rt: tokio::runtime::Runtime,
+    server: Option<RunningServer>,
+    engine: Option<SqlEngine>,
+    _dir: tempfile::TempDir,
+}
+
+impl TestServer {
+    fn start(auth: Auth, max_connections: usize) -> TestServer {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
+        let rt = tokio::runtime::Builder::new_multi_thread()
+            .worker_threads(2)
+            .enable_all()
+            .build()
+            .unwrap();
+        let options = ServerOptions {
+            listen: "127.0.0.1:0".parse().unwrap(),
+            auth,
+            max_connections,
+            shutdown_grace: Duration::from_millis(200),
+            ..ServerOptions::default()
+        };
+        let server = rt
+            .block_on(Server::new(engine.sessions(), options).start())
+            .unwrap();
+        TestServer {
+            rt,
+            server: Some(server),
+            engine: Some(engine),
+            _dir: dir,
+        }
+    }
+
+    fn trusting() -> TestServer {
+        TestServer::start(Auth::Trust, 16)
+    }
+
+    fn port(&self) -> u16 {
+        self.server.as_ref().unwrap().local_addr().port()
+    }
+
+    async fn try_connect(
+        &self,
+        user: &str,
+        password: &str,
+    ) -> Result<Client, tokio_postgres::Error> {
+        let config = format!(
+            "host=127.0.0.1 port={} user={user} password={password} dbname=pmdb",
+            self.port()
+        );
+        let (client, connection) = tokio_postgres::connect(&config, NoTls).await?;
+        tokio::spawn(connection);
+        Ok(client)
+    }
+
+    async fn connect(&self) -> Client {
+        self.try_connect("pmdb", "x").await.unwrap()
+    }
+}
+
+impl Drop for TestServer {
+    fn drop(&mut self) {
+        if let Some(server) = self.server.take() {
+            server.shutdown();
+            self.rt.block_on(server.wait());
+        }
+        drop(self.engine.take());
+    }
+}
+
+fn sqlstate(e: &tokio_postgres::Error) -> String {
+    e.code()
+        .map(|c| c.code().to_owned())
+        .unwrap_or_else(|| format!("no SQLSTATE: {e}"))
+}
+
+#[test]
+fn simple_and_extended_queries_with_typed_parameters_and_results() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE t (id INT PRIMARY KEY, small SMALLINT, big BIGINT, name VARCHAR(20),
+                             price DECIMAL(10,2), day DATE, at TIMESTAMP, ok BOOLEAN, f DOUBLE);
+             INSERT INTO t VALUES (1, 2, 3, 'one', 1.25, '2024-02-29', '2024-02-29 12:34:56', true, 0.5)",
+        )
+        .await
+        .unwrap();
+        // Extended protocol: parameters of each type, results in the binary format.
+        let insert = c
+            .prepare("INSERT INTO t VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)")
+            .await
+            .unwrap();
+        let day = chrono::NaiveDate::from_ymd_opt(1999, 12, 31).unwrap();
+        let at = day.and_hms_opt(23, 59, 58).unwrap();
+        let price = rust_decimal::Decimal::new(-12345, 2);
+        let n = c
+            .execute(
+                &insert,
+                &[&2i32, &-7i16, &(1i64 << 40), &"it's \"quoted\"", &price, &day, &at, &false, &-1.5f64],
+            )
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+        c.execute(&insert, &[&3i32, &None::<i16>, &None::<i64>, &None::<&str>, &None::<rust_decimal::Decimal>, &None::<chrono::NaiveDate>, &None::<chrono::NaiveDateTime>, &None::<bool>, &None::<f64>])
+            .await
+            .unwrap();
+        let row = c
+            .query_one("SELECT * FROM t WHERE id = $1", &[&2i32])
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, i32>("id"), 2);
+        assert_eq!(row.get::<_, i16>("small"), -7);
+        assert_eq!(row.get::<_, i64>("big"), 1 << 40);
+        assert_eq!(row.get::<_, &str>("name"), "it's \"quoted\"");
+        assert_eq!(row.get::<_, rust_decimal::Decimal>("price"), price);
+        assert_eq!(row.get::<_, chrono::NaiveDate>("day"), day);
+        assert_eq!(row.get::<_, chrono::NaiveDateTime>("at"), at);
+        assert!(!row.get::<_, bool>("ok"));
+        assert_eq!(row.get::<_, f64>("f"), -1.5);
+        let nulls = c.query_one("SELECT * FROM t WHERE id = 3", &[]).await.unwrap();
+        assert_eq!(nulls.get::<_, Option<i64>>("big"), None);
+        assert_eq!(nulls.get::<_, Option<&str>>("name"), None);
+        // A statement prepared once runs many times.
+        let count = c.prepare("SELECT count(*) FROM t WHERE id >= $1").await.unwrap();
+        for (from, n) in [(1i32, 3i64), (2, 2), (4, 0)] {
+            assert_eq!(c.query_one(&count, &[&from]).await.unwrap().get::<_, i64>(0), n);
+        }
+        // The simple protocol gives text.
+        let rows = c.simple_query("SELECT name FROM t WHERE id = 1").await.unwrap();
+        let SimpleQueryMessage::Row(r) = &rows[1] else { panic!("{rows:?}") };
+        assert_eq!(r.get(0), Some("one"));
+        let updated = c
+            .execute("UPDATE t SET big = big + $1 WHERE id = $2", &[&10i64, &1i32])
+            .await
+            .unwrap();
+        assert_eq!(updated, 1);
+        assert_eq!(
+            c.query_one("SELECT big FROM t WHERE id = 1", &[]).await.unwrap().get::<_, i64>(0),
+            13
+        );
+        // Session settings drivers set and read.
+        c.batch_execute("SET application_name = 'wire test'; SET extra_float_digits = 3").await.unwrap();
+        let shown = c.simple_query("SHOW application_name").await.unwrap();
+        let SimpleQueryMessage::Row(r) = &shown[1] else { panic!("{shown:?}") };
+        assert_eq!(r.get(0), Some("wire test"));
+    });
+}
+
+#[test]
+fn errors_carry_their_sqlstate_and_the_connection_survives() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute("CREATE TABLE t (id INT PRIMARY KEY)")
+            .await
+            .unwrap();
+        c.execute("INSERT INTO t VALUES (1)", &[]).await.unwrap();
+        let cases = [
+            ("INSERT INTO t VALUES (1)", "23505"),
+            ("SELECT * FROM missing", "42P01"),
+            ("SELEC 1", "42601"),
+            ("SELECT 1/0", "22012"),
+            ("SHOW no_such_setting", "42704"),
+        ];
+        for (sql, code) in cases {
+            let e = c.simple_query(sql).await.expect_err(sql);
+            assert_eq!(sqlstate(&e), code, "{sql}: {e}");
+            let e = c.query(sql, &[]).await.expect_err(sql);
+            assert_eq!(sqlstate(&e), code, "{sql} (extended): {e}");
+        }
+        // A prepared statement with too few parameters bound is refused by the driver;
+        // one naming a parameter that is never described cannot be prepared wrongly.
+        assert_eq!(
+            c.query_one("SELECT count(*) FROM t", &[])
+                .await
+                .unwrap()
+                .get::<_, i64>(0),
+            1
+        );
+    });
+}
+
+#[test]
+fn transactions_commit_roll_back_and_conflict_with_40001() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let mut a = s.connect().await;
+        let mut b = s.connect().await;
+        a.batch_execute("CREATE TABLE acct (id INT PRIMARY KEY, bal BIGINT); INSERT INTO acct VALUES (1, 100), (2, 100)")
+            .await
+            .unwrap();
+        let tx = a.transaction().await.unwrap();
+        tx.execute("UPDATE acct SET bal = bal - 10 WHERE id = 1", &[]).await.unwrap();
+        tx.execute("UPDATE acct SET bal = bal + 10 WHERE id = 2", &[]).await.unwrap();
+        let inside: i64 = tx.query_one("SELECT bal FROM acct WHERE id = 1", &[]).await.unwrap().get(0);
+        assert_eq!(inside, 90);
+        let outside: i64 = b.query_one("SELECT bal FROM acct WHERE id = 1", &[]).await.unwrap().get(0);
+        assert_eq!(outside, 100);
+        tx.commit().await.unwrap();
+        let tx = a.transaction().await.unwrap();
+        tx.execute("DELETE FROM acct", &[]).await.unwrap();
+        tx.rollback().await.unwrap();
+        let total: i64 = b.query_one("SELECT sum(bal) FROM acct", &[]).await.unwrap().get(0);
+        assert_eq!(total, 200);
+
+        let ta = a.transaction().await.unwrap();
+        let tb = b.transaction().await.unwrap();
+        ta.execute("UPDATE acct SET bal = 0 WHERE id = 1", &[]).await.unwrap();
+        tb.execute("UPDATE acct SET bal = 1 WHERE id = 1", &[]).await.unwrap();
+        ta.commit().await.unwrap();
+        let e = tb.commit().await.expect_err("the second writer must fail");
+        assert_eq!(sqlstate(&e), "40001", "{e}");
+        // The client may go on (after its ROLLBACK, which is accepted).
+        b.batch_execute("ROLLBACK").await.unwrap();
+        let bal: i64 = b.query_one("SELECT bal FROM acct WHERE id = 1", &[]).await.unwrap().get(0);
+        assert_eq!(bal, 0);
+        // After an error in a block, statements fail until it ends.
+        b.batch_execute("BEGIN").await.unwrap();
+        assert!(b.batch_execute("SELECT * FROM missing").await.is_err());
+        let e = b.batch_execute("SELECT 1").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "25P02");
+        b.batch_execute("ROLLBACK").await.unwrap();
+        b.batch_execute("SELECT 1").await.unwrap();
+    });
+}
+
+#[test]
+fn scram_passwords_are_checked() {
+    let mut users = Users::default();
+    users.add("ada:lovelace").unwrap();
+    let s = TestServer::start(Auth::Scram(users), 16);
+    s.rt.block_on(async {
+        let c = s
+            .try_connect("ada", "lovelace")
+            .await
+            .expect("the right password");
+        c.batch_execute("SELECT 1").await.unwrap();
+        for (user, password) in [("ada", "wrong"), ("nobody", "lovelace")] {
+            let Err(e) = s.try_connect(user, password).await else {
+                panic!("{user} was let in")
+            };
+            assert_eq!(sqlstate(&e), "28P01", "{user}: {e}");
+        }
+    });
+}
+
+#[test]
+fn connections_beyond_the_limit_are_refused_with_53300() {
+    let s = TestServer::start(Auth::Trust, 1);
+    s.rt.block_on(async {
+        let first = s.connect().await;
+        let Err(e) = s.try_connect("pmdb", "x").await else {
+            panic!("the second connection was let in")
+        };
+        assert_eq!(sqlstate(&e), "53300", "{e}");
+        drop(first);
+        // Its slot comes back once it is gone.
+        let mut again = None;
+        for _ in 0..50 {
+            if let Ok(c) = s.try_connect("pmdb", "x").await {
+                again = Some(c);
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        again
+            .expect("a slot freed")
+            .batch_execute("SELECT 1")
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn a_running_query_can_be_cancelled() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = Arc::new(s.connect().await);
+        let token = c.cancel_token();
+        let slow = tokio::spawn({
+            let c = Arc::clone(&c);
+            async move {
+                c.simple_query(
+                    "SELECT count(*) FROM generate_series(1, 300000) a, generate_series(1, 300000) b",
+                )
+                .await
+            }
+        });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        token.cancel_query(NoTls).await.unwrap();
+        let e = tokio::time::timeout(Duration::from_secs(20), slow)
+            .await
+            .expect("cancelled in time")
+            .unwrap()
+            .expect_err("cancelled");
+        assert_eq!(sqlstate(&e), "57014", "{e}");
+        c.batch_execute("SELECT 1").await.unwrap();
+    });
+}
+
+#[test]
+fn malformed_messages_never_take_the_server_down() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let addr = format!("127.0.0.1:{}", s.port());
+        let garbage: Vec<Vec<u8>> = vec![
+            b"GET / HTTP/1.1\r\n\r\n".to_vec(),
+            vec![0, 0, 0, 3],                         // a length below its own size
+            vec![0xff, 0xff, 0xff, 0xff, 0, 3, 0, 0], // an absurd length
+            vec![0, 0, 0, 8, 0, 3, 0],                // truncated
+            vec![0, 0, 0, 9, 0, 9, 0, 0, b'x'],       // an unknown protocol version
+        ];
+        for bytes in garbage {
+            let mut sock = tokio::net::TcpStream::connect(&addr).await.unwrap();
+            let _ = sock.write_all(&bytes).await;
+            let _ = sock.shutdown().await;
+            let mut reply = Vec::new();
+            let _ =
+                tokio::time::timeout(Duration::from_secs(5), sock.read_to_end(&mut reply)).await;
+        }
+        // After startup: an unknown message type and an oversized query.
+        let c = s.connect().await;
+        c.batch_execute("SELECT 1").await.unwrap();
+        let huge = format!("SELECT '{}'", "x".repeat(2 << 20));
+        let _ = c.simple_query(&huge).await;
+        // The server still serves.
+        let c = s.connect().await;
+        c.batch_execute("SELECT 1").await.unwrap();
+    });
+}

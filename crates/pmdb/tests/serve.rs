@@ -1,0 +1,239 @@
+//! `pmdb serve` as a process: commits acknowledged to a client survive `kill -9` of the
+//! server, SIGTERM shuts it down cleanly with committed data intact, refusing to listen
+//! beyond loopback without users, and a scripted psql session when psql is installed.
+#![cfg(feature = "sql")]
+
+use std::io::{BufRead, BufReader};
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+
+use tokio_postgres::NoTls;
+
+/// A `pmdb serve` process on `dir`, on a free port.
+struct Serve {
+    child: Child,
+    port: u16,
+}
+
+impl Serve {
+    fn start(dir: &Path) -> Serve {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_pmdb"))
+            .args(["serve", "--listen", "127.0.0.1:0", "--path"])
+            .arg(dir)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut line = String::new();
+        BufReader::new(child.stdout.take().unwrap())
+            .read_line(&mut line)
+            .unwrap();
+        let port = line
+            .split("127.0.0.1:")
+            .nth(1)
+            .and_then(|rest| rest.split_whitespace().next())
+            .and_then(|p| p.parse().ok())
+            .unwrap_or_else(|| panic!("no port in {line:?}"));
+        Serve { child, port }
+    }
+
+    fn signal(&self, signal: i32) {
+        let pid = i32::try_from(self.child.id()).unwrap();
+        assert_eq!(
+            std::process::Command::new("kill")
+                .arg(format!("-{signal}"))
+                .arg(pid.to_string())
+                .status()
+                .unwrap()
+                .code(),
+            Some(0)
+        );
+    }
+}
+
+impl Drop for Serve {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+async fn connect(port: u16) -> tokio_postgres::Client {
+    let (client, connection) = tokio_postgres::connect(
+        &format!("host=127.0.0.1 port={port} user=pmdb dbname=pmdb"),
+        NoTls,
+    )
+    .await
+    .unwrap();
+    tokio::spawn(connection);
+    client
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+#[test]
+fn acknowledged_commits_survive_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime();
+    let server = Serve::start(dir.path());
+    let acknowledged = rt.block_on(async {
+        let mut c = connect(server.port).await;
+        c.batch_execute("CREATE TABLE t (id INT PRIMARY KEY, v VARCHAR(20))")
+            .await
+            .unwrap();
+        let insert = c.prepare("INSERT INTO t VALUES ($1, $2)").await.unwrap();
+        let mut acknowledged = 0;
+        for i in 0..200i32 {
+            if i % 10 == 0 {
+                let tx = c.transaction().await.unwrap();
+                tx.execute(&insert, &[&i, &"in a block"]).await.unwrap();
+                tx.commit().await.unwrap();
+            } else {
+                c.execute(&insert, &[&i, &"autocommit"]).await.unwrap();
+            }
+            acknowledged += 1;
+        }
+        // A block left open is not committed.
+        c.batch_execute("BEGIN; INSERT INTO t VALUES (1000, 'open')")
+            .await
+            .unwrap();
+        acknowledged
+    });
+    let mut server = server;
+    server.signal(9);
+    server.child.wait().unwrap();
+    drop(server);
+    let server = Serve::start(dir.path());
+    rt.block_on(async {
+        let c = connect(server.port).await;
+        let n: i64 = c
+            .query_one("SELECT count(*) FROM t", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, acknowledged);
+        let open = c
+            .query("SELECT * FROM t WHERE id = 1000", &[])
+            .await
+            .unwrap();
+        assert!(open.is_empty(), "an uncommitted block came back");
+    });
+}
+
+#[test]
+fn sigterm_shuts_down_cleanly_with_committed_data_intact() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime();
+    let mut server = Serve::start(dir.path());
+    rt.block_on(async {
+        let c = connect(server.port).await;
+        c.batch_execute("CREATE TABLE t (id INT PRIMARY KEY); INSERT INTO t VALUES (1), (2)")
+            .await
+            .unwrap();
+        // Connected at the signal: it gets the grace period, then is closed.
+        std::mem::forget(c);
+    });
+    server.signal(15);
+    let status = server.child.wait().unwrap();
+    assert!(status.success(), "{status}");
+    drop(server);
+    let server = Serve::start(dir.path());
+    rt.block_on(async {
+        let c = connect(server.port).await;
+        let n: i64 = c
+            .query_one("SELECT count(*) FROM t", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 2);
+    });
+}
+
+#[test]
+fn listening_beyond_loopback_without_users_is_refused() {
+    let out = Command::new(env!("CARGO_BIN_EXE_pmdb"))
+        .args(["serve", "--listen", "0.0.0.0:0", "--path"])
+        .arg(tempfile::tempdir().unwrap().path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("needs users"), "{err}");
+}
+
+/// psql, when installed (Debian's postgresql-client): a scripted session.
+#[test]
+fn a_psql_session() {
+    if Command::new("psql").arg("--version").output().is_err() {
+        eprintln!("psql is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = Serve::start(dir.path());
+    let script = "
+        CREATE TABLE kv (k VARCHAR(10) PRIMARY KEY, v BIGINT);
+        INSERT INTO kv VALUES ('a', 1), ('b', 2);
+        BEGIN;
+        UPDATE kv SET v = v * 10 WHERE k = 'b';
+        COMMIT;
+        SELECT k, v FROM kv ORDER BY k;
+        SELECT 1/0;
+        SELECT 'still here';
+    ";
+    let out = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "-U",
+            "pmdb",
+        ])
+        .args(["-X", "-A", "-t", "-c", script])
+        .env("PGCONNECT_TIMEOUT", "10")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // psql -c runs the string as one simple query: it stops at the error.
+    assert!(
+        stderr.contains("Divide by zero") || stderr.contains("division"),
+        "{stderr}"
+    );
+    let out = Command::new("psql")
+        .args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "-U",
+            "pmdb",
+        ])
+        .args([
+            "-X",
+            "-A",
+            "-t",
+            "-c",
+            "SELECT k, v FROM kv ORDER BY k",
+            "-c",
+            "SELECT 'still here'",
+        ])
+        .output()
+        .unwrap();
+    let stdout2 = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "{stdout2} {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(
+        stdout2.lines().collect::<Vec<_>>(),
+        ["a|1", "b|20", "still here"],
+        "{stdout}"
+    );
+}
