@@ -11,22 +11,25 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::Statement;
-use futures::{Sink, stream};
+use futures::{Sink, SinkExt, stream};
 use pgwire::api::auth::StartupHandler;
 use pgwire::api::cancel::{CancelHandler, DefaultCancelHandler};
+use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
-use pgwire::api::results::{FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::results::{CopyResponse, FieldInfo, QueryResponse, Response, Tag};
 use pgwire::api::stmt::QueryParser;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, PgWireServerHandlers, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
-use pmdb_sql::{Output, SqlError, SqlSession, TxnStatus};
+use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
+use pmdb_sql::{Output, SqlError, SqlSession, TxnStatus, copy_failed};
 use tokio::sync::Mutex;
 
 use crate::auth::Gate;
 use crate::compat::Settings;
+use crate::copy::Receiving;
 use crate::encode::{fields, rows};
 use crate::params::{bind, param_type};
 
@@ -34,6 +37,8 @@ use crate::params::{bind, param_type};
 pub struct Client {
     pub sql: SqlSession,
     pub settings: Settings,
+    /// A COPY … FROM STDIN whose data is arriving.
+    copy: Option<Receiving>,
 }
 
 fn error_info(e: &SqlError) -> ErrorInfo {
@@ -78,6 +83,16 @@ impl Client {
         statement: DfStatement,
         format: &Format,
     ) -> Result<Response, SqlError> {
+        if let Some(started) = self.sql.copy_in(&statement) {
+            let copy = started?;
+            let columns = copy.columns.len();
+            self.copy = Some(Receiving::new(copy));
+            return Ok(Response::CopyIn(CopyResponse::new(
+                0,
+                columns,
+                stream::empty(),
+            )));
+        }
         let before = self.sql.status();
         let out = match self.settings.intercept(&statement) {
             Some(out) => out?,
@@ -96,15 +111,75 @@ impl Client {
             }
             Output::Command(text) => {
                 let t = tag(&text);
+                // A COMMIT or ROLLBACK outside a block still ends one for the client:
+                // after a failed COMMIT (the block is gone, but the error left the
+                // client's status failed) it sends ROLLBACK, which must clear it.
+                let ends = matches!(text.as_str(), "COMMIT" | "ROLLBACK");
                 match (before, after) {
                     (TxnStatus::Idle, TxnStatus::InBlock) => Response::TransactionStart(t),
-                    (TxnStatus::InBlock | TxnStatus::Failed, TxnStatus::Idle) => {
+                    (_, TxnStatus::Idle) if ends || before != TxnStatus::Idle => {
                         Response::TransactionEnd(t)
                     }
                     _ => Response::Execution(t),
                 }
             }
         })
+    }
+}
+
+#[async_trait]
+impl CopyHandler for Handler {
+    async fn on_copy_data<C>(&self, _client: &mut C, data: CopyData) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if let Some(r) = self.client.lock().await.copy.as_mut() {
+            r.data(&data.data).await;
+        }
+        Ok(())
+    }
+
+    async fn on_copy_done<C>(&self, client: &mut C, _done: CopyDone) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let mut c = self.client.lock().await;
+        let Some(mut r) = c.copy.take() else {
+            return Err(user_error(&SqlError::user(
+                "08P01",
+                "CopyDone without a COPY",
+            )));
+        };
+        r.done().await;
+        let rows = match r.failed.take() {
+            Some(e) => Err(c.sql.abort_copy(r.copy, e)),
+            None => c.sql.finish_copy(r.copy).await,
+        }
+        .map_err(|e| user_error(&e))?;
+        client
+            .send(PgWireBackendMessage::CommandComplete(
+                Tag::new("COPY").with_rows(rows as usize).into(),
+            ))
+            .await?;
+        Ok(())
+    }
+
+    async fn on_copy_fail<C>(&self, _client: &mut C, fail: CopyFail) -> PgWireError
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let mut c = self.client.lock().await;
+        let e = match c.copy.take() {
+            Some(r) => c.sql.abort_copy(r.copy, copy_failed(&fail.message)),
+            None => copy_failed(&fail.message),
+        };
+        user_error(&e)
     }
 }
 
@@ -264,6 +339,7 @@ impl Connection {
         let client = Arc::new(Mutex::new(Client {
             sql,
             settings: Settings::default(),
+            copy: None,
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),
@@ -287,6 +363,10 @@ impl PgWireServerHandlers for Connection {
 
     fn startup_handler(&self) -> Arc<impl StartupHandler> {
         Arc::clone(&self.gate)
+    }
+
+    fn copy_handler(&self) -> Arc<impl CopyHandler> {
+        Arc::clone(&self.handler)
     }
 
     fn cancel_handler(&self) -> Arc<impl CancelHandler> {

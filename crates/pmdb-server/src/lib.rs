@@ -11,6 +11,7 @@
 
 mod auth;
 mod compat;
+mod copy;
 mod encode;
 mod error;
 mod handler;

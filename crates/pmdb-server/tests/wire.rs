@@ -344,3 +344,104 @@ fn malformed_messages_never_take_the_server_down() {
         c.batch_execute("SELECT 1").await.unwrap();
     });
 }
+
+#[test]
+fn copy_from_stdin_truncate_and_adding_a_primary_key() {
+    use futures::SinkExt;
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute("CREATE TABLE acc (id INT NOT NULL, note VARCHAR(20), n BIGINT)")
+            .await
+            .unwrap();
+        let sink = c
+            .copy_in("COPY acc FROM STDIN WITH (FREEZE ON)")
+            .await
+            .unwrap();
+        futures::pin_mut!(sink);
+        let mut data = String::new();
+        for i in 1..=5000 {
+            data.push_str(&format!("{i}\tnote {i}\t{}\n", i * 2));
+        }
+        data.push_str("5001\t\\N\t\\N\n5002\ttab\\there\t7\n");
+        // In pieces that cut lines in two.
+        for piece in data.as_bytes().chunks(1000) {
+            sink.send(bytes::Bytes::copy_from_slice(piece))
+                .await
+                .unwrap();
+        }
+        assert_eq!(sink.finish().await.unwrap(), 5002);
+        let row = c
+            .query_one("SELECT count(*), sum(n) FROM acc", &[])
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, i64>(0), 5002);
+        assert_eq!(row.get::<_, i64>(1), 5000 * 5001 + 7);
+        let tab: String = c
+            .query_one("SELECT note FROM acc WHERE id = 5002", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(tab, "tab\there");
+        // A bad row fails the COPY with its line.
+        let sink = c.copy_in("COPY acc FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"x\ty\t1\n"))
+            .await
+            .unwrap();
+        let e = sink.finish().await.expect_err("not an integer");
+        assert!(e.code().is_some(), "{e}");
+
+        c.batch_execute("ALTER TABLE acc ADD PRIMARY KEY (id)")
+            .await
+            .unwrap();
+        let n: i64 = c
+            .query_one("SELECT n FROM acc WHERE id = 2500", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 5000);
+        let e = c
+            .batch_execute("INSERT INTO acc VALUES (1, 'again', 0)")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "23505", "{e}");
+        let e = c
+            .batch_execute("ALTER TABLE acc ADD PRIMARY KEY (n)")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "42P16", "{e}");
+        // A key with duplicates cannot be added, and the table stays as it was.
+        c.batch_execute("CREATE TABLE dup (a INT, b INT); INSERT INTO dup VALUES (1, 1), (1, 2)")
+            .await
+            .unwrap();
+        let e = c
+            .batch_execute("ALTER TABLE dup ADD PRIMARY KEY (a)")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "23505", "{e}");
+        let n: i64 = c
+            .query_one("SELECT count(*) FROM dup", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 2);
+
+        c.batch_execute("BEGIN; TRUNCATE acc; ROLLBACK")
+            .await
+            .unwrap();
+        let n: i64 = c
+            .query_one("SELECT count(*) FROM acc", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 5002);
+        c.batch_execute("TRUNCATE TABLE acc, dup").await.unwrap();
+        let n: i64 = c
+            .query_one("SELECT count(*) FROM acc", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 0);
+    });
+}

@@ -13,7 +13,7 @@ use pmdb_engine::{Db, WriteBatch, WriteOptions};
 use crate::error::{Result, SqlError, state};
 use crate::schema::{IndexDef, TableDef};
 use crate::segment_layout::{COVERED, covered_key};
-use crate::table::{Table, WriteGuard, count_key};
+use crate::table::{Table, TableWriter, WriteGuard, count_key};
 
 const CATALOG: &str = "sql.catalog";
 /// Key of the id the next table gets (a u64, little-endian).
@@ -139,15 +139,7 @@ impl Catalog {
             };
         }
         let cat = self.catalog_subtable()?;
-        let id = match cat.get(NEXT_ID_KEY)? {
-            Some(v) => {
-                u64::from_le_bytes(v.as_ref().try_into().map_err(|_| SqlError::Damaged {
-                    what: "catalog's next table id".into(),
-                    source: crate::CodecError::Mismatch(format!("{} bytes", v.len())),
-                })?)
-            }
-            None => 1,
-        };
+        let id = self.next_id(&cat)?;
         def.id = id;
         def.validate()
             .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
@@ -256,6 +248,76 @@ impl Catalog {
         Ok(true)
     }
 
+    /// Gives table `name`, keyed by hidden row ids, the primary key `columns`: its rows
+    /// are copied into a table keyed by them (a new id, so new subtables), which then
+    /// takes the name in one catalog batch, and the old subtables are dropped. A crash
+    /// before that batch leaves subtables no entry names, dropped at the next open; the
+    /// table is as it was.
+    pub fn add_primary_key(&self, name: &str, columns: &[String]) -> Result<()> {
+        let _ddl = self.ddl.lock();
+        let old = self.table_or_error(name)?;
+        let _writes = old.write_lock();
+        if !old.def().primary_key.is_empty() {
+            return Err(SqlError::user(
+                state::INVALID_DEFINITION,
+                format!("multiple primary keys for table {name:?} are not allowed"),
+            ));
+        }
+        let cat = self.catalog_subtable()?;
+        let id = self.next_id(&cat)?;
+        let mut def = old.def().clone();
+        def.id = id;
+        def.primary_key = columns
+            .iter()
+            .map(|c| {
+                def.column(c).map(|p| p as u16).ok_or_else(|| {
+                    SqlError::user(
+                        state::UNDEFINED_COLUMN,
+                        format!("column {c:?} does not exist in table {name:?}"),
+                    )
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        for &p in &def.primary_key {
+            def.columns[p as usize].not_null = true;
+        }
+        def.validate()
+            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+        let new = Arc::new(Table::open(&self.db, &cat, def.clone())?);
+        let copied = copy_rows(&old, &new);
+        if let Err(e) = copied {
+            for sub in new.subtable_names() {
+                self.db.drop_subtable(&sub)?;
+            }
+            return Err(e);
+        }
+        let mut batch = WriteBatch::new();
+        batch.put(&cat, table_key(name), def.encode());
+        batch.put(&cat, NEXT_ID_KEY, (id + 1).to_le_bytes());
+        batch.delete(&cat, count_key(old.def().id));
+        batch.delete(&cat, covered_key(old.def().id));
+        self.db.write(batch, WriteOptions::default())?;
+        self.tables.write().insert(name.to_owned(), new);
+        old.retire();
+        for sub in old.subtable_names() {
+            self.db.drop_subtable(&sub)?;
+        }
+        Ok(())
+    }
+
+    /// The id the next table gets.
+    fn next_id(&self, cat: &pmdb_engine::Subtable) -> Result<u64> {
+        Ok(match cat.get(NEXT_ID_KEY)? {
+            Some(v) => {
+                u64::from_le_bytes(v.as_ref().try_into().map_err(|_| SqlError::Damaged {
+                    what: "catalog's next table id".into(),
+                    source: crate::CodecError::Mismatch(format!("{} bytes", v.len())),
+                })?)
+            }
+            None => 1,
+        })
+    }
+
     /// Drops index `name`. `Ok(false)` if it does not exist and `if_exists` was given.
     pub fn drop_index(&self, name: &str, if_exists: bool) -> Result<bool> {
         let _ddl = self.ddl.lock();
@@ -326,4 +388,22 @@ fn is_table_subtable(name: &str) -> bool {
         [table, sub] => number(table) && (number(sub) || *sub == "columns"),
         _ => false,
     }
+}
+
+/// Copies every row of `from` into `to` (a table of the same columns keyed otherwise),
+/// committing as a bulk load does; a duplicate or NULL key is an error. Runs on a
+/// blocking thread of the runtime, whose commits it waits for.
+fn copy_rows(from: &Table, to: &Arc<Table>) -> Result<()> {
+    let runtime = tokio::runtime::Handle::current();
+    let mut writer = TableWriter::for_load(to)?;
+    let limit = to.fill_batch_bytes();
+    let mut scan = from.rows().scan::<[u8]>(..);
+    while let Some(e) = scan.next_ref() {
+        let row = from.decode(e?.value)?;
+        writer.insert(&row)?;
+        if writer.bytes >= limit {
+            runtime.block_on(writer.commit())?;
+        }
+    }
+    runtime.block_on(writer.commit())
 }

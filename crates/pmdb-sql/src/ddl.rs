@@ -3,8 +3,9 @@
 //! tables).
 
 use datafusion::sql::sqlparser::ast::{
-    CharacterLength, ColumnOption, CreateIndex, CreateTable, DataType, ExactNumberInfo,
-    Expr as SqlExpr, ObjectName, ObjectType, TableConstraint, TimezoneInfo,
+    AlterTable, AlterTableOperation, CharacterLength, ColumnOption, CreateIndex, CreateTable,
+    DataType, ExactNumberInfo, Expr as SqlExpr, ObjectName, ObjectType, TableConstraint,
+    TimezoneInfo,
 };
 
 use crate::catalog::Catalog;
@@ -259,4 +260,33 @@ pub fn drop(
         ObjectType::Table => "DROP TABLE",
         _ => "DROP INDEX",
     })
+}
+
+/// The table and columns of `ALTER TABLE t ADD PRIMARY KEY (columns)`, the one change
+/// ALTER TABLE makes.
+pub fn added_primary_key(alter: &AlterTable) -> Result<(String, Vec<String>)> {
+    let name = object_name(&alter.name)?;
+    match alter.operations.as_slice() {
+        [
+            AlterTableOperation::AddConstraint {
+                constraint: TableConstraint::PrimaryKey(pk),
+                ..
+            },
+        ] => {
+            let columns = pk
+                .columns
+                .iter()
+                .map(|c| match &c.column.expr {
+                    SqlExpr::Identifier(i) => Ok(ident_name(i)),
+                    other => Err(SqlError::unsupported(format!(
+                        "a primary key on the expression {other}"
+                    ))),
+                })
+                .collect::<Result<Vec<_>>>()?;
+            Ok((name, columns))
+        }
+        _ => Err(SqlError::unsupported(
+            "ALTER TABLE other than ADD PRIMARY KEY (columns)",
+        )),
+    }
 }

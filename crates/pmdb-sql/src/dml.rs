@@ -5,13 +5,15 @@
 //! writes from before that SELECT's snapshot until the batch commits.
 
 use std::collections::HashSet;
+use std::ops::Bound;
 
 use datafusion::arrow::array::{AsArray, BinaryArray, RecordBatch};
 use datafusion::arrow::datatypes::Schema;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions};
 use datafusion::sql::sqlparser::ast::{
     AssignmentTarget, CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget,
-    Delete, FromTable, Statement, TableFactor, TableWithJoins, Update, UpdateTableFromKind,
+    Delete, FromTable, Statement, TableFactor, TableWithJoins, Truncate, Update,
+    UpdateTableFromKind,
 };
 use futures::StreamExt;
 
@@ -365,4 +367,30 @@ fn copy_error(table: &str, committed: u64, e: SqlError) -> SqlError {
             SqlError::user(e.sqlstate(), message)
         }
     }
+}
+
+/// TRUNCATE: every row of each table, with its index entries, is deleted (in a block,
+/// through the block; in autocommit, committed as it goes, table by table). The rows
+/// deleted.
+pub async fn truncate(session: &Session, read_point: &ReadPoint, t: &Truncate) -> Result<u64> {
+    let mut deleted = 0;
+    for target in &t.table_names {
+        let name = object_name(&target.name)?;
+        let (table, _guard) = session.catalog.lock_table_async(&name).await?;
+        let read_point = read_point.under_lock(&session.db);
+        let mut writer = TableWriter::new(&table).through(&read_point);
+        let limit = table.fill_batch_bytes();
+        let mut scan = read_point.scan(table.rows(), (Bound::Unbounded, Bound::Unbounded))?;
+        while let Some(entry) = scan.next_ref() {
+            let entry = entry?;
+            let old = table.decode(entry.value)?;
+            writer.delete(entry.key, &old)?;
+            if writer.bytes >= limit && read_point.txn().is_none() {
+                writer.commit().await?;
+            }
+        }
+        writer.commit().await?;
+        deleted += writer.rows();
+    }
+    Ok(deleted)
 }

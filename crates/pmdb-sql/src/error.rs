@@ -47,6 +47,7 @@ pub mod state {
     pub const INTERNAL: &str = "XX000";
     pub const DATA_CORRUPTED: &str = "XX001";
     pub const SERIALIZATION_FAILURE: &str = "40001";
+    pub const QUERY_CANCELED: &str = "57014";
     pub const INVALID_TRANSACTION_STATE: &str = "25000";
     pub const ACTIVE_SQL_TRANSACTION: &str = "25001";
     pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";

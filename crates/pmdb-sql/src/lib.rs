@@ -14,6 +14,7 @@
 mod arrow_conv;
 pub mod catalog;
 mod column_chunk;
+mod copy_in;
 mod ddl;
 mod dml;
 mod engine;
@@ -34,6 +35,7 @@ mod statement;
 pub mod table;
 pub mod types;
 
+pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};
 pub use error::{Result, SqlError};
 pub use provider::ScanOptions;

@@ -51,14 +51,80 @@ impl Session {
 }
 
 /// Splits `sql` into statements: PostgreSQL's grammar first (it knows COPY FROM), then
-/// DataFusion's own (COPY TO, CREATE EXTERNAL TABLE) for what it refuses.
+/// with `on` / `off` read as booleans where PostgreSQL takes them in COPY options
+/// (`FREEZE ON`, which pgbench sends), then DataFusion's own grammar (COPY TO, CREATE
+/// EXTERNAL TABLE) for what both refuse.
 pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
-    match Parser::parse_sql(&PostgreSqlDialect {}, sql) {
-        Ok(statements) => Ok(statements
-            .into_iter()
+    let statements = |s: Vec<datafusion::sql::sqlparser::ast::Statement>| {
+        s.into_iter()
             .map(|s| DfStatement::Statement(Box::new(s)))
-            .collect()),
-        Err(pg) => DFParser::parse_sql_with_dialect(sql, &PostgreSqlDialect {})
-            .map_err(|_| SqlError::user(state::SYNTAX, pg.to_string())),
+            .collect()
+    };
+    let pg = match Parser::parse_sql(&PostgreSqlDialect {}, sql) {
+        Ok(s) => return Ok(statements(s)),
+        Err(e) => e,
+    };
+    if let Some(s) = with_boolean_options(sql).or_else(|| vacuum(sql)) {
+        return Ok(statements(s));
     }
+    DFParser::parse_sql_with_dialect(sql, &PostgreSqlDialect {})
+        .map_err(|_| SqlError::user(state::SYNTAX, pg.to_string()))
+}
+
+/// PostgreSQL's `VACUUM [options] [tables]`, which the parser knows only in another
+/// dialect's form: one VACUUM, whose options and tables do not matter to pmdb (it
+/// reclaims space by its own merges and compactions).
+fn vacuum(sql: &str) -> Option<Vec<datafusion::sql::sqlparser::ast::Statement>> {
+    use datafusion::sql::sqlparser::ast::{Statement, VacuumStatement};
+    let first = sql.split_whitespace().next()?;
+    if !first.eq_ignore_ascii_case("vacuum") || sql.trim_end().trim_end_matches(';').contains(';') {
+        return None;
+    }
+    Some(vec![Statement::Vacuum(VacuumStatement {
+        full: false,
+        sort_only: false,
+        delete_only: false,
+        reindex: false,
+        recluster: false,
+        table_name: None,
+        threshold: None,
+        boost: false,
+    })])
+}
+
+/// `sql` parsed with `ON` / `OFF` after `FREEZE` or `HEADER` taken as TRUE / FALSE.
+fn with_boolean_options(sql: &str) -> Option<Vec<datafusion::sql::sqlparser::ast::Statement>> {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let dialect = PostgreSqlDialect {};
+    let mut tokens = Tokenizer::new(&dialect, sql).tokenize().ok()?;
+    let mut option = false;
+    let mut changed = false;
+    for t in &mut tokens {
+        let keyword = match t {
+            Token::Word(w) => w.keyword,
+            Token::Whitespace(_) => continue,
+            _ => {
+                option = false;
+                continue;
+            }
+        };
+        if option && matches!(keyword, Keyword::ON | Keyword::OFF) {
+            let value = if keyword == Keyword::ON {
+                "TRUE"
+            } else {
+                "FALSE"
+            };
+            *t = Token::make_keyword(value);
+            changed = true;
+        }
+        option = matches!(keyword, Keyword::FREEZE | Keyword::HEADER);
+    }
+    if !changed {
+        return None;
+    }
+    Parser::new(&dialect)
+        .with_tokens(tokens)
+        .parse_statements()
+        .ok()
 }

@@ -18,6 +18,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 use pmdb_engine::Isolation;
 
+use crate::copy_in::{CopyIn, copy_from_stdin};
 use crate::error::{Result, SqlError, df_error, state};
 use crate::read_point::{ReadPoint, SqlTxn};
 use crate::session::{Session, parse};
@@ -87,6 +88,13 @@ fn modes(list: &[TransactionMode]) -> Modes {
     m
 }
 
+fn aborted() -> SqlError {
+    SqlError::user(
+        state::IN_FAILED_SQL_TRANSACTION,
+        "current transaction is aborted, commands ignored until end of transaction block",
+    )
+}
+
 /// Whether a statement may change data or the catalog (refused in a READ ONLY block).
 fn writes(s: &Statement) -> bool {
     matches!(
@@ -99,6 +107,7 @@ fn writes(s: &Statement) -> bool {
             | Statement::CreateIndex(_)
             | Statement::Drop { .. }
             | Statement::Truncate(_)
+            | Statement::AlterTable(_)
             | Statement::Analyze(_)
     )
 }
@@ -143,13 +152,7 @@ impl SqlSession {
                 ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
                 false,
             ),
-            Block::Failed => {
-                return Err(SqlError::user(
-                    state::IN_FAILED_SQL_TRANSACTION,
-                    "current transaction is aborted, commands ignored until end of \
-                     transaction block",
-                ));
-            }
+            Block::Failed => return Err(aborted()),
             Block::Open {
                 txn,
                 read_only,
@@ -174,6 +177,53 @@ impl SqlSession {
             self.block = block;
         }
         out
+    }
+
+    /// Starts `statement` if it is COPY … FROM STDIN (`None` for any other): the caller
+    /// then sends the rows and ends it with [`SqlSession::finish_copy`] or
+    /// [`SqlSession::abort_copy`].
+    pub fn copy_in(&mut self, statement: &DfStatement) -> Option<Result<CopyIn>> {
+        let DfStatement::Statement(s) = statement else {
+            return None;
+        };
+        let (table, format) = match copy_from_stdin(s)? {
+            Ok(found) => found,
+            Err(e) => return Some(Err(self.failed(e))),
+        };
+        let read_point = match &self.block {
+            Block::None => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
+            Block::Failed => return Some(Err(aborted())),
+            Block::Open {
+                read_only: true, ..
+            } => {
+                return Some(Err(self.failed(SqlError::user(
+                    state::READ_ONLY_SQL_TRANSACTION,
+                    "cannot change data in a read-only transaction",
+                ))));
+            }
+            Block::Open { txn, .. } => ReadPoint::Transaction(Arc::clone(txn)),
+        };
+        Some(CopyIn::start(&self.shared, read_point, &table, format).map_err(|e| self.failed(e)))
+    }
+
+    /// Ends a COPY … FROM STDIN: the rows loaded.
+    pub async fn finish_copy(&mut self, copy: CopyIn) -> Result<u64> {
+        copy.finish().await.map_err(|e| self.failed(e))
+    }
+
+    /// Abandons a COPY … FROM STDIN for `error` (see [`crate::copy_in::copy_failed`]
+    /// for a client that gave up); gives the error back.
+    pub fn abort_copy(&mut self, copy: CopyIn, error: SqlError) -> SqlError {
+        copy.abort();
+        self.failed(error)
+    }
+
+    /// `e`, after failing the open block (if any).
+    fn failed(&mut self, e: SqlError) -> SqlError {
+        if matches!(self.block, Block::Open { .. }) {
+            self.block = Block::Failed;
+        }
+        e
     }
 
     /// What `statement` takes and gives, found by planning it without running it: the

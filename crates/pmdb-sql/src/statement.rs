@@ -59,6 +59,19 @@ pub(crate) async fn run(
                 .await?;
                 return Ok(Output::Command(tag.into()));
             }
+            Statement::Truncate(truncate) => {
+                dml::truncate(session, &read_point, truncate).await?;
+                return Ok(Output::Command("TRUNCATE TABLE".into()));
+            }
+            Statement::AlterTable(alter) => {
+                let (name, columns) = ddl::added_primary_key(alter)?;
+                off_executor(session, move |c| c.add_primary_key(&name, &columns)).await?;
+                return Ok(Output::Command("ALTER TABLE".into()));
+            }
+            Statement::Vacuum(_) => {
+                // Space is reclaimed by the engine's own merges and compactions.
+                return Ok(Output::Command("VACUUM".into()));
+            }
             Statement::Delete(delete) => {
                 let n = dml::delete(session, &read_point, delete).await?;
                 return Ok(Output::Command(format!("DELETE {n}")));

@@ -237,3 +237,69 @@ fn a_psql_session() {
         "{stdout}"
     );
 }
+
+/// pgbench, when installed: `pgbench -i`, then a short run of the TPC-B-like script in
+/// both query modes, with serialization failures retried, and none failing in the end.
+#[test]
+fn pgbench_initializes_and_runs_with_no_failed_transactions() {
+    if Command::new("pgbench").arg("--version").output().is_err() {
+        eprintln!("pgbench is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = Serve::start(dir.path());
+    let port = server.port.to_string();
+    let pgbench = |args: &[&str]| {
+        let out = Command::new("pgbench")
+            .args(["-h", "127.0.0.1", "-p", &port, "-U", "pmdb"])
+            .args(args)
+            .arg("pmdb")
+            .output()
+            .unwrap();
+        let text = format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        assert!(out.status.success(), "pgbench {args:?}:\n{text}");
+        text
+    };
+    let init = pgbench(&["-i", "-s", "1"]);
+    assert!(init.contains("done in"), "{init}");
+    let rt = runtime();
+    for mode in ["simple", "prepared"] {
+        let run = pgbench(&["-T", "3", "-c", "2", "-M", mode, "--max-tries", "0"]);
+        assert!(run.contains("number of failed transactions: 0 "), "{run}");
+        let processed: i64 = run
+            .lines()
+            .find_map(|l| l.strip_prefix("number of transactions actually processed: "))
+            .and_then(|n| n.trim().parse().ok())
+            .unwrap_or_else(|| panic!("{run}"));
+        assert!(processed > 0, "{run}");
+        // Every transaction moved one delta through an account, a teller and a branch,
+        // and wrote it to the history (which each run empties first).
+        rt.block_on(async {
+            let c = connect(server.port).await;
+            let one = |sql: &'static str| {
+                let c = &c;
+                async move {
+                    c.query_one(sql, &[])
+                        .await
+                        .unwrap()
+                        .get::<_, Option<i64>>(0)
+                        .unwrap_or(0)
+                }
+            };
+            let accounts = one("SELECT CAST(sum(abalance) AS BIGINT) FROM pgbench_accounts").await;
+            assert_eq!(
+                one("SELECT CAST(sum(tbalance) AS BIGINT) FROM pgbench_tellers").await,
+                accounts
+            );
+            assert_eq!(
+                one("SELECT CAST(sum(bbalance) AS BIGINT) FROM pgbench_branches").await,
+                accounts
+            );
+            assert_eq!(one("SELECT count(*) FROM pgbench_history").await, processed);
+        });
+    }
+}
