@@ -47,11 +47,16 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
         safe: false,
         ..Default::default()
     };
-    cast_with_options(array, &arrow_type(col.ty), &strict).map_err(|e| {
-        SqlError::user(
-            state::DATA_EXCEPTION,
-            format!("column {:?} ({}): {e}", col.name, col.ty),
-        )
+    let to = arrow_type(col.ty);
+    cast_with_options(array, &to, &strict).map_err(|e| {
+        // A number that does not fit a numeric column is out of range, as PostgreSQL
+        // says; anything else is data of the wrong form.
+        let sqlstate = if array.data_type().is_numeric() && to.is_numeric() {
+            state::NUMERIC_OUT_OF_RANGE
+        } else {
+            state::DATA_EXCEPTION
+        };
+        SqlError::user(sqlstate, format!("column {:?} ({}): {e}", col.name, col.ty))
     })
 }
 

@@ -39,6 +39,7 @@ pub mod state {
     pub const NOT_NULL_VIOLATION: &str = "23502";
     pub const DATA_EXCEPTION: &str = "22000";
     pub const DIVISION_BY_ZERO: &str = "22012";
+    pub const NUMERIC_OUT_OF_RANGE: &str = "22003";
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
     pub const INVALID_DEFINITION: &str = "42P16";
     pub const PROGRAM_LIMIT: &str = "54000";

@@ -19,6 +19,7 @@ mod ddl;
 mod dml;
 mod engine;
 pub mod error;
+mod fast_path;
 pub mod keycode;
 mod provider;
 mod pushdown;

@@ -14,7 +14,7 @@ use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error};
 use crate::read_point::ReadPoint;
 use crate::session::Session;
-use crate::{ddl, dml};
+use crate::{ddl, dml, fast_path};
 
 /// What a statement gives back.
 #[derive(Debug)]
@@ -34,6 +34,9 @@ pub(crate) async fn run(
     statement: DfStatement,
 ) -> Result<Output> {
     if let DfStatement::Statement(s) = &statement {
+        if let Some(out) = fast_path::run(session, &read_point, s).await {
+            return out;
+        }
         match s.as_ref() {
             Statement::CreateTable(create) => {
                 let def = ddl::table_def(create)?;

@@ -297,6 +297,14 @@ impl Table {
         })
     }
 
+    /// The row key of a row whose primary-key columns hold `values`.
+    pub fn key_for(&self, values: &[Value]) -> Result<Vec<u8>> {
+        let mut key = Vec::new();
+        encode_key(&self.key_types, values, &mut key)
+            .map_err(|e| SqlError::user(state::DATA_EXCEPTION, e.to_string()))?;
+        Ok(key)
+    }
+
     /// The row key of `row` (a new hidden row id for a table without a primary key).
     fn key_of(&self, row: &[Value]) -> Result<Vec<u8>> {
         let mut key = Vec::new();
