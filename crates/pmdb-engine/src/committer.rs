@@ -15,8 +15,13 @@ use std::time::Duration;
 use parking_lot::Mutex;
 
 use crate::commit::Request;
-use crate::core::Core;
 use crate::error::{DbError, Result};
+
+/// What the committer thread drives: a database's commit queue.
+pub(crate) trait Queue: Send + Sync + 'static {
+    /// Leads groups while requests are queued (waiting while another writer leads).
+    fn lead_queued(&self);
+}
 
 /// How long the committer sleeps with nothing queued before it checks whether its
 /// database is still open (a stop or a new request wakes it at once).
@@ -33,14 +38,15 @@ struct Running {
 
 impl Committer {
     /// Makes sure the committer runs and looks at the queue.
-    pub fn notify(&self, core: &Arc<Core>) -> Result<()> {
+    pub fn notify<Q: Queue>(&self, queue: &Arc<Q>) -> Result<()> {
         let mut running = self.0.lock();
         if let Some(r) = running.as_ref().filter(|r| !r.thread.is_finished()) {
             r.thread.thread().unpark();
             return Ok(());
         }
         let stop = Arc::new(AtomicBool::new(false));
-        let (db, flag) = (Arc::downgrade(core), Arc::clone(&stop));
+        let weak: Weak<dyn Queue> = Arc::downgrade(queue) as Weak<dyn Queue>;
+        let (db, flag) = (weak, Arc::clone(&stop));
         let thread = std::thread::Builder::new()
             .name("pmdb-committer".into())
             .spawn(move || run(db, flag))
@@ -65,17 +71,11 @@ impl Committer {
 }
 
 /// Leads groups while requests are queued; holds the database only while it does.
-fn run(db: Weak<Core>, stop: Arc<AtomicBool>) {
+fn run(db: Weak<dyn Queue>, stop: Arc<AtomicBool>) {
     loop {
-        {
-            let Some(core) = db.upgrade() else {
-                return;
-            };
-            while core.pipeline.has_pending() {
-                if !core.pipeline.try_lead(&core.commit_ctx()) {
-                    core.pipeline.wait_for_leader(|| false);
-                }
-            }
+        match db.upgrade() {
+            Some(queue) => queue.lead_queued(),
+            None => return,
         }
         if stop.load(Ordering::Acquire) {
             return;

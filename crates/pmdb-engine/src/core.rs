@@ -11,7 +11,7 @@ use pmdb_pmem::{Pool, Prefaulter};
 use crate::background::Background;
 use crate::batch::WriteBatch;
 use crate::commit::{CommitCtx, Pipeline, Validation};
-use crate::committer::{Committer, PendingCommit};
+use crate::committer::{Committer, PendingCommit, Queue};
 use crate::compaction::Jobs;
 use crate::error::Result;
 use crate::format::manifest::Change;
@@ -168,5 +168,15 @@ impl Core {
                 .remove_files(&levels.files().map(|t| t.meta.number).collect());
         }
         Ok(())
+    }
+}
+
+impl Queue for Core {
+    fn lead_queued(&self) {
+        while self.pipeline.has_pending() {
+            if !self.pipeline.try_lead(&self.commit_ctx()) {
+                self.pipeline.wait_for_leader(|| false);
+            }
+        }
     }
 }

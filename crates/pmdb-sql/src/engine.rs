@@ -14,10 +14,10 @@ use pmdb_engine::Db;
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error};
+use crate::output::Output;
 use crate::provider::{PmdbSchema, ScanOptions};
 use crate::session::Session;
 use crate::sql_session::SqlSession;
-use crate::statement::Output;
 use crate::table::TableWriter;
 
 /// Opens client sessions on one database (see [`SqlEngine::sessions`]).

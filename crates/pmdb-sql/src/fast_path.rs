@@ -23,9 +23,9 @@ use datafusion::sql::sqlparser::ast::{
 use crate::arrow_conv::{BatchBuilder, arrow_schema};
 use crate::ddl::{ident_name, object_name};
 use crate::error::{Result, SqlError, state};
+use crate::output::Output;
 use crate::read_point::ReadPoint;
 use crate::session::Session;
-use crate::statement::Output;
 use crate::table::{Table, TableWriter};
 use crate::types::{SqlType, Value};
 

@@ -21,6 +21,7 @@ mod engine;
 pub mod error;
 mod fast_path;
 pub mod keycode;
+mod output;
 mod provider;
 mod pushdown;
 mod read_point;
@@ -39,10 +40,10 @@ pub mod types;
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};
 pub use error::{Result, SqlError};
+pub use output::Output;
 pub use provider::ScanOptions;
 pub use session::parse;
 pub use sql_session::{Description, SqlSession, TxnStatus};
-pub use statement::Output;
 pub use types::{SqlType, Value};
 
 /// Bytes that do not decode as what they should be: a key or a row read back from

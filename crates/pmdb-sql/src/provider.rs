@@ -171,7 +171,7 @@ impl TableProvider for TableSource {
             Some(p) => p.clone(),
             None => (0..self.schema.fields().len()).collect(),
         };
-        let read_point = read_point_of(state.config(), &self.table);
+        let read_point = ReadPoint::of(state.config(), self.table.db());
         let mut access = self.access(filters);
         if matches!(&access, Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all()) {
             let parts = state.config().target_partitions();
@@ -185,7 +185,7 @@ impl TableProvider for TableSource {
             let keyed = projection.contains(&self.table.types().len());
             access = if options.columnar
                 && !keyed
-                && read_point.may_read_segments(&self.table)
+                && read_point.may_read_segments(self.table.def().id)
                 && self
                     .table
                     .covered_at(read_point.snapshot())
@@ -238,14 +238,6 @@ impl TableProvider for TableSource {
     }
 }
 
-/// The statement's read point, or a snapshot taken now when there is none.
-pub fn read_point_of(config: &datafusion::prelude::SessionConfig, table: &Table) -> ReadPoint {
-    match config.get_extension::<ReadPoint>() {
-        Some(r) => r.as_ref().clone(),
-        None => ReadPoint::Snapshot(Arc::new(table.db().snapshot())),
-    }
-}
-
 /// Writes an INSERT's rows: one batch for the whole statement, so it applies entirely
 /// or not at all.
 struct InsertSink {
@@ -287,7 +279,7 @@ impl DataSink for InsertSink {
             .lock_table_async(&self.name)
             .await
             .map_err(external)?;
-        let read_point = read_point_of(context.session_config(), &table);
+        let read_point = ReadPoint::of(context.session_config(), table.db());
         let mut writer = TableWriter::new(&table).through(&read_point);
         for batch in &batches {
             insert_batch(&table, &mut writer, batch).map_err(external)?;

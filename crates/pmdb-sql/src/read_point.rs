@@ -15,7 +15,16 @@ use pmdb_engine::{
 };
 
 use crate::error::{Result, SqlError, state};
-use crate::table::Table;
+
+/// A table as a transaction block's commit needs it: its own bookkeeping.
+pub trait TxnTable: Send + Sync {
+    fn id(&self) -> u64;
+    /// Adds to `tx` what keeps the table's row count and segments honest after the
+    /// block changed it by `delta` rows.
+    fn bookkeeping(&self, tx: &mut Transaction, delta: i64) -> Result<()>;
+    /// Takes note of the committed block.
+    fn committed_elsewhere(&self, delta: i64);
+}
 
 #[derive(Clone)]
 pub enum ReadPoint {
@@ -92,15 +101,27 @@ impl ReadPoint {
     /// Whether full scans of `table` may read its columnar segments: they hold the rows as
     /// of the snapshot, not a transaction's own changes, and reads of them are not
     /// validated (so not under serializable).
-    pub fn may_read_segments(&self, table: &Table) -> bool {
+    pub fn may_read_segments(&self, table_id: u64) -> bool {
         match self {
             ReadPoint::Snapshot(_) => true,
             ReadPoint::Transaction(t) => {
-                t.isolation == Isolation::Snapshot && !t.tables.lock().contains_key(&table.def().id)
+                t.isolation == Isolation::Snapshot && !t.tables.lock().contains_key(&table_id)
             }
         }
     }
+
+    /// The statement's read point in `config`, or a snapshot of `db` taken now when
+    /// there is none.
+    pub fn of(config: &datafusion::prelude::SessionConfig, db: &Db) -> ReadPoint {
+        match config.get_extension::<ReadPoint>() {
+            Some(r) => r.as_ref().clone(),
+            None => ReadPoint::Snapshot(Arc::new(db.snapshot())),
+        }
+    }
 }
+
+/// A table a block changed, and how many rows it added (less those it removed).
+type Changed = (Arc<dyn TxnTable>, i64);
 
 /// An open transaction block: the engine transaction, and per table it changed, how many
 /// rows it added (less those it removed).
@@ -109,7 +130,7 @@ pub struct SqlTxn {
     tx: Mutex<Option<Transaction>>,
     snapshot: Arc<Snapshot>,
     isolation: Isolation,
-    tables: Mutex<HashMap<u64, (Arc<Table>, i64)>>,
+    tables: Mutex<HashMap<u64, Changed>>,
 }
 
 impl SqlTxn {
@@ -137,12 +158,15 @@ impl SqlTxn {
     }
 
     /// Adds a statement's changes to `table` to the transaction.
-    pub fn write(&self, table: &Arc<Table>, batch: &WriteBatch, rows_added: i64) -> Result<()> {
+    pub fn write(
+        &self,
+        table: Arc<dyn TxnTable>,
+        batch: &WriteBatch,
+        rows_added: i64,
+    ) -> Result<()> {
         self.with(|tx| tx.apply(batch))?;
         let mut tables = self.tables.lock();
-        let entry = tables
-            .entry(table.def().id)
-            .or_insert_with(|| (Arc::clone(table), 0));
+        let entry = tables.entry(table.id()).or_insert_with(|| (table, 0));
         entry.1 += rows_added;
         Ok(())
     }

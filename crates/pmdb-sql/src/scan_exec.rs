@@ -26,7 +26,6 @@ use pmdb_prefetch::Prefetcher;
 use crate::arrow_conv::BatchBuilder;
 use crate::error::SqlError;
 use crate::keycode::decode_key_prefix;
-use crate::provider::read_point_of;
 use crate::pushdown::KeyRange;
 use crate::read_point::{ReadPoint, RowScan};
 use crate::segments::SegmentBatches;
@@ -188,7 +187,7 @@ impl ExecutionPlan for TableScanExec {
         context: Arc<TaskContext>,
     ) -> DfResult<SendableRecordBatchStream> {
         // The read point of the execution's statement (a plan may run more than once).
-        let read_point = read_point_of(context.session_config(), &self.table);
+        let read_point = ReadPoint::of(context.session_config(), self.table.db());
         if let Access::Columns { ranges, prefetcher } = &self.access {
             let batches = SegmentBatches::new(
                 Arc::clone(&self.table),

@@ -20,9 +20,10 @@ use pmdb_engine::Isolation;
 
 use crate::copy_in::{CopyIn, copy_from_stdin};
 use crate::error::{Result, SqlError, df_error, state};
+use crate::output::Output;
 use crate::read_point::{ReadPoint, SqlTxn};
 use crate::session::{Session, parse};
-use crate::statement::{self, Output};
+use crate::statement;
 
 /// What a statement takes and gives (see [`SqlSession::describe`]).
 #[derive(Clone, Debug)]

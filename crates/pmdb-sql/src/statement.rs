@@ -2,7 +2,6 @@
 //! here; everything else is planned and run by DataFusion over the catalog's tables.
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::dataframe::DataFrame;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
@@ -12,21 +11,10 @@ use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error};
+use crate::output::Output;
 use crate::read_point::ReadPoint;
 use crate::session::Session;
 use crate::{ddl, dml, fast_path};
-
-/// What a statement gives back.
-#[derive(Debug)]
-pub enum Output {
-    /// A result set (possibly empty).
-    Rows {
-        schema: SchemaRef,
-        batches: Vec<RecordBatch>,
-    },
-    /// A command's tag, as PostgreSQL reports it ("CREATE TABLE", "INSERT 0 3").
-    Command(String),
-}
 
 pub(crate) async fn run(
     session: &Session,

@@ -10,7 +10,7 @@ use pmdb_engine::{Db, Snapshot, Subtable, WriteBatch};
 
 use crate::error::{Result, SqlError, state};
 use crate::keycode::encode_key;
-use crate::read_point::{ReadPoint, SqlTxn};
+use crate::read_point::{ReadPoint, SqlTxn, TxnTable};
 use crate::rowcode::{decode_row, encode_row};
 use crate::schema::{IndexDef, TableDef};
 use crate::segment_layout::{SegmentBuilder, covered_key, is_covered};
@@ -238,13 +238,19 @@ impl Table {
             )
             .collect()
     }
+}
+
+impl TxnTable for Table {
+    fn id(&self) -> u64 {
+        self.def.id
+    }
 
     /// Adds to `tx` the row count with `delta` rows more, as a write no other transaction
     /// conflicts on, and what keeps the segments honest: if the entry that says they
     /// hold the rows is there at the snapshot, its deletion; if not, a watch on it, so
     /// that the commit fails should an ANALYZE mark them whole meanwhile (it could not
     /// have seen the transaction's rows).
-    pub fn bookkeeping(&self, tx: &mut pmdb_engine::Transaction, delta: i64) -> Result<()> {
+    fn bookkeeping(&self, tx: &mut pmdb_engine::Transaction, delta: i64) -> Result<()> {
         let count = self.row_count.load(Ordering::Acquire) + delta;
         tx.put_untracked(&self.catalog, count_key(self.def.id), count.to_le_bytes())?;
         if self.segments.is_some() {
@@ -260,11 +266,13 @@ impl Table {
 
     /// Takes note of a committed transaction block that changed the table by `delta`
     /// rows (after [`Table::bookkeeping`]).
-    pub fn committed_elsewhere(&self, delta: i64) {
+    fn committed_elsewhere(&self, delta: i64) {
         self.row_count.fetch_add(delta, Ordering::AcqRel);
         self.covered.store(false, Ordering::Release);
     }
+}
 
+impl Table {
     /// Sets the row count (ANALYZE counted the rows).
     pub fn set_row_count(&self, rows: i64) {
         self.row_count.store(rows, Ordering::Release);
@@ -494,7 +502,7 @@ impl<'t> TableWriter<'t> {
             return Ok(());
         }
         if let Some(txn) = &self.txn {
-            txn.write(t, &self.batch, self.delta)?;
+            txn.write(Arc::clone(t) as Arc<dyn TxnTable>, &self.batch, self.delta)?;
             self.batch.clear();
             self.committed = self.rows;
             self.delta = 0;

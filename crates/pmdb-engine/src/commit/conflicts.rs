@@ -6,7 +6,7 @@
 
 use std::ops::Bound;
 
-use super::request::CommitCtx;
+use super::context::CommitCtx;
 use crate::error::{DbError, Result};
 use crate::format::MAX_SEQ;
 use crate::iter::InternalIterator;

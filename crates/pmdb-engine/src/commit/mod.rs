@@ -7,6 +7,7 @@
 //! the last group is partial, and recovery rolls its parts back.
 
 mod conflicts;
+mod context;
 mod request;
 mod stages;
 
@@ -21,7 +22,7 @@ use crate::error::Result;
 use crate::options::DbOptions;
 
 pub(crate) use conflicts::{KeyRange, Validation};
-pub(crate) use request::CommitCtx;
+pub(crate) use context::CommitCtx;
 pub(crate) use request::Request;
 use stages::LeaderState;
 

@@ -1,31 +1,13 @@
 //! What a commit group is made of: each writer's request, with the outcome the pipeline
-//! gives it, and the context the stages work in.
+//! gives it.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::Waker;
 
-use parking_lot::Mutex;
-use pmdb_pmem::Pool;
-
 use super::conflicts::Validation;
-use crate::background::Background;
 use crate::batch::WriteBatch;
-use crate::compaction::Jobs;
 use crate::error::Result;
-use crate::options::DbOptions;
-use crate::registry::Registry;
-use crate::seq::SeqTracker;
-
-/// What the stages need of the database.
-pub(crate) struct CommitCtx<'a> {
-    pub db_id: u64,
-    pub pool: &'a Pool,
-    pub options: &'a DbOptions,
-    pub registry: &'a Registry,
-    pub seqs: &'a SeqTracker,
-    pub background: &'a Background,
-    pub jobs: &'a Jobs,
-}
+use parking_lot::Mutex;
 
 /// One writer's batch (with what to validate first, for a transaction) and, once the
 /// pipeline is done with it, its outcome.

@@ -8,7 +8,8 @@ use pmdb_pmem::{Backend, PmOff};
 use smallvec::SmallVec;
 
 use super::conflicts;
-use super::request::{CommitCtx, Request};
+use super::context::CommitCtx;
+use super::request::Request;
 use crate::error::{DbError, Result};
 use crate::memtable::append::{Appended, RecIn};
 use crate::memtable::{Entries, Memtable};
