@@ -17,9 +17,14 @@ struct Serve {
 
 impl Serve {
     fn start(dir: &Path) -> Serve {
+        Serve::start_with(dir, &[])
+    }
+
+    fn start_with(dir: &Path, extra: &[&str]) -> Serve {
         let mut child = Command::new(env!("CARGO_BIN_EXE_pmdb"))
             .args(["serve", "--listen", "127.0.0.1:0", "--path"])
             .arg(dir)
+            .args(extra)
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
             .spawn()
@@ -302,4 +307,73 @@ fn pgbench_initializes_and_runs_with_no_failed_transactions() {
             assert_eq!(one("SELECT count(*) FROM pgbench_history").await, processed);
         });
     }
+}
+
+/// TLS with psql, when psql and openssl are installed: a client that requires TLS gets
+/// it from a server given a certificate, and is refused by one without.
+#[test]
+fn psql_connects_over_tls() {
+    let have = |p: &str| Command::new(p).arg("version").output().is_ok();
+    if !have("openssl") || Command::new("psql").arg("--version").output().is_err() {
+        eprintln!("psql or openssl is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let (cert, key) = (dir.path().join("cert.pem"), dir.path().join("key.pem"));
+    let made = Command::new("openssl")
+        .args([
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "1",
+            "-subj",
+            "/CN=localhost",
+        ])
+        .arg("-keyout")
+        .arg(&key)
+        .arg("-out")
+        .arg(&cert)
+        .output()
+        .unwrap();
+    assert!(
+        made.status.success(),
+        "{}",
+        String::from_utf8_lossy(&made.stderr)
+    );
+    let psql = |port: u16| {
+        Command::new("psql")
+            .arg(format!(
+                "host=127.0.0.1 port={port} user=pmdb sslmode=require"
+            ))
+            .args(["-X", "-A", "-t", "-c", "SELECT 'over tls'"])
+            .env("PGCONNECT_TIMEOUT", "10")
+            .output()
+            .unwrap()
+    };
+    let tls = Serve::start_with(
+        &dir.path().join("db"),
+        &[
+            "--tls-cert",
+            cert.to_str().unwrap(),
+            "--tls-key",
+            key.to_str().unwrap(),
+        ],
+    );
+    let out = psql(tls.port);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "over tls");
+    drop(tls);
+    let plain = Serve::start(&dir.path().join("db"));
+    let out = psql(plain.port);
+    assert!(
+        !out.status.success(),
+        "sslmode=require against a server without TLS"
+    );
 }
