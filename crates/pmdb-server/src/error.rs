@@ -13,4 +13,6 @@ pub enum ServerError {
     Users(String),
     #[error("invalid option: {0}")]
     Options(String),
+    #[error("cannot set up pg_catalog: {0}")]
+    Catalog(String),
 }

@@ -210,9 +210,10 @@ impl QueryParser for Planner {
         C: ClientInfo + Unpin + Send + Sync,
     {
         let mut statements = pmdb_sql::parse(sql).map_err(|e| user_error(&e))?;
-        let Some(statement) = statements.pop_front() else {
+        let Some(mut statement) = statements.pop_front() else {
             return Ok(None);
         };
+        crate::pg_catalog::adapt(&mut statement);
         if !statements.is_empty() {
             return Err(user_error(&SqlError::user(
                 "42601",
@@ -283,7 +284,8 @@ impl SimpleQueryHandler for Handler {
         };
         let mut client = self.client.lock().await;
         let mut responses = Vec::with_capacity(statements.len());
-        for statement in statements {
+        for mut statement in statements {
+            crate::pg_catalog::adapt(&mut statement);
             match client.execute(statement, &Format::UnifiedText).await {
                 Ok(r) => responses.push(r),
                 Err(e) => {

@@ -4,7 +4,8 @@
 //! with users from a file or options, or trust when asked for) and TLS, the simple and
 //! extended query protocols with prepared statements, portals and cancel requests, the
 //! mapping of Arrow results and parameters to PostgreSQL types in the text and binary
-//! formats, and the session settings clients expect (`SET`, `SHOW`). Each connection is
+//! formats, the session settings clients expect (`SET`, `SHOW`), and enough of
+//! `pg_catalog` for psql's `\d` and drivers' start-up queries. Each connection is
 //! a [`pmdb_sql::SqlSession`], so BEGIN / COMMIT map onto engine transactions.
 
 #![forbid(unsafe_code)]
@@ -17,6 +18,7 @@ mod error;
 mod handler;
 mod options;
 mod params;
+mod pg_catalog;
 mod server;
 mod tls;
 

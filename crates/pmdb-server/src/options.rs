@@ -90,6 +90,10 @@ impl Users {
         self.0.is_empty()
     }
 
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.0.keys().map(String::as_str)
+    }
+
     pub(crate) fn iter(&self) -> impl Iterator<Item = (&str, &str)> {
         self.0.iter().map(|(n, p)| (n.as_str(), p.as_str()))
     }

@@ -18,7 +18,7 @@ use tokio::task::JoinSet;
 use crate::auth::{Authenticator, Gate};
 use crate::error::ServerError;
 use crate::handler::Connection;
-use crate::options::ServerOptions;
+use crate::options::{Auth, ServerOptions};
 
 pub struct Server {
     sessions: Sessions,
@@ -82,6 +82,12 @@ impl Server {
             }
             None => (None, None),
         };
+        let users = match &options.auth {
+            Auth::Scram(users) => users.names().map(str::to_owned).collect(),
+            Auth::Trust => Vec::new(),
+        };
+        crate::pg_catalog::install(&self.sessions, users)
+            .map_err(|e| ServerError::Catalog(e.to_string()))?;
         let manager = Arc::new(ConnectionManager::new());
         let authenticator =
             Authenticator::new(&options.auth, Arc::clone(&manager), certificate.as_deref())?;

@@ -445,3 +445,124 @@ fn copy_from_stdin_truncate_and_adding_a_primary_key() {
         assert_eq!(n, 0);
     });
 }
+
+/// The tables `\d` lists, by psql's query.
+async fn table_names(c: &Client) -> Vec<String> {
+    c.query(
+        "SELECT c.relname FROM pg_catalog.pg_class c
+           LEFT JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+          WHERE c.relkind IN ('r','p','') AND n.nspname !~ '^pg_toast'
+            AND pg_catalog.pg_table_is_visible(c.oid) ORDER BY 1",
+        &[],
+    )
+    .await
+    .unwrap()
+    .iter()
+    .map(|r| r.get::<_, String>(0))
+    .collect()
+}
+
+/// pg_catalog follows DDL, and answers the catalog SQL drivers and psql send: casts to
+/// regclass, `OPERATOR(pg_catalog.~)`, COLLATE, format_type, and joins with relations
+/// pmdb never has rows in.
+#[test]
+fn pg_catalog_follows_ddl_and_answers_catalog_sql() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE orders (id BIGINT PRIMARY KEY, who VARCHAR(20) NOT NULL, total DECIMAL(10,2));
+             CREATE INDEX orders_who ON orders (who);
+             CREATE TABLE scratch (x INT)",
+        )
+        .await
+        .unwrap();
+        assert_eq!(table_names(&c).await, ["orders", "scratch"]);
+        c.batch_execute("DROP TABLE scratch").await.unwrap();
+        assert_eq!(table_names(&c).await, ["orders"]);
+
+        let columns = c
+            .query(
+                "SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), a.attnotnull,
+                   (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) FROM pg_catalog.pg_attrdef d
+                     WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef)
+                 FROM pg_catalog.pg_attribute a
+                 WHERE a.attrelid = 'orders'::regclass AND a.attnum > 0 AND NOT a.attisdropped
+                 ORDER BY a.attnum",
+                &[],
+            )
+            .await
+            .unwrap();
+        let columns: Vec<(String, String, bool)> = columns
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        assert_eq!(
+            columns,
+            [
+                ("id".into(), "bigint".into(), true),
+                ("who".into(), "character varying(20)".into(), true),
+                ("total".into(), "numeric(10,2)".into(), false),
+            ]
+        );
+        let found = c
+            .query_one(
+                "SELECT c.relname FROM pg_catalog.pg_class c
+                  WHERE c.relname OPERATOR(pg_catalog.~) '^(orders)$' COLLATE pg_catalog.default",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(found.get::<_, String>(0), "orders");
+        let indexes = c
+            .query(
+                "SELECT c2.relname, i.indisprimary, pg_catalog.pg_get_indexdef(i.indexrelid, 0, true),
+                        pg_catalog.pg_get_constraintdef(con.oid, true)
+                   FROM pg_catalog.pg_class c, pg_catalog.pg_class c2, pg_catalog.pg_index i
+                   LEFT JOIN pg_catalog.pg_constraint con
+                     ON (conrelid = i.indrelid AND conindid = i.indexrelid AND contype IN ('p','u','x'))
+                  WHERE c.oid = 'orders'::regclass AND c.oid = i.indrelid AND i.indexrelid = c2.oid
+                  ORDER BY i.indisprimary DESC, c2.relname",
+                &[],
+            )
+            .await
+            .unwrap();
+        let indexes: Vec<(String, bool, String, Option<String>)> = indexes
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect();
+        assert_eq!(
+            indexes,
+            [
+                (
+                    "orders_pkey".into(),
+                    true,
+                    "CREATE UNIQUE INDEX orders_pkey ON public.orders USING btree (id)".into(),
+                    Some("PRIMARY KEY (id)".into())
+                ),
+                (
+                    "orders_who".into(),
+                    false,
+                    "CREATE INDEX orders_who ON public.orders USING btree (who)".into(),
+                    None
+                ),
+            ]
+        );
+        // Publications and inheritance: pmdb has none, and says so with no rows.
+        let none = c
+            .simple_query(
+                "SELECT pubname, NULL FROM pg_catalog.pg_publication p
+                   JOIN pg_catalog.pg_publication_rel pr ON p.oid = pr.prpubid
+                  WHERE pr.prrelid = 'orders'::regclass
+                 UNION
+                 SELECT c.oid::pg_catalog.regclass::pg_catalog.text, NULL FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i
+                  WHERE c.oid = i.inhparent ORDER BY 1",
+            )
+            .await
+            .unwrap();
+        assert!(
+            !none.iter().any(|m| matches!(m, SimpleQueryMessage::Row(_))),
+            "{none:?}"
+        );
+    });
+}

@@ -28,6 +28,28 @@ impl Sessions {
     pub fn open(&self) -> SqlSession {
         SqlSession::new(Arc::clone(&self.0))
     }
+
+    pub fn catalog(&self) -> &Arc<Catalog> {
+        &self.0.catalog
+    }
+
+    /// The DataFusion context every session plans with, for functions a server adds.
+    pub fn context(&self) -> &SessionContext {
+        &self.0.ctx
+    }
+
+    /// Adds a schema beside `public` (a server's `pg_catalog`), for every session.
+    pub fn register_schema(
+        &self,
+        name: &str,
+        schema: Arc<dyn datafusion::catalog::SchemaProvider>,
+    ) -> datafusion::common::Result<()> {
+        let catalog = self.0.ctx.catalog("pmdb").ok_or_else(|| {
+            datafusion::error::DataFusionError::Internal("no pmdb catalog".into())
+        })?;
+        catalog.register_schema(name, schema)?;
+        Ok(())
+    }
 }
 
 pub struct SqlEngine {

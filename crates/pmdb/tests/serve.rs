@@ -243,6 +243,71 @@ fn a_psql_session() {
     );
 }
 
+/// psql's describe commands, when psql is installed: `\d` lists the tables, `\d TABLE`
+/// shows columns, types, nullability and indexes as PostgreSQL prints them.
+#[test]
+fn psql_describes_tables() {
+    if Command::new("psql").arg("--version").output().is_err() {
+        eprintln!("psql is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = Serve::start(dir.path());
+    let psql = |commands: &[&str]| {
+        let mut cmd = Command::new("psql");
+        cmd.args([
+            "-h",
+            "127.0.0.1",
+            "-p",
+            &server.port.to_string(),
+            "-U",
+            "pmdb",
+            "-X",
+        ]);
+        for c in commands {
+            cmd.args(["-c", c]);
+        }
+        let out = cmd.env("PGCONNECT_TIMEOUT", "10").output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+        assert!(
+            out.status.success() && stderr.is_empty(),
+            "{commands:?}: {stderr}"
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    psql(&[
+        "CREATE TABLE accounts (id INT PRIMARY KEY, owner VARCHAR(30) NOT NULL, balance DECIMAL(12,2))",
+        "CREATE INDEX accounts_owner ON accounts (owner)",
+        "CREATE TABLE notes (body TEXT)",
+    ]);
+    let list = psql(&["\\d"]);
+    for row in [
+        "public | accounts | table | pmdb",
+        "public | notes    | table | pmdb",
+    ] {
+        assert!(list.contains(row), "{list}");
+    }
+    let table = psql(&["\\d accounts"]);
+    for line in [
+        "Table \"public.accounts\"",
+        " id      | integer               |           | not null | ",
+        " owner   | character varying(30) |           | not null | ",
+        " balance | numeric(12,2)         |           |          | ",
+        "\"accounts_pkey\" PRIMARY KEY, btree (id)",
+        "\"accounts_owner\" btree (owner)",
+    ] {
+        assert!(table.contains(line), "{line:?} not in {table}");
+    }
+    let index = psql(&["\\d accounts_pkey"]);
+    assert!(
+        index.contains("primary key, btree, for table \"public.accounts\""),
+        "{index}"
+    );
+    for command in ["\\dt+", "\\di", "\\dn", "\\l", "\\du", "\\d+ notes"] {
+        psql(&[command]);
+    }
+}
+
 /// pgbench, when installed: `pgbench -i`, then a short run of the TPC-B-like script in
 /// both query modes, with serialization failures retried, and none failing in the end.
 #[test]

@@ -1,0 +1,345 @@
+//! The PostgreSQL functions catalog queries call (`format_type`, `pg_get_indexdef`,
+//! `pg_table_is_visible`, …), and the `reg*` conversions the query adapter turns casts
+//! into. They run a row at a time: catalog queries are small.
+
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::{Result as DfResult, ScalarValue};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
+};
+use pmdb_sql::schema::TableDef;
+
+use super::oids::{self, Object};
+use super::source::Source;
+
+/// What a function returns for its arguments' types.
+#[derive(Clone, Copy)]
+enum Returns {
+    Text,
+    Bool,
+    Int,
+    /// An oid for a name, a name for an oid (`regclass`, `regtype`).
+    OidOrName,
+}
+
+type Body = fn(&Source, &[ScalarValue]) -> ScalarValue;
+
+struct PgFunction {
+    name: &'static str,
+    returns: Returns,
+    body: Body,
+    source: Arc<Source>,
+    signature: Signature,
+}
+
+impl std::fmt::Debug for PgFunction {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "pg_catalog.{}", self.name)
+    }
+}
+
+impl PartialEq for PgFunction {
+    fn eq(&self, other: &PgFunction) -> bool {
+        self.name == other.name
+    }
+}
+
+impl Eq for PgFunction {}
+
+impl Hash for PgFunction {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.name.hash(state);
+    }
+}
+
+fn is_text(ty: &DataType) -> bool {
+    matches!(
+        ty,
+        DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View
+    )
+}
+
+impl ScalarUDFImpl for PgFunction {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, args: &[DataType]) -> DfResult<DataType> {
+        Ok(match self.returns {
+            Returns::Text => DataType::Utf8,
+            Returns::Bool => DataType::Boolean,
+            Returns::Int => DataType::Int64,
+            Returns::OidOrName if args.first().is_some_and(is_text) => DataType::Int64,
+            Returns::OidOrName => DataType::Utf8,
+        })
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let rows = args.number_rows;
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        let ty = args.return_field.data_type().clone();
+        let mut out = Vec::with_capacity(rows);
+        for row in 0..if scalar { 1 } else { rows } {
+            let values = arrays
+                .iter()
+                .map(|a| ScalarValue::try_from_array(a, row))
+                .collect::<DfResult<Vec<_>>>()?;
+            out.push((self.body)(&self.source, &values).cast_to(&ty)?);
+        }
+        if scalar {
+            return Ok(ColumnarValue::Scalar(
+                out.pop().unwrap_or(ScalarValue::Null),
+            ));
+        }
+        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
+    }
+}
+
+fn int(v: Option<&ScalarValue>) -> Option<i64> {
+    match v? {
+        ScalarValue::Int8(Some(x)) => Some(i64::from(*x)),
+        ScalarValue::Int16(Some(x)) => Some(i64::from(*x)),
+        ScalarValue::Int32(Some(x)) => Some(i64::from(*x)),
+        ScalarValue::Int64(Some(x)) => Some(*x),
+        ScalarValue::UInt8(Some(x)) => Some(i64::from(*x)),
+        ScalarValue::UInt16(Some(x)) => Some(i64::from(*x)),
+        ScalarValue::UInt32(Some(x)) => Some(i64::from(*x)),
+        ScalarValue::UInt64(Some(x)) => i64::try_from(*x).ok(),
+        other => string(Some(other)).and_then(|s| s.trim().parse().ok()),
+    }
+}
+
+fn string(v: Option<&ScalarValue>) -> Option<&str> {
+    match v? {
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => Some(s),
+        _ => None,
+    }
+}
+
+fn text(s: Option<String>) -> ScalarValue {
+    ScalarValue::Utf8(s)
+}
+
+fn column_list(def: &TableDef, columns: &[u16]) -> String {
+    columns
+        .iter()
+        .filter_map(|&c| def.columns.get(usize::from(c)))
+        .map(|c| c.name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// `pg_get_indexdef(oid[, column, pretty])`: the index's CREATE INDEX, or with a
+/// column number (from 1) that column of it.
+fn index_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    let (unique, name, table, columns) =
+        match int(args.first()).and_then(|oid| oids::find(source.catalog(), oid)) {
+            Some(Object::PrimaryKey(t)) => {
+                let columns = t.primary_key.clone();
+                ("UNIQUE ", oids::primary_key_name(&t), t, columns)
+            }
+            Some(Object::Index(t, i)) => ("", i.name, t, i.columns),
+            _ => return text(None),
+        };
+    let column = int(args.get(1)).unwrap_or(0);
+    if column > 0 {
+        let picked = usize::try_from(column - 1)
+            .ok()
+            .and_then(|k| columns.get(k))
+            .map(|&c| column_list(&table, &[c]));
+        return text(picked);
+    }
+    text(Some(format!(
+        "CREATE {unique}INDEX {name} ON public.{} USING btree ({})",
+        table.name,
+        column_list(&table, &columns)
+    )))
+}
+
+fn constraint_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    match int(args.first()).and_then(|oid| oids::find(source.catalog(), oid)) {
+        Some(Object::PrimaryKeyConstraint(t)) => text(Some(format!(
+            "PRIMARY KEY ({})",
+            column_list(&t, &t.primary_key)
+        ))),
+        _ => text(None),
+    }
+}
+
+fn format_type(_: &Source, args: &[ScalarValue]) -> ScalarValue {
+    text(int(args.first()).and_then(|oid| oids::format_type(oid, int(args.get(1)))))
+}
+
+/// `x::regclass`: a relation's oid for its name, its name for its oid.
+fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    if let Some(name) = string(args.first()) {
+        let name = name.trim_start_matches("public.").trim_matches('"');
+        let oid = source.catalog().table(name).map(|t| oids::table(t.def()));
+        return ScalarValue::Int64(oid);
+    }
+    let Some(oid) = int(args.first()) else {
+        return text(None);
+    };
+    text(Some(match oids::find(source.catalog(), oid) {
+        Some(Object::Table(t)) => t.name,
+        Some(Object::PrimaryKey(t)) => oids::primary_key_name(&t),
+        Some(Object::Index(_, i)) => i.name,
+        _ => oid.to_string(),
+    }))
+}
+
+/// `x::regtype`: a type's oid for its name, its name for its oid.
+fn regtype(_: &Source, args: &[ScalarValue]) -> ScalarValue {
+    if let Some(name) = string(args.first()) {
+        let name = name.trim_start_matches("pg_catalog.");
+        let oid = oids::TYPES
+            .iter()
+            .find(|t| t.1 == name || oids::format_type(t.0, None).as_deref() == Some(name))
+            .map(|t| t.0);
+        return ScalarValue::Int64(oid);
+    }
+    let oid = int(args.first());
+    text(oid.map(|o| oids::format_type(o, None).unwrap_or_else(|| o.to_string())))
+}
+
+fn regnamespace(_: &Source, args: &[ScalarValue]) -> ScalarValue {
+    let name = |oid| match oid {
+        oids::PG_CATALOG_NAMESPACE => "pg_catalog".to_owned(),
+        oids::PUBLIC_NAMESPACE => "public".to_owned(),
+        oids::INFORMATION_SCHEMA_NAMESPACE => "information_schema".to_owned(),
+        other => other.to_string(),
+    };
+    text(int(args.first()).map(name))
+}
+
+fn user_by_id(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    let oid = int(args.first());
+    text(oid.map(|o| {
+        source
+            .role_name(o)
+            .map_or_else(|| format!("unknown (OID={o})"), str::to_owned)
+    }))
+}
+
+fn null(_: &Source, _: &[ScalarValue]) -> ScalarValue {
+    ScalarValue::Null
+}
+
+fn yes(_: &Source, _: &[ScalarValue]) -> ScalarValue {
+    ScalarValue::Boolean(Some(true))
+}
+
+fn no(_: &Source, _: &[ScalarValue]) -> ScalarValue {
+    ScalarValue::Boolean(Some(false))
+}
+
+fn utf8(_: &Source, _: &[ScalarValue]) -> ScalarValue {
+    text(Some("UTF8".into()))
+}
+
+fn public(_: &Source, _: &[ScalarValue]) -> ScalarValue {
+    text(Some("public".into()))
+}
+
+fn database(source: &Source, _: &[ScalarValue]) -> ScalarValue {
+    text(Some(source.database().into()))
+}
+
+fn version(_: &Source, _: &[ScalarValue]) -> ScalarValue {
+    text(Some(format!(
+        "PostgreSQL 15.0 (pmdb {}) on x86_64-pc-linux-gnu",
+        env!("CARGO_PKG_VERSION")
+    )))
+}
+
+fn backend_pid(_: &Source, _: &[ScalarValue]) -> ScalarValue {
+    ScalarValue::Int64(Some(i64::from(std::process::id())))
+}
+
+/// `array_to_string(array, separator)`: pmdb's catalog holds no arrays, so what
+/// arrives is a string already or a null.
+fn array_to_string(_: &Source, args: &[ScalarValue]) -> ScalarValue {
+    text(string(args.first()).map(str::to_owned))
+}
+
+/// `pg_size_pretty(bytes)`, as PostgreSQL rounds it: bytes up to 10 kB, then the
+/// largest unit that keeps the number under 10,240.
+fn size_pretty(_: &Source, args: &[ScalarValue]) -> ScalarValue {
+    text(int(args.first()).map(|bytes| {
+        let units = ["bytes", "kB", "MB", "GB", "TB", "PB"];
+        let mut v = bytes;
+        let mut unit = 0;
+        while v.abs() >= 10 * 1024 && unit + 1 < units.len() {
+            // PostgreSQL rounds half up at each step.
+            v = (v + v.signum() * 512) / 1024;
+            unit += 1;
+        }
+        format!("{v} {}", units[unit])
+    }))
+}
+
+const FUNCTIONS: &[(&str, Returns, Body)] = &[
+    ("pg_get_indexdef", Returns::Text, index_def),
+    ("pg_get_constraintdef", Returns::Text, constraint_def),
+    ("format_type", Returns::Text, format_type),
+    ("regclass", Returns::OidOrName, regclass),
+    ("regtype", Returns::OidOrName, regtype),
+    ("regnamespace", Returns::Text, regnamespace),
+    ("pg_get_userbyid", Returns::Text, user_by_id),
+    ("pg_get_expr", Returns::Text, null),
+    ("obj_description", Returns::Text, null),
+    ("col_description", Returns::Text, null),
+    ("shobj_description", Returns::Text, null),
+    ("pg_get_statisticsobjdef_columns", Returns::Text, null),
+    ("pg_table_is_visible", Returns::Bool, yes),
+    ("pg_type_is_visible", Returns::Bool, yes),
+    ("has_table_privilege", Returns::Bool, yes),
+    ("has_schema_privilege", Returns::Bool, yes),
+    ("has_database_privilege", Returns::Bool, yes),
+    ("pg_relation_is_publishable", Returns::Bool, no),
+    ("pg_encoding_to_char", Returns::Text, utf8),
+    ("current_schema", Returns::Text, public),
+    ("current_database", Returns::Text, database),
+    ("version", Returns::Text, version),
+    ("pg_backend_pid", Returns::Int, backend_pid),
+    ("array_to_string", Returns::Text, array_to_string),
+    ("pg_size_pretty", Returns::Text, size_pretty),
+    // pmdb keeps no per-table size: an unknown size is a null.
+    ("pg_table_size", Returns::Int, null),
+    ("pg_relation_size", Returns::Int, null),
+    ("pg_total_relation_size", Returns::Int, null),
+    ("pg_indexes_size", Returns::Int, null),
+];
+
+/// Every function, over `source`.
+pub fn all(source: &Arc<Source>) -> Vec<ScalarUDF> {
+    FUNCTIONS
+        .iter()
+        .map(|&(name, returns, body)| {
+            ScalarUDF::new_from_impl(PgFunction {
+                name,
+                returns,
+                body,
+                source: Arc::clone(source),
+                signature: Signature::one_of(
+                    vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
+                    Volatility::Volatile,
+                ),
+            })
+        })
+        .collect()
+}

@@ -1,0 +1,31 @@
+//! PostgreSQL's system catalog as clients read it: the `pg_catalog` schema built from
+//! pmdb's catalog ([`tables`]), the functions catalog queries call ([`functions`]),
+//! the oids they join on ([`oids`]), and the adapter that turns psql's and drivers'
+//! catalog SQL into SQL DataFusion plans ([`rewrite`]). Enough for psql's `\d`, `\dt`,
+//! `\d TABLE`, `\di`, `\dn`, `\l` and `\du`.
+
+mod functions;
+mod oids;
+mod rewrite;
+mod source;
+mod tables;
+
+use std::sync::Arc;
+
+use datafusion::common::Result as DfResult;
+use pmdb_sql::Sessions;
+
+pub use rewrite::adapt;
+
+use source::Source;
+
+/// Adds `pg_catalog` and its functions to the SQL engine `sessions` belong to; `users`
+/// are the roles the server knows besides its owner.
+pub fn install(sessions: &Sessions, users: Vec<String>) -> DfResult<()> {
+    let source = Arc::new(Source::new(Arc::clone(sessions.catalog()), users));
+    let ctx = sessions.context();
+    for f in functions::all(&source) {
+        ctx.register_udf(f);
+    }
+    sessions.register_schema("pg_catalog", tables::schema(&source)?)
+}

@@ -1,0 +1,177 @@
+//! The object identifiers pmdb's catalog shows PostgreSQL clients. pmdb has no oids of
+//! its own, so they are derived from table and index ids — stable for as long as the
+//! table exists — and PostgreSQL's own fixed oids for namespaces, types and access
+//! methods, since clients hard-code some of them.
+
+use pmdb_sql::schema::{IndexDef, TableDef};
+use pmdb_sql::{SqlType, catalog::Catalog};
+
+pub const BOOTSTRAP_ROLE: i64 = 10;
+pub const PG_CATALOG_NAMESPACE: i64 = 11;
+pub const PUBLIC_NAMESPACE: i64 = 2200;
+pub const INFORMATION_SCHEMA_NAMESPACE: i64 = 13_000;
+pub const HEAP_AM: i64 = 2;
+pub const BTREE_AM: i64 = 403;
+pub const DATABASE: i64 = 16_383;
+
+/// Where user objects start, as in PostgreSQL.
+const FIRST_USER_OID: i64 = 16_384;
+/// Oids each table reserves: its own, its primary key's index and constraint, and its
+/// secondary indexes'.
+const PER_TABLE: i64 = 1024;
+
+pub fn table(def: &TableDef) -> i64 {
+    FIRST_USER_OID + (def.id as i64).saturating_mul(PER_TABLE)
+}
+
+pub fn primary_key_index(def: &TableDef) -> i64 {
+    table(def) + 1
+}
+
+pub fn primary_key_constraint(def: &TableDef) -> i64 {
+    table(def) + PER_TABLE - 1
+}
+
+/// Index ids are never reused within a table, so a table that has had more than
+/// `PER_TABLE - 3` indexes wraps around; two live indexes sharing an oid would need a
+/// thousand created and dropped between them.
+pub fn index(def: &TableDef, index: &IndexDef) -> i64 {
+    table(def) + 2 + i64::from(index.id) % (PER_TABLE - 3)
+}
+
+pub fn primary_key_name(def: &TableDef) -> String {
+    format!("{}_pkey", def.name)
+}
+
+/// What an oid names among the user's objects.
+pub enum Object {
+    Table(TableDef),
+    PrimaryKey(TableDef),
+    Index(TableDef, IndexDef),
+    PrimaryKeyConstraint(TableDef),
+}
+
+pub fn find(catalog: &Catalog, oid: i64) -> Option<Object> {
+    catalog.tables().into_iter().find_map(|t| {
+        let def = t.def();
+        if oid == table(def) {
+            Some(Object::Table(def.clone()))
+        } else if oid == primary_key_index(def) && !def.primary_key.is_empty() {
+            Some(Object::PrimaryKey(def.clone()))
+        } else if oid == primary_key_constraint(def) && !def.primary_key.is_empty() {
+            Some(Object::PrimaryKeyConstraint(def.clone()))
+        } else {
+            def.indexes
+                .iter()
+                .find(|i| index(def, i) == oid)
+                .map(|i| Object::Index(def.clone(), i.clone()))
+        }
+    })
+}
+
+/// The built-in types clients look up: oid, name, length, category.
+pub const TYPES: &[(i64, &str, i64, &str)] = &[
+    (16, "bool", 1, "B"),
+    (17, "bytea", -1, "U"),
+    (18, "char", 1, "S"),
+    (19, "name", 64, "S"),
+    (20, "int8", 8, "N"),
+    (21, "int2", 2, "N"),
+    (23, "int4", 4, "N"),
+    (25, "text", -1, "S"),
+    (26, "oid", 4, "N"),
+    (700, "float4", 4, "N"),
+    (701, "float8", 8, "N"),
+    (1042, "bpchar", -1, "S"),
+    (1043, "varchar", -1, "S"),
+    (1082, "date", 4, "D"),
+    (1114, "timestamp", 8, "D"),
+    (1184, "timestamptz", 8, "D"),
+    (1700, "numeric", -1, "N"),
+];
+
+/// A column type's oid and type modifier, as `pg_attribute` gives them.
+pub fn column_type(ty: SqlType) -> (i64, i64) {
+    // A modifier carries the declared length or precision, plus 4 (PostgreSQL's
+    // VARHDRSZ), or -1 for none.
+    match ty {
+        SqlType::Boolean => (16, -1),
+        SqlType::SmallInt => (21, -1),
+        SqlType::Int => (23, -1),
+        SqlType::BigInt => (20, -1),
+        SqlType::Real => (700, -1),
+        SqlType::Double => (701, -1),
+        SqlType::Decimal { precision, scale } => {
+            (1700, ((i64::from(precision) << 16) | i64::from(scale)) + 4)
+        }
+        SqlType::Char(n) => (1042, i64::from(n) + 4),
+        SqlType::Varchar(n) => (1043, i64::from(n) + 4),
+        SqlType::Text => (25, -1),
+        SqlType::Date => (1082, -1),
+        SqlType::Timestamp => (1114, -1),
+    }
+}
+
+/// `format_type(oid, typmod)`: a type as SQL spells it.
+pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
+    let len = typmod.filter(|&m| m >= 4).map(|m| m - 4);
+    Some(match oid {
+        16 => "boolean".into(),
+        17 => "bytea".into(),
+        18 => "\"char\"".into(),
+        19 => "name".into(),
+        20 => "bigint".into(),
+        21 => "smallint".into(),
+        23 => "integer".into(),
+        25 => "text".into(),
+        26 => "oid".into(),
+        700 => "real".into(),
+        701 => "double precision".into(),
+        1042 => match len {
+            Some(n) => format!("character({n})"),
+            None => "bpchar".into(),
+        },
+        1043 => match len {
+            Some(n) => format!("character varying({n})"),
+            None => "character varying".into(),
+        },
+        1082 => "date".into(),
+        1114 => "timestamp without time zone".into(),
+        1184 => "timestamp with time zone".into(),
+        1700 => match len {
+            Some(m) => format!("numeric({},{})", m >> 16, m & 0xffff),
+            None => "numeric".into(),
+        },
+        _ => return None,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn format_type_spells_modifiers_back() {
+        for (ty, text) in [
+            (SqlType::Varchar(20), "character varying(20)"),
+            (SqlType::Char(5), "character(5)"),
+            (
+                SqlType::Decimal {
+                    precision: 10,
+                    scale: 2,
+                },
+                "numeric(10,2)",
+            ),
+            (SqlType::Timestamp, "timestamp without time zone"),
+            (SqlType::Int, "integer"),
+        ] {
+            let (oid, typmod) = column_type(ty);
+            assert_eq!(format_type(oid, Some(typmod)).as_deref(), Some(text));
+        }
+        assert_eq!(
+            format_type(1043, None).as_deref(),
+            Some("character varying")
+        );
+        assert_eq!(format_type(123_456, None), None);
+    }
+}

@@ -1,0 +1,496 @@
+//! Turns what PostgreSQL clients write against the catalog into SQL DataFusion plans:
+//! `OPERATOR(pg_catalog.~)` into `~`, `COLLATE` dropped (pmdb compares bytes), casts to
+//! `regclass`, `regtype`, `oid`, `pg_catalog.text`, … into conversions or plain types,
+//! `pg_catalog.`-qualified function names unqualified and catalog relations qualified.
+//! A query block that reads one of the relations pmdb never has a row in (policies,
+//! publications, inheritance, …) through an inner join has no rows either: it is
+//! replaced by an empty one, and a subquery that became empty by its value (NULL, an
+//! empty array, false), so that the constructs such blocks use and DataFusion lacks
+//! (`ARRAY(SELECT …)`, set-returning functions over arrays) are never planned.
+
+use std::ops::ControlFlow;
+
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{
+    BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, JoinOperator, ObjectName,
+    ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement, TableFactor, TableWithJoins,
+    Value, VisitMut, VisitorMut,
+};
+
+use super::tables::{always_empty, is_relation};
+
+/// Adapts a query of a PostgreSQL client in place; other statements are left alone.
+pub fn adapt(statement: &mut DfStatement) {
+    if let DfStatement::Statement(s) = statement
+        && let Statement::Query(_) = s.as_ref()
+    {
+        let _ = s.visit(&mut Adapter);
+    }
+}
+
+struct Adapter;
+
+impl VisitorMut for Adapter {
+    type Break = ();
+
+    fn post_visit_relation(&mut self, name: &mut ObjectName) -> ControlFlow<()> {
+        if let [ObjectNamePart::Identifier(id)] = name.0.as_slice()
+            && id.quote_style.is_none()
+            && is_relation(&id.value.to_lowercase())
+        {
+            let id = id.clone();
+            name.0 = vec![
+                ObjectNamePart::Identifier(Ident::new("pg_catalog")),
+                ObjectNamePart::Identifier(id),
+            ];
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
+        if let SetExpr::Select(s) = query.body.as_mut() {
+            for item in &mut s.projection {
+                let _ = item.visit(&mut ExistsAsCount { depth: 0 });
+            }
+        }
+        if prune(&mut query.body) {
+            // The ORDER BY of an empty result may name what is gone.
+            query.order_by = None;
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
+        if let Some(new) = replacement(expr) {
+            *expr = new;
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+/// DataFusion plans EXISTS in a WHERE clause but not in a select list, where psql puts
+/// some: there `EXISTS (SELECT … FROM … WHERE …)` becomes
+/// `(SELECT count(*) > 0 FROM … WHERE …)`, which it plans as a scalar subquery.
+struct ExistsAsCount {
+    depth: usize,
+}
+
+impl VisitorMut for ExistsAsCount {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
+        if self.depth == 0
+            && let Expr::Exists { subquery, negated } = expr
+            && let SetExpr::Select(s) = subquery.body.as_mut()
+            && s.group_by == GroupByExpr::Expressions(Vec::new(), Vec::new())
+            && s.having.is_none()
+        {
+            let count = Expr::BinaryOp {
+                left: Box::new(count_star()),
+                op: if *negated {
+                    BinaryOperator::Eq
+                } else {
+                    BinaryOperator::Gt
+                },
+                right: Box::new(literal(Value::Number("0".into(), false))),
+            };
+            s.projection = vec![SelectItem::UnnamedExpr(count)];
+            s.distinct = None;
+            subquery.order_by = None;
+            subquery.limit_clause = None;
+            *expr = Expr::Subquery(subquery.clone());
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn count_star() -> Expr {
+    call_with("count", FunctionArgExpr::Wildcard)
+}
+
+fn ident_is(part: &ObjectNamePart, name: &str) -> bool {
+    matches!(part, ObjectNamePart::Identifier(id) if id.value.eq_ignore_ascii_case(name))
+}
+
+/// `pg_catalog.x` → `x`, or None for any other name.
+fn unqualified(name: &ObjectName) -> Option<&str> {
+    match name.0.as_slice() {
+        [schema, ObjectNamePart::Identifier(id)] if ident_is(schema, "pg_catalog") => {
+            Some(&id.value)
+        }
+        _ => None,
+    }
+}
+
+fn last_name(name: &ObjectName) -> String {
+    match name.0.last() {
+        Some(ObjectNamePart::Identifier(id)) => id.value.to_lowercase(),
+        _ => String::new(),
+    }
+}
+
+fn call(name: &str, arg: Expr) -> Expr {
+    call_with(name, FunctionArgExpr::Expr(arg))
+}
+
+fn call_with(name: &str, arg: FunctionArgExpr) -> Expr {
+    Expr::Function(Function {
+        name: ObjectName::from(vec![Ident::new(name)]),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args: FunctionArguments::List(FunctionArgumentList {
+            duplicate_treatment: None,
+            args: vec![FunctionArg::Unnamed(arg)],
+            clauses: Vec::new(),
+        }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group: Vec::new(),
+    })
+}
+
+fn literal(value: Value) -> Expr {
+    Expr::Value(value.into())
+}
+
+fn replacement(expr: &Expr) -> Option<Expr> {
+    match expr {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::PGCustomBinaryOperator(parts),
+            right,
+        } => {
+            let op = match parts.last().map(String::as_str) {
+                Some("~") => BinaryOperator::PGRegexMatch,
+                Some("~*") => BinaryOperator::PGRegexIMatch,
+                Some("!~") => BinaryOperator::PGRegexNotMatch,
+                Some("!~*") => BinaryOperator::PGRegexNotIMatch,
+                Some("=") => BinaryOperator::Eq,
+                Some("<>") => BinaryOperator::NotEq,
+                Some("<") => BinaryOperator::Lt,
+                Some(">") => BinaryOperator::Gt,
+                Some("<=") => BinaryOperator::LtEq,
+                Some(">=") => BinaryOperator::GtEq,
+                _ => return None,
+            };
+            Some(Expr::BinaryOp {
+                left: left.clone(),
+                op,
+                right: right.clone(),
+            })
+        }
+        Expr::Collate { expr, .. } => Some(expr.as_ref().clone()),
+        Expr::Cast {
+            expr,
+            data_type: DataType::Regclass,
+            ..
+        } => Some(call("regclass", expr.as_ref().clone())),
+        Expr::Cast {
+            kind,
+            expr,
+            data_type: DataType::Custom(name, _),
+            ..
+        } => {
+            let inner = expr.as_ref().clone();
+            let to = match last_name(name).as_str() {
+                "regclass" => return Some(call("regclass", inner)),
+                "regtype" => return Some(call("regtype", inner)),
+                "regnamespace" => return Some(call("regnamespace", inner)),
+                "regproc" | "regprocedure" | "regrole" | "regoper" | "regconfig" | "text"
+                | "name" | "char" | "bpchar" => DataType::Text,
+                "oid" | "int8" | "xid" => DataType::BigInt(None),
+                "int4" => DataType::Int(None),
+                "int2" => DataType::SmallInt(None),
+                "bool" => DataType::Boolean,
+                "float4" => DataType::Real,
+                "float8" => DataType::DoublePrecision,
+                "varchar" => DataType::Varchar(None),
+                _ => return None,
+            };
+            Some(Expr::Cast {
+                kind: kind.clone(),
+                expr: Box::new(inner),
+                data_type: to,
+                array: false,
+                format: None,
+            })
+        }
+        Expr::Function(f) => {
+            if last_name(&f.name) == "array"
+                && let FunctionArguments::Subquery(q) = &f.args
+                && is_empty(q)
+            {
+                return Some(literal(Value::SingleQuotedString("{}".into())));
+            }
+            let name = unqualified(&f.name)?;
+            let mut f = f.clone();
+            f.name = ObjectName::from(vec![Ident::new(name)]);
+            Some(Expr::Function(f))
+        }
+        Expr::Subquery(q) if is_empty(q) => Some(literal(Value::Null)),
+        Expr::Exists { subquery, negated } if is_empty(subquery) => {
+            Some(literal(Value::Boolean(*negated)))
+        }
+        Expr::InSubquery {
+            subquery, negated, ..
+        } if is_empty(subquery) => Some(literal(Value::Boolean(*negated))),
+        _ => None,
+    }
+}
+
+/// Whether every block of `query` is one [`prune`] emptied.
+fn is_empty(query: &Query) -> bool {
+    fn empty(body: &SetExpr) -> bool {
+        match body {
+            SetExpr::Select(s) => {
+                s.from.is_empty()
+                    && matches!(&s.selection, Some(Expr::Value(v)) if v.value == Value::Boolean(false))
+            }
+            SetExpr::SetOperation { left, right, .. } => empty(left) && empty(right),
+            SetExpr::Query(q) => is_empty(q),
+            _ => false,
+        }
+    }
+    empty(&query.body)
+}
+
+/// Empties each block of `body` that reads an always-empty relation through an inner
+/// join; returns whether all of it is empty now.
+fn prune(body: &mut SetExpr) -> bool {
+    match body {
+        SetExpr::Select(s) if reads_nothing(s) => {
+            empty_select(s);
+            true
+        }
+        SetExpr::SetOperation { left, right, .. } => {
+            let l = prune(left);
+            let r = prune(right);
+            l && r
+        }
+        SetExpr::Query(q) => {
+            let all = prune(&mut q.body);
+            if all {
+                q.order_by = None;
+            }
+            all
+        }
+        _ => false,
+    }
+}
+
+fn is_column(expr: &Expr) -> bool {
+    matches!(expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+}
+
+/// An always-empty catalog relation, or `unnest` of a column: pmdb's tables have no
+/// array columns and its catalog's array columns are all null, so that has no rows.
+fn is_always_empty(factor: &TableFactor) -> bool {
+    match factor {
+        TableFactor::Table {
+            name, args: None, ..
+        } => unqualified(name).is_some_and(|n| always_empty(&n.to_lowercase())),
+        TableFactor::Table {
+            name,
+            args: Some(args),
+            ..
+        } => {
+            last_name(name) == "unnest"
+                && args.args.iter().all(
+                    |a| matches!(a, FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) if is_column(e)),
+                )
+        }
+        TableFactor::UNNEST { array_exprs, .. } => array_exprs.iter().all(is_column),
+        _ => false,
+    }
+}
+
+/// Aggregates give a row even over no rows.
+const AGGREGATES: &[&str] = &[
+    "count",
+    "sum",
+    "min",
+    "max",
+    "avg",
+    "string_agg",
+    "array_agg",
+    "bool_and",
+    "bool_or",
+    "every",
+];
+
+fn has_aggregate(select: &Select) -> bool {
+    let mut found = false;
+    let mut projection = select.projection.clone();
+    let _ = projection.visit(&mut FindAggregate {
+        found: &mut found,
+        depth: 0,
+    });
+    found
+}
+
+/// Finds an aggregate of the block itself, not of a subquery in it.
+struct FindAggregate<'a> {
+    found: &'a mut bool,
+    depth: usize,
+}
+
+impl VisitorMut for FindAggregate<'_> {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth += 1;
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
+        self.depth -= 1;
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = expr
+            && self.depth == 0
+            && AGGREGATES.contains(&last_name(&f.name).as_str())
+        {
+            *self.found = true;
+            return ControlFlow::Break(());
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+fn reads_nothing(select: &Select) -> bool {
+    if select.from.is_empty()
+        || has_aggregate(select)
+        || !matches!(&select.group_by, GroupByExpr::Expressions(e, _) if e.is_empty())
+    {
+        return false;
+    }
+    select.from.iter().any(chain_is_empty)
+}
+
+/// Whether a FROM item has no rows: its first relation is always empty and no later
+/// join keeps the rows of the right side, or an inner join's relation is.
+fn chain_is_empty(item: &TableWithJoins) -> bool {
+    let keeps_right = |op: &JoinOperator| {
+        matches!(
+            op,
+            JoinOperator::Right(_) | JoinOperator::RightOuter(_) | JoinOperator::FullOuter(_)
+        )
+    };
+    let inner = |op: &JoinOperator| {
+        matches!(
+            op,
+            JoinOperator::Join(_) | JoinOperator::Inner(_) | JoinOperator::CrossJoin(_)
+        )
+    };
+    (is_always_empty(&item.relation) && !item.joins.iter().any(|j| keeps_right(&j.join_operator)))
+        || item
+            .joins
+            .iter()
+            .any(|j| inner(&j.join_operator) && is_always_empty(&j.relation))
+}
+
+/// The name a projected column has (PostgreSQL's, for an expression: `?column?`).
+fn output_name(item: &SelectItem) -> String {
+    match item {
+        SelectItem::ExprWithAlias { alias, .. } => alias.value.clone(),
+        SelectItem::UnnamedExpr(Expr::Identifier(id)) => id.value.clone(),
+        SelectItem::UnnamedExpr(Expr::CompoundIdentifier(ids)) => {
+            ids.last().map_or_else(String::new, |id| id.value.clone())
+        }
+        SelectItem::UnnamedExpr(Expr::Function(f)) => last_name(&f.name),
+        _ => "?column?".into(),
+    }
+}
+
+/// `SELECT NULL AS name, … WHERE false`: the block's columns, no rows.
+fn empty_select(select: &mut Select) {
+    let mut seen = std::collections::HashSet::new();
+    select.projection = select
+        .projection
+        .iter()
+        .map(|item| {
+            let mut name = output_name(item);
+            // DataFusion refuses two columns of one name in a projection.
+            while !seen.insert(name.clone()) {
+                name.push('_');
+            }
+            SelectItem::ExprWithAlias {
+                expr: Expr::Cast {
+                    kind: CastKind::Cast,
+                    expr: Box::new(literal(Value::Null)),
+                    data_type: DataType::Text,
+                    array: false,
+                    format: None,
+                },
+                alias: Ident::with_quote('"', name),
+            }
+        })
+        .collect();
+    select.from.clear();
+    select.selection = Some(literal(Value::Boolean(false)));
+    select.having = None;
+    select.distinct = None;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn adapted(sql: &str) -> String {
+        let mut statements = pmdb_sql::parse(sql).unwrap();
+        let mut s = statements.pop_front().unwrap();
+        adapt(&mut s);
+        s.to_string()
+    }
+
+    #[test]
+    fn operators_collations_casts_and_names_become_datafusion_sql() {
+        assert_eq!(
+            adapted(
+                "SELECT c.oid FROM pg_catalog.pg_class c WHERE c.relname OPERATOR(pg_catalog.~) '^(t)$' COLLATE pg_catalog.default AND pg_catalog.pg_table_is_visible(c.oid)"
+            ),
+            "SELECT c.oid FROM pg_catalog.pg_class c WHERE c.relname ~ '^(t)$' AND pg_table_is_visible(c.oid)"
+        );
+        assert_eq!(
+            adapted(
+                "SELECT x::pg_catalog.regtype::pg_catalog.text, 't'::regclass, y::oid FROM pg_type"
+            ),
+            "SELECT regtype(x)::TEXT, regclass('t'), y::BIGINT FROM pg_catalog.pg_type"
+        );
+    }
+
+    #[test]
+    fn blocks_over_always_empty_relations_are_emptied() {
+        assert_eq!(
+            adapted(
+                "SELECT pol.polname, pol.polpermissive FROM pg_catalog.pg_policy pol WHERE pol.polrelid = '1' ORDER BY 1"
+            ),
+            "SELECT CAST(NULL AS TEXT) AS \"polname\", CAST(NULL AS TEXT) AS \"polpermissive\" WHERE false"
+        );
+        // A LEFT JOIN to one keeps the rows; a count over one is still a row.
+        let kept = "SELECT c.relname FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_inherits i ON i.inhrelid = c.oid";
+        assert_eq!(adapted(kept), kept);
+        let count = "SELECT count(*) FROM pg_catalog.pg_policy";
+        assert_eq!(adapted(count), count);
+        assert_eq!(
+            adapted(
+                "SELECT a.attname, (SELECT d.adbin FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), ARRAY(SELECT b.rolname FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles b ON m.roleid = b.oid) FROM pg_catalog.pg_attribute a"
+            ),
+            "SELECT a.attname, NULL, '{}' FROM pg_catalog.pg_attribute a"
+        );
+    }
+}

@@ -1,0 +1,864 @@
+//! The `pg_catalog` relations, built from pmdb's catalog each time a query reads them:
+//! the ones psql's `\d` family and drivers read (namespaces, classes, attributes,
+//! types, indexes, constraints, access methods, databases, roles), and, empty, the ones
+//! they also join against for features pmdb does not have (policies, inheritance,
+//! publications, triggers, …).
+
+use std::fmt;
+use std::sync::Arc;
+
+use async_trait::async_trait;
+use datafusion::arrow::array::{
+    ArrayRef, BooleanBuilder, Float32Builder, Int64Builder, RecordBatch, StringBuilder,
+};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::catalog::{MemTable, MemorySchemaProvider, SchemaProvider, Session, TableProvider};
+use datafusion::common::Result as DfResult;
+use datafusion::datasource::TableType;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_plan::ExecutionPlan;
+use pmdb_sql::schema::TableDef;
+
+use super::oids;
+use super::source::Source;
+
+/// One value of a catalog row.
+enum Cell {
+    Int(i64),
+    Text(String),
+    Bool(bool),
+    Real(f32),
+    Null,
+}
+
+use Cell::{Bool, Int, Null, Real, Text};
+
+fn text(s: &str) -> Cell {
+    Text(s.to_owned())
+}
+
+#[derive(Clone, Copy)]
+enum Kind {
+    Int,
+    Text,
+    Bool,
+    Real,
+}
+
+type Rows = fn(&Source) -> Vec<Vec<Cell>>;
+
+struct Relation {
+    name: &'static str,
+    columns: &'static [(&'static str, Kind)],
+    /// `None`: always empty.
+    rows: Option<Rows>,
+}
+
+use Kind as K;
+
+const RELATIONS: &[Relation] = &[
+    Relation {
+        name: "pg_namespace",
+        columns: &[
+            ("oid", K::Int),
+            ("nspname", K::Text),
+            ("nspowner", K::Int),
+            ("nspacl", K::Text),
+        ],
+        rows: Some(namespaces),
+    },
+    Relation {
+        name: "pg_class",
+        columns: &[
+            ("oid", K::Int),
+            ("relname", K::Text),
+            ("relnamespace", K::Int),
+            ("reltype", K::Int),
+            ("reloftype", K::Int),
+            ("relowner", K::Int),
+            ("relam", K::Int),
+            ("relfilenode", K::Int),
+            ("reltablespace", K::Int),
+            ("relpages", K::Int),
+            ("reltuples", K::Real),
+            ("relallvisible", K::Int),
+            ("reltoastrelid", K::Int),
+            ("relhasindex", K::Bool),
+            ("relisshared", K::Bool),
+            ("relpersistence", K::Text),
+            ("relkind", K::Text),
+            ("relnatts", K::Int),
+            ("relchecks", K::Int),
+            ("relhasrules", K::Bool),
+            ("relhastriggers", K::Bool),
+            ("relhassubclass", K::Bool),
+            ("relrowsecurity", K::Bool),
+            ("relforcerowsecurity", K::Bool),
+            ("relispopulated", K::Bool),
+            ("relreplident", K::Text),
+            ("relispartition", K::Bool),
+            ("relrewrite", K::Int),
+            ("relacl", K::Text),
+            ("reloptions", K::Text),
+            ("relpartbound", K::Text),
+        ],
+        rows: Some(classes),
+    },
+    Relation {
+        name: "pg_attribute",
+        columns: &[
+            ("attrelid", K::Int),
+            ("attname", K::Text),
+            ("atttypid", K::Int),
+            ("attlen", K::Int),
+            ("attnum", K::Int),
+            ("attndims", K::Int),
+            ("atttypmod", K::Int),
+            ("attnotnull", K::Bool),
+            ("atthasdef", K::Bool),
+            ("atthasmissing", K::Bool),
+            ("attidentity", K::Text),
+            ("attgenerated", K::Text),
+            ("attisdropped", K::Bool),
+            ("attislocal", K::Bool),
+            ("attinhcount", K::Int),
+            ("attstorage", K::Text),
+            ("attcompression", K::Text),
+            ("attcollation", K::Int),
+            ("attstattarget", K::Int),
+            ("attacl", K::Text),
+            ("attoptions", K::Text),
+        ],
+        rows: Some(attributes),
+    },
+    Relation {
+        name: "pg_type",
+        columns: &[
+            ("oid", K::Int),
+            ("typname", K::Text),
+            ("typnamespace", K::Int),
+            ("typowner", K::Int),
+            ("typlen", K::Int),
+            ("typbyval", K::Bool),
+            ("typtype", K::Text),
+            ("typcategory", K::Text),
+            ("typisdefined", K::Bool),
+            ("typdelim", K::Text),
+            ("typrelid", K::Int),
+            ("typelem", K::Int),
+            ("typarray", K::Int),
+            ("typbasetype", K::Int),
+            ("typtypmod", K::Int),
+            ("typnotnull", K::Bool),
+            ("typcollation", K::Int),
+            ("typinput", K::Text),
+        ],
+        rows: Some(types),
+    },
+    Relation {
+        name: "pg_index",
+        columns: &[
+            ("indexrelid", K::Int),
+            ("indrelid", K::Int),
+            ("indnatts", K::Int),
+            ("indnkeyatts", K::Int),
+            ("indisunique", K::Bool),
+            ("indisprimary", K::Bool),
+            ("indisexclusion", K::Bool),
+            ("indimmediate", K::Bool),
+            ("indisclustered", K::Bool),
+            ("indisvalid", K::Bool),
+            ("indcheckxmin", K::Bool),
+            ("indisready", K::Bool),
+            ("indislive", K::Bool),
+            ("indisreplident", K::Bool),
+            ("indnullsnotdistinct", K::Bool),
+            ("indkey", K::Text),
+            ("indexprs", K::Text),
+            ("indpred", K::Text),
+        ],
+        rows: Some(indexes),
+    },
+    Relation {
+        name: "pg_constraint",
+        columns: &[
+            ("oid", K::Int),
+            ("conname", K::Text),
+            ("connamespace", K::Int),
+            ("contype", K::Text),
+            ("condeferrable", K::Bool),
+            ("condeferred", K::Bool),
+            ("convalidated", K::Bool),
+            ("conrelid", K::Int),
+            ("contypid", K::Int),
+            ("conindid", K::Int),
+            ("confrelid", K::Int),
+            ("conislocal", K::Bool),
+            ("coninhcount", K::Int),
+            ("conkey", K::Text),
+        ],
+        rows: Some(constraints),
+    },
+    Relation {
+        name: "pg_am",
+        columns: &[("oid", K::Int), ("amname", K::Text), ("amtype", K::Text)],
+        rows: Some(access_methods),
+    },
+    Relation {
+        name: "pg_database",
+        columns: &[
+            ("oid", K::Int),
+            ("datname", K::Text),
+            ("datdba", K::Int),
+            ("encoding", K::Int),
+            ("datlocprovider", K::Text),
+            ("datistemplate", K::Bool),
+            ("datallowconn", K::Bool),
+            ("datconnlimit", K::Int),
+            ("datcollate", K::Text),
+            ("datctype", K::Text),
+            ("daticulocale", K::Text),
+            ("datacl", K::Text),
+        ],
+        rows: Some(databases),
+    },
+    Relation {
+        name: "pg_roles",
+        columns: &[
+            ("oid", K::Int),
+            ("rolname", K::Text),
+            ("rolsuper", K::Bool),
+            ("rolinherit", K::Bool),
+            ("rolcreaterole", K::Bool),
+            ("rolcreatedb", K::Bool),
+            ("rolcanlogin", K::Bool),
+            ("rolreplication", K::Bool),
+            ("rolconnlimit", K::Int),
+            ("rolpassword", K::Text),
+            ("rolvaliduntil", K::Text),
+            ("rolbypassrls", K::Bool),
+            ("rolconfig", K::Text),
+        ],
+        rows: Some(roles),
+    },
+    Relation {
+        name: "pg_tables",
+        columns: &[
+            ("schemaname", K::Text),
+            ("tablename", K::Text),
+            ("tableowner", K::Text),
+            ("tablespace", K::Text),
+            ("hasindexes", K::Bool),
+            ("hasrules", K::Bool),
+            ("hastriggers", K::Bool),
+            ("rowsecurity", K::Bool),
+        ],
+        rows: Some(table_list),
+    },
+    empty(
+        "pg_attrdef",
+        &[
+            ("oid", K::Int),
+            ("adrelid", K::Int),
+            ("adnum", K::Int),
+            ("adbin", K::Text),
+        ],
+    ),
+    empty(
+        "pg_collation",
+        &[
+            ("oid", K::Int),
+            ("collname", K::Text),
+            ("collnamespace", K::Int),
+        ],
+    ),
+    empty(
+        "pg_description",
+        &[
+            ("objoid", K::Int),
+            ("classoid", K::Int),
+            ("objsubid", K::Int),
+            ("description", K::Text),
+        ],
+    ),
+    empty(
+        "pg_inherits",
+        &[
+            ("inhrelid", K::Int),
+            ("inhparent", K::Int),
+            ("inhseqno", K::Int),
+            ("inhdetachpending", K::Bool),
+        ],
+    ),
+    empty(
+        "pg_policy",
+        &[
+            ("oid", K::Int),
+            ("polname", K::Text),
+            ("polrelid", K::Int),
+            ("polcmd", K::Text),
+            ("polpermissive", K::Bool),
+            ("polroles", K::Text),
+            ("polqual", K::Text),
+            ("polwithcheck", K::Text),
+        ],
+    ),
+    empty(
+        "pg_statistic_ext",
+        &[
+            ("oid", K::Int),
+            ("stxrelid", K::Int),
+            ("stxname", K::Text),
+            ("stxnamespace", K::Int),
+            ("stxkind", K::Text),
+            ("stxstattarget", K::Int),
+        ],
+    ),
+    empty(
+        "pg_publication",
+        &[
+            ("oid", K::Int),
+            ("pubname", K::Text),
+            ("puballtables", K::Bool),
+        ],
+    ),
+    empty(
+        "pg_publication_namespace",
+        &[("oid", K::Int), ("pnpubid", K::Int), ("pnnspid", K::Int)],
+    ),
+    empty(
+        "pg_publication_rel",
+        &[
+            ("oid", K::Int),
+            ("prpubid", K::Int),
+            ("prrelid", K::Int),
+            ("prqual", K::Text),
+            ("prattrs", K::Text),
+        ],
+    ),
+    empty(
+        "pg_trigger",
+        &[
+            ("oid", K::Int),
+            ("tgrelid", K::Int),
+            ("tgname", K::Text),
+            ("tgenabled", K::Text),
+            ("tgisinternal", K::Bool),
+        ],
+    ),
+    empty(
+        "pg_rewrite",
+        &[("oid", K::Int), ("rulename", K::Text), ("ev_class", K::Int)],
+    ),
+    empty(
+        "pg_auth_members",
+        &[
+            ("roleid", K::Int),
+            ("member", K::Int),
+            ("grantor", K::Int),
+            ("admin_option", K::Bool),
+        ],
+    ),
+    empty(
+        "pg_foreign_table",
+        &[("ftrelid", K::Int), ("ftserver", K::Int)],
+    ),
+    empty(
+        "pg_partitioned_table",
+        &[("partrelid", K::Int), ("partstrat", K::Text)],
+    ),
+    empty("pg_sequence", &[("seqrelid", K::Int), ("seqtypid", K::Int)]),
+    empty(
+        "pg_extension",
+        &[
+            ("oid", K::Int),
+            ("extname", K::Text),
+            ("extowner", K::Int),
+            ("extnamespace", K::Int),
+            ("extversion", K::Text),
+        ],
+    ),
+    empty(
+        "pg_proc",
+        &[
+            ("oid", K::Int),
+            ("proname", K::Text),
+            ("pronamespace", K::Int),
+            ("prokind", K::Text),
+            ("prorettype", K::Int),
+        ],
+    ),
+    empty("pg_range", &[("rngtypid", K::Int), ("rngsubtype", K::Int)]),
+    empty(
+        "pg_enum",
+        &[
+            ("oid", K::Int),
+            ("enumtypid", K::Int),
+            ("enumsortorder", K::Real),
+            ("enumlabel", K::Text),
+        ],
+    ),
+    empty(
+        "pg_depend",
+        &[
+            ("classid", K::Int),
+            ("objid", K::Int),
+            ("objsubid", K::Int),
+            ("refclassid", K::Int),
+            ("refobjid", K::Int),
+            ("refobjsubid", K::Int),
+            ("deptype", K::Text),
+        ],
+    ),
+    empty("pg_event_trigger", &[("oid", K::Int), ("evtname", K::Text)]),
+];
+
+const fn empty(name: &'static str, columns: &'static [(&'static str, Kind)]) -> Relation {
+    Relation {
+        name,
+        columns,
+        rows: None,
+    }
+}
+
+/// Whether `name` is one of the relations that never has a row.
+pub fn always_empty(name: &str) -> bool {
+    RELATIONS.iter().any(|r| r.name == name && r.rows.is_none())
+}
+
+/// Whether `name` is a relation of this schema.
+pub fn is_relation(name: &str) -> bool {
+    RELATIONS.iter().any(|r| r.name == name)
+}
+
+/// The `pg_catalog` schema over `source`.
+pub fn schema(source: &Arc<Source>) -> DfResult<Arc<dyn SchemaProvider>> {
+    let schema = MemorySchemaProvider::new();
+    for relation in RELATIONS {
+        let table = CatalogTable {
+            relation,
+            schema: Arc::new(Schema::new(
+                relation
+                    .columns
+                    .iter()
+                    .map(|(name, kind)| Field::new(*name, data_type(*kind), true))
+                    .collect::<Vec<_>>(),
+            )),
+            source: Arc::clone(source),
+        };
+        schema.register_table(relation.name.to_owned(), Arc::new(table))?;
+    }
+    Ok(Arc::new(schema))
+}
+
+fn data_type(kind: Kind) -> DataType {
+    match kind {
+        Kind::Int => DataType::Int64,
+        Kind::Text => DataType::Utf8,
+        Kind::Bool => DataType::Boolean,
+        Kind::Real => DataType::Float32,
+    }
+}
+
+/// A relation read afresh at each scan, so it follows DDL.
+struct CatalogTable {
+    relation: &'static Relation,
+    schema: SchemaRef,
+    source: Arc<Source>,
+}
+
+impl fmt::Debug for CatalogTable {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "pg_catalog.{}", self.relation.name)
+    }
+}
+
+impl CatalogTable {
+    fn batch(&self) -> DfResult<RecordBatch> {
+        let rows = self
+            .relation
+            .rows
+            .map_or_else(Vec::new, |f| f(&self.source));
+        let columns = self
+            .relation
+            .columns
+            .iter()
+            .enumerate()
+            .map(|(i, (_, kind))| column(*kind, rows.iter().map(|r| &r[i])))
+            .collect::<Vec<_>>();
+        Ok(RecordBatch::try_new(Arc::clone(&self.schema), columns)?)
+    }
+}
+
+/// One column of cells; a cell of another kind than the column's is a null (the rows
+/// below are written to match their relation's columns).
+fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
+    match kind {
+        Kind::Int => {
+            let mut b = Int64Builder::new();
+            cells.for_each(|c| b.append_option(if let Int(v) = c { Some(*v) } else { None }));
+            Arc::new(b.finish())
+        }
+        Kind::Text => {
+            let mut b = StringBuilder::new();
+            cells.for_each(|c| b.append_option(if let Text(v) = c { Some(v) } else { None }));
+            Arc::new(b.finish())
+        }
+        Kind::Bool => {
+            let mut b = BooleanBuilder::new();
+            cells.for_each(|c| b.append_option(if let Bool(v) = c { Some(*v) } else { None }));
+            Arc::new(b.finish())
+        }
+        Kind::Real => {
+            let mut b = Float32Builder::new();
+            cells.for_each(|c| b.append_option(if let Real(v) = c { Some(*v) } else { None }));
+            Arc::new(b.finish())
+        }
+    }
+}
+
+#[async_trait]
+impl TableProvider for CatalogTable {
+    fn schema(&self) -> SchemaRef {
+        Arc::clone(&self.schema)
+    }
+
+    fn table_type(&self) -> TableType {
+        TableType::View
+    }
+
+    async fn scan(
+        &self,
+        state: &dyn Session,
+        projection: Option<&Vec<usize>>,
+        filters: &[Expr],
+        limit: Option<usize>,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        MemTable::try_new(Arc::clone(&self.schema), vec![vec![self.batch()?]])?
+            .scan(state, projection, filters, limit)
+            .await
+    }
+}
+
+fn namespaces(_: &Source) -> Vec<Vec<Cell>> {
+    [
+        (oids::PG_CATALOG_NAMESPACE, "pg_catalog"),
+        (oids::PUBLIC_NAMESPACE, "public"),
+        (oids::INFORMATION_SCHEMA_NAMESPACE, "information_schema"),
+    ]
+    .into_iter()
+    .map(|(oid, name)| vec![Int(oid), text(name), Int(oids::BOOTSTRAP_ROLE), Null])
+    .collect()
+}
+
+fn has_indexes(def: &TableDef) -> bool {
+    !def.primary_key.is_empty() || !def.indexes.is_empty()
+}
+
+fn class(oid: i64, name: &str, kind: &str, am: i64, columns: usize, has_index: bool) -> Vec<Cell> {
+    vec![
+        Int(oid),
+        text(name),
+        Int(oids::PUBLIC_NAMESPACE),
+        Int(0),
+        Int(0),
+        Int(oids::BOOTSTRAP_ROLE),
+        Int(am),
+        Int(oid),
+        Int(0),
+        Int(0),
+        Real(-1.0),
+        Int(0),
+        Int(0),
+        Bool(has_index),
+        Bool(false),
+        text("p"),
+        text(kind),
+        Int(columns as i64),
+        Int(0),
+        Bool(false),
+        Bool(false),
+        Bool(false),
+        Bool(false),
+        Bool(false),
+        Bool(true),
+        text("d"),
+        Bool(false),
+        Int(0),
+        Null,
+        Null,
+        Null,
+    ]
+}
+
+fn classes(source: &Source) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for def in source.tables() {
+        rows.push(class(
+            oids::table(&def),
+            &def.name,
+            "r",
+            oids::HEAP_AM,
+            def.columns.len(),
+            has_indexes(&def),
+        ));
+        if !def.primary_key.is_empty() {
+            rows.push(class(
+                oids::primary_key_index(&def),
+                &oids::primary_key_name(&def),
+                "i",
+                oids::BTREE_AM,
+                def.primary_key.len(),
+                false,
+            ));
+        }
+        for index in &def.indexes {
+            rows.push(class(
+                oids::index(&def, index),
+                &index.name,
+                "i",
+                oids::BTREE_AM,
+                index.columns.len(),
+                false,
+            ));
+        }
+    }
+    rows
+}
+
+fn attribute(relation: i64, name: &str, num: usize, def: &TableDef, column: usize) -> Vec<Cell> {
+    let c = &def.columns[column];
+    let (ty, typmod) = oids::column_type(c.ty);
+    let len = oids::TYPES.iter().find(|t| t.0 == ty).map_or(-1, |t| t.2);
+    vec![
+        Int(relation),
+        text(name),
+        Int(ty),
+        Int(len),
+        Int(num as i64),
+        Int(0),
+        Int(typmod),
+        Bool(c.not_null),
+        Bool(false),
+        Bool(false),
+        text(""),
+        text(""),
+        Bool(false),
+        Bool(true),
+        Int(0),
+        // Stored inline ('p') when fixed-length, else extended ('x'), as PostgreSQL
+        // shows them.
+        text(if len > 0 { "p" } else { "x" }),
+        text(""),
+        Int(0),
+        Int(-1),
+        Null,
+        Null,
+    ]
+}
+
+/// The columns of every table, and of every index (numbered in the index).
+fn attributes(source: &Source) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for def in source.tables() {
+        let table = oids::table(&def);
+        for (i, c) in def.columns.iter().enumerate() {
+            rows.push(attribute(table, &c.name, i + 1, &def, i));
+        }
+        let pk = oids::primary_key_index(&def);
+        for (n, &i) in def.primary_key.iter().enumerate() {
+            let i = usize::from(i);
+            rows.push(attribute(pk, &def.columns[i].name, n + 1, &def, i));
+        }
+        for index in &def.indexes {
+            let oid = oids::index(&def, index);
+            for (n, &i) in index.columns.iter().enumerate() {
+                let i = usize::from(i);
+                rows.push(attribute(oid, &def.columns[i].name, n + 1, &def, i));
+            }
+        }
+    }
+    rows
+}
+
+fn types(_: &Source) -> Vec<Vec<Cell>> {
+    oids::TYPES
+        .iter()
+        .map(|&(oid, name, len, category)| {
+            vec![
+                Int(oid),
+                text(name),
+                Int(oids::PG_CATALOG_NAMESPACE),
+                Int(oids::BOOTSTRAP_ROLE),
+                Int(len),
+                Bool((1..=8).contains(&len)),
+                text("b"),
+                text(category),
+                Bool(true),
+                text(","),
+                Int(0),
+                Int(0),
+                Int(0),
+                Int(0),
+                Int(-1),
+                Bool(false),
+                Int(if category == "S" { 100 } else { 0 }),
+                Text(format!("{name}in")),
+            ]
+        })
+        .collect()
+}
+
+/// `indkey`: the indexed columns' numbers (from 1), space-separated.
+fn column_numbers(columns: &[u16]) -> String {
+    columns
+        .iter()
+        .map(|c| (u32::from(*c) + 1).to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn index_row(index: i64, table: i64, columns: &[u16], primary: bool) -> Vec<Cell> {
+    let n = columns.len() as i64;
+    vec![
+        Int(index),
+        Int(table),
+        Int(n),
+        Int(n),
+        // pmdb's secondary indexes do not enforce uniqueness.
+        Bool(primary),
+        Bool(primary),
+        Bool(false),
+        Bool(true),
+        Bool(false),
+        Bool(true),
+        Bool(false),
+        Bool(true),
+        Bool(true),
+        Bool(false),
+        Bool(false),
+        Text(column_numbers(columns)),
+        Null,
+        Null,
+    ]
+}
+
+fn indexes(source: &Source) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for def in source.tables() {
+        let table = oids::table(&def);
+        if !def.primary_key.is_empty() {
+            rows.push(index_row(
+                oids::primary_key_index(&def),
+                table,
+                &def.primary_key,
+                true,
+            ));
+        }
+        for index in &def.indexes {
+            rows.push(index_row(
+                oids::index(&def, index),
+                table,
+                &index.columns,
+                false,
+            ));
+        }
+    }
+    rows
+}
+
+fn constraints(source: &Source) -> Vec<Vec<Cell>> {
+    source
+        .tables()
+        .into_iter()
+        .filter(|def| !def.primary_key.is_empty())
+        .map(|def| {
+            vec![
+                Int(oids::primary_key_constraint(&def)),
+                Text(oids::primary_key_name(&def)),
+                Int(oids::PUBLIC_NAMESPACE),
+                text("p"),
+                Bool(false),
+                Bool(false),
+                Bool(true),
+                Int(oids::table(&def)),
+                Int(0),
+                Int(oids::primary_key_index(&def)),
+                Int(0),
+                Bool(true),
+                Int(0),
+                Text(format!(
+                    "{{{}}}",
+                    column_numbers(&def.primary_key).replace(' ', ",")
+                )),
+            ]
+        })
+        .collect()
+}
+
+fn access_methods(_: &Source) -> Vec<Vec<Cell>> {
+    vec![
+        vec![Int(oids::HEAP_AM), text("heap"), text("t")],
+        vec![Int(oids::BTREE_AM), text("btree"), text("i")],
+    ]
+}
+
+fn databases(source: &Source) -> Vec<Vec<Cell>> {
+    vec![vec![
+        Int(oids::DATABASE),
+        text(source.database()),
+        Int(oids::BOOTSTRAP_ROLE),
+        Int(6),
+        text("c"),
+        Bool(false),
+        Bool(true),
+        Int(-1),
+        text("C.UTF-8"),
+        text("C.UTF-8"),
+        Null,
+        Null,
+    ]]
+}
+
+fn roles(source: &Source) -> Vec<Vec<Cell>> {
+    source
+        .roles()
+        .map(|(oid, name)| {
+            let owner = oid == oids::BOOTSTRAP_ROLE;
+            vec![
+                Int(oid),
+                text(name),
+                Bool(true),
+                Bool(true),
+                Bool(owner),
+                Bool(owner),
+                Bool(true),
+                Bool(false),
+                Int(-1),
+                text("********"),
+                Null,
+                Bool(false),
+                Null,
+            ]
+        })
+        .collect()
+}
+
+fn table_list(source: &Source) -> Vec<Vec<Cell>> {
+    source
+        .tables()
+        .into_iter()
+        .map(|def| {
+            vec![
+                text("public"),
+                Text(def.name.clone()),
+                text(source.owner()),
+                Null,
+                Bool(has_indexes(&def)),
+                Bool(false),
+                Bool(false),
+                Bool(false),
+            ]
+        })
+        .collect()
+}
