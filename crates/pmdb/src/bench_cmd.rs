@@ -50,6 +50,10 @@ enum Suite {
     /// every answer is checked against) and on PostgreSQL when it is installed.
     #[cfg(feature = "sql")]
     Tpch(crate::bench_tpch::TpchArgs),
+    /// pgbench's TPC-B-like load against `pmdb serve` and PostgreSQL (when installed),
+    /// both over TCP, with TPS and latency percentiles.
+    #[cfg(feature = "sql")]
+    Pgbench(crate::bench_pgbench::PgbenchArgs),
     /// Redraw the charts and the Markdown of a YCSB report from its JSON.
     Replot(ReplotArgs),
 }
@@ -278,6 +282,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Suite::Replot(a) => replot(a),
         #[cfg(feature = "sql")]
         Suite::Tpch(a) => crate::bench_tpch::run(a),
+        #[cfg(feature = "sql")]
+        Suite::Pgbench(a) => crate::bench_pgbench::run(a),
     }
 }
 

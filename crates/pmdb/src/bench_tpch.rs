@@ -203,7 +203,7 @@ pub fn run(a: TpchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let pg_bin = if a.no_postgres {
         None
     } else {
-        postgres::find()
+        pmdb_bench::postgres::find()
     };
     match &pg_bin {
         None if !a.no_postgres => {
@@ -214,7 +214,7 @@ pub fn run(a: TpchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         }
         None => notes.push("PostgreSQL: left out (--no-postgres)".into()),
         Some(bin) => {
-            let pg = postgres::Postgres::start(bin, &dir.join("postgres"))?;
+            let pg = postgres::start(bin, &dir.join("postgres"))?;
             println!("loading {} (COPY, indexes, ANALYZE) ...", pg.version);
             let secs = pg.load(&data, &dir.join("postgres"))?;
             println!("PostgreSQL loaded SF {} in {secs:.1} s", a.sf);

@@ -5,6 +5,8 @@
 
 mod bench_cmd;
 #[cfg(feature = "sql")]
+mod bench_pgbench;
+#[cfg(feature = "sql")]
 mod bench_tpch;
 mod compact_cmd;
 mod input;
