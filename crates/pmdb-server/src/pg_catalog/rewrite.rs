@@ -493,4 +493,20 @@ mod tests {
             "SELECT a.attname, NULL, '{}' FROM pg_catalog.pg_attribute a"
         );
     }
+
+    #[test]
+    fn exists_in_a_select_list_becomes_a_count_and_unnest_of_a_column_is_empty() {
+        assert_eq!(
+            adapted(
+                "SELECT i.indisunique, EXISTS (SELECT 1 FROM pg_catalog.pg_constraint WHERE conindid = i.indexrelid) AS d FROM pg_catalog.pg_index i WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = i.indrelid)"
+            ),
+            "SELECT i.indisunique, (SELECT count(*) > 0 FROM pg_catalog.pg_constraint WHERE conindid = i.indexrelid) AS d FROM pg_catalog.pg_index i WHERE EXISTS (SELECT 1 FROM pg_catalog.pg_class c WHERE c.oid = i.indrelid)"
+        );
+        assert_eq!(
+            adapted(
+                "SELECT array_to_string(c.reloptions || array(select 'toast.' || x from pg_catalog.unnest(tc.reloptions) x), ', ') FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_class tc ON c.reltoastrelid = tc.oid"
+            ),
+            "SELECT array_to_string(c.reloptions || '{}', ', ') FROM pg_catalog.pg_class c LEFT JOIN pg_catalog.pg_class tc ON c.reltoastrelid = tc.oid"
+        );
+    }
 }
