@@ -12,18 +12,18 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::Statement;
 use futures::{Sink, SinkExt, stream};
-use pgwire::api::auth::StartupHandler;
-use pgwire::api::cancel::{CancelHandler, DefaultCancelHandler};
+use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::{Format, Portal};
 use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
 use pgwire::api::results::{CopyResponse, FieldInfo, QueryResponse, Response, Tag};
 use pgwire::api::stmt::QueryParser;
 use pgwire::api::store::PortalStore;
-use pgwire::api::{ClientInfo, ClientPortalStore, PgWireServerHandlers, Type};
+use pgwire::api::{ClientInfo, ClientPortalStore, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
+use pgwire::messages::extendedquery::Flush;
 use pmdb_sql::{Output, SqlError, SqlSession, TxnStatus, copy_failed};
 use tokio::sync::Mutex;
 
@@ -32,6 +32,7 @@ use crate::compat::Settings;
 use crate::copy::Receiving;
 use crate::encode::{fields, rows};
 use crate::params::{bind, param_type};
+use crate::sync_flush::FlushRequest;
 
 /// What the client's statements run in.
 pub struct Client {
@@ -267,6 +268,7 @@ impl QueryParser for Planner {
 pub struct Handler {
     client: Arc<Mutex<Client>>,
     planner: Arc<Planner>,
+    flush: FlushRequest,
 }
 
 #[async_trait]
@@ -307,6 +309,18 @@ impl ExtendedQueryHandler for Handler {
         Arc::clone(&self.planner)
     }
 
+    /// Flush: what the socket holds until Sync goes now.
+    async fn on_flush<C>(&self, client: &mut C, _message: Flush) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        self.flush.request();
+        client.flush().await?;
+        Ok(())
+    }
+
     async fn do_query<C>(
         &self,
         _client: &mut C,
@@ -331,9 +345,9 @@ impl ExtendedQueryHandler for Handler {
 
 /// Everything pgwire asks of one connection.
 pub struct Connection {
-    handler: Arc<Handler>,
-    gate: Arc<Gate>,
-    cancel: Arc<DefaultCancelHandler>,
+    pub handler: Arc<Handler>,
+    pub gate: Arc<Gate>,
+    pub cancel: Arc<DefaultCancelHandler>,
 }
 
 impl Connection {
@@ -347,32 +361,21 @@ impl Connection {
             client: Arc::clone(&client),
         });
         Connection {
-            handler: Arc::new(Handler { client, planner }),
+            handler: Arc::new(Handler {
+                client,
+                planner,
+                flush: FlushRequest::default(),
+            }),
             gate: Arc::new(gate),
             cancel,
         }
     }
 }
 
-impl PgWireServerHandlers for Connection {
-    fn simple_query_handler(&self) -> Arc<impl SimpleQueryHandler> {
-        Arc::clone(&self.handler)
-    }
-
-    fn extended_query_handler(&self) -> Arc<impl ExtendedQueryHandler> {
-        Arc::clone(&self.handler)
-    }
-
-    fn startup_handler(&self) -> Arc<impl StartupHandler> {
-        Arc::clone(&self.gate)
-    }
-
-    fn copy_handler(&self) -> Arc<impl CopyHandler> {
-        Arc::clone(&self.handler)
-    }
-
-    fn cancel_handler(&self) -> Arc<impl CancelHandler> {
-        Arc::clone(&self.cancel)
+impl Connection {
+    /// What tells this connection's socket that the client sent Flush.
+    pub fn flush_request(&self) -> FlushRequest {
+        self.handler.flush.clone()
     }
 }
 

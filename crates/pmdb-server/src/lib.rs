@@ -20,6 +20,8 @@ mod options;
 mod params;
 mod pg_catalog;
 mod server;
+mod socket;
+mod sync_flush;
 mod tls;
 
 pub use error::ServerError;

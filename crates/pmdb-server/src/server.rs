@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use pgwire::api::ConnectionManager;
 use pgwire::api::cancel::DefaultCancelHandler;
-use pgwire::tokio::{TlsAcceptor, process_socket};
+use pgwire::tokio::TlsAcceptor;
 use pmdb_sql::Sessions;
 use tokio::net::TcpListener;
 use tokio::sync::{Semaphore, watch};
@@ -150,7 +150,7 @@ async fn serve(
                 let tls = shared.tls.clone();
                 connections.spawn(async move {
                     let _slot = slot;
-                    if let Err(e) = process_socket(socket, tls, connection).await {
+                    if let Err(e) = crate::socket::serve(socket, tls, connection).await {
                         log::debug!("connection closed: {e}");
                     }
                 });

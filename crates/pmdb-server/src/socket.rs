@@ -1,0 +1,99 @@
+//! One client's socket from accept to close: TLS negotiation (pgwire's), replies held
+//! until Sync ([`crate::sync_flush`]), and the message loop that hands each message to
+//! pgwire's dispatcher; a client that has not finished its start-up in
+//! [`STARTUP_TIMEOUT`] is dropped.
+
+use std::io;
+use std::sync::Arc;
+use std::time::Duration;
+
+use futures::StreamExt;
+use pgwire::api::{ClientInfo, PgWireConnectionState};
+use pgwire::messages::PgWireFrontendMessage;
+use pgwire::tokio::TlsAcceptor;
+use pgwire::tokio::server::{negotiate_tls, process_error, process_message};
+use tokio::net::TcpStream;
+use tokio_util::codec::{Framed, FramedParts};
+
+use crate::handler::{Connection, Prepared};
+use crate::sync_flush::SyncFlushed;
+
+pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
+
+/// Serves `connection` on `tcp` until the client leaves or a fatal error.
+pub async fn serve(
+    tcp: TcpStream,
+    tls: Option<TlsAcceptor>,
+    connection: Connection,
+) -> io::Result<()> {
+    let startup = tokio::time::sleep(STARTUP_TIMEOUT);
+    tokio::pin!(startup);
+    let negotiated = tokio::select! {
+        _ = &mut startup => return Ok(()),
+        framed = negotiate_tls::<Arc<Prepared>>(tcp, tls) => framed?,
+    };
+    // A client that asked for TLS directly from a server without it.
+    let Some(framed) = negotiated else {
+        return Ok(());
+    };
+    let old = framed.into_parts();
+    let mut parts = FramedParts::new(
+        SyncFlushed::new(old.io, connection.flush_request()),
+        old.codec,
+    );
+    parts.read_buf = old.read_buf;
+    parts.write_buf = old.write_buf;
+    let mut socket = Framed::from_parts(parts);
+
+    let Connection {
+        handler,
+        gate,
+        cancel,
+    } = connection;
+    loop {
+        let starting = matches!(
+            socket.state(),
+            PgWireConnectionState::AwaitingStartup
+                | PgWireConnectionState::AuthenticationInProgress
+        );
+        let next = if starting {
+            tokio::select! {
+                _ = &mut startup => None,
+                msg = socket.next() => msg,
+            }
+        } else {
+            socket.next().await
+        };
+        let Some(Ok(msg)) = next else {
+            return Ok(());
+        };
+        if matches!(msg, PgWireFrontendMessage::Terminate(_)) {
+            return Ok(());
+        }
+        let extended_query = match socket.state() {
+            PgWireConnectionState::CopyInProgress(extended) => extended,
+            _ => msg.is_extended_query(),
+        };
+        let cancel_request = matches!(msg, PgWireFrontendMessage::CancelRequest(_));
+        if let Err(e) = process_message(
+            msg,
+            &mut socket,
+            Arc::clone(&gate),
+            Arc::clone(&handler),
+            Arc::clone(&handler),
+            Arc::clone(&handler),
+            Arc::clone(&cancel),
+        )
+        .await
+        {
+            let fatal = e.is_fatal();
+            process_error(&mut socket, e, extended_query).await?;
+            if fatal {
+                return Ok(());
+            }
+        }
+        if cancel_request {
+            return Ok(());
+        }
+    }
+}
