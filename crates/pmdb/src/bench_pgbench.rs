@@ -93,17 +93,20 @@ fn drive(
                 mode.name()
             ));
             let r = pgbench::run(bin, target, mode, clients, a.seconds, logs)?;
-            bar.println(format!(
-                "{:<10} {:<8} c{:<2} {:>8.0} TPS  p50 {:.2} ms  p99 {:.2} ms  retried {}  failed {}",
-                r.engine,
-                mode.name(),
-                clients,
-                r.tps,
-                r.latency.p50_ns as f64 / 1e6,
-                r.latency.p99_ns as f64 / 1e6,
-                r.retried,
-                r.failed
-            ));
+            // Printed, not drawn: the progress bar is hidden when stdout is no terminal.
+            bar.suspend(|| {
+                println!(
+                    "{:<10} {:<8} c{:<2} {:>8.0} TPS  p50 {:.2} ms  p99 {:.2} ms  retried {}  failed {}",
+                    r.engine,
+                    mode.name(),
+                    clients,
+                    r.tps,
+                    r.latency.p50_ns as f64 / 1e6,
+                    r.latency.p99_ns as f64 / 1e6,
+                    r.retried,
+                    r.failed
+                )
+            });
             runs.push(r);
             bar.inc(1);
         }
