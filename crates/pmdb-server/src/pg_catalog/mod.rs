@@ -7,6 +7,7 @@
 mod functions;
 mod oids;
 mod rewrite;
+mod rows;
 mod source;
 mod tables;
 

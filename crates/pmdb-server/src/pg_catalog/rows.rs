@@ -1,0 +1,345 @@
+//! The rows of the `pg_catalog` relations that have any, built from pmdb's catalog:
+//! one function per relation, its cells in the order of the relation's columns.
+
+use pmdb_sql::schema::TableDef;
+
+use super::oids;
+use super::source::Source;
+
+/// One value of a catalog row.
+pub enum Cell {
+    Int(i64),
+    Text(String),
+    Bool(bool),
+    Real(f32),
+    Null,
+}
+
+pub fn text(s: &str) -> Cell {
+    Text(s.to_owned())
+}
+
+use Cell::{Bool, Int, Null, Real, Text};
+
+pub fn namespaces(_: &Source) -> Vec<Vec<Cell>> {
+    [
+        (oids::PG_CATALOG_NAMESPACE, "pg_catalog"),
+        (oids::PUBLIC_NAMESPACE, "public"),
+        (oids::INFORMATION_SCHEMA_NAMESPACE, "information_schema"),
+    ]
+    .into_iter()
+    .map(|(oid, name)| vec![Int(oid), text(name), Int(oids::BOOTSTRAP_ROLE), Null])
+    .collect()
+}
+
+fn has_indexes(def: &TableDef) -> bool {
+    !def.primary_key.is_empty() || !def.indexes.is_empty()
+}
+
+fn class(oid: i64, name: &str, kind: &str, am: i64, columns: usize, has_index: bool) -> Vec<Cell> {
+    vec![
+        Int(oid),
+        text(name),
+        Int(oids::PUBLIC_NAMESPACE),
+        Int(0),
+        Int(0),
+        Int(oids::BOOTSTRAP_ROLE),
+        Int(am),
+        Int(oid),
+        Int(0),
+        Int(0),
+        Real(-1.0),
+        Int(0),
+        Int(0),
+        Bool(has_index),
+        Bool(false),
+        text("p"),
+        text(kind),
+        Int(columns as i64),
+        Int(0),
+        Bool(false),
+        Bool(false),
+        Bool(false),
+        Bool(false),
+        Bool(false),
+        Bool(true),
+        text("d"),
+        Bool(false),
+        Int(0),
+        Null,
+        Null,
+        Null,
+    ]
+}
+
+pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for def in source.tables() {
+        rows.push(class(
+            oids::table(&def),
+            &def.name,
+            "r",
+            oids::HEAP_AM,
+            def.columns.len(),
+            has_indexes(&def),
+        ));
+        if !def.primary_key.is_empty() {
+            rows.push(class(
+                oids::primary_key_index(&def),
+                &oids::primary_key_name(&def),
+                "i",
+                oids::BTREE_AM,
+                def.primary_key.len(),
+                false,
+            ));
+        }
+        for index in &def.indexes {
+            rows.push(class(
+                oids::index(&def, index),
+                &index.name,
+                "i",
+                oids::BTREE_AM,
+                index.columns.len(),
+                false,
+            ));
+        }
+    }
+    rows
+}
+
+fn attribute(relation: i64, name: &str, num: usize, def: &TableDef, column: usize) -> Vec<Cell> {
+    let c = &def.columns[column];
+    let (ty, typmod) = oids::column_type(c.ty);
+    let len = oids::TYPES.iter().find(|t| t.0 == ty).map_or(-1, |t| t.2);
+    vec![
+        Int(relation),
+        text(name),
+        Int(ty),
+        Int(len),
+        Int(num as i64),
+        Int(0),
+        Int(typmod),
+        Bool(c.not_null),
+        Bool(false),
+        Bool(false),
+        text(""),
+        text(""),
+        Bool(false),
+        Bool(true),
+        Int(0),
+        // Stored inline ('p') when fixed-length, else extended ('x'), as PostgreSQL
+        // shows them.
+        text(if len > 0 { "p" } else { "x" }),
+        text(""),
+        Int(0),
+        Int(-1),
+        Null,
+        Null,
+    ]
+}
+
+/// The columns of every table, and of every index (numbered in the index).
+pub fn attributes(source: &Source) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for def in source.tables() {
+        let table = oids::table(&def);
+        for (i, c) in def.columns.iter().enumerate() {
+            rows.push(attribute(table, &c.name, i + 1, &def, i));
+        }
+        let pk = oids::primary_key_index(&def);
+        for (n, &i) in def.primary_key.iter().enumerate() {
+            let i = usize::from(i);
+            rows.push(attribute(pk, &def.columns[i].name, n + 1, &def, i));
+        }
+        for index in &def.indexes {
+            let oid = oids::index(&def, index);
+            for (n, &i) in index.columns.iter().enumerate() {
+                let i = usize::from(i);
+                rows.push(attribute(oid, &def.columns[i].name, n + 1, &def, i));
+            }
+        }
+    }
+    rows
+}
+
+pub fn types(_: &Source) -> Vec<Vec<Cell>> {
+    oids::TYPES
+        .iter()
+        .map(|&(oid, name, len, category)| {
+            vec![
+                Int(oid),
+                text(name),
+                Int(oids::PG_CATALOG_NAMESPACE),
+                Int(oids::BOOTSTRAP_ROLE),
+                Int(len),
+                Bool((1..=8).contains(&len)),
+                text("b"),
+                text(category),
+                Bool(true),
+                text(","),
+                Int(0),
+                Int(0),
+                Int(0),
+                Int(0),
+                Int(-1),
+                Bool(false),
+                Int(if category == "S" { 100 } else { 0 }),
+                Text(format!("{name}in")),
+            ]
+        })
+        .collect()
+}
+
+/// `indkey`: the indexed columns' numbers (from 1), space-separated.
+fn column_numbers(columns: &[u16]) -> String {
+    columns
+        .iter()
+        .map(|c| (u32::from(*c) + 1).to_string())
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+fn index_row(index: i64, table: i64, columns: &[u16], primary: bool) -> Vec<Cell> {
+    let n = columns.len() as i64;
+    vec![
+        Int(index),
+        Int(table),
+        Int(n),
+        Int(n),
+        // pmdb's secondary indexes do not enforce uniqueness.
+        Bool(primary),
+        Bool(primary),
+        Bool(false),
+        Bool(true),
+        Bool(false),
+        Bool(true),
+        Bool(false),
+        Bool(true),
+        Bool(true),
+        Bool(false),
+        Bool(false),
+        Text(column_numbers(columns)),
+        Null,
+        Null,
+    ]
+}
+
+pub fn indexes(source: &Source) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for def in source.tables() {
+        let table = oids::table(&def);
+        if !def.primary_key.is_empty() {
+            rows.push(index_row(
+                oids::primary_key_index(&def),
+                table,
+                &def.primary_key,
+                true,
+            ));
+        }
+        for index in &def.indexes {
+            rows.push(index_row(
+                oids::index(&def, index),
+                table,
+                &index.columns,
+                false,
+            ));
+        }
+    }
+    rows
+}
+
+pub fn constraints(source: &Source) -> Vec<Vec<Cell>> {
+    source
+        .tables()
+        .into_iter()
+        .filter(|def| !def.primary_key.is_empty())
+        .map(|def| {
+            vec![
+                Int(oids::primary_key_constraint(&def)),
+                Text(oids::primary_key_name(&def)),
+                Int(oids::PUBLIC_NAMESPACE),
+                text("p"),
+                Bool(false),
+                Bool(false),
+                Bool(true),
+                Int(oids::table(&def)),
+                Int(0),
+                Int(oids::primary_key_index(&def)),
+                Int(0),
+                Bool(true),
+                Int(0),
+                Text(format!(
+                    "{{{}}}",
+                    column_numbers(&def.primary_key).replace(' ', ",")
+                )),
+            ]
+        })
+        .collect()
+}
+
+pub fn access_methods(_: &Source) -> Vec<Vec<Cell>> {
+    vec![
+        vec![Int(oids::HEAP_AM), text("heap"), text("t")],
+        vec![Int(oids::BTREE_AM), text("btree"), text("i")],
+    ]
+}
+
+pub fn databases(source: &Source) -> Vec<Vec<Cell>> {
+    vec![vec![
+        Int(oids::DATABASE),
+        text(source.database()),
+        Int(oids::BOOTSTRAP_ROLE),
+        Int(6),
+        text("c"),
+        Bool(false),
+        Bool(true),
+        Int(-1),
+        text("C.UTF-8"),
+        text("C.UTF-8"),
+        Null,
+        Null,
+    ]]
+}
+
+pub fn roles(source: &Source) -> Vec<Vec<Cell>> {
+    source
+        .roles()
+        .map(|(oid, name)| {
+            let owner = oid == oids::BOOTSTRAP_ROLE;
+            vec![
+                Int(oid),
+                text(name),
+                Bool(true),
+                Bool(true),
+                Bool(owner),
+                Bool(owner),
+                Bool(true),
+                Bool(false),
+                Int(-1),
+                text("********"),
+                Null,
+                Bool(false),
+                Null,
+            ]
+        })
+        .collect()
+}
+
+pub fn table_list(source: &Source) -> Vec<Vec<Cell>> {
+    source
+        .tables()
+        .into_iter()
+        .map(|def| {
+            vec![
+                text("public"),
+                Text(def.name.clone()),
+                text(source.owner()),
+                Null,
+                Bool(has_indexes(&def)),
+                Bool(false),
+                Bool(false),
+                Bool(false),
+            ]
+        })
+        .collect()
+}
