@@ -50,9 +50,7 @@ impl VisitorMut for Adapter {
 
     fn post_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
         if let SetExpr::Select(s) = query.body.as_mut() {
-            for item in &mut s.projection {
-                let _ = item.visit(&mut ExistsAsCount { depth: 0 });
-            }
+            top_level(&mut s.projection, exists_as_count);
         }
         if prune(&mut query.body) {
             // The ORDER BY of an empty result may name what is gone.
@@ -69,14 +67,13 @@ impl VisitorMut for Adapter {
     }
 }
 
-/// DataFusion plans EXISTS in a WHERE clause but not in a select list, where psql puts
-/// some: there `EXISTS (SELECT … FROM … WHERE …)` becomes
-/// `(SELECT count(*) > 0 FROM … WHERE …)`, which it plans as a scalar subquery.
-struct ExistsAsCount {
+/// Calls `f` on each expression of a select list outside the subqueries in it.
+struct TopLevel<F> {
     depth: usize,
+    f: F,
 }
 
-impl VisitorMut for ExistsAsCount {
+impl<F: FnMut(&mut Expr)> VisitorMut for TopLevel<F> {
     type Break = ();
 
     fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
@@ -90,28 +87,43 @@ impl VisitorMut for ExistsAsCount {
     }
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
-        if self.depth == 0
-            && let Expr::Exists { subquery, negated } = expr
-            && let SetExpr::Select(s) = subquery.body.as_mut()
-            && s.group_by == GroupByExpr::Expressions(Vec::new(), Vec::new())
-            && s.having.is_none()
-        {
-            let count = Expr::BinaryOp {
-                left: Box::new(count_star()),
-                op: if *negated {
-                    BinaryOperator::Eq
-                } else {
-                    BinaryOperator::Gt
-                },
-                right: Box::new(literal(Value::Number("0".into(), false))),
-            };
-            s.projection = vec![SelectItem::UnnamedExpr(count)];
-            s.distinct = None;
-            subquery.order_by = None;
-            subquery.limit_clause = None;
-            *expr = Expr::Subquery(subquery.clone());
+        if self.depth == 0 {
+            (self.f)(expr);
         }
         ControlFlow::Continue(())
+    }
+}
+
+fn top_level(items: &mut [SelectItem], f: impl FnMut(&mut Expr)) {
+    let mut visitor = TopLevel { depth: 0, f };
+    for item in items {
+        let _ = item.visit(&mut visitor);
+    }
+}
+
+/// DataFusion plans EXISTS in a WHERE clause but not in a select list, where psql puts
+/// some: there `EXISTS (SELECT … FROM … WHERE …)` becomes
+/// `(SELECT count(*) > 0 FROM … WHERE …)`, which it plans as a scalar subquery.
+fn exists_as_count(expr: &mut Expr) {
+    if let Expr::Exists { subquery, negated } = expr
+        && let SetExpr::Select(s) = subquery.body.as_mut()
+        && s.group_by == GroupByExpr::Expressions(Vec::new(), Vec::new())
+        && s.having.is_none()
+    {
+        let count = Expr::BinaryOp {
+            left: Box::new(count_star()),
+            op: if *negated {
+                BinaryOperator::Eq
+            } else {
+                BinaryOperator::Gt
+            },
+            right: Box::new(literal(Value::Number("0".into(), false))),
+        };
+        s.projection = vec![SelectItem::UnnamedExpr(count)];
+        s.distinct = None;
+        subquery.order_by = None;
+        subquery.limit_clause = None;
+        *expr = Expr::Subquery(subquery.clone());
     }
 }
 
@@ -270,9 +282,12 @@ fn is_empty(query: &Query) -> bool {
 /// join; returns whether all of it is empty now.
 fn prune(body: &mut SetExpr) -> bool {
     match body {
-        SetExpr::Select(s) if reads_nothing(s) => {
-            empty_select(s);
-            true
+        SetExpr::Select(s) => {
+            let empty = reads_nothing(s);
+            if empty {
+                empty_select(s);
+            }
+            empty
         }
         SetExpr::SetOperation { left, right, .. } => {
             let l = prune(left);
@@ -330,55 +345,20 @@ const AGGREGATES: &[&str] = &[
     "every",
 ];
 
-fn has_aggregate(select: &Select) -> bool {
+fn has_aggregate(select: &mut Select) -> bool {
     let mut found = false;
-    let mut projection = select.projection.clone();
-    let _ = projection.visit(&mut FindAggregate {
-        found: &mut found,
-        depth: 0,
+    top_level(&mut select.projection, |expr| {
+        if let Expr::Function(f) = expr {
+            found |= AGGREGATES.contains(&last_name(&f.name).as_str());
+        }
     });
     found
 }
 
-/// Finds an aggregate of the block itself, not of a subquery in it.
-struct FindAggregate<'a> {
-    found: &'a mut bool,
-    depth: usize,
-}
-
-impl VisitorMut for FindAggregate<'_> {
-    type Break = ();
-
-    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-
-    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-
-    fn pre_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
-        if let Expr::Function(f) = expr
-            && self.depth == 0
-            && AGGREGATES.contains(&last_name(&f.name).as_str())
-        {
-            *self.found = true;
-            return ControlFlow::Break(());
-        }
-        ControlFlow::Continue(())
-    }
-}
-
-fn reads_nothing(select: &Select) -> bool {
-    if select.from.is_empty()
-        || has_aggregate(select)
-        || !matches!(&select.group_by, GroupByExpr::Expressions(e, _) if e.is_empty())
-    {
-        return false;
-    }
+fn reads_nothing(select: &mut Select) -> bool {
     select.from.iter().any(chain_is_empty)
+        && matches!(&select.group_by, GroupByExpr::Expressions(e, _) if e.is_empty())
+        && !has_aggregate(select)
 }
 
 /// Whether a FROM item has no rows: its first relation is always empty and no later
