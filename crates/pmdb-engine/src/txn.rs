@@ -1,5 +1,6 @@
 //! [`Transaction`]: optimistic transactions. A transaction reads at the snapshot it took
-//! when it began, sees its own writes, and keeps them in DRAM until it commits; commit
+//! when it began (under read committed, at the one it last refreshed to), sees its own
+//! writes, and keeps them in DRAM until it commits; commit
 //! hands them to the commit pipeline as one batch, with what the leader must validate
 //! first (see `commit::conflicts`). A conflict is [`DbError::Conflict`] and nothing is
 //! applied; dropping a transaction discards it.
@@ -31,6 +32,11 @@ pub enum Isolation {
     /// Serializable: also fails if a key it read, or any key in a range it scanned, was
     /// changed after its snapshot, so the transaction behaves as if it ran at its commit.
     Serializable,
+    /// Read committed: [`Transaction::refresh`] moves the reads to a snapshot taken then
+    /// (a SQL session refreshes at each statement); commit fails only if a key the
+    /// transaction wrote was changed after the snapshot it was first written at, so no
+    /// update is lost. Reads are not validated.
+    ReadCommitted,
 }
 
 /// A transaction's own writes: per subtable id, key → value (`None`: deleted).
@@ -48,8 +54,14 @@ pub struct Transaction {
     writes: WriteSet,
     /// Writes applied with the commit that are neither validated nor seen by reads.
     untracked: WriteBatch,
-    /// Keys read from the snapshot (serializable only) or watched.
-    reads: Vec<(u32, Vec<u8>)>,
+    /// Keys read from the snapshot (serializable only) or watched, each with the
+    /// sequence number it was read at.
+    reads: Vec<(u32, Vec<u8>, u64)>,
+    /// Read committed only: the sequence number each written key was first written at,
+    /// when the reads had moved past the first snapshot by then.
+    written_at: BTreeMap<u32, BTreeMap<Vec<u8>, u64>>,
+    /// The sequence number of the first snapshot.
+    began_at: u64,
     /// Ranges scanned (serializable only).
     ranges: Vec<KeyRange>,
 }
@@ -59,7 +71,9 @@ impl Transaction {
         let pin = core.seqs.pin();
         Transaction {
             core,
+            began_at: pin.seq(),
             pin,
+            written_at: BTreeMap::new(),
             isolation,
             writes: WriteSet::new(),
             untracked: WriteBatch::new(),
@@ -71,6 +85,29 @@ impl Transaction {
     /// The sequence number the transaction reads at.
     pub fn snapshot_seq(&self) -> u64 {
         self.pin.seq()
+    }
+
+    /// Under [`Isolation::ReadCommitted`], moves the reads to a snapshot taken now, which
+    /// sees every commit made so far; the keys written before stay validated against the
+    /// snapshots they were written at. Under the other levels it does nothing: their
+    /// reads are one snapshot.
+    pub fn refresh(&mut self) {
+        if self.isolation == Isolation::ReadCommitted {
+            self.pin = self.core.seqs.pin();
+        }
+    }
+
+    /// Notes the snapshot `key` of subtable `id` is first written at, when it is not
+    /// the first snapshot (read committed, after a refresh).
+    fn written(&mut self, id: u32, key: &[u8]) {
+        let at = self.pin.seq();
+        let known = self.writes.get(&id).is_some_and(|w| w.contains_key(key));
+        if at != self.began_at && !known {
+            self.written_at
+                .entry(id)
+                .or_default()
+                .insert(key.to_vec(), at);
+        }
     }
 
     /// A snapshot at the transaction's sequence number. Its reads do not see the
@@ -112,7 +149,7 @@ impl Transaction {
         )?
         .map(|v| v.to_vec());
         if self.isolation == Isolation::Serializable {
-            self.reads.push((id, key.to_vec()));
+            self.reads.push((id, key.to_vec(), self.pin.seq()));
         }
         Ok(value)
     }
@@ -127,6 +164,7 @@ impl Transaction {
         let (key, value) = (key.as_ref(), value.as_ref());
         self.core.options.check_limits(key, value)?;
         let id = self.check(sub)?;
+        self.written(id, key);
         let writes = self.writes.entry(id).or_default();
         writes.insert(key.to_vec(), Some(value.to_vec()));
         Ok(())
@@ -137,6 +175,7 @@ impl Transaction {
         let key = key.as_ref();
         self.core.options.check_limits(key, &[])?;
         let id = self.check(sub)?;
+        self.written(id, key);
         self.writes
             .entry(id)
             .or_default()
@@ -149,7 +188,7 @@ impl Transaction {
     /// through the transaction.
     pub fn watch(&mut self, sub: &Subtable, key: impl AsRef<[u8]>) -> Result<()> {
         let id = self.check(sub)?;
-        self.reads.push((id, key.as_ref().to_vec()));
+        self.reads.push((id, key.as_ref().to_vec(), self.pin.seq()));
         Ok(())
     }
 
@@ -163,6 +202,7 @@ impl Transaction {
             self.core
                 .options
                 .check_limits(op.key, value.unwrap_or_default())?;
+            self.written(op.subtable, op.key);
             let writes = self.writes.entry(op.subtable).or_default();
             writes.insert(op.key.to_vec(), value.map(<[u8]>::to_vec));
         }
@@ -294,18 +334,23 @@ impl Transaction {
                 db: self.core.id,
                 id,
             };
+            let written_at = self.written_at.get(&id);
             for (key, value) in writes {
                 match value {
                     Some(v) => batch.put(sub, key, v),
                     None => batch.delete(sub, key),
                 }
-                keys.push((id, key.clone()));
+                let at = written_at
+                    .and_then(|w| w.get(key))
+                    .copied()
+                    .unwrap_or(self.began_at);
+                keys.push((id, key.clone(), at));
             }
         }
         batch.append(&self.untracked);
         keys.extend(self.reads.iter().cloned());
         let validation = Validation {
-            snapshot: self.pin.seq(),
+            snapshot: self.began_at,
             keys,
             ranges: self.ranges.clone(),
         };

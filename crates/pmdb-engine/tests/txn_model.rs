@@ -1,10 +1,11 @@
 //! Model-based test of transactions: random interleaved histories of up to three
-//! transactions (each snapshot-isolated or serializable) and plain writes run against the
-//! engine and against a small reference model of optimistic concurrency control. Every
-//! read, scan and commit outcome must agree. Since the model commits a transaction only
-//! if nothing it must not overlook changed after its snapshot, agreement means: no lost
-//! update, each transaction reads one snapshot, and serializable ones see no write skew
-//! or phantom.
+//! transactions (each snapshot-isolated, serializable or read committed, whose reads move
+//! to a new snapshot at each refresh) and plain writes run against the engine and against
+//! a small reference model of optimistic concurrency control. Every read, scan and commit
+//! outcome must agree. Since the model commits a transaction only if nothing it must not
+//! overlook changed after the snapshot it was read or written at, agreement means: no
+//! lost update, each snapshot-isolated transaction reads one snapshot, and serializable
+//! ones see no write skew or phantom.
 
 use std::collections::BTreeMap;
 use std::ops::Bound;
@@ -17,7 +18,9 @@ const KEYS: u8 = 4;
 
 #[derive(Clone, Debug)]
 enum Op {
-    Begin(usize, bool),
+    Begin(usize, Isolation),
+    /// Moves a read-committed transaction's reads to a new snapshot.
+    Refresh(usize),
     Get(usize, u8),
     Put(usize, u8, u8),
     Delete(usize, u8),
@@ -32,7 +35,12 @@ fn op() -> impl Strategy<Value = Op> {
     let slot = 0..SLOTS;
     let key = 0..KEYS;
     prop_oneof![
-        2 => (slot.clone(), any::<bool>()).prop_map(|(s, ser)| Op::Begin(s, ser)),
+        2 => (slot.clone(), 0..3u8).prop_map(|(s, i)| Op::Begin(s, [
+            Isolation::Snapshot,
+            Isolation::Serializable,
+            Isolation::ReadCommitted,
+        ][usize::from(i)])),
+        1 => slot.clone().prop_map(Op::Refresh),
         3 => (slot.clone(), key.clone()).prop_map(|(s, k)| Op::Get(s, k)),
         3 => (slot.clone(), key.clone(), any::<u8>()).prop_map(|(s, k, v)| Op::Put(s, k, v)),
         1 => (slot.clone(), key.clone()).prop_map(|(s, k)| Op::Delete(s, k)),
@@ -61,9 +69,19 @@ struct Model {
 struct ModelTxn {
     snapshot: u64,
     serializable: bool,
+    read_committed: bool,
     writes: BTreeMap<Vec<u8>, Option<Vec<u8>>>,
+    /// The snapshot each written key was first written at.
+    written_at: BTreeMap<Vec<u8>, u64>,
     reads: Vec<Vec<u8>>,
     ranges: Vec<(Vec<u8>, Vec<u8>)>,
+}
+
+impl ModelTxn {
+    fn write(&mut self, k: Vec<u8>, v: Option<Vec<u8>>) {
+        self.written_at.entry(k.clone()).or_insert(self.snapshot);
+        self.writes.insert(k, v);
+    }
 }
 
 impl Model {
@@ -131,7 +149,10 @@ impl Model {
             return true;
         }
         let changed = |k: &[u8]| self.changed_after(k, t.snapshot);
-        let conflict = t.writes.keys().any(|k| changed(k))
+        let conflict = t
+            .written_at
+            .iter()
+            .any(|(k, at)| self.changed_after(k, *at))
             || t.reads.iter().any(|k| changed(k))
             || t.ranges.iter().any(|(lo, hi)| {
                 self.versions
@@ -163,17 +184,14 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     for (i, op) in ops.iter().enumerate() {
         let active = |s: usize| open[s].is_some();
         match *op {
-            Op::Begin(s, serializable) => {
-                let isolation = if serializable {
-                    Isolation::Serializable
-                } else {
-                    Isolation::Snapshot
-                };
+            Op::Begin(s, isolation) => {
                 open[s] = Some(db.transaction_with(isolation));
                 model.open[s] = Some(ModelTxn {
                     snapshot: model.commits,
-                    serializable,
+                    serializable: isolation == Isolation::Serializable,
+                    read_committed: isolation == Isolation::ReadCommitted,
                     writes: BTreeMap::new(),
+                    written_at: BTreeMap::new(),
                     reads: Vec::new(),
                     ranges: Vec::new(),
                 });
@@ -184,12 +202,19 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             }
             Op::Put(s, k, v) if active(s) => {
                 open[s].as_mut().unwrap().put(&t, key(k), [v]).unwrap();
-                let m = model.open[s].as_mut().unwrap();
-                m.writes.insert(key(k), Some(vec![v]));
+                model.open[s].as_mut().unwrap().write(key(k), Some(vec![v]));
             }
             Op::Delete(s, k) if active(s) => {
                 open[s].as_mut().unwrap().delete(&t, key(k)).unwrap();
-                model.open[s].as_mut().unwrap().writes.insert(key(k), None);
+                model.open[s].as_mut().unwrap().write(key(k), None);
+            }
+            Op::Refresh(s) if active(s) => {
+                open[s].as_mut().unwrap().refresh();
+                let commits = model.commits;
+                let m = model.open[s].as_mut().unwrap();
+                if m.read_committed {
+                    m.snapshot = commits;
+                }
             }
             Op::Scan(s, lo, hi) if active(s) => {
                 let tx = open[s].as_mut().unwrap();

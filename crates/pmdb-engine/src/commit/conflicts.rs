@@ -49,11 +49,13 @@ impl KeyRange {
 /// What a transaction asks the leader to check before its batch may commit.
 #[derive(Debug, Default)]
 pub(crate) struct Validation {
-    /// The sequence number the transaction read at.
+    /// The sequence number the transaction began reading at (its ranges were scanned
+    /// there).
     pub snapshot: u64,
-    /// Keys that must have no version newer than the snapshot: those it writes (no lost
-    /// update) and, when serializable, those it read.
-    pub keys: Vec<(u32, Vec<u8>)>,
+    /// Keys that must have no version newer than the sequence number given with each:
+    /// those it writes (no lost update; the snapshot they were first written at) and,
+    /// when serializable, those it read.
+    pub keys: Vec<(u32, Vec<u8>, u64)>,
     /// Ranges (serializable) in which no key may have a version newer than the snapshot,
     /// so that no row appeared in or left what the transaction scanned.
     pub ranges: Vec<KeyRange>,
@@ -62,12 +64,12 @@ pub(crate) struct Validation {
 /// Checks `v` against the committed data and against `earlier`, the writes of the
 /// members admitted before it in its group. Every earlier group must be indexed.
 pub(super) fn check(ctx: &CommitCtx<'_>, v: &Validation, earlier: &[(u32, &[u8])]) -> Result<()> {
-    for (subtable, key) in &v.keys {
+    for (subtable, key, at) in &v.keys {
         if earlier.iter().any(|(s, k)| s == subtable && k == key) {
             return Err(conflict(ctx, *subtable, key));
         }
         let state = subtable_state(ctx, *subtable)?;
-        if newest_seq(&state.view.load(), key)?.is_some_and(|seq| seq > v.snapshot) {
+        if newest_seq(&state.view.load(), key)?.is_some_and(|seq| seq > *at) {
             return Err(conflict(ctx, *subtable, key));
         }
     }
