@@ -1,14 +1,16 @@
 //! One connection: its SQL session and settings, and the handlers pgwire calls for it —
 //! the simple query protocol (statements run in order, the first error ends the
-//! string), and the extended one (a statement is planned at Parse for its parameter and
-//! column types, and bound and run at Execute). Statement outcomes become responses;
+//! string), and the extended one (a statement is planned once at Parse, for its parameter
+//! and column types and for the plan its runs reuse, and run with its parameters at
+//! each Execute). Statement outcomes become responses;
 //! BEGIN, COMMIT and ROLLBACK move the transaction status clients see.
 
 use std::fmt::Debug;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::common::ScalarValue;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::Statement;
 use futures::{Sink, SinkExt, stream};
@@ -24,14 +26,14 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::extendedquery::Flush;
-use pmdb_sql::{Output, SqlError, SqlSession, TxnStatus, copy_failed};
+use pmdb_sql::{Output, Prepared, SqlError, SqlSession, TxnStatus, copy_failed};
 use tokio::sync::Mutex;
 
 use crate::auth::Gate;
 use crate::compat::Settings;
 use crate::copy::Receiving;
 use crate::encode::{fields, rows};
-use crate::params::{bind, param_type};
+use crate::params::{param_type, values};
 use crate::sync_flush::FlushRequest;
 
 /// What the client's statements run in.
@@ -77,14 +79,20 @@ fn tag(text: &str) -> Tag {
     tag
 }
 
+/// A statement to run: as the simple protocol gives it, or prepared, with parameters.
+enum Run<'p> {
+    Statement(DfStatement),
+    Prepared(&'p Prepared, Vec<ScalarValue>),
+}
+
 impl Client {
     /// Runs one statement; its rows in `format`.
-    async fn execute(
-        &mut self,
-        statement: DfStatement,
-        format: &Format,
-    ) -> Result<Response, SqlError> {
-        if let Some(started) = self.sql.copy_in(&statement) {
+    async fn execute(&mut self, run: Run<'_>, format: &Format) -> Result<Response, SqlError> {
+        let statement = match &run {
+            Run::Statement(s) => s,
+            Run::Prepared(p, _) => p.statement(),
+        };
+        if let Some(started) = self.sql.copy_in(statement) {
             let copy = started?;
             let columns = copy.columns.len();
             self.copy = Some(Receiving::new(copy));
@@ -95,9 +103,12 @@ impl Client {
             )));
         }
         let before = self.sql.status();
-        let out = match self.settings.intercept(&statement) {
+        let out = match self.settings.intercept(statement) {
             Some(out) => out?,
-            None => self.sql.run(statement).await?,
+            None => match run {
+                Run::Statement(s) => self.sql.run(s).await?,
+                Run::Prepared(p, params) => self.sql.run_prepared(p, params).await?,
+            },
         };
         let after = self.sql.status();
         Ok(match out {
@@ -184,14 +195,6 @@ impl CopyHandler for Handler {
     }
 }
 
-/// A statement prepared by Parse: what it takes and gives, found by planning it.
-#[derive(Clone, Debug)]
-pub struct Prepared {
-    statement: DfStatement,
-    parameters: Vec<Option<DataType>>,
-    columns: Option<SchemaRef>,
-}
-
 /// Plans statements for Parse, through the connection's session.
 pub struct Planner {
     client: Arc<Mutex<Client>>,
@@ -201,6 +204,8 @@ pub struct Planner {
 impl QueryParser for Planner {
     type Statement = Arc<Prepared>;
 
+    /// Plans the statement once: its parameter and result types, and what its runs
+    /// reuse (see [`Prepared`]).
     async fn parse_sql<C>(
         &self,
         _client: &C,
@@ -222,33 +227,25 @@ impl QueryParser for Planner {
             )));
         }
         let client = self.client.lock().await;
-        let description = match &statement {
+        let prepared = match &statement {
+            // SHOW is answered by the server's settings, in PostgreSQL's shape.
             DfStatement::Statement(s) if matches!(s.as_ref(), Statement::ShowVariable { .. }) => {
-                pmdb_sql::Description {
-                    parameters: Vec::new(),
-                    columns: Some(Arc::new(Schema::new(vec![Field::new(
-                        s.to_string().trim_start_matches("SHOW ").to_lowercase(),
-                        DataType::Utf8,
-                        false,
-                    )]))),
-                }
+                let column = s.to_string().trim_start_matches("SHOW ").to_lowercase();
+                let columns = Schema::new(vec![Field::new(column, DataType::Utf8, false)]);
+                Prepared::unplanned(statement, Some(Arc::new(columns)))
             }
             _ => client
                 .sql
-                .describe(&statement)
+                .prepare(statement)
                 .await
                 .map_err(|e| user_error(&e))?,
         };
-        Ok(Some(Arc::new(Prepared {
-            statement,
-            parameters: description.parameters,
-            columns: description.columns,
-        })))
+        Ok(Some(Arc::new(prepared)))
     }
 
     fn get_parameter_types(&self, stmt: &Arc<Prepared>) -> PgWireResult<Vec<Type>> {
-        Ok((0..stmt.parameters.len())
-            .map(|i| param_type(&[], &stmt.parameters, i))
+        Ok((0..stmt.parameters().len())
+            .map(|i| param_type(&[], stmt.parameters(), i))
             .collect())
     }
 
@@ -257,7 +254,7 @@ impl QueryParser for Planner {
         stmt: &Arc<Prepared>,
         format: Option<&Format>,
     ) -> PgWireResult<Vec<FieldInfo>> {
-        Ok(match &stmt.columns {
+        Ok(match stmt.columns() {
             Some(schema) => fields(schema, format.unwrap_or(&Format::UnifiedText)),
             None => Vec::new(),
         })
@@ -288,7 +285,10 @@ impl SimpleQueryHandler for Handler {
         let mut responses = Vec::with_capacity(statements.len());
         for mut statement in statements {
             crate::pg_catalog::adapt(&mut statement);
-            match client.execute(statement, &Format::UnifiedText).await {
+            match client
+                .execute(Run::Statement(statement), &Format::UnifiedText)
+                .await
+            {
                 Ok(r) => responses.push(r),
                 Err(e) => {
                     responses.push(Response::Error(Box::new(error_info(&e))));
@@ -334,10 +334,13 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let prepared = &portal.statement.statement;
-        let statement = bind(&prepared.statement, portal, &prepared.parameters)?;
+        let params = values(portal, prepared.parameters())?;
         let mut client = self.client.lock().await;
         client
-            .execute(statement, &portal.result_column_format)
+            .execute(
+                Run::Prepared(prepared, params),
+                &portal.result_column_format,
+            )
             .await
             .map_err(|e| user_error(&e))
     }

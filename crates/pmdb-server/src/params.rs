@@ -1,20 +1,14 @@
 //! Parameters of the extended protocol: each bound value, decoded from the text or
-//! binary format of its PostgreSQL type, becomes a literal in place of its `$n` in the
-//! statement, which then runs like any other. The literals are built as syntax, not
-//! spliced in as text, so a value can never change what the statement says.
+//! binary format of its PostgreSQL type, becomes a DataFusion scalar, which the prepared
+//! statement runs with (pmdb-sql turns it into a literal where a statement needs one).
 
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{
-    CastKind, DataType as SqlDataType, ExactNumberInfo, Expr, TimezoneInfo, Value, ValueWithSpan,
-    VisitMut, VisitorMut,
-};
+use datafusion::common::ScalarValue;
 use pgwire::api::Type;
 use pgwire::api::portal::Portal;
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use rust_decimal::Decimal;
-use std::ops::ControlFlow;
 
 use crate::encode::pg_type;
 
@@ -37,134 +31,60 @@ pub fn param_type(given: &[Option<Type>], planned: &[Option<DataType>], i: usize
         .unwrap_or(Type::TEXT)
 }
 
-/// The literal of parameter `i` of `portal`, of type `ty`.
-fn literal<S: Clone>(portal: &Portal<S>, i: usize, ty: &Type) -> PgWireResult<Expr> {
-    macro_rules! number {
-        ($t:ty) => {
+/// Days from 0001-01-01 (chrono's day 1) to 1970-01-01.
+const UNIX_EPOCH_DAYS_FROM_CE: i32 = 719_163;
+
+/// Parameter `i` of `portal`, of type `ty`.
+fn scalar<S: Clone>(portal: &Portal<S>, i: usize, ty: &Type) -> PgWireResult<ScalarValue> {
+    let micros = |t: NaiveDateTime| t.and_utc().timestamp_micros();
+    Ok(match ty {
+        &Type::INT2 => ScalarValue::Int16(portal.parameter::<i16>(i, ty)?),
+        &Type::INT4 => ScalarValue::Int32(portal.parameter::<i32>(i, ty)?),
+        &Type::INT8 => ScalarValue::Int64(portal.parameter::<i64>(i, ty)?),
+        &Type::OID => ScalarValue::UInt32(portal.parameter::<u32>(i, ty)?),
+        &Type::NUMERIC => match portal.parameter::<Decimal>(i, ty)? {
+            Some(d) => ScalarValue::Decimal128(Some(d.mantissa()), 38, d.scale() as i8),
+            None => ScalarValue::Decimal128(None, 38, 0),
+        },
+        &Type::FLOAT4 => ScalarValue::Float32(portal.parameter::<f32>(i, ty)?),
+        &Type::FLOAT8 => ScalarValue::Float64(portal.parameter::<f64>(i, ty)?),
+        &Type::BOOL => ScalarValue::Boolean(portal.parameter::<bool>(i, ty)?),
+        &Type::DATE => ScalarValue::Date32(
             portal
-                .parameter::<$t>(i, ty)?
-                .map(|v| Expr::value(Value::Number(v.to_string(), false)))
-        };
-    }
-    let typed = |text: String, to: SqlDataType| Expr::Cast {
-        kind: CastKind::Cast,
-        expr: Box::new(Expr::value(Value::SingleQuotedString(text))),
-        data_type: to,
-        array: false,
-        format: None,
-    };
-    let expr = match ty {
-        &Type::INT2 => number!(i16),
-        &Type::INT4 => number!(i32),
-        &Type::INT8 => number!(i64),
-        &Type::OID => number!(u32),
-        &Type::NUMERIC => number!(Decimal),
-        &Type::FLOAT4 => portal.parameter::<f32>(i, ty)?.map(|v| float(f64::from(v))),
-        &Type::FLOAT8 => portal.parameter::<f64>(i, ty)?.map(float),
-        &Type::BOOL => portal
-            .parameter::<bool>(i, ty)?
-            .map(|v| Expr::value(Value::Boolean(v))),
-        &Type::DATE => portal
-            .parameter::<NaiveDate>(i, ty)?
-            .map(|d| typed(d.to_string(), SqlDataType::Date)),
-        &Type::TIMESTAMP => portal.parameter::<NaiveDateTime>(i, ty)?.map(|t| {
-            typed(
-                t.to_string(),
-                SqlDataType::Timestamp(None, TimezoneInfo::None),
-            )
-        }),
-        &Type::TIMESTAMPTZ => portal.parameter::<DateTime<FixedOffset>>(i, ty)?.map(|t| {
-            typed(
-                t.naive_utc().to_string(),
-                SqlDataType::Timestamp(None, TimezoneInfo::None),
-            )
-        }),
-        &Type::TEXT | &Type::VARCHAR | &Type::BPCHAR | &Type::NAME | &Type::UNKNOWN => portal
-            .parameter::<String>(i, ty)?
-            .map(|s| Expr::value(Value::SingleQuotedString(s))),
+                .parameter::<NaiveDate>(i, ty)?
+                .map(|d| chrono::Datelike::num_days_from_ce(&d) - UNIX_EPOCH_DAYS_FROM_CE),
+        ),
+        &Type::TIMESTAMP => ScalarValue::TimestampMicrosecond(
+            portal.parameter::<NaiveDateTime>(i, ty)?.map(micros),
+            None,
+        ),
+        &Type::TIMESTAMPTZ => ScalarValue::TimestampMicrosecond(
+            portal
+                .parameter::<DateTime<FixedOffset>>(i, ty)?
+                .map(|t| micros(t.naive_utc())),
+            None,
+        ),
+        &Type::TEXT | &Type::VARCHAR | &Type::BPCHAR | &Type::NAME | &Type::UNKNOWN => {
+            ScalarValue::Utf8(portal.parameter::<String>(i, ty)?)
+        }
         other => {
             return Err(user_error(
                 "0A000",
                 format!("parameters of type {other} are not supported"),
             ));
         }
-    };
-    Ok(expr.unwrap_or_else(|| Expr::value(Value::Null)))
+    })
 }
 
-/// A float as SQL: digits when finite, else a cast of 'NaN' or '±Infinity'.
-fn float(v: f64) -> Expr {
-    if v.is_finite() {
-        Expr::value(Value::Number(format!("{v:?}"), false))
-    } else {
-        Expr::Cast {
-            kind: CastKind::Cast,
-            expr: Box::new(Expr::value(Value::SingleQuotedString(v.to_string()))),
-            data_type: SqlDataType::Double(ExactNumberInfo::None),
-            array: false,
-            format: None,
-        }
-    }
-}
-
-struct Substitute<'a> {
-    values: &'a [Expr],
-    error: Option<PgWireError>,
-}
-
-impl VisitorMut for Substitute<'_> {
-    type Break = ();
-
-    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
-        if let Expr::Value(ValueWithSpan {
-            value: Value::Placeholder(p),
-            ..
-        }) = expr
-        {
-            let n = p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok());
-            match n
-                .and_then(|n| n.checked_sub(1))
-                .and_then(|i| self.values.get(i))
-            {
-                Some(v) => *expr = v.clone(),
-                None => {
-                    self.error = Some(user_error(
-                        "08P01",
-                        format!(
-                            "there is no parameter {p} ({} were bound)",
-                            self.values.len()
-                        ),
-                    ));
-                    return ControlFlow::Break(());
-                }
-            }
-        }
-        ControlFlow::Continue(())
-    }
-}
-
-/// `statement` with every `$n` replaced by the bound value of parameter n.
-pub fn bind<S: Clone>(
-    statement: &DfStatement,
+/// The values bound in `portal`, each decoded by its type (see [`param_type`]).
+pub fn values<S: Clone>(
     portal: &Portal<S>,
     planned: &[Option<DataType>],
-) -> PgWireResult<DfStatement> {
-    let values = (0..portal.parameter_len())
+) -> PgWireResult<Vec<ScalarValue>> {
+    (0..portal.parameter_len())
         .map(|i| {
             let ty = param_type(&portal.statement.parameter_types, planned, i);
-            literal(portal, i, &ty)
+            scalar(portal, i, &ty)
         })
-        .collect::<PgWireResult<Vec<_>>>()?;
-    let mut bound = statement.clone();
-    if let DfStatement::Statement(s) = &mut bound {
-        let mut visitor = Substitute {
-            values: &values,
-            error: None,
-        };
-        let _ = s.visit(&mut visitor);
-        if let Some(e) = visitor.error {
-            return Err(e);
-        }
-    }
-    Ok(bound)
+        .collect()
 }

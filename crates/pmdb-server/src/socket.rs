@@ -12,10 +12,11 @@ use pgwire::api::{ClientInfo, PgWireConnectionState};
 use pgwire::messages::PgWireFrontendMessage;
 use pgwire::tokio::TlsAcceptor;
 use pgwire::tokio::server::{negotiate_tls, process_error, process_message};
+use pmdb_sql::Prepared;
 use tokio::net::TcpStream;
 use tokio_util::codec::{Framed, FramedParts};
 
-use crate::handler::{Connection, Prepared};
+use crate::handler::Connection;
 use crate::sync_flush::SyncFlushed;
 
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);

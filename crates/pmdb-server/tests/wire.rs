@@ -219,11 +219,15 @@ fn transactions_commit_roll_back_and_conflict_with_40001() {
         let total: i64 = b.query_one("SELECT sum(bal) FROM acct", &[]).await.unwrap().get(0);
         assert_eq!(total, 200);
 
-        let ta = a.transaction().await.unwrap();
-        let tb = b.transaction().await.unwrap();
+        // Under REPEATABLE READ, a block whose snapshot missed another's commit of a row
+        // it then writes fails.
+        let repeatable = tokio_postgres::IsolationLevel::RepeatableRead;
+        let ta = a.build_transaction().isolation_level(repeatable).start().await.unwrap();
+        let tb = b.build_transaction().isolation_level(repeatable).start().await.unwrap();
+        tb.query_one("SELECT bal FROM acct WHERE id = 1", &[]).await.unwrap();
         ta.execute("UPDATE acct SET bal = 0 WHERE id = 1", &[]).await.unwrap();
-        tb.execute("UPDATE acct SET bal = 1 WHERE id = 1", &[]).await.unwrap();
         ta.commit().await.unwrap();
+        tb.execute("UPDATE acct SET bal = 1 WHERE id = 1", &[]).await.unwrap();
         let e = tb.commit().await.expect_err("the second writer must fail");
         assert_eq!(sqlstate(&e), "40001", "{e}");
         // The client may go on (after its ROLLBACK, which is accepted).

@@ -6,8 +6,9 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::{Mutex, RwLock};
+use parking_lot::{Mutex, MutexGuard, RwLock};
 use pmdb_engine::{Db, WriteBatch, WriteOptions};
 
 use crate::error::{Result, SqlError, state};
@@ -26,6 +27,21 @@ pub struct Catalog {
     tables: RwLock<BTreeMap<String, Arc<Table>>>,
     /// Serializes DDL, so two statements never race on the next id or on one table.
     ddl: Mutex<()>,
+    /// Counts finished DDL statements: a plan made at one generation may name tables
+    /// that a later one replaced.
+    generation: AtomicU64,
+}
+
+/// Held while a DDL statement runs; the catalog's generation moves on when it ends.
+struct DdlGuard<'c> {
+    _serial: MutexGuard<'c, ()>,
+    generation: &'c AtomicU64,
+}
+
+impl Drop for DdlGuard<'_> {
+    fn drop(&mut self) {
+        self.generation.fetch_add(1, Ordering::Release);
+    }
 }
 
 fn table_key(name: &str) -> Vec<u8> {
@@ -69,11 +85,24 @@ impl Catalog {
             db: db.clone(),
             tables: RwLock::new(tables),
             ddl: Mutex::new(()),
+            generation: AtomicU64::new(0),
         };
         if !read_only {
             catalog.drop_orphans()?;
         }
         Ok(catalog)
+    }
+
+    /// How many DDL statements have ended since the catalog was opened.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::Acquire)
+    }
+
+    fn ddl(&self) -> DdlGuard<'_> {
+        DdlGuard {
+            _serial: self.ddl.lock(),
+            generation: &self.generation,
+        }
     }
 
     pub fn db(&self) -> &Db {
@@ -127,7 +156,7 @@ impl Catalog {
     /// Creates `def` (its id is given here). `Ok(false)` if the table exists and
     /// `if_not_exists` was given.
     pub fn create_table(&self, mut def: TableDef, if_not_exists: bool) -> Result<bool> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.ddl();
         if self.table(&def.name).is_some() {
             return if if_not_exists {
                 Ok(false)
@@ -163,7 +192,7 @@ impl Catalog {
     /// Drops table `name` and its indexes. `Ok(false)` if it does not exist and
     /// `if_exists` was given.
     pub fn drop_table(&self, name: &str, if_exists: bool) -> Result<bool> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.ddl();
         let Some(table) = self.table(name) else {
             return if if_exists {
                 Ok(false)
@@ -197,7 +226,7 @@ impl Catalog {
         columns: &[String],
         if_not_exists: bool,
     ) -> Result<bool> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.ddl();
         if let Some(t) = self.table_of_index(index_name) {
             return if if_not_exists {
                 Ok(false)
@@ -254,7 +283,7 @@ impl Catalog {
     /// before that batch leaves subtables no entry names, dropped at the next open; the
     /// table is as it was.
     pub fn add_primary_key(&self, name: &str, columns: &[String]) -> Result<()> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.ddl();
         let old = self.table_or_error(name)?;
         let _writes = old.write_lock();
         if !old.def().primary_key.is_empty() {
@@ -320,7 +349,7 @@ impl Catalog {
 
     /// Drops index `name`. `Ok(false)` if it does not exist and `if_exists` was given.
     pub fn drop_index(&self, name: &str, if_exists: bool) -> Result<bool> {
-        let _ddl = self.ddl.lock();
+        let _ddl = self.ddl();
         let Some(old) = self.table_of_index(name) else {
             return if if_exists {
                 Ok(false)

@@ -83,7 +83,12 @@ impl SqlEngine {
             .thread_name("pmdb-sql")
             .build()
             .map_err(|e| SqlError::Query(format!("cannot start the SQL runtime: {e}")))?;
-        let session = Arc::new(Session { db, catalog, ctx });
+        let session = Arc::new(Session {
+            db,
+            catalog,
+            ctx,
+            row_locks: Arc::default(),
+        });
         Ok(SqlEngine {
             own: Mutex::new(SqlSession::new(Arc::clone(&session))),
             session,

@@ -30,6 +30,8 @@ pub type Result<T, E = SqlError> = std::result::Result<T, E>;
 /// SQLSTATE codes pmdb gives (PostgreSQL's).
 pub mod state {
     pub const SYNTAX: &str = "42601";
+    pub const PROTOCOL_VIOLATION: &str = "08P01";
+    pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
     pub const UNDEFINED_TABLE: &str = "42P01";
     pub const UNDEFINED_COLUMN: &str = "42703";
     pub const UNDEFINED_OBJECT: &str = "42704";
@@ -40,6 +42,7 @@ pub mod state {
     pub const DATA_EXCEPTION: &str = "22000";
     pub const DIVISION_BY_ZERO: &str = "22012";
     pub const NUMERIC_OUT_OF_RANGE: &str = "22003";
+    pub const DATETIME_OUT_OF_RANGE: &str = "22008";
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
     pub const INVALID_DEFINITION: &str = "42P16";
     pub const PROGRAM_LIMIT: &str = "54000";
@@ -48,6 +51,7 @@ pub mod state {
     pub const INTERNAL: &str = "XX000";
     pub const DATA_CORRUPTED: &str = "XX001";
     pub const SERIALIZATION_FAILURE: &str = "40001";
+    pub const DEADLOCK_DETECTED: &str = "40P01";
     pub const QUERY_CANCELED: &str = "57014";
     pub const INVALID_TRANSACTION_STATE: &str = "25000";
     pub const ACTIVE_SQL_TRANSACTION: &str = "25001";

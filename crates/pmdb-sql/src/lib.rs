@@ -22,10 +22,12 @@ pub mod error;
 mod fast_path;
 pub mod keycode;
 mod output;
+mod prepared;
 mod provider;
 mod pushdown;
 mod read_point;
 mod reader;
+mod row_locks;
 pub mod rowcode;
 mod scan_exec;
 pub mod schema;
@@ -41,9 +43,10 @@ pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};
 pub use error::{Result, SqlError};
 pub use output::Output;
+pub use prepared::Prepared;
 pub use provider::ScanOptions;
 pub use session::parse;
-pub use sql_session::{Description, SqlSession, TxnStatus};
+pub use sql_session::{SqlSession, TxnStatus};
 pub use types::{SqlType, Value};
 
 /// Bytes that do not decode as what they should be: a key or a row read back from

@@ -175,7 +175,7 @@ impl TableProvider for TableSource {
         let mut access = self.access(filters);
         if matches!(&access, Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all()) {
             let parts = state.config().target_partitions();
-            let ranges = split(&self.table, read_point.snapshot(), parts)
+            let ranges = split(&self.table, &read_point.snapshot(), parts)
                 .map_err(external)?
                 .unwrap_or_else(|| vec![KeyRange::all()]);
             let options = state
@@ -188,7 +188,7 @@ impl TableProvider for TableSource {
                 && read_point.may_read_segments(self.table.def().id)
                 && self
                     .table
-                    .covered_at(read_point.snapshot())
+                    .covered_at(&read_point.snapshot())
                     .map_err(external)?
             {
                 Access::Columns {

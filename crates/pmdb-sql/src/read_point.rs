@@ -1,8 +1,9 @@
 //! Where a statement reads and writes: [`ReadPoint`], set as a session-config extension
 //! so every scan of one statement sees the same data. In autocommit, a snapshot taken
 //! when the statement began (its writes commit at its end). In a transaction block, the
-//! engine transaction ([`SqlTxn`]): its snapshot with its own writes laid over, and the
-//! place the block's writes gather until COMMIT.
+//! engine transaction ([`SqlTxn`]): its snapshot (under read committed, refreshed at each
+//! statement) with its own writes laid over, the place the block's writes gather until
+//! COMMIT, and the row locks it holds until then.
 
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -15,6 +16,7 @@ use pmdb_engine::{
 };
 
 use crate::error::{Result, SqlError, state};
+use crate::row_locks::{HeldLocks, RowLocks};
 
 /// A table as a transaction block's commit needs it: its own bookkeeping.
 pub trait TxnTable: Send + Sync {
@@ -71,10 +73,34 @@ impl ReadPoint {
     }
 
     /// The snapshot under the read point (a transaction's own writes are not in it).
-    pub fn snapshot(&self) -> &Arc<Snapshot> {
+    pub fn snapshot(&self) -> Arc<Snapshot> {
         match self {
-            ReadPoint::Snapshot(s) => s,
-            ReadPoint::Transaction(t) => &t.snapshot,
+            ReadPoint::Snapshot(s) => Arc::clone(s),
+            ReadPoint::Transaction(t) => Arc::clone(&t.snapshot.lock()),
+        }
+    }
+
+    /// Takes the lock of row `key` of table `table` before a write by its key (see
+    /// [`crate::row_locks`]): in a block, held until the block ends, and a
+    /// read-committed block then reads the row as its last holder committed it; in
+    /// autocommit, held as long as the locks given back are.
+    pub(crate) async fn lock_row(
+        &self,
+        row_locks: &Arc<RowLocks>,
+        table: u64,
+        key: &[u8],
+    ) -> Result<Option<HeldLocks>> {
+        match self {
+            ReadPoint::Snapshot(_) => {
+                let mut held = row_locks.owner();
+                held.lock(table, key).await?;
+                Ok(Some(held))
+            }
+            ReadPoint::Transaction(t) => {
+                t.locks.lock().await.lock(table, key).await?;
+                t.refresh()?;
+                Ok(None)
+            }
         }
     }
 
@@ -105,7 +131,7 @@ impl ReadPoint {
         match self {
             ReadPoint::Snapshot(_) => true,
             ReadPoint::Transaction(t) => {
-                t.isolation == Isolation::Snapshot && !t.tables.lock().contains_key(&table_id)
+                t.isolation != Isolation::Serializable && !t.tables.lock().contains_key(&table_id)
             }
         }
     }
@@ -128,23 +154,39 @@ type Changed = (Arc<dyn TxnTable>, i64);
 pub struct SqlTxn {
     /// Taken by COMMIT.
     tx: Mutex<Option<Transaction>>,
-    snapshot: Arc<Snapshot>,
+    /// The transaction's snapshot, as of its last refresh.
+    snapshot: Mutex<Arc<Snapshot>>,
     isolation: Isolation,
     tables: Mutex<HashMap<u64, Changed>>,
+    locks: tokio::sync::Mutex<HeldLocks>,
 }
 
 impl SqlTxn {
-    pub fn begin(tx: Transaction) -> SqlTxn {
+    pub(crate) fn begin(tx: Transaction, locks: HeldLocks) -> SqlTxn {
         SqlTxn {
-            snapshot: Arc::new(tx.snapshot()),
+            snapshot: Mutex::new(Arc::new(tx.snapshot())),
             isolation: tx.isolation(),
             tx: Mutex::new(Some(tx)),
             tables: Mutex::new(HashMap::new()),
+            locks: tokio::sync::Mutex::new(locks),
         }
     }
 
     pub fn isolation(&self) -> Isolation {
         self.isolation
+    }
+
+    /// Under read committed, moves the block's reads to a snapshot taken now (at each
+    /// statement, and after a row lock was waited for); nothing under the other levels.
+    pub fn refresh(&self) -> Result<()> {
+        if self.isolation == Isolation::ReadCommitted {
+            let snapshot = self.with(|tx| {
+                tx.refresh();
+                Ok(tx.snapshot())
+            })?;
+            *self.snapshot.lock() = Arc::new(snapshot);
+        }
+        Ok(())
     }
 
     fn with<R>(&self, f: impl FnOnce(&mut Transaction) -> pmdb_engine::Result<R>) -> Result<R> {
@@ -189,7 +231,10 @@ impl SqlTxn {
         for (table, delta) in tables.values() {
             table.bookkeeping(&mut tx, *delta)?;
         }
-        tx.commit_async(WriteOptions::default()).await?;
+        let committed = tx.commit_async(WriteOptions::default()).await;
+        // Visible (or refused) now: whoever waits for the block's rows may read them.
+        self.locks.lock().await.release();
+        committed?;
         for (table, delta) in tables.values() {
             table.committed_elsewhere(*delta);
         }

@@ -193,7 +193,7 @@ impl ExecutionPlan for TableScanExec {
                 Arc::clone(&self.table),
                 &self.projection,
                 ranges.get(partition).cloned().into_iter().collect(),
-                Arc::clone(read_point.snapshot()),
+                read_point.snapshot(),
                 Arc::clone(self.props.eq_properties.schema()),
                 self.limit,
             )

@@ -1,5 +1,5 @@
-//! The state every statement of every client session shares: the database, the catalog
-//! and the DataFusion context; a statement's session state at its read point; the
+//! The state every statement of every client session shares: the database, the catalog,
+//! the DataFusion context and the row locks; a statement's session state at its read point; the
 //! parsing of SQL text.
 
 use std::sync::Arc;
@@ -16,11 +16,13 @@ use pmdb_engine::Db;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error, state};
 use crate::read_point::ReadPoint;
+use crate::row_locks::RowLocks;
 
 pub(crate) struct Session {
     pub db: Db,
     pub catalog: Arc<Catalog>,
     pub ctx: SessionContext,
+    pub row_locks: Arc<RowLocks>,
 }
 
 impl Session {

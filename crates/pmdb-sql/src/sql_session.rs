@@ -1,16 +1,18 @@
 //! [`SqlSession`]: one client's session. It runs statements in autocommit (each one
 //! atomic, reading a snapshot of its own) or in a transaction block opened by BEGIN,
-//! whose statements read the block's snapshot with its own changes, and whose changes
-//! commit together at COMMIT, validated optimistically by the engine. After an error in
-//! a block, every statement fails until ROLLBACK (or COMMIT, which then rolls back), as
-//! in PostgreSQL. Isolation levels map onto the engine's: REPEATABLE READ (and READ
-//! COMMITTED, READ UNCOMMITTED, which it is stronger than) to snapshot isolation,
-//! SERIALIZABLE to serializable. A failed validation is SQLSTATE 40001, so clients
-//! retry.
+//! whose statements read with the block's own changes laid over, and whose changes commit
+//! together at COMMIT, validated optimistically by the engine. After an error in a block,
+//! every statement fails until ROLLBACK (or COMMIT, which then rolls back), as in
+//! PostgreSQL. Isolation levels map onto the engine's: READ COMMITTED (the default, as in
+//! PostgreSQL; READ UNCOMMITTED gets it too) to read committed, each statement reading a
+//! snapshot taken when it starts; REPEATABLE READ to snapshot isolation, the block reading
+//! the snapshot of its first statement; SERIALIZABLE to serializable. A failed
+//! validation is SQLSTATE 40001, so clients retry; writes by primary key take row locks
+//! ([`crate::row_locks`]), so that writers of one row mostly wait for each other instead.
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::common::ScalarValue;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
@@ -20,16 +22,23 @@ use pmdb_engine::Isolation;
 
 use crate::copy_in::{CopyIn, copy_from_stdin};
 use crate::error::{Result, SqlError, df_error, state};
+use crate::fast_path;
 use crate::output::Output;
+use crate::prepared::{Plan, Prepared};
 use crate::read_point::{ReadPoint, SqlTxn};
 use crate::session::{Session, parse};
 use crate::statement;
 
-/// What a statement takes and gives (see [`SqlSession::describe`]).
-#[derive(Clone, Debug)]
-pub struct Description {
-    pub parameters: Vec<Option<DataType>>,
-    pub columns: Option<SchemaRef>,
+/// What [`SqlSession::prepare`] does with a statement.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    /// Transaction control, DDL, COPY: nothing to plan.
+    Command,
+    /// Planned for its parameter and column types only (the fast path may keep the
+    /// shape of an UPDATE or DELETE, which pmdb otherwise runs itself).
+    Described,
+    /// Planned by DataFusion, the plan kept.
+    Planned,
 }
 
 /// Where a session is, as the PostgreSQL protocol reports it before each query.
@@ -44,10 +53,11 @@ pub enum TxnStatus {
 enum Block {
     None,
     Open {
-        txn: Arc<SqlTxn>,
+        /// Begun at the block's first statement, as PostgreSQL takes a block's snapshot
+        /// then and not at BEGIN: the snapshot is as fresh as it can be.
+        txn: Option<Arc<SqlTxn>>,
+        isolation: Isolation,
         read_only: bool,
-        /// Whether a statement ran in the block yet.
-        queried: bool,
     },
     Failed,
 }
@@ -74,11 +84,11 @@ fn modes(list: &[TransactionMode]) -> Modes {
             TransactionMode::IsolationLevel(level) => {
                 m.isolation = Some(match level {
                     TransactionIsolationLevel::Serializable => Isolation::Serializable,
-                    // Snapshot isolation is at least as strong as each of these.
-                    TransactionIsolationLevel::ReadUncommitted
-                    | TransactionIsolationLevel::ReadCommitted
-                    | TransactionIsolationLevel::RepeatableRead
+                    TransactionIsolationLevel::RepeatableRead
                     | TransactionIsolationLevel::Snapshot => Isolation::Snapshot,
+                    // Read committed is at least as strong as read uncommitted.
+                    TransactionIsolationLevel::ReadUncommitted
+                    | TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
                 })
             }
             TransactionMode::AccessMode(access) => {
@@ -113,12 +123,35 @@ fn writes(s: &Statement) -> bool {
     )
 }
 
+/// The open block's transaction, begun now if no statement ran in the block yet, else
+/// refreshed for the statement about to run (read committed).
+fn begun(
+    shared: &Session,
+    txn: &mut Option<Arc<SqlTxn>>,
+    isolation: Isolation,
+) -> Result<Arc<SqlTxn>> {
+    match txn {
+        Some(t) => {
+            t.refresh()?;
+            Ok(Arc::clone(t))
+        }
+        None => {
+            let begun = SqlTxn::begin(
+                shared.db.transaction_with(isolation),
+                shared.row_locks.owner(),
+            );
+            Ok(Arc::clone(txn.insert(Arc::new(begun))))
+        }
+    }
+}
+
 impl SqlSession {
     pub(crate) fn new(shared: Arc<Session>) -> SqlSession {
         SqlSession {
             shared,
             block: Block::None,
-            default_isolation: Isolation::Snapshot,
+            // PostgreSQL's default.
+            default_isolation: Isolation::ReadCommitted,
             default_read_only: false,
         }
     }
@@ -148,36 +181,65 @@ impl SqlSession {
         {
             return out;
         }
-        let (read_point, in_block) = match &mut self.block {
-            Block::None => (
+        let (read_point, open) = self.enter(&statement)?;
+        let out = statement::run(&self.shared, read_point, statement).await;
+        self.leave(open, out.is_ok());
+        out
+    }
+
+    /// Runs a statement [`SqlSession::prepare`] gave, with `params` for its `$n`.
+    pub async fn run_prepared(
+        &mut self,
+        prepared: &Prepared,
+        params: Vec<ScalarValue>,
+    ) -> Result<Output> {
+        let params = prepared.typed(params)?;
+        if matches!(prepared.plan, Plan::Unplanned) {
+            return self.run(prepared.bind(&params)?).await;
+        }
+        let (read_point, open) = self.enter(prepared.statement())?;
+        let out = statement::run_prepared(&self.shared, read_point, prepared, params).await;
+        self.leave(open, out.is_ok());
+        out
+    }
+
+    /// The read point of a statement about to run, and the open block it runs in (the
+    /// session's block counts as failed meanwhile: if the statement is abandoned
+    /// half-way, a cancelled query, the block stays failed).
+    fn enter(&mut self, statement: &DfStatement) -> Result<(ReadPoint, Option<Block>)> {
+        match &mut self.block {
+            Block::None => Ok((
                 ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
-                false,
-            ),
-            Block::Failed => return Err(aborted()),
+                None,
+            )),
+            Block::Failed => Err(aborted()),
             Block::Open {
                 txn,
+                isolation,
                 read_only,
-                queried,
             } => {
-                *queried = true;
-                if *read_only && matches!(&statement, DfStatement::Statement(s) if writes(s)) {
+                let txn = begun(&self.shared, txn, *isolation)?;
+                if *read_only && matches!(statement, DfStatement::Statement(s) if writes(s)) {
                     self.block = Block::Failed;
                     return Err(SqlError::user(
                         state::READ_ONLY_SQL_TRANSACTION,
                         "cannot change data in a read-only transaction",
                     ));
                 }
-                (ReadPoint::Transaction(Arc::clone(txn)), true)
+                let read_point = ReadPoint::Transaction(txn);
+                Ok((
+                    read_point,
+                    Some(std::mem::replace(&mut self.block, Block::Failed)),
+                ))
             }
-        };
-        // A block counts as failed while a statement runs in it: if the statement is
-        // abandoned half-way (a cancelled query), the block stays failed.
-        let open = in_block.then(|| std::mem::replace(&mut self.block, Block::Failed));
-        let out = statement::run(&self.shared, read_point, statement).await;
-        if let (Some(block), true) = (open, out.is_ok()) {
+        }
+    }
+
+    /// Puts back the block [`SqlSession::enter`] took if the statement succeeded.
+    fn leave(&mut self, open: Option<Block>, succeeded: bool) {
+        if let (Some(block), true) = (open, succeeded) {
             self.block = block;
         }
-        out
     }
 
     /// Starts `statement` if it is COPY … FROM STDIN (`None` for any other): the caller
@@ -191,7 +253,7 @@ impl SqlSession {
             Ok(found) => found,
             Err(e) => return Some(Err(self.failed(e))),
         };
-        let read_point = match &self.block {
+        let read_point = match &mut self.block {
             Block::None => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
             Block::Failed => return Some(Err(aborted())),
             Block::Open {
@@ -202,7 +264,10 @@ impl SqlSession {
                     "cannot change data in a read-only transaction",
                 ))));
             }
-            Block::Open { txn, .. } => ReadPoint::Transaction(Arc::clone(txn)),
+            Block::Open { txn, isolation, .. } => match begun(&self.shared, txn, *isolation) {
+                Ok(txn) => ReadPoint::Transaction(txn),
+                Err(e) => return Some(Err(self.failed(e))),
+            },
         };
         Some(CopyIn::start(&self.shared, read_point, &table, format).map_err(|e| self.failed(e)))
     }
@@ -227,25 +292,33 @@ impl SqlSession {
         e
     }
 
-    /// What `statement` takes and gives, found by planning it without running it: the
-    /// types of its parameters (`$1`…; `None` where the plan does not fix one) and the
-    /// columns of its rows (`None` for a command).
-    pub async fn describe(&self, statement: &DfStatement) -> Result<Description> {
-        let command = Description {
-            parameters: Vec::new(),
-            columns: None,
-        };
-        if let DfStatement::Statement(s) = statement {
-            match s.as_ref() {
-                Statement::Update(_) | Statement::Delete(_) | Statement::Insert(_) => {}
-                Statement::Query(_)
+    /// Plans `statement` for [`SqlSession::run_prepared`], without running it: the
+    /// types of its parameters (`$1`…; `None` where the plan does not fix one), the
+    /// columns of its rows (`None` for a command), and the plan kept for its runs.
+    pub async fn prepare(&self, statement: DfStatement) -> Result<Prepared> {
+        let generation = self.shared.catalog.generation();
+        let kind = match &statement {
+            DfStatement::Statement(s) => match s.as_ref() {
+                Statement::Insert(_) | Statement::Query(_) => Kind::Planned,
+                Statement::Update(_)
+                | Statement::Delete(_)
                 | Statement::Explain { .. }
-                | Statement::ShowVariable { .. } => {}
-                _ => return Ok(command),
-            }
+                | Statement::ShowVariable { .. } => Kind::Described,
+                _ => Kind::Command,
+            },
+            _ => Kind::Command,
+        };
+        if kind == Kind::Command {
+            return Ok(Prepared::new(
+                statement,
+                Vec::new(),
+                None,
+                generation,
+                Plan::Unplanned,
+            ));
         }
         let read_point = match &self.block {
-            Block::Open { txn, .. } => ReadPoint::Transaction(Arc::clone(txn)),
+            Block::Open { txn: Some(txn), .. } => ReadPoint::Transaction(Arc::clone(txn)),
             _ => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
         };
         let state = self.shared.statement_state(read_point);
@@ -266,10 +339,18 @@ impl SqlSession {
             LogicalPlan::Dml(_) | LogicalPlan::Statement(_) | LogicalPlan::Ddl(_) => None,
             _ => Some(Arc::clone(plan.schema().inner())),
         };
-        Ok(Description {
-            parameters,
-            columns,
-        })
+        let fast = match &statement {
+            DfStatement::Statement(s) => fast_path::recognise(&self.shared, s),
+            _ => None,
+        };
+        let kept = match (fast, kind) {
+            (Some(shape), _) => Plan::Fast(shape),
+            (None, Kind::Planned) => Plan::Logical(plan),
+            (None, _) => Plan::Unplanned,
+        };
+        Ok(Prepared::new(
+            statement, parameters, columns, generation, kept,
+        ))
     }
 
     /// Runs a transaction-control statement; `None` for any other.
@@ -282,12 +363,10 @@ impl SqlSession {
                     return command("BEGIN");
                 }
                 let m = modes(list);
-                let isolation = m.isolation.unwrap_or(self.default_isolation);
-                let txn = SqlTxn::begin(self.shared.db.transaction_with(isolation));
                 self.block = Block::Open {
-                    txn: Arc::new(txn),
+                    txn: None,
+                    isolation: m.isolation.unwrap_or(self.default_isolation),
                     read_only: m.read_only.unwrap_or(self.default_read_only),
-                    queried: false,
                 };
                 command("BEGIN")
             }
@@ -295,7 +374,8 @@ impl SqlSession {
                 match std::mem::replace(&mut self.block, Block::None) {
                     Block::None => command("COMMIT"),
                     Block::Failed => command("ROLLBACK"),
-                    Block::Open { txn, .. } => Some(
+                    Block::Open { txn: None, .. } => command("COMMIT"),
+                    Block::Open { txn: Some(txn), .. } => Some(
                         txn.commit()
                             .await
                             .map(|()| Output::Command("COMMIT".into())),
@@ -331,18 +411,17 @@ impl SqlSession {
                 match &mut self.block {
                     Block::Open {
                         txn,
+                        isolation,
                         read_only,
-                        queried,
                     } => {
-                        if let Some(isolation) = m.isolation.filter(|i| *i != txn.isolation()) {
-                            if *queried {
+                        if let Some(asked) = m.isolation.filter(|i| i != isolation) {
+                            if txn.is_some() {
                                 return Some(Err(SqlError::user(
                                     state::ACTIVE_SQL_TRANSACTION,
                                     "SET TRANSACTION ISOLATION LEVEL must be called before any query",
                                 )));
                             }
-                            *txn =
-                                Arc::new(SqlTxn::begin(self.shared.db.transaction_with(isolation)));
+                            *isolation = asked;
                         }
                         *read_only = m.read_only.unwrap_or(*read_only);
                         command("SET")

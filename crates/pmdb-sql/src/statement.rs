@@ -2,7 +2,9 @@
 //! here; everything else is planned and run by DataFusion over the catalog's tables.
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::common::ScalarValue;
 use datafusion::dataframe::DataFrame;
+use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::Statement;
@@ -12,6 +14,7 @@ use std::sync::Arc;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error};
 use crate::output::Output;
+use crate::prepared::{Plan, Prepared};
 use crate::read_point::ReadPoint;
 use crate::session::Session;
 use crate::{ddl, dml, fast_path};
@@ -103,6 +106,38 @@ pub(crate) async fn run(
     }
     let state = session.statement_state(read_point);
     let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
+    run_plan(session, state, plan).await
+}
+
+/// Runs a prepared statement with `params` (already of their planned types): through
+/// the plan it keeps while the catalog is as it was planned against, else bound as
+/// literals and run like any statement.
+pub(crate) async fn run_prepared(
+    session: &Session,
+    read_point: ReadPoint,
+    prepared: &Prepared,
+    params: Vec<ScalarValue>,
+) -> Result<Output> {
+    if prepared.generation == session.catalog.generation() {
+        match &prepared.plan {
+            Plan::Fast(shape) => {
+                if let Some(out) = fast_path::execute(session, &read_point, shape, &params).await {
+                    return out;
+                }
+            }
+            Plan::Logical(plan) => {
+                let plan = plan.clone().with_param_values(params).map_err(df_error)?;
+                let state = session.statement_state(read_point);
+                return run_plan(session, state, plan).await;
+            }
+            Plan::Unplanned => {}
+        }
+    }
+    run(session, read_point, prepared.bind(&params)?).await
+}
+
+/// Runs a statement DataFusion planned.
+async fn run_plan(session: &Session, state: SessionState, plan: LogicalPlan) -> Result<Output> {
     let is_insert = matches!(&plan, LogicalPlan::Dml(d) if d.op.name() == "Insert Into");
     let is_command = matches!(&plan, LogicalPlan::Statement(_) | LogicalPlan::Ddl(_));
     let tag = plan.display().to_string();

@@ -1,7 +1,8 @@
 //! SQL transaction blocks across client sessions: BEGIN / COMMIT / ROLLBACK, reads of
 //! the block's own changes (rows, indexes, UPDATE after UPDATE), isolation between
-//! sessions, serialization failures as SQLSTATE 40001, the failed-block state, READ ONLY
-//! and SERIALIZABLE blocks, and columnar segments that stay honest when a block changes
+//! sessions, READ COMMITTED (the default) with writers of a row waiting for each other
+//! and deadlocks as 40P01, serialization failures as SQLSTATE 40001, the failed-block
+//! state, READ ONLY and SERIALIZABLE blocks, and columnar segments that stay honest when a block changes
 //! a table whose segments hold its rows.
 
 use datafusion::arrow::util::pretty::pretty_format_batches;
@@ -68,6 +69,35 @@ impl Fixture {
                 .collect(),
             Output::Command(c) => panic!("{sql}: a command ({c}), not rows"),
         }
+    }
+
+    /// Starts `sql` in session `s` without waiting for it: it may wait for a row lock
+    /// another session holds.
+    fn start(
+        &self,
+        mut s: SqlSession,
+        sql: &'static str,
+    ) -> tokio::task::JoinHandle<(SqlSession, Result<Output, SqlError>)> {
+        self.rt.spawn(async move {
+            let out = s
+                .execute(sql)
+                .await
+                .map(|mut o| o.pop().expect("a statement"));
+            (s, out)
+        })
+    }
+
+    /// Asserts that a started statement is still waiting.
+    fn still_waiting<T>(&self, started: &tokio::task::JoinHandle<T>) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!started.is_finished(), "the statement waits for a row lock");
+    }
+
+    fn finish(
+        &self,
+        started: tokio::task::JoinHandle<(SqlSession, Result<Output, SqlError>)>,
+    ) -> (SqlSession, Result<Output, SqlError>) {
+        self.rt.block_on(started).expect("the statement's task")
     }
 
     fn sqlstate(&self, s: &mut SqlSession, sql: &str) -> &'static str {
@@ -140,18 +170,21 @@ fn rollback_discards_and_a_block_reads_one_snapshot() {
 fn the_second_of_two_conflicting_blocks_fails_with_40001_and_applies_nothing() {
     let f = Fixture::new(ACCOUNTS);
     let (mut a, mut b) = (f.session(), f.session());
-    f.tag(&mut a, "BEGIN");
-    f.tag(&mut b, "BEGIN");
+    // Under REPEATABLE READ, b waits for the row a holds, and a's commit then makes b's
+    // snapshot too old for its write.
+    f.tag(&mut a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    f.tag(&mut b, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    f.rows(&mut b, "SELECT count(*) FROM accounts");
     f.tag(
         &mut a,
         "UPDATE accounts SET balance = balance - 10 WHERE id = 1",
     );
-    f.tag(
-        &mut b,
-        "UPDATE accounts SET balance = balance - 20 WHERE id = 1",
-    );
-    f.tag(&mut b, "INSERT INTO accounts VALUES (5, 'b', 5)");
+    let waiting = f.start(b, "UPDATE accounts SET balance = balance - 20 WHERE id = 1");
+    f.still_waiting(&waiting);
     f.tag(&mut a, "COMMIT");
+    let (mut b, updated) = f.finish(waiting);
+    updated.unwrap();
+    f.tag(&mut b, "INSERT INTO accounts VALUES (5, 'b', 5)");
     assert_eq!(f.sqlstate(&mut b, "COMMIT"), "40001");
     assert_eq!(
         b.status(),
@@ -162,14 +195,87 @@ fn the_second_of_two_conflicting_blocks_fails_with_40001_and_applies_nothing() {
         f.rows(&mut b, "SELECT id, balance FROM accounts ORDER BY id"),
         ["1|90", "2|50", "3|0"]
     );
-    // An autocommit statement racing a block conflicts the same way.
-    f.tag(&mut a, "BEGIN");
-    f.tag(&mut a, "UPDATE accounts SET balance = 0 WHERE id = 2");
-    f.tag(&mut b, "UPDATE accounts SET balance = 1 WHERE id = 2");
+    // Writes that take no row lock (not by primary key) are left to validation alone.
+    f.tag(&mut a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    f.tag(&mut b, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    f.tag(
+        &mut a,
+        "UPDATE accounts SET balance = 0 WHERE owner = 'grace'",
+    );
+    f.tag(
+        &mut b,
+        "UPDATE accounts SET balance = 1 WHERE owner = 'grace'",
+    );
+    f.tag(&mut b, "COMMIT");
     assert_eq!(f.sqlstate(&mut a, "COMMIT"), "40001");
     assert_eq!(
         f.rows(&mut a, "SELECT balance FROM accounts WHERE id = 2"),
         ["1"]
+    );
+}
+
+#[test]
+fn read_committed_writers_of_a_row_wait_for_each_other_and_lose_nothing() {
+    let f = Fixture::new(ACCOUNTS);
+    let (mut a, mut b) = (f.session(), f.session());
+    let balance = |f: &Fixture, s: &mut SqlSession, id: i32| {
+        f.rows(s, &format!("SELECT balance FROM accounts WHERE id = {id}"))
+    };
+    // BEGIN is READ COMMITTED, as in PostgreSQL: b waits for a, then adds to what a
+    // committed, and neither fails.
+    f.tag(&mut a, "BEGIN");
+    f.tag(&mut b, "BEGIN");
+    f.tag(
+        &mut a,
+        "UPDATE accounts SET balance = balance + 10 WHERE id = 1",
+    );
+    let waiting = f.start(b, "UPDATE accounts SET balance = balance + 20 WHERE id = 1");
+    f.still_waiting(&waiting);
+    assert_eq!(balance(&f, &mut a, 1), ["110"]);
+    f.tag(&mut a, "COMMIT");
+    let (mut b, updated) = f.finish(waiting);
+    assert!(matches!(updated.unwrap(), Output::Command(tag) if tag == "UPDATE 1"));
+    assert_eq!(balance(&f, &mut b, 1), ["130"]);
+    f.tag(&mut b, "COMMIT");
+    assert_eq!(balance(&f, &mut a, 1), ["130"]);
+
+    // A statement outside any block waits for the block too.
+    f.tag(&mut a, "BEGIN");
+    f.tag(&mut a, "UPDATE accounts SET balance = 0 WHERE id = 2");
+    let waiting = f.start(b, "UPDATE accounts SET balance = balance + 1 WHERE id = 2");
+    f.still_waiting(&waiting);
+    f.tag(&mut a, "COMMIT");
+    let (mut b, updated) = f.finish(waiting);
+    updated.unwrap();
+    assert_eq!(balance(&f, &mut b, 2), ["1"]);
+
+    // Each statement of the block reads what was committed before it began.
+    f.tag(&mut a, "BEGIN");
+    assert_eq!(balance(&f, &mut a, 3), ["0"]);
+    f.tag(&mut b, "UPDATE accounts SET balance = 7 WHERE id = 3");
+    assert_eq!(balance(&f, &mut a, 3), ["7"]);
+    f.tag(&mut a, "ROLLBACK");
+
+    // Two blocks that wait for each other's rows: the one that would close the cycle
+    // fails with 40P01, its block with it, and the other goes on.
+    f.tag(&mut a, "BEGIN");
+    f.tag(&mut b, "BEGIN");
+    f.tag(&mut a, "UPDATE accounts SET balance = 1 WHERE id = 1");
+    f.tag(&mut b, "UPDATE accounts SET balance = 2 WHERE id = 2");
+    let waiting = f.start(a, "UPDATE accounts SET balance = 1 WHERE id = 2");
+    f.still_waiting(&waiting);
+    assert_eq!(
+        f.sqlstate(&mut b, "UPDATE accounts SET balance = 2 WHERE id = 1"),
+        "40P01"
+    );
+    assert_eq!(b.status(), TxnStatus::Failed);
+    f.tag(&mut b, "ROLLBACK");
+    let (mut a, updated) = f.finish(waiting);
+    updated.unwrap();
+    f.tag(&mut a, "COMMIT");
+    assert_eq!(
+        f.rows(&mut b, "SELECT id, balance FROM accounts ORDER BY id"),
+        ["1|1", "2|1", "3|7"]
     );
 }
 
@@ -276,25 +382,28 @@ fn a_block_changing_a_table_with_whole_segments_makes_them_stale() {
 }
 
 #[test]
-fn describe_finds_parameter_and_column_types_without_running() {
+fn prepare_finds_parameter_and_column_types_without_running() {
     use datafusion::arrow::datatypes::DataType;
     let f = Fixture::new(ACCOUNTS);
     let s = f.session();
     let describe = |sql: &str| {
         let statement = pmdb_sql::parse(sql).unwrap().pop_front().unwrap();
-        f.rt.block_on(s.describe(&statement)).unwrap()
+        f.rt.block_on(s.prepare(statement)).unwrap()
     };
     let d = describe("SELECT owner, balance FROM accounts WHERE id = $1");
-    assert_eq!(d.parameters, [Some(DataType::Int32)]);
-    let columns = d.columns.expect("rows");
+    assert_eq!(d.parameters(), [Some(DataType::Int32)]);
+    let columns = d.columns().expect("rows");
     assert_eq!(columns.field(0).name(), "owner");
     assert_eq!(columns.field(1).data_type(), &DataType::Int64);
     let d = describe("UPDATE accounts SET balance = balance + $1 WHERE id = $2");
-    assert_eq!(d.parameters, [Some(DataType::Int64), Some(DataType::Int32)]);
-    assert!(d.columns.is_none());
+    assert_eq!(
+        d.parameters(),
+        [Some(DataType::Int64), Some(DataType::Int32)]
+    );
+    assert!(d.columns().is_none());
     let d = describe("INSERT INTO accounts VALUES ($1, $2, $3)");
     assert_eq!(
-        d.parameters,
+        d.parameters(),
         [
             Some(DataType::Int32),
             Some(DataType::Utf8),
@@ -302,10 +411,43 @@ fn describe_finds_parameter_and_column_types_without_running() {
         ]
     );
     let d = describe("CREATE TABLE x (a INT)");
-    assert!(d.parameters.is_empty() && d.columns.is_none());
+    assert!(d.parameters().is_empty() && d.columns().is_none());
     assert_eq!(
         f.rows(&mut f.session(), "SELECT count(*) FROM accounts"),
         ["3"],
         "nothing ran"
     );
+}
+
+#[test]
+fn a_block_reads_the_snapshot_of_its_first_statement_not_of_begin() {
+    let f = Fixture::new(ACCOUNTS);
+    let (mut a, mut b) = (f.session(), f.session());
+    let balance = "SELECT balance FROM accounts WHERE id = 1";
+    f.tag(&mut a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    // Committed after BEGIN but before the block's first statement: seen, and a write of
+    // the same row does not conflict with it.
+    f.tag(&mut b, "UPDATE accounts SET balance = 111 WHERE id = 1");
+    assert_eq!(f.rows(&mut a, balance), ["111"]);
+    // Committed after the first statement: not seen.
+    f.tag(&mut b, "UPDATE accounts SET balance = 222 WHERE id = 2");
+    assert_eq!(
+        f.rows(&mut a, "SELECT balance FROM accounts WHERE id = 2"),
+        ["50"]
+    );
+    f.tag(
+        &mut a,
+        "UPDATE accounts SET balance = balance + 1 WHERE id = 1",
+    );
+    f.tag(&mut a, "COMMIT");
+    assert_eq!(f.rows(&mut b, balance), ["112"]);
+    // SET TRANSACTION still works until the first statement, and not after.
+    f.tag(&mut a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    f.tag(&mut a, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE");
+    f.rows(&mut a, balance);
+    assert_eq!(
+        f.sqlstate(&mut a, "SET TRANSACTION ISOLATION LEVEL REPEATABLE READ"),
+        "25001"
+    );
+    f.tag(&mut a, "ROLLBACK");
 }

@@ -1,17 +1,5 @@
-//! The OLTP fast path: statements that name one row by its whole primary key, or insert
-//! literal rows, run straight on the engine, with no DataFusion planning (which costs a
-//! hundred times what the row's read or write does). Served here:
-//!
-//! - `SELECT col, … | * FROM t WHERE pk = literal`
-//! - `UPDATE t SET col = literal | col = other_col ± literal, … WHERE pk = literal`
-//!   (integer columns for the arithmetic; the key itself is not assigned)
-//! - `DELETE FROM t WHERE pk = literal`
-//! - `INSERT INTO t [(col, …)] VALUES (literal, …), …`
-//!
-//! A statement is taken only if printing back the parts recognised gives its exact text,
-//! so no clause can be overlooked; literals are converted only where the conversion is
-//! exact. Anything else, including every error a literal might cause, goes the general
-//! way.
+//! Which statements the fast path serves: a statement is taken only if printing back
+//! the parts recognised gives its exact text, so no clause can be overlooked.
 
 use std::sync::Arc;
 
@@ -20,26 +8,19 @@ use datafusion::sql::sqlparser::ast::{
     TableFactor, TableObject, TableWithJoins, UnaryOperator, Value as Literal,
 };
 
-use crate::arrow_conv::{BatchBuilder, arrow_schema};
+use super::shape::{Kind, NewValue, Operand, Shape};
 use crate::ddl::{ident_name, object_name};
-use crate::error::{Result, SqlError, state};
-use crate::output::Output;
-use crate::read_point::ReadPoint;
 use crate::session::Session;
-use crate::table::{Table, TableWriter};
+use crate::table::Table;
 use crate::types::{SqlType, Value};
 
-/// Runs `s` if the fast path serves it; `None` sends it the general way.
-pub async fn run(
-    session: &Session,
-    read_point: &ReadPoint,
-    s: &Statement,
-) -> Option<Result<Output>> {
+/// What the fast path does for `s`; `None` if it does not serve it.
+pub(crate) fn recognise(session: &Session, s: &Statement) -> Option<Shape> {
     match s {
-        Statement::Query(_) => select(session, read_point, s),
-        Statement::Update(_) => update(session, read_point, s).await,
-        Statement::Delete(_) => delete(session, read_point, s).await,
-        Statement::Insert(_) => insert(session, read_point, s).await,
+        Statement::Query(_) => select(session, s),
+        Statement::Update(_) => update(session, s),
+        Statement::Delete(_) => delete(session, s),
+        Statement::Insert(_) => insert(session, s),
         _ => None,
     }
 }
@@ -59,8 +40,9 @@ fn plain_table(t: &TableWithJoins, session: &Session) -> Option<(Arc<Table>, Str
     Some((table, name.to_string()))
 }
 
-/// `pk = literal` on a table with a one-column primary key: the row key.
-fn key_equality(table: &Table, e: &Expr) -> Option<(Vec<u8>, String)> {
+/// `pk = v` on a table with a one-column primary key: the key's operand, and the
+/// condition as printed back.
+fn key_equality(table: &Table, e: &Expr) -> Option<(Operand, String)> {
     let Expr::BinaryOp {
         left,
         op: BinaryOperator::Eq,
@@ -76,11 +58,10 @@ fn key_equality(table: &Table, e: &Expr) -> Option<(Vec<u8>, String)> {
     if column != *pk as usize {
         return None;
     }
-    let value = literal(right, table.types()[column])?;
-    if value == Value::Null {
+    let key = operand(right, table.types()[column])?;
+    if matches!(key, Operand::Value(Value::Null)) {
         return None;
     }
-    let key = table.key_for(&[value]).ok()?;
     Some((key, format!("{left} = {right}")))
 }
 
@@ -92,37 +73,39 @@ fn column_of(table: &Table, e: &Expr) -> Option<usize> {
     }
 }
 
-/// `e` as a value of a column of type `ty`, when it is a literal that converts exactly.
-fn literal(e: &Expr, ty: SqlType) -> Option<Value> {
+/// `e` as a value of a column of type `ty`: a parameter, or a literal that converts
+/// exactly.
+fn operand(e: &Expr, ty: SqlType) -> Option<Operand> {
     match e {
         Expr::UnaryOp {
             op: UnaryOperator::Minus,
             expr,
         } => match expr.as_ref() {
             Expr::Value(v) => match &v.value {
-                Literal::Number(n, false) => number(&format!("-{n}"), ty),
+                Literal::Number(n, false) => number(&format!("-{n}"), ty).map(Operand::Value),
                 _ => None,
             },
             _ => None,
         },
         Expr::Value(v) => match (&v.value, ty) {
-            (Literal::Null, _) => Some(Value::Null),
-            (Literal::Number(n, false), _) => number(n, ty),
-            (Literal::Boolean(b), SqlType::Boolean) => Some(Value::Boolean(*b)),
+            (Literal::Placeholder(p), _) => {
+                let n: usize = p.strip_prefix('$')?.parse().ok()?;
+                Some(Operand::Param(n.checked_sub(1)?))
+            }
+            (Literal::Null, _) => Some(Operand::Value(Value::Null)),
+            (Literal::Number(n, false), _) => number(n, ty).map(Operand::Value),
+            (Literal::Boolean(b), SqlType::Boolean) => Some(Operand::Value(Value::Boolean(*b))),
             (
                 Literal::SingleQuotedString(s),
                 SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text,
-            ) => Some(Value::Str(s.clone())),
+            ) => Some(Operand::Value(Value::Str(s.clone()))),
             _ => None,
         },
         Expr::Function(f)
             if ty == SqlType::Timestamp
                 && f.to_string().eq_ignore_ascii_case("CURRENT_TIMESTAMP") =>
         {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .ok()?;
-            Some(Value::Timestamp(i64::try_from(now.as_micros()).ok()?))
+            Some(Operand::Now)
         }
         _ => None,
     }
@@ -145,7 +128,7 @@ fn number(n: &str, ty: SqlType) -> Option<Value> {
     })
 }
 
-fn select(session: &Session, read_point: &ReadPoint, s: &Statement) -> Option<Result<Output>> {
+fn select(session: &Session, s: &Statement) -> Option<Shape> {
     let Statement::Query(q) = s else { return None };
     let SetExpr::Select(sel) = q.body.as_ref() else {
         return None;
@@ -167,46 +150,16 @@ fn select(session: &Session, read_point: &ReadPoint, s: &Statement) -> Option<Re
     }
     let items: Vec<String> = sel.projection.iter().map(ToString::to_string).collect();
     let canonical = format!("SELECT {} FROM {name} WHERE {condition}", items.join(", "));
-    if s.to_string() != canonical {
-        return None;
-    }
-    Some((|| {
-        let schema = arrow_schema(table.def(), false);
-        let mut builder = BatchBuilder::new(Arc::from(table.types()), &schema, &projection, 1);
-        read_point.get(table.rows(), &key, |row| match row {
-            Some(bytes) => builder
-                .push(&key, bytes)
-                .map_err(|source| SqlError::Damaged {
-                    what: format!("row in table {:?}", table.def().name),
-                    source,
-                }),
-            None => Ok(()),
-        })??;
-        let batch = builder
-            .finish()
-            .map_err(|e| SqlError::Query(e.to_string()))?;
-        Ok(Output::Rows {
-            schema: batch.schema(),
-            // As DataFusion gives it: no batch for no row.
-            batches: if batch.num_rows() == 0 {
-                vec![]
-            } else {
-                vec![batch]
-            },
-        })
-    })())
-}
-
-/// A new value of an UPDATE: a literal, or a column plus or minus an integer literal.
-enum NewValue {
-    Literal(Value),
-    Add { column: usize, delta: i64 },
+    (s.to_string() == canonical).then_some(Shape {
+        table,
+        kind: Kind::Select { key, projection },
+    })
 }
 
 fn new_value(table: &Table, target: usize, e: &Expr) -> Option<NewValue> {
     let ty = table.types()[target];
-    if let Some(v) = literal(e, ty) {
-        return Some(NewValue::Literal(v));
+    if let Some(v) = operand(e, ty) {
+        return Some(NewValue::Set(v));
     }
     let Expr::BinaryOp { left, op, right } = e else {
         return None;
@@ -216,39 +169,23 @@ fn new_value(table: &Table, target: usize, e: &Expr) -> Option<NewValue> {
     if !integer(ty) || table.types()[column] != ty {
         return None;
     }
-    let Some(Value::BigInt(n)) = literal(right, SqlType::BigInt) else {
+    let delta = operand(right, SqlType::BigInt)?;
+    if matches!(delta, Operand::Value(Value::Null)) {
         return None;
-    };
-    let delta = match op {
-        BinaryOperator::Plus => n,
-        BinaryOperator::Minus => n.checked_neg()?,
+    }
+    let negate = match op {
+        BinaryOperator::Plus => false,
+        BinaryOperator::Minus => true,
         _ => return None,
     };
-    Some(NewValue::Add { column, delta })
-}
-
-fn apply(old: &Value, delta: i64, ty: SqlType) -> Result<Value> {
-    let overflow = || SqlError::user(state::NUMERIC_OUT_OF_RANGE, format!("{ty:?} out of range"));
-    Ok(match old {
-        Value::Null => Value::Null,
-        Value::SmallInt(v) => {
-            Value::SmallInt(i16::try_from(i64::from(*v) + delta).map_err(|_| overflow())?)
-        }
-        Value::Int(v) => Value::Int(i32::try_from(i64::from(*v) + delta).map_err(|_| overflow())?),
-        Value::BigInt(v) => Value::BigInt(v.checked_add(delta).ok_or_else(overflow)?),
-        _ => {
-            return Err(SqlError::Query(
-                "an integer column holds another type".into(),
-            ));
-        }
+    Some(NewValue::Add {
+        column,
+        delta,
+        negate,
     })
 }
 
-async fn update(
-    session: &Session,
-    read_point: &ReadPoint,
-    s: &Statement,
-) -> Option<Result<Output>> {
+fn update(session: &Session, s: &Statement) -> Option<Shape> {
     let Statement::Update(u) = s else { return None };
     let (table, name) = plain_table(&u.table, session)?;
     let (key, condition) = key_equality(&table, u.selection.as_ref()?)?;
@@ -269,73 +206,26 @@ async fn update(
         changes.push((target, new_value(&table, target, &a.value)?));
     }
     let sets: Vec<String> = u.assignments.iter().map(ToString::to_string).collect();
-    if s.to_string() != format!("UPDATE {name} SET {} WHERE {condition}", sets.join(", ")) {
-        return None;
-    }
-    Some(
-        async {
-            let (table, _guard) = session.catalog.lock_table_async(&table.def().name).await?;
-            let read_point = read_point.under_lock(&session.db);
-            let Some(old) =
-                read_point.get(table.rows(), &key, |row| row.map(|r| table.decode(r)))?
-            else {
-                return Ok(Output::Command("UPDATE 0".into()));
-            };
-            let old = old?;
-            let mut new = old.clone();
-            for (target, change) in &changes {
-                new[*target] = match change {
-                    NewValue::Literal(v) => v.clone(),
-                    NewValue::Add { column, delta } => {
-                        apply(&old[*column], *delta, table.types()[*target])?
-                    }
-                };
-            }
-            let mut writer = TableWriter::new(&table).through(&read_point);
-            writer.update(&key, &old, &new)?;
-            writer.commit().await?;
-            Ok(Output::Command("UPDATE 1".into()))
-        }
-        .await,
-    )
+    let canonical = format!("UPDATE {name} SET {} WHERE {condition}", sets.join(", "));
+    (s.to_string() == canonical).then_some(Shape {
+        table,
+        kind: Kind::Update { key, changes },
+    })
 }
 
-async fn delete(
-    session: &Session,
-    read_point: &ReadPoint,
-    s: &Statement,
-) -> Option<Result<Output>> {
+fn delete(session: &Session, s: &Statement) -> Option<Shape> {
     let Statement::Delete(d) = s else { return None };
     let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) = &d.from;
     let [from] = from.as_slice() else { return None };
     let (table, name) = plain_table(from, session)?;
     let (key, condition) = key_equality(&table, d.selection.as_ref()?)?;
-    if s.to_string() != format!("DELETE FROM {name} WHERE {condition}") {
-        return None;
-    }
-    Some(
-        async {
-            let (table, _guard) = session.catalog.lock_table_async(&table.def().name).await?;
-            let read_point = read_point.under_lock(&session.db);
-            let Some(old) =
-                read_point.get(table.rows(), &key, |row| row.map(|r| table.decode(r)))?
-            else {
-                return Ok(Output::Command("DELETE 0".into()));
-            };
-            let mut writer = TableWriter::new(&table).through(&read_point);
-            writer.delete(&key, &old?)?;
-            writer.commit().await?;
-            Ok(Output::Command("DELETE 1".into()))
-        }
-        .await,
-    )
+    (s.to_string() == format!("DELETE FROM {name} WHERE {condition}")).then_some(Shape {
+        table,
+        kind: Kind::Delete { key },
+    })
 }
 
-async fn insert(
-    session: &Session,
-    read_point: &ReadPoint,
-    s: &Statement,
-) -> Option<Result<Output>> {
+fn insert(session: &Session, s: &Statement) -> Option<Shape> {
     let Statement::Insert(i) = s else { return None };
     let TableObject::TableName(name) = &i.table else {
         return None;
@@ -352,6 +242,9 @@ async fn insert(
             })
             .collect::<Option<_>>()?
     };
+    if (1..positions.len()).any(|i| positions[..i].contains(&positions[i])) {
+        return None;
+    }
     let SetExpr::Values(values) = i.source.as_ref()?.body.as_ref() else {
         return None;
     };
@@ -361,10 +254,11 @@ async fn insert(
         if exprs.len() != positions.len() {
             return None;
         }
-        let mut row = vec![Value::Null; table.types().len()];
-        for (&p, e) in positions.iter().zip(exprs) {
-            row[p] = literal(e, table.types()[p])?;
-        }
+        let row = positions
+            .iter()
+            .zip(exprs)
+            .map(|(&p, e)| operand(e, table.types()[p]))
+            .collect::<Option<Vec<_>>>()?;
         rows.push(row);
     }
     let columns = if i.columns.is_empty() {
@@ -373,20 +267,8 @@ async fn insert(
         let names: Vec<String> = i.columns.iter().map(ToString::to_string).collect();
         format!(" ({})", names.join(", "))
     };
-    if s.to_string() != format!("INSERT INTO {name}{columns} {values}") {
-        return None;
-    }
-    Some(
-        async {
-            let (table, _guard) = session.catalog.lock_table_async(&table.def().name).await?;
-            let read_point = read_point.under_lock(&session.db);
-            let mut writer = TableWriter::new(&table).through(&read_point);
-            for row in &rows {
-                writer.insert(row)?;
-            }
-            writer.commit().await?;
-            Ok(Output::Command(format!("INSERT 0 {}", rows.len())))
-        }
-        .await,
-    )
+    (s.to_string() == format!("INSERT INTO {name}{columns} {values}")).then_some(Shape {
+        table,
+        kind: Kind::Insert { positions, rows },
+    })
 }

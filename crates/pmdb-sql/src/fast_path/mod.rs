@@ -1,0 +1,293 @@
+//! The OLTP fast path: statements that name one row by its whole primary key, or insert
+//! rows of values, run straight on the engine, with no DataFusion planning (which costs a
+//! hundred times what the row's read or write does). Served here:
+//!
+//! - `SELECT col, … | * FROM t WHERE pk = v`
+//! - `UPDATE t SET col = v | col = other_col ± v, … WHERE pk = v`
+//!   (integer columns for the arithmetic; the key itself is not assigned)
+//! - `DELETE FROM t WHERE pk = v`
+//! - `INSERT INTO t [(col, …)] VALUES (v, …), …`
+//!
+//! where each `v` is a literal or a parameter `$n` of a prepared statement. A statement
+//! is recognised once ([`recognise`]: a [`Shape`]) and run with its parameters as often as
+//! it is executed ([`execute`]). Values are converted only where the conversion is exact;
+//! anything else, including every error a value might cause, goes the general way.
+
+mod recognise;
+mod shape;
+
+use std::sync::Arc;
+
+use datafusion::common::ScalarValue;
+use datafusion::sql::sqlparser::ast::Statement;
+
+use crate::arrow_conv::{BatchBuilder, arrow_schema};
+use crate::error::{Result, SqlError, state};
+use crate::output::Output;
+use crate::pushdown::value_of;
+use crate::read_point::ReadPoint;
+use crate::session::Session;
+use crate::table::{Table, TableWriter};
+use crate::types::{SqlType, Value};
+
+pub(crate) use recognise::recognise;
+pub(crate) use shape::Shape;
+use shape::{Kind, NewValue, Operand};
+
+/// Runs `s` if the fast path serves it; `None` sends it the general way.
+pub(crate) async fn run(
+    session: &Session,
+    read_point: &ReadPoint,
+    s: &Statement,
+) -> Option<Result<Output>> {
+    let shape = recognise(session, s)?;
+    execute(session, read_point, &shape, &[]).await
+}
+
+/// The value of `op` in a column of type `ty`, if it converts exactly.
+fn resolve(op: &Operand, ty: SqlType, params: &[ScalarValue]) -> Option<Value> {
+    match op {
+        Operand::Value(v) => Some(v.clone()),
+        Operand::Param(i) => match params.get(*i)? {
+            p if p.is_null() => Some(Value::Null),
+            p => value_of(p, ty),
+        },
+        Operand::Now => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?;
+            Some(Value::Timestamp(i64::try_from(now.as_micros()).ok()?))
+        }
+    }
+}
+
+/// The row key `key` names, if it is a value that is not NULL.
+fn row_key(table: &Table, key: &Operand, params: &[ScalarValue]) -> Option<Vec<u8>> {
+    let pk = *table.def().primary_key.first()? as usize;
+    let value = resolve(key, table.types()[pk], params)?;
+    if value == Value::Null {
+        return None;
+    }
+    table.key_for(&[value]).ok()
+}
+
+/// Runs a recognised statement with `params` for its `$n`; `None` (nothing done) when a
+/// parameter does not convert exactly or the table changed since, which the general way
+/// then serves.
+pub(crate) async fn execute(
+    session: &Session,
+    read_point: &ReadPoint,
+    shape: &Shape,
+    params: &[ScalarValue],
+) -> Option<Result<Output>> {
+    let table = &shape.table;
+    if table.is_retired() {
+        return None;
+    }
+    let command = |verb: &str, n: usize| Output::Command(format!("{verb}{n}"));
+    match &shape.kind {
+        Kind::Select { key, projection } => {
+            let key = row_key(table, key, params)?;
+            Some(select(table, read_point, &key, projection))
+        }
+        Kind::Update { key, changes } => {
+            let key = row_key(table, key, params)?;
+            let changes = changes
+                .iter()
+                .map(|(target, change)| Some((*target, change.resolve(table, *target, params)?)))
+                .collect::<Option<Vec<_>>>()?;
+            let n = locked(
+                session,
+                table,
+                read_point,
+                Some(&key),
+                |writer, read_point| {
+                    let Some(old) = read_row(table, read_point, &key)? else {
+                        return Ok(0);
+                    };
+                    let mut new = old.clone();
+                    for (target, change) in &changes {
+                        new[*target] = change.apply(&old, table.types()[*target])?;
+                    }
+                    writer.update(&key, &old, &new)?;
+                    Ok(1)
+                },
+            )
+            .await?;
+            Some(n.map(|n| command("UPDATE ", n)))
+        }
+        Kind::Delete { key } => {
+            let key = row_key(table, key, params)?;
+            let n = locked(
+                session,
+                table,
+                read_point,
+                Some(&key),
+                |writer, read_point| {
+                    let Some(old) = read_row(table, read_point, &key)? else {
+                        return Ok(0);
+                    };
+                    writer.delete(&key, &old)?;
+                    Ok(1)
+                },
+            )
+            .await?;
+            Some(n.map(|n| command("DELETE ", n)))
+        }
+        Kind::Insert { positions, rows } => {
+            let mut values = Vec::with_capacity(rows.len());
+            for ops in rows {
+                let mut row = vec![Value::Null; table.types().len()];
+                for (&p, op) in positions.iter().zip(ops) {
+                    row[p] = resolve(op, table.types()[p], params)?;
+                }
+                values.push(row);
+            }
+            let n = locked(session, table, read_point, None, |writer, _| {
+                for row in &values {
+                    writer.insert(row)?;
+                }
+                Ok(values.len())
+            })
+            .await?;
+            Some(n.map(|n| command("INSERT 0 ", n)))
+        }
+    }
+}
+
+/// Runs `f` with a writer of `table` under its write lock (after the lock of the row
+/// `row` names, when it writes one row by its key), reading at the read point a writer
+/// reads at once locked, and commits what it wrote; `None` (nothing done) if the table
+/// was replaced since it was recognised.
+async fn locked<R>(
+    session: &Session,
+    table: &Arc<Table>,
+    read_point: &ReadPoint,
+    row: Option<&[u8]>,
+    f: impl FnOnce(&mut TableWriter<'_>, &ReadPoint) -> Result<R>,
+) -> Option<Result<R>> {
+    // The row's lock first: it may be held until another block ends, and no table lock
+    // may be held meanwhile.
+    let _row = match row {
+        Some(key) => match read_point
+            .lock_row(&session.row_locks, table.def().id, key)
+            .await
+        {
+            Ok(held) => held,
+            Err(e) => return Some(Err(e)),
+        },
+        None => None,
+    };
+    let (current, _guard) = match session.catalog.lock_table_async(&table.def().name).await {
+        Ok(locked) => locked,
+        Err(e) => return Some(Err(e)),
+    };
+    if !Arc::ptr_eq(&current, table) {
+        return None;
+    }
+    let read_point = read_point.under_lock(&session.db);
+    let mut writer = TableWriter::new(table).through(&read_point);
+    Some(
+        async {
+            let out = f(&mut writer, &read_point)?;
+            writer.commit().await?;
+            Ok(out)
+        }
+        .await,
+    )
+}
+
+/// The row `key` names, decoded, if there is one.
+fn read_row(table: &Table, read_point: &ReadPoint, key: &[u8]) -> Result<Option<Vec<Value>>> {
+    read_point
+        .get(table.rows(), key, |row| row.map(|r| table.decode(r)))?
+        .transpose()
+}
+
+fn select(
+    table: &Table,
+    read_point: &ReadPoint,
+    key: &[u8],
+    projection: &[usize],
+) -> Result<Output> {
+    let schema = arrow_schema(table.def(), false);
+    let mut builder = BatchBuilder::new(Arc::from(table.types()), &schema, projection, 1);
+    read_point.get(table.rows(), key, |row| match row {
+        Some(bytes) => builder
+            .push(key, bytes)
+            .map_err(|source| SqlError::Damaged {
+                what: format!("row in table {:?}", table.def().name),
+                source,
+            }),
+        None => Ok(()),
+    })??;
+    let batch = builder
+        .finish()
+        .map_err(|e| SqlError::Query(e.to_string()))?;
+    Ok(Output::Rows {
+        schema: batch.schema(),
+        // As DataFusion gives it: no batch for no row.
+        batches: if batch.num_rows() == 0 {
+            vec![]
+        } else {
+            vec![batch]
+        },
+    })
+}
+
+/// A new value of an UPDATE with its parameters given.
+enum Change {
+    Set(Value),
+    Add(usize, i64),
+}
+
+impl NewValue {
+    fn resolve(&self, table: &Table, target: usize, params: &[ScalarValue]) -> Option<Change> {
+        Some(match self {
+            NewValue::Set(v) => Change::Set(resolve(v, table.types()[target], params)?),
+            NewValue::Add {
+                column,
+                delta,
+                negate,
+            } => {
+                let Value::BigInt(n) = resolve(delta, SqlType::BigInt, params)? else {
+                    return None;
+                };
+                Change::Add(*column, if *negate { n.checked_neg()? } else { n })
+            }
+        })
+    }
+}
+
+impl Change {
+    /// The new value of a column of type `ty` in the row that was `old`.
+    fn apply(&self, old: &[Value], ty: SqlType) -> Result<Value> {
+        let (column, delta) = match self {
+            Change::Set(v) => return Ok(v.clone()),
+            Change::Add(column, delta) => (*column, *delta),
+        };
+        let overflow =
+            || SqlError::user(state::NUMERIC_OUT_OF_RANGE, format!("{ty:?} out of range"));
+        Ok(match &old[column] {
+            Value::Null => Value::Null,
+            Value::SmallInt(v) => Value::SmallInt(
+                i64::from(*v)
+                    .checked_add(delta)
+                    .and_then(|n| i16::try_from(n).ok())
+                    .ok_or_else(overflow)?,
+            ),
+            Value::Int(v) => Value::Int(
+                i64::from(*v)
+                    .checked_add(delta)
+                    .and_then(|n| i32::try_from(n).ok())
+                    .ok_or_else(overflow)?,
+            ),
+            Value::BigInt(v) => Value::BigInt(v.checked_add(delta).ok_or_else(overflow)?),
+            _ => {
+                return Err(SqlError::Query(
+                    "an integer column holds another type".into(),
+                ));
+            }
+        })
+    }
+}

@@ -1,0 +1,273 @@
+//! [`Prepared`]: a statement of the extended protocol, planned once at Parse and run with
+//! new parameters at each Execute. What it keeps depends on the statement: the fast
+//! path's recognised shape, DataFusion's logical plan with its `$n` placeholders still in
+//! it (filled in, optimized and run at each execution), or nothing but the statement,
+//! whose `$n` are then replaced by literals at each run (pmdb's own DDL, UPDATE, DELETE,
+//! COPY and transaction control). Plans are kept only while no DDL ran since: after that
+//! the statement runs as if unprepared.
+
+use std::ops::ControlFlow;
+
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::temporal_conversions::{date32_to_datetime, timestamp_us_to_datetime};
+use datafusion::common::ScalarValue;
+use datafusion::logical_expr::LogicalPlan;
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{
+    CastKind, DataType as SqlDataType, ExactNumberInfo, Expr, TimezoneInfo, Value, ValueWithSpan,
+    VisitMut, VisitorMut,
+};
+
+use crate::error::{Result, SqlError, state};
+use crate::fast_path::Shape;
+
+/// What a prepared statement keeps of its planning.
+#[derive(Clone, Debug)]
+pub(crate) enum Plan {
+    Fast(Shape),
+    Logical(LogicalPlan),
+    /// Bound as literals and run like a statement of the simple protocol.
+    Unplanned,
+}
+
+/// A statement planned once, run with parameters many times.
+#[derive(Clone, Debug)]
+pub struct Prepared {
+    statement: DfStatement,
+    parameters: Vec<Option<DataType>>,
+    columns: Option<SchemaRef>,
+    /// The catalog generation `plan` was made at.
+    pub(crate) generation: u64,
+    pub(crate) plan: Plan,
+}
+
+impl Prepared {
+    pub(crate) fn new(
+        statement: DfStatement,
+        parameters: Vec<Option<DataType>>,
+        columns: Option<SchemaRef>,
+        generation: u64,
+        plan: Plan,
+    ) -> Prepared {
+        Prepared {
+            statement,
+            parameters,
+            columns,
+            generation,
+            plan,
+        }
+    }
+
+    /// A statement run with no plan kept, whose columns the caller knows (a SHOW the
+    /// server answers itself).
+    pub fn unplanned(statement: DfStatement, columns: Option<SchemaRef>) -> Prepared {
+        Prepared::new(statement, Vec::new(), columns, 0, Plan::Unplanned)
+    }
+
+    /// The statement, with its `$n` placeholders.
+    pub fn statement(&self) -> &DfStatement {
+        &self.statement
+    }
+
+    /// The types of the parameters, `$1` first; `None` where planning fixed none.
+    pub fn parameters(&self) -> &[Option<DataType>] {
+        &self.parameters
+    }
+
+    /// The columns of the rows it gives; `None` for a command.
+    pub fn columns(&self) -> Option<&SchemaRef> {
+        self.columns.as_ref()
+    }
+
+    /// `params`, checked against the parameters' count and each cast to its planned
+    /// type.
+    pub(crate) fn typed(&self, params: Vec<ScalarValue>) -> Result<Vec<ScalarValue>> {
+        if params.len() < self.parameters.len() {
+            return Err(SqlError::user(
+                state::PROTOCOL_VIOLATION,
+                format!(
+                    "bind message supplies {} parameters, but the prepared statement requires {}",
+                    params.len(),
+                    self.parameters.len()
+                ),
+            ));
+        }
+        params
+            .into_iter()
+            .enumerate()
+            .map(|(i, p)| match self.parameters.get(i).cloned().flatten() {
+                Some(ty) if p.data_type() != ty => p.cast_to(&ty).map_err(|e| {
+                    // As PostgreSQL: text that does not read as the type, or a value
+                    // outside it.
+                    let code = match p.data_type() {
+                        DataType::Utf8 => state::INVALID_TEXT_REPRESENTATION,
+                        _ => state::NUMERIC_OUT_OF_RANGE,
+                    };
+                    SqlError::user(code, format!("parameter ${}: {e}", i + 1))
+                }),
+                _ => Ok(p),
+            })
+            .collect()
+    }
+
+    /// The statement with each `$n` replaced by the literal of `params[n - 1]`.
+    pub fn bind(&self, params: &[ScalarValue]) -> Result<DfStatement> {
+        let values = params.iter().map(literal).collect::<Result<Vec<_>>>()?;
+        let mut bound = self.statement.clone();
+        if let DfStatement::Statement(s) = &mut bound {
+            let mut visitor = Substitute {
+                values: &values,
+                error: None,
+            };
+            let _ = s.visit(&mut visitor);
+            if let Some(e) = visitor.error {
+                return Err(e);
+            }
+        }
+        Ok(bound)
+    }
+}
+
+/// `v` as SQL syntax: built as an expression, never spliced in as text, so a value can
+/// never change what the statement says.
+fn literal(v: &ScalarValue) -> Result<Expr> {
+    let number = |n: String| Expr::value(Value::Number(n, false));
+    let typed = |text: String, to: SqlDataType| Expr::Cast {
+        kind: CastKind::Cast,
+        expr: Box::new(Expr::value(Value::SingleQuotedString(text))),
+        data_type: to,
+        array: false,
+        format: None,
+    };
+    if v.is_null() {
+        return Ok(Expr::value(Value::Null));
+    }
+    Ok(match v {
+        ScalarValue::Int8(Some(n)) => number(n.to_string()),
+        ScalarValue::Int16(Some(n)) => number(n.to_string()),
+        ScalarValue::Int32(Some(n)) => number(n.to_string()),
+        ScalarValue::Int64(Some(n)) => number(n.to_string()),
+        ScalarValue::UInt8(Some(n)) => number(n.to_string()),
+        ScalarValue::UInt16(Some(n)) => number(n.to_string()),
+        ScalarValue::UInt32(Some(n)) => number(n.to_string()),
+        ScalarValue::UInt64(Some(n)) => number(n.to_string()),
+        ScalarValue::Decimal128(Some(_), ..) => number(v.to_string()),
+        ScalarValue::Float32(Some(f)) => float(f64::from(*f)),
+        ScalarValue::Float64(Some(f)) => float(*f),
+        ScalarValue::Boolean(Some(b)) => Expr::value(Value::Boolean(*b)),
+        ScalarValue::Utf8(Some(s))
+        | ScalarValue::LargeUtf8(Some(s))
+        | ScalarValue::Utf8View(Some(s)) => Expr::value(Value::SingleQuotedString(s.clone())),
+        ScalarValue::Date32(Some(days)) => match date32_to_datetime(*days) {
+            Some(d) => typed(d.date().to_string(), SqlDataType::Date),
+            None => return Err(out_of_range(v)),
+        },
+        ScalarValue::TimestampMicrosecond(Some(micros), None) => {
+            match timestamp_us_to_datetime(*micros) {
+                Some(t) => typed(
+                    t.to_string(),
+                    SqlDataType::Timestamp(None, TimezoneInfo::None),
+                ),
+                None => return Err(out_of_range(v)),
+            }
+        }
+        other => {
+            return Err(SqlError::user(
+                state::FEATURE_NOT_SUPPORTED,
+                format!("parameters of type {} are not supported", other.data_type()),
+            ));
+        }
+    })
+}
+
+fn out_of_range(v: &ScalarValue) -> SqlError {
+    SqlError::user(
+        state::DATETIME_OUT_OF_RANGE,
+        format!("parameter {v:?} is out of range"),
+    )
+}
+
+/// A float as SQL: digits when finite, else a cast of 'NaN' or '±Infinity'.
+fn float(v: f64) -> Expr {
+    if v.is_finite() {
+        Expr::value(Value::Number(format!("{v:?}"), false))
+    } else {
+        Expr::Cast {
+            kind: CastKind::Cast,
+            expr: Box::new(Expr::value(Value::SingleQuotedString(v.to_string()))),
+            data_type: SqlDataType::Double(ExactNumberInfo::None),
+            array: false,
+            format: None,
+        }
+    }
+}
+
+struct Substitute<'a> {
+    values: &'a [Expr],
+    error: Option<SqlError>,
+}
+
+impl VisitorMut for Substitute<'_> {
+    type Break = ();
+
+    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
+        if let Expr::Value(ValueWithSpan {
+            value: Value::Placeholder(p),
+            ..
+        }) = expr
+        {
+            let n = p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok());
+            match n
+                .and_then(|n| n.checked_sub(1))
+                .and_then(|i| self.values.get(i))
+            {
+                Some(v) => *expr = v.clone(),
+                None => {
+                    self.error = Some(SqlError::user(
+                        state::PROTOCOL_VIOLATION,
+                        format!(
+                            "there is no parameter {p} ({} were bound)",
+                            self.values.len()
+                        ),
+                    ));
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Plan;
+    use crate::SqlEngine;
+    use pmdb_engine::{Db, DbOptions};
+
+    #[test]
+    fn each_statement_keeps_the_plan_its_runs_reuse() {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
+        engine
+            .execute("CREATE TABLE t (id INT PRIMARY KEY, n BIGINT)")
+            .unwrap();
+        let session = engine.session();
+        let kept = |sql: &str| {
+            let statement = crate::parse(sql).unwrap().pop_front().unwrap();
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            match rt.block_on(session.prepare(statement)).unwrap().plan {
+                Plan::Fast(_) => "fast",
+                Plan::Logical(_) => "logical",
+                Plan::Unplanned => "unplanned",
+            }
+        };
+        assert_eq!(kept("SELECT n FROM t WHERE id = $1"), "fast");
+        assert_eq!(kept("UPDATE t SET n = n + $1 WHERE id = $2"), "fast");
+        assert_eq!(kept("INSERT INTO t VALUES ($1, $2)"), "fast");
+        assert_eq!(kept("DELETE FROM t WHERE id = $1"), "fast");
+        assert_eq!(kept("SELECT sum(n) FROM t WHERE id > $1"), "logical");
+        assert_eq!(kept("INSERT INTO t SELECT id + $1, n FROM t"), "logical");
+        assert_eq!(kept("UPDATE t SET n = $1 WHERE n > 0"), "unplanned");
+        assert_eq!(kept("BEGIN"), "unplanned");
+    }
+}

@@ -1,0 +1,278 @@
+//! Prepared statements answer exactly as the same statements written with literals do:
+//! each is prepared once and run with several sets of parameters on one copy of a table,
+//! while its literal twin runs on another copy, and results, command tags, errors and the
+//! tables afterwards must agree — through the fast path's kept shape, DataFusion's kept
+//! plan, statements bound at each run, and after DDL replaced the tables a plan named.
+
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use datafusion::common::ScalarValue;
+use pmdb_engine::{Db, DbOptions};
+use pmdb_sql::{Output, SqlEngine, SqlError, SqlSession};
+
+fn show(out: Result<Output, SqlError>) -> String {
+    match out {
+        Ok(Output::Rows { schema, batches }) => format!(
+            "{:?}\n{}",
+            schema
+                .fields()
+                .iter()
+                .map(|f| (f.name().clone(), f.data_type().clone()))
+                .collect::<Vec<_>>(),
+            pretty_format_batches(&batches).unwrap()
+        ),
+        Ok(Output::Command(tag)) => tag,
+        Err(e) => format!("error {}", e.sqlstate()),
+    }
+}
+
+struct Fixture {
+    _dir: tempfile::TempDir,
+    rt: tokio::runtime::Runtime,
+    engine: SqlEngine,
+}
+
+impl Fixture {
+    fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
+        for t in ["p", "l"] {
+            engine
+                .execute(&format!(
+                    "CREATE TABLE {t} (id INT PRIMARY KEY, n BIGINT NOT NULL, name VARCHAR(8),
+                                       price DECIMAL(8,2), at TIMESTAMP);
+                     INSERT INTO {t} VALUES (1, 10, 'a', 1.50, NULL), (2, 20, 'b', NULL, NULL),
+                                            (3, 30, 'c', 3.00, NULL)"
+                ))
+                .unwrap();
+        }
+        Fixture {
+            _dir: dir,
+            rt: tokio::runtime::Runtime::new().unwrap(),
+            engine,
+        }
+    }
+
+    /// Runs `sql` (with `{t}` for the table) prepared on table p with each of `runs`, and
+    /// its literal twin (each `$n` written out) on table l; asserts they agree.
+    fn agree(&self, s: &mut SqlSession, sql: &str, runs: &[(&[ScalarValue], &[&str])]) {
+        let statement = pmdb_sql::parse(&sql.replace("{t}", "p"))
+            .unwrap()
+            .pop_front()
+            .unwrap();
+        let prepared = self.rt.block_on(s.prepare(statement)).unwrap();
+        for (params, literals) in runs {
+            let mut twin = sql.replace("{t}", "l");
+            for (i, literal) in literals.iter().enumerate().rev() {
+                twin = twin.replace(&format!("${}", i + 1), literal);
+            }
+            let a = show(self.rt.block_on(s.run_prepared(&prepared, params.to_vec())));
+            let b = show(
+                self.rt
+                    .block_on(s.execute(&twin))
+                    .map(|mut o| o.pop().unwrap()),
+            );
+            assert_eq!(a, b, "{sql} with {params:?}");
+        }
+    }
+
+    fn tables_agree(&self) {
+        let all = |t: &str| {
+            show(
+                self.engine
+                    .execute(&format!(
+                        "SELECT id, n, name, price, at FROM {t} ORDER BY id"
+                    ))
+                    .map(|mut o| o.pop().unwrap()),
+            )
+        };
+        assert_eq!(all("p"), all("l"));
+    }
+}
+
+fn int(v: i32) -> ScalarValue {
+    ScalarValue::Int32(Some(v))
+}
+
+fn big(v: i64) -> ScalarValue {
+    ScalarValue::Int64(Some(v))
+}
+
+fn text(v: &str) -> ScalarValue {
+    ScalarValue::Utf8(Some(v.into()))
+}
+
+#[test]
+fn prepared_statements_agree_with_their_literal_twins() {
+    let f = Fixture::new();
+    let mut s = f.engine.session();
+    // The fast path's shapes, with parameters in every place a value goes.
+    f.agree(
+        &mut s,
+        "SELECT n, name FROM {t} WHERE id = $1",
+        &[
+            (&[int(1)], &["1"]),
+            (&[int(3)], &["3"]),
+            (&[int(99)], &["99"]),
+            (&[ScalarValue::Int32(None)], &["NULL"]),
+            // An INT8 parameter for the INT key, in range.
+            (&[big(2)], &["2"]),
+        ],
+    );
+    f.agree(
+        &mut s,
+        "UPDATE {t} SET n = n + $1, name = $2 WHERE id = $3",
+        &[
+            (&[big(5), text("x"), int(1)], &["5", "'x'", "1"]),
+            (&[big(-7), text("y"), int(2)], &["-7", "'y'", "2"]),
+            (&[big(1), text("z"), int(77)], &["1", "'z'", "77"]),
+            (
+                &[big(1), text("toolongname"), int(3)],
+                &["1", "'toolongname'", "3"],
+            ),
+            (
+                &[big(i64::MAX), text("o"), int(3)],
+                &["9223372036854775807", "'o'", "3"],
+            ),
+        ],
+    );
+    f.agree(
+        &mut s,
+        "UPDATE {t} SET n = n - $1 WHERE id = $2",
+        &[(&[big(3), int(1)], &["3", "1"])],
+    );
+    f.agree(
+        &mut s,
+        "INSERT INTO {t} (id, n, name, price) VALUES ($1, $2, $3, $4)",
+        &[
+            (
+                &[
+                    int(4),
+                    big(40),
+                    text("d"),
+                    ScalarValue::Decimal128(Some(425), 38, 2),
+                ],
+                &["4", "40", "'d'", "4.25"],
+            ),
+            (
+                &[int(5), big(50), ScalarValue::Utf8(None), text("0.5")],
+                &["5", "50", "NULL", "0.5"],
+            ),
+            // A duplicate key, and a NULL where NOT NULL is asked.
+            (
+                &[int(1), big(1), text("e"), text("1")],
+                &["1", "1", "'e'", "1"],
+            ),
+            (
+                &[int(6), ScalarValue::Int64(None), text("f"), text("1")],
+                &["6", "NULL", "'f'", "1"],
+            ),
+        ],
+    );
+    f.agree(
+        &mut s,
+        "DELETE FROM {t} WHERE id = $1",
+        &[(&[int(5)], &["5"]), (&[int(55)], &["55"])],
+    );
+    // Plans DataFusion keeps: a query with a parameter in a filter and an aggregate.
+    f.agree(
+        &mut s,
+        "SELECT name, n * 2 AS twice FROM {t} WHERE n > $1 ORDER BY id",
+        &[
+            (&[big(15)], &["15"]),
+            (&[big(0)], &["0"]),
+            (&[big(1000)], &["1000"]),
+        ],
+    );
+    f.agree(
+        &mut s,
+        "SELECT count(*) AS c, sum(n) AS s FROM {t} WHERE name <> $1",
+        &[(&[text("a")], &["'a'"]), (&[text("zz")], &["'zz'"])],
+    );
+    f.agree(
+        &mut s,
+        "INSERT INTO {t} (id, n) SELECT id + $1, n FROM {t} WHERE id < $2",
+        &[(&[int(100), int(3)], &["100", "3"])],
+    );
+    // Statements pmdb runs itself, bound at each run.
+    f.agree(
+        &mut s,
+        "UPDATE {t} SET n = n + $1 WHERE name = $2",
+        &[(&[big(1), text("c")], &["1", "'c'"])],
+    );
+    f.agree(
+        &mut s,
+        "UPDATE {t} SET at = $1, price = $2 WHERE name = $3",
+        &[(
+            &[
+                ScalarValue::TimestampMicrosecond(Some(1_704_164_645_500_000), None),
+                ScalarValue::Decimal128(Some(-1234), 38, 3),
+                text("c"),
+            ],
+            &["TIMESTAMP '2024-01-02 03:04:05.5'", "-1.234", "'c'"],
+        )],
+    );
+    f.agree(
+        &mut s,
+        "DELETE FROM {t} WHERE n > $1",
+        &[(&[big(100)], &["100"])],
+    );
+    f.tables_agree();
+}
+
+#[test]
+fn a_statement_prepared_before_ddl_runs_against_the_new_tables() {
+    let f = Fixture::new();
+    let mut s = f.engine.session();
+    let prepare = |s: &mut SqlSession, sql: &str| {
+        let statement = pmdb_sql::parse(sql).unwrap().pop_front().unwrap();
+        f.rt.block_on(s.prepare(statement)).unwrap()
+    };
+    let point = prepare(&mut s, "SELECT name FROM p WHERE id = $1");
+    let query = prepare(&mut s, "SELECT name FROM p WHERE n >= $1 ORDER BY name");
+    let update = prepare(&mut s, "UPDATE p SET name = $1 WHERE id = $2");
+    // The table is replaced by one whose columns are in another order.
+    f.engine
+        .execute(
+            "DROP TABLE p;
+             CREATE TABLE p (name VARCHAR(8), id INT PRIMARY KEY, n BIGINT NOT NULL);
+             INSERT INTO p VALUES ('new', 1, 100), ('newer', 2, 200)",
+        )
+        .unwrap();
+    let run = |s: &mut SqlSession, p: &pmdb_sql::Prepared, params: Vec<ScalarValue>| {
+        show(f.rt.block_on(s.run_prepared(p, params)))
+    };
+    assert!(run(&mut s, &point, vec![int(2)]).contains("| newer |"));
+    assert_eq!(run(&mut s, &update, vec![text("upd"), int(1)]), "UPDATE 1");
+    let rows = run(&mut s, &query, vec![big(100)]);
+    assert!(
+        rows.contains("| upd   |") && rows.contains("| newer |"),
+        "{rows}"
+    );
+    // Dropped for good: the error a new statement would get.
+    f.engine.execute("DROP TABLE p").unwrap();
+    assert_eq!(run(&mut s, &point, vec![int(1)]), "error 42P01");
+}
+
+#[test]
+fn parameters_are_checked_against_the_statement() {
+    let f = Fixture::new();
+    let mut s = f.engine.session();
+    let statement = pmdb_sql::parse("SELECT n FROM p WHERE id = $1 AND n > $2")
+        .unwrap()
+        .pop_front()
+        .unwrap();
+    let prepared = f.rt.block_on(s.prepare(statement)).unwrap();
+    assert_eq!(prepared.parameters().len(), 2);
+    // Too few parameters, and one that does not convert to its planned type.
+    let few = f.rt.block_on(s.run_prepared(&prepared, vec![int(1)]));
+    assert_eq!(show(few), "error 08P01");
+    let bad =
+        f.rt.block_on(s.run_prepared(&prepared, vec![text("x"), big(0)]));
+    assert_eq!(show(bad), "error 22P02");
+    let outside =
+        f.rt.block_on(s.run_prepared(&prepared, vec![big(1 << 40), big(0)]));
+    assert_eq!(show(outside), "error 22003");
+    let good =
+        f.rt.block_on(s.run_prepared(&prepared, vec![text("2"), big(0)]));
+    assert!(show(good).contains("| 20 |"));
+}
