@@ -2,7 +2,8 @@
 //! `SET TIME ZONE`, `SET NAMES`) and read with `SHOW` or reset with `RESET`, which each
 //! connection keeps for itself (pmdb acts on none of them; drivers set them at
 //! start-up and read some back). Settings of DataFusion (`datafusion.…`) go to
-//! DataFusion instead.
+//! DataFusion instead. The isolation settings are the SQL session's own
+//! ([`isolation`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -10,8 +11,11 @@ use std::sync::Arc;
 use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{Expr, ObjectName, Reset, Set, Statement, Value};
-use pmdb_sql::{Output, SqlError};
+use datafusion::sql::sqlparser::ast::{
+    Expr, ObjectName, Reset, Set, Statement, TransactionIsolationLevel, TransactionMode, Value,
+};
+use pmdb_engine::Isolation;
+use pmdb_sql::{Output, SqlError, SqlSession};
 
 /// The settings a session starts with.
 fn defaults() -> BTreeMap<String, String> {
@@ -26,8 +30,6 @@ fn defaults() -> BTreeMap<String, String> {
         ("standard_conforming_strings", "on"),
         ("extra_float_digits", "1"),
         ("search_path", "public"),
-        ("transaction_isolation", "read committed"),
-        ("default_transaction_isolation", "read committed"),
         ("transaction_read_only", "off"),
         ("statement_timeout", "0"),
         ("lock_timeout", "0"),
@@ -84,6 +86,85 @@ fn rows(columns: &[&str], rows: Vec<Vec<String>>) -> Output {
     Output::Rows {
         schema,
         batches: vec![batch],
+    }
+}
+
+/// What to do for a statement about the isolation settings.
+pub enum IsolationSetting {
+    /// A SHOW, answered.
+    Shown(Output),
+    /// A SET, as the transaction statement that does it.
+    Run(DfStatement),
+}
+
+fn isolation_name(i: Isolation) -> &'static str {
+    match i {
+        Isolation::ReadCommitted => "read committed",
+        Isolation::Snapshot => "repeatable read",
+        Isolation::Serializable => "serializable",
+    }
+}
+
+/// `SET default_transaction_isolation` (as `SET SESSION CHARACTERISTICS AS
+/// TRANSACTION`) and `SET transaction_isolation` (as `SET TRANSACTION`), and `SHOW` of
+/// either, from the session; `None` for any other statement.
+pub fn isolation(
+    sql: &SqlSession,
+    statement: &DfStatement,
+) -> Option<Result<IsolationSetting, SqlError>> {
+    let DfStatement::Statement(s) = statement else {
+        return None;
+    };
+    match s.as_ref() {
+        Statement::ShowVariable { variable } => {
+            let name = variable
+                .iter()
+                .map(|i| i.value.to_lowercase())
+                .collect::<Vec<_>>()
+                .join(" ");
+            let (column, isolation) = match name.as_str() {
+                "transaction_isolation" | "transaction isolation level" => {
+                    ("transaction_isolation", sql.isolation())
+                }
+                "default_transaction_isolation" => (name.as_str(), sql.default_isolation()),
+                _ => return None,
+            };
+            let shown = rows(&[column], vec![vec![isolation_name(isolation).into()]]);
+            Some(Ok(IsolationSetting::Shown(shown)))
+        }
+        Statement::Set(Set::SingleAssignment {
+            variable, values, ..
+        }) => {
+            let session = match name_of(variable).as_str() {
+                "default_transaction_isolation" => true,
+                "transaction_isolation" => false,
+                _ => return None,
+            };
+            let level = match value_of(values).to_lowercase().as_str() {
+                "read committed" | "default" => TransactionIsolationLevel::ReadCommitted,
+                "read uncommitted" => TransactionIsolationLevel::ReadUncommitted,
+                "repeatable read" => TransactionIsolationLevel::RepeatableRead,
+                "serializable" => TransactionIsolationLevel::Serializable,
+                other => {
+                    return Some(Err(SqlError::user(
+                        "22023",
+                        format!(
+                            "invalid value for parameter \"{}\": \"{other}\"",
+                            name_of(variable)
+                        ),
+                    )));
+                }
+            };
+            let set = Statement::Set(Set::SetTransaction {
+                modes: vec![TransactionMode::IsolationLevel(level)],
+                snapshot: None,
+                session,
+            });
+            Some(Ok(IsolationSetting::Run(DfStatement::Statement(Box::new(
+                set,
+            )))))
+        }
+        _ => None,
     }
 }
 

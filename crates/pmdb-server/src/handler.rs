@@ -30,7 +30,7 @@ use pmdb_sql::{Output, Prepared, SqlError, SqlSession, TxnStatus, copy_failed};
 use tokio::sync::Mutex;
 
 use crate::auth::Gate;
-use crate::compat::Settings;
+use crate::compat::{self, IsolationSetting, Settings};
 use crate::copy::Receiving;
 use crate::encode::{fields, rows};
 use crate::params::{param_type, values};
@@ -103,11 +103,17 @@ impl Client {
             )));
         }
         let before = self.sql.status();
-        let out = match self.settings.intercept(statement) {
-            Some(out) => out?,
-            None => match run {
-                Run::Statement(s) => self.sql.run(s).await?,
-                Run::Prepared(p, params) => self.sql.run_prepared(p, params).await?,
+        let out = match compat::isolation(&self.sql, statement) {
+            Some(setting) => match setting? {
+                IsolationSetting::Shown(out) => out,
+                IsolationSetting::Run(set) => self.sql.run(set).await?,
+            },
+            None => match self.settings.intercept(statement) {
+                Some(out) => out?,
+                None => match run {
+                    Run::Statement(s) => self.sql.run(s).await?,
+                    Run::Prepared(p, params) => self.sql.run_prepared(p, params).await?,
+                },
             },
         };
         let after = self.sql.status();

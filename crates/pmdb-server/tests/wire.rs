@@ -241,6 +241,32 @@ fn transactions_commit_roll_back_and_conflict_with_40001() {
         assert_eq!(sqlstate(&e), "25P02");
         b.batch_execute("ROLLBACK").await.unwrap();
         b.batch_execute("SELECT 1").await.unwrap();
+
+        // The isolation settings are the session's: READ COMMITTED by default, a block's
+        // own level while it is open, and SET default_transaction_isolation changes the
+        // blocks to come.
+        let isolation = |rows: Vec<tokio_postgres::SimpleQueryMessage>| {
+            rows.into_iter()
+                .find_map(|m| match m {
+                    tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        let show = "SHOW transaction_isolation";
+        assert_eq!(isolation(b.simple_query(show).await.unwrap()), "read committed");
+        b.batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE").await.unwrap();
+        assert_eq!(isolation(b.simple_query(show).await.unwrap()), "serializable");
+        b.batch_execute("COMMIT; SET default_transaction_isolation = 'repeatable read'; BEGIN")
+            .await
+            .unwrap();
+        assert_eq!(isolation(b.simple_query(show).await.unwrap()), "repeatable read");
+        b.batch_execute("COMMIT").await.unwrap();
+        let e = b
+            .batch_execute("SET default_transaction_isolation = 'sometimes'")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "22023");
     });
 }
 

@@ -193,7 +193,10 @@ mod tests {
             (a, r)
         });
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let e = b.lock(1, b"x").await.unwrap_err();
+        let e = tokio::time::timeout(Duration::from_secs(5), b.lock(1, b"x"))
+            .await
+            .expect("a deadlock is found, not waited out")
+            .unwrap_err();
         assert_eq!(e.sqlstate(), "40P01");
         // b rolls back: a gets its row.
         drop(b);

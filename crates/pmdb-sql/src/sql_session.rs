@@ -156,6 +156,19 @@ impl SqlSession {
         }
     }
 
+    /// The isolation of the open block, else of the blocks to come.
+    pub fn isolation(&self) -> Isolation {
+        match &self.block {
+            Block::Open { isolation, .. } => *isolation,
+            _ => self.default_isolation,
+        }
+    }
+
+    /// The isolation of blocks that do not name theirs.
+    pub fn default_isolation(&self) -> Isolation {
+        self.default_isolation
+    }
+
     pub fn status(&self) -> TxnStatus {
         match self.block {
             Block::None => TxnStatus::Idle,
