@@ -12,7 +12,8 @@ use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    Expr, ObjectName, Reset, Set, Statement, TransactionIsolationLevel, TransactionMode, Value,
+    Expr, Ident, ObjectName, Reset, Set, Statement, TransactionIsolationLevel, TransactionMode,
+    Value,
 };
 use pmdb_engine::Isolation;
 use pmdb_sql::{Output, SqlError, SqlSession};
@@ -117,11 +118,7 @@ pub fn isolation(
     };
     match s.as_ref() {
         Statement::ShowVariable { variable } => {
-            let name = variable
-                .iter()
-                .map(|i| i.value.to_lowercase())
-                .collect::<Vec<_>>()
-                .join(" ");
+            let name = shown_name(variable);
             let (column, isolation) = match name.as_str() {
                 "transaction_isolation" | "transaction isolation level" => {
                     ("transaction_isolation", sql.isolation())
@@ -166,6 +163,15 @@ pub fn isolation(
         }
         _ => None,
     }
+}
+
+/// The setting a SHOW names, as its words in lower case.
+fn shown_name(variable: &[Ident]) -> String {
+    variable
+        .iter()
+        .map(|i| i.value.to_lowercase())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 fn is_datafusion(name: &str) -> bool {
@@ -221,11 +227,7 @@ impl Settings {
                 Some(Ok(Output::Command("RESET".into())))
             }
             Statement::ShowVariable { variable } => {
-                let name = variable
-                    .iter()
-                    .map(|i| i.value.to_lowercase())
-                    .collect::<Vec<_>>()
-                    .join(" ");
+                let name = shown_name(variable);
                 if is_datafusion(&name) {
                     return None;
                 }

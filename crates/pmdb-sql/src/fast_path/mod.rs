@@ -96,41 +96,21 @@ pub(crate) async fn execute(
                 .iter()
                 .map(|(target, change)| Some((*target, change.resolve(table, *target, params)?)))
                 .collect::<Option<Vec<_>>>()?;
-            let n = locked(
-                session,
-                table,
-                read_point,
-                Some(&key),
-                |writer, read_point| {
-                    let Some(old) = read_row(table, read_point, &key)? else {
-                        return Ok(0);
-                    };
-                    let mut new = old.clone();
-                    for (target, change) in &changes {
-                        new[*target] = change.apply(&old, table.types()[*target])?;
-                    }
-                    writer.update(&key, &old, &new)?;
-                    Ok(1)
-                },
-            )
+            let n = change_row(session, table, read_point, &key, |writer, old| {
+                let mut new = old.clone();
+                for (target, change) in &changes {
+                    new[*target] = change.apply(&old, table.types()[*target])?;
+                }
+                writer.update(&key, &old, &new)
+            })
             .await?;
             Some(n.map(|n| command("UPDATE ", n)))
         }
         Kind::Delete { key } => {
             let key = row_key(table, key, params)?;
-            let n = locked(
-                session,
-                table,
-                read_point,
-                Some(&key),
-                |writer, read_point| {
-                    let Some(old) = read_row(table, read_point, &key)? else {
-                        return Ok(0);
-                    };
-                    writer.delete(&key, &old)?;
-                    Ok(1)
-                },
-            )
+            let n = change_row(session, table, read_point, &key, |writer, old| {
+                writer.delete(&key, &old)
+            })
             .await?;
             Some(n.map(|n| command("DELETE ", n)))
         }
@@ -195,6 +175,32 @@ async fn locked<R>(
         }
         .await,
     )
+}
+
+/// Changes the one row `key` names with `f`, given its values, under the row's lock and
+/// the table's; how many rows it changed (none if there is no such row). `None` as for
+/// [`locked`].
+async fn change_row(
+    session: &Session,
+    table: &Arc<Table>,
+    read_point: &ReadPoint,
+    key: &[u8],
+    f: impl FnOnce(&mut TableWriter<'_>, Vec<Value>) -> Result<()>,
+) -> Option<Result<usize>> {
+    locked(
+        session,
+        table,
+        read_point,
+        Some(key),
+        |writer, read_point| {
+            let Some(old) = read_row(table, read_point, key)? else {
+                return Ok(0);
+            };
+            f(writer, old)?;
+            Ok(1)
+        },
+    )
+    .await
 }
 
 /// The row `key` names, decoded, if there is one.
