@@ -2,8 +2,11 @@
 //! task awaits. Its request joins the same queue synchronous writers use; a committer
 //! thread of the database (started at the first such commit) leads the groups when no
 //! synchronous writer does, so an executor thread never waits on a group, a fence or a
-//! write stall.
+//! write stall. A thread that serves one client alone may say so
+//! ([`lead_commits_here`]): its async commits are then driven on it, as synchronous ones
+//! are, which saves two thread wake-ups per commit.
 
+use std::cell::Cell;
 use std::future::Future;
 use std::pin::Pin;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,6 +24,23 @@ use crate::error::{DbError, Result};
 pub(crate) trait Queue: Send + Sync + 'static {
     /// Leads groups while requests are queued (waiting while another writer leads).
     fn lead_queued(&self);
+}
+
+thread_local! {
+    static LEADS_HERE: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Declares that nothing but one client's work runs on the calling thread (a connection
+/// thread of a server, with a runtime of its own), so that waiting there holds up no one
+/// else: from now on the async commits made on this thread are driven on it, leading
+/// their group when no other writer leads, and their futures are ready when returned.
+pub fn lead_commits_here() {
+    LEADS_HERE.with(|l| l.set(true));
+}
+
+/// Whether the calling thread said [`lead_commits_here`].
+pub(crate) fn leads_here() -> bool {
+    LEADS_HERE.with(Cell::get)
 }
 
 /// How long the committer sleeps with nothing queued before it checks whether its

@@ -118,7 +118,8 @@ impl Core {
     }
 
     /// Queues `batch` (if it passes `validation`) for the committer thread and returns at
-    /// once with the future of its outcome.
+    /// once with the future of its outcome; on a thread that said
+    /// [`crate::lead_commits_here`], commits it first.
     pub fn commit_async(
         self: &Arc<Self>,
         batch: WriteBatch,
@@ -132,6 +133,9 @@ impl Core {
             return PendingCommit::ready(Err(e));
         }
         let request = self.pipeline.submit(batch, sync, validation);
+        if crate::committer::leads_here() {
+            return PendingCommit::ready(self.pipeline.drive(&self.commit_ctx(), &request));
+        }
         if let Err(e) = self.committer.notify(self) {
             // Slower, but the commit is not left behind: it is led from here.
             log::warn!("{e}; committing on the caller's thread");

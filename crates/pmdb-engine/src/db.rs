@@ -275,7 +275,8 @@ impl Db {
     }
 
     /// Commits `batch` as [`Db::write`] does, without holding the caller's thread: the
-    /// returned future resolves when the batch is durable and visible. For async tasks.
+    /// returned future resolves when the batch is durable and visible. For async tasks (on
+    /// a thread that said [`crate::lead_commits_here`], it commits before it returns).
     pub fn write_async(&self, batch: WriteBatch, options: WriteOptions) -> PendingCommit {
         self.core.commit_async(batch, options.sync, None)
     }

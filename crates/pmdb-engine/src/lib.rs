@@ -77,7 +77,7 @@ mod view;
 pub use amplification::Amplification;
 pub use batch::{SubtableId, WriteBatch};
 pub use catalog::MAX_NAME;
-pub use committer::PendingCommit;
+pub use committer::{PendingCommit, lead_commits_here};
 pub use db::{Db, DeviceStats, SubtableStats};
 pub use error::{DbError, Result};
 pub use format::record::Kind;

@@ -316,7 +316,8 @@ impl Transaction {
 
     /// As [`Transaction::commit_with`], without holding the caller's thread: the future
     /// resolves when the writes are durable and visible, or with the conflict. For async
-    /// tasks.
+    /// tasks (on a thread that said [`crate::lead_commits_here`], it commits before it
+    /// returns).
     pub fn commit_async(self, options: WriteOptions) -> PendingCommit {
         if self.is_read_only() {
             return PendingCommit::ready(Ok(()));

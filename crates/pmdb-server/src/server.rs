@@ -1,8 +1,11 @@
-//! [`Server`]: the accept loop. Each connection gets its own SQL session; beyond the
-//! connection limit a client is refused with SQLSTATE 53300. A shutdown stops accepting,
-//! gives connected clients a grace period to finish, then closes their connections:
-//! open transaction blocks are discarded, and everything committed was durable when it
-//! was acknowledged.
+//! [`Server`]: the accept loop. Each connection gets its own SQL session, served on a
+//! thread of its own with a runtime of its own, as PostgreSQL gives each connection a
+//! process: a client's statements run where its socket wakes up, and its commits are
+//! led there (`pmdb_engine::lead_commits_here`), with no hand-over between threads on
+//! the way (only a query DataFusion plans is executed on the SQL engine's runtime). Beyond the connection limit a client is refused with SQLSTATE 53300. A
+//! shutdown stops accepting, gives connected clients a grace period to finish, then
+//! closes their connections: open transaction blocks are discarded, and everything
+//! committed was durable when it was acknowledged.
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -12,7 +15,7 @@ use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::tokio::TlsAcceptor;
 use pmdb_sql::Sessions;
 use tokio::net::TcpListener;
-use tokio::sync::{Semaphore, watch};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio::task::JoinSet;
 
 use crate::auth::{Authenticator, Gate};
@@ -122,6 +125,7 @@ async fn serve(
     grace: std::time::Duration,
 ) {
     let mut connections = JoinSet::new();
+    let (close, closing) = watch::channel(false);
     loop {
         tokio::select! {
             _ = stopped.changed() => if *stopped.borrow() { break },
@@ -148,12 +152,7 @@ async fn serve(
                     Arc::clone(&shared.cancel),
                 );
                 let tls = shared.tls.clone();
-                connections.spawn(async move {
-                    let _slot = slot;
-                    if let Err(e) = crate::socket::serve(socket, tls, connection).await {
-                        log::debug!("connection closed: {e}");
-                    }
-                });
+                connections.spawn(on_own_thread(socket, tls, connection, slot, closing.clone()));
             }
         }
     }
@@ -165,10 +164,70 @@ async fn serve(
             next = connections.join_next() => if next.is_none() { break },
             _ = &mut deadline => {
                 log::info!("closing {} connections still open", connections.len());
-                connections.abort_all();
+                let _ = close.send(true);
                 while connections.join_next().await.is_some() {}
                 break;
             }
         }
+    }
+}
+
+/// Serves one connection on a thread of its own, with a current-thread runtime, until the
+/// client leaves or `closing` turns true; returns when that thread is done.
+async fn on_own_thread(
+    socket: tokio::net::TcpStream,
+    tls: Option<TlsAcceptor>,
+    connection: Connection,
+    slot: Option<OwnedSemaphorePermit>,
+    mut closing: watch::Receiver<bool>,
+) {
+    let socket = match socket.into_std() {
+        Ok(s) => s,
+        Err(e) => {
+            log::warn!("cannot take over the connection's socket: {e}");
+            return;
+        }
+    };
+    let (done, finished) = oneshot::channel::<()>();
+    let thread = std::thread::Builder::new()
+        .name("pmdb-connection".into())
+        .spawn(move || {
+            let _slot = slot;
+            let _done = done;
+            pmdb_engine::lead_commits_here();
+            let runtime = match tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(r) => r,
+                Err(e) => {
+                    log::warn!("cannot start a connection's runtime: {e}");
+                    return;
+                }
+            };
+            runtime.block_on(async move {
+                let socket = match tokio::net::TcpStream::from_std(socket) {
+                    Ok(s) => s,
+                    Err(e) => {
+                        log::warn!("cannot register the connection's socket: {e}");
+                        return;
+                    }
+                };
+                tokio::select! {
+                    served = crate::socket::serve(socket, tls, connection) => {
+                        if let Err(e) = served {
+                            log::debug!("connection closed: {e}");
+                        }
+                    }
+                    _ = closing.wait_for(|close| *close) => {}
+                }
+            });
+        });
+    match thread {
+        // The sender is dropped when the thread ends, however it ends.
+        Ok(_) => {
+            let _ = finished.await;
+        }
+        Err(e) => log::warn!("cannot start a connection's thread: {e}"),
     }
 }

@@ -318,6 +318,41 @@ fn connections_beyond_the_limit_are_refused_with_53300() {
 }
 
 #[test]
+fn shutdown_closes_connections_still_open_after_the_grace_period() {
+    let mut s = TestServer::trusting();
+    let (idle, in_block) = s.rt.block_on(async {
+        let idle = s.connect().await;
+        idle.batch_execute(
+            "CREATE TABLE g (k INT PRIMARY KEY, v INT); INSERT INTO g VALUES (1, 1)",
+        )
+        .await
+        .unwrap();
+        let in_block = s.connect().await;
+        in_block
+            .batch_execute("BEGIN; INSERT INTO g VALUES (2, 2)")
+            .await
+            .unwrap();
+        (idle, in_block)
+    });
+    let server = s.server.take().unwrap();
+    server.shutdown();
+    s.rt.block_on(async {
+        tokio::time::timeout(Duration::from_secs(20), server.wait())
+            .await
+            .expect("the connections left open were closed after the grace period");
+        assert!(idle.batch_execute("SELECT 1").await.is_err());
+        assert!(in_block.batch_execute("COMMIT").await.is_err());
+    });
+    // The committed row is there, the open block's is not.
+    let engine = s.engine.as_ref().unwrap();
+    let rows: usize = match engine.execute("SELECT k FROM g").unwrap().pop() {
+        Some(pmdb_sql::Output::Rows { batches, .. }) => batches.iter().map(|b| b.num_rows()).sum(),
+        _ => panic!("no rows"),
+    };
+    assert_eq!(rows, 1);
+}
+
+#[test]
 fn a_running_query_can_be_cancelled() {
     let s = TestServer::trusting();
     s.rt.block_on(async {

@@ -88,6 +88,7 @@ impl SqlEngine {
             catalog,
             ctx,
             row_locks: Arc::default(),
+            executor: runtime.handle().clone(),
         });
         Ok(SqlEngine {
             own: Mutex::new(SqlSession::new(Arc::clone(&session))),

@@ -1,6 +1,6 @@
 //! The state every statement of every client session shares: the database, the catalog,
-//! the DataFusion context and the row locks; a statement's session state at its read point; the
-//! parsing of SQL text.
+//! the DataFusion context, the row locks and the runtime DataFusion's executions run on;
+//! a statement's session state at its read point; the parsing of SQL text.
 
 use std::sync::Arc;
 
@@ -23,6 +23,18 @@ pub(crate) struct Session {
     pub catalog: Arc<Catalog>,
     pub ctx: SessionContext,
     pub row_locks: Arc<RowLocks>,
+    /// The SQL engine's own multi-threaded runtime.
+    pub executor: tokio::runtime::Handle,
+}
+
+/// A task on the executor, aborted when the future awaiting it is dropped (a cancelled
+/// query).
+struct Aborting<T>(tokio::task::JoinHandle<T>);
+
+impl<T> Drop for Aborting<T> {
+    fn drop(&mut self) {
+        self.0.abort();
+    }
 }
 
 impl Session {
@@ -45,10 +57,20 @@ impl Session {
             .pop_front()
             .ok_or_else(|| SqlError::Query("no statement".into()))?;
         let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
-        DataFrame::new(state, plan)
-            .collect()
-            .await
-            .map_err(df_error)
+        self.collect(DataFrame::new(state, plan)).await
+    }
+
+    /// Executes `frame` on the engine's runtime, whose threads run its partitions in
+    /// parallel whatever runtime the caller is on (a server connection has a
+    /// single-threaded one of its own); dropping the future stops the execution.
+    pub(crate) async fn collect(&self, frame: DataFrame) -> Result<Vec<RecordBatch>> {
+        let mut task = Aborting(self.executor.spawn(frame.collect()));
+        match (&mut task.0).await {
+            Ok(batches) => batches.map_err(df_error),
+            Err(e) => Err(SqlError::Query(format!(
+                "the query's execution failed: {e}"
+            ))),
+        }
     }
 }
 

@@ -152,10 +152,7 @@ async fn run_plan(session: &Session, state: SessionState, plan: LogicalPlan) -> 
             .collect()
             .await
             .map_err(df_error)?,
-        _ => DataFrame::new(state, plan)
-            .collect()
-            .await
-            .map_err(df_error)?,
+        _ => session.collect(DataFrame::new(state, plan)).await?,
     };
     if is_insert {
         return Ok(Output::Command(format!("INSERT 0 {}", count_of(&batches))));
