@@ -2,10 +2,11 @@
 //! thread of its own with a runtime of its own, as PostgreSQL gives each connection a
 //! process: a client's statements run where its socket wakes up, and its commits are
 //! led there (`pmdb_engine::lead_commits_here`), with no hand-over between threads on
-//! the way (only a query DataFusion plans is executed on the SQL engine's runtime). Beyond the connection limit a client is refused with SQLSTATE 53300. A
-//! shutdown stops accepting, gives connected clients a grace period to finish, then
-//! closes their connections: open transaction blocks are discarded, and everything
-//! committed was durable when it was acknowledged.
+//! the way (only a query DataFusion plans is executed on the SQL engine's runtime).
+//! Beyond the connection limit a client is refused with SQLSTATE 53300. A shutdown stops
+//! accepting, gives connected clients a grace period to finish, then closes their
+//! connections: open transaction blocks are discarded, and everything committed was
+//! durable when it was acknowledged.
 
 use std::net::SocketAddr;
 use std::sync::Arc;

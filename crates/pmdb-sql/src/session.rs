@@ -12,6 +12,7 @@ use datafusion::sql::parser::{DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 use pmdb_engine::Db;
+use tokio_util::task::AbortOnDropHandle;
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error, state};
@@ -25,16 +26,6 @@ pub(crate) struct Session {
     pub row_locks: Arc<RowLocks>,
     /// The SQL engine's own multi-threaded runtime.
     pub executor: tokio::runtime::Handle,
-}
-
-/// A task on the executor, aborted when the future awaiting it is dropped (a cancelled
-/// query).
-struct Aborting<T>(tokio::task::JoinHandle<T>);
-
-impl<T> Drop for Aborting<T> {
-    fn drop(&mut self) {
-        self.0.abort();
-    }
 }
 
 impl Session {
@@ -64,8 +55,8 @@ impl Session {
     /// parallel whatever runtime the caller is on (a server connection has a
     /// single-threaded one of its own); dropping the future stops the execution.
     pub(crate) async fn collect(&self, frame: DataFrame) -> Result<Vec<RecordBatch>> {
-        let mut task = Aborting(self.executor.spawn(frame.collect()));
-        match (&mut task.0).await {
+        let task = AbortOnDropHandle::new(self.executor.spawn(frame.collect()));
+        match task.await {
             Ok(batches) => batches.map_err(df_error),
             Err(e) => Err(SqlError::Query(format!(
                 "the query's execution failed: {e}"
