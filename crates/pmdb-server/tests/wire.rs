@@ -220,14 +220,25 @@ fn transactions_commit_roll_back_and_conflict_with_40001() {
         assert_eq!(total, 200);
 
         // Under REPEATABLE READ, a block whose snapshot missed another's commit of a row
-        // it then writes fails.
+        // it then writes fails at that statement, as in PostgreSQL.
         let repeatable = tokio_postgres::IsolationLevel::RepeatableRead;
         let ta = a.build_transaction().isolation_level(repeatable).start().await.unwrap();
         let tb = b.build_transaction().isolation_level(repeatable).start().await.unwrap();
         tb.query_one("SELECT bal FROM acct WHERE id = 1", &[]).await.unwrap();
         ta.execute("UPDATE acct SET bal = 0 WHERE id = 1", &[]).await.unwrap();
         ta.commit().await.unwrap();
-        tb.execute("UPDATE acct SET bal = 1 WHERE id = 1", &[]).await.unwrap();
+        let e = tb
+            .execute("UPDATE acct SET bal = 1 WHERE id = 1", &[])
+            .await
+            .expect_err("the second writer must fail");
+        assert_eq!(sqlstate(&e), "40001", "{e}");
+        drop(tb);
+        // Writes that take no row lock are validated at COMMIT, which fails instead.
+        let ta = a.build_transaction().isolation_level(repeatable).start().await.unwrap();
+        let tb = b.build_transaction().isolation_level(repeatable).start().await.unwrap();
+        ta.execute("INSERT INTO acct VALUES (3, 3)", &[]).await.unwrap();
+        tb.execute("INSERT INTO acct VALUES (3, 4)", &[]).await.unwrap();
+        ta.commit().await.unwrap();
         let e = tb.commit().await.expect_err("the second writer must fail");
         assert_eq!(sqlstate(&e), "40001", "{e}");
         // The client may go on (after its ROLLBACK, which is accepted).

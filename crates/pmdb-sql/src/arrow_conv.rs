@@ -22,7 +22,7 @@ use crate::rowcode::{Field, walk_row};
 use crate::schema::{ColumnDef, TableDef};
 use crate::types::{SqlType, Value};
 
-/// Name of the extra column a DML scan adds: the row's stored key.
+/// Name of the extra column a keyed scan adds: the row's stored key.
 pub const KEY_COLUMN: &str = "__pmdb_key";
 
 pub fn arrow_type(ty: SqlType) -> DataType {
@@ -63,14 +63,16 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
 /// The Arrow schema of a table's rows, plus the key column when `with_key`. Every
 /// column is nullable to Arrow: pmdb checks NOT NULL itself when it writes, with
 /// PostgreSQL's error, where Arrow would fail the batch with its own.
-pub fn arrow_schema(def: &TableDef, with_key: bool) -> SchemaRef {
+/// The Arrow schema of a table's rows, with the stored key last as column `key` if
+/// given.
+pub fn arrow_schema(def: &TableDef, key: Option<&str>) -> SchemaRef {
     let mut fields: Vec<ArrowField> = def
         .columns
         .iter()
         .map(|c| ArrowField::new(&c.name, arrow_type(c.ty), true))
         .collect();
-    if with_key {
-        fields.push(ArrowField::new(KEY_COLUMN, DataType::Binary, false));
+    if let Some(key) = key {
+        fields.push(ArrowField::new(key, DataType::Binary, false));
     }
     Arc::new(Schema::new(fields))
 }

@@ -1,35 +1,38 @@
-//! UPDATE, DELETE and COPY FROM. UPDATE and DELETE find their rows with a SELECT that
-//! DataFusion plans like any query (so WHERE may hold subqueries, IN, EXISTS or a
-//! constant), over the target table seen with its stored keys; pmdb then writes the
-//! changes of the whole statement as one batch. The target table stays locked for
-//! writes from before that SELECT's snapshot until the batch commits.
+//! UPDATE, DELETE and COPY FROM. UPDATE and DELETE find their rows with a SELECT built
+//! from the statement's own expressions, which DataFusion plans like any query (so WHERE
+//! may hold subqueries, IN, EXISTS or a constant), over the target table seen with its
+//! stored keys; pmdb then locks each row found, and writes the changes of the whole
+//! statement as one batch under the table's write lock.
 
 use std::collections::HashSet;
 use std::ops::Bound;
 
-use datafusion::arrow::array::{AsArray, BinaryArray, RecordBatch};
+use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::datatypes::Schema;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions};
+use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
     AssignmentTarget, CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget,
-    Delete, FromTable, Statement, TableFactor, TableWithJoins, Truncate, Update,
-    UpdateTableFromKind,
+    Delete, Expr as AstExpr, FromTable, Ident, ObjectName, Query, SelectItem,
+    SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableFactor, TableWithJoins,
+    Truncate, Update, UpdateTableFromKind, WildcardAdditionalOptions,
 };
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
 use futures::StreamExt;
+use std::sync::Arc;
 
 use crate::arrow_conv::{arrow_type, cast_to_column, row_values};
 use crate::ddl::{ident_name, object_name};
 use crate::error::df_error;
 use crate::error::{Result, SqlError, state};
-use crate::provider::{KEYED_PREFIX, load_batch};
-use crate::read_point::ReadPoint;
+use crate::keyed::{and_also, key_literal, key_of, keyed_column, keyed_name};
+use crate::provider::load_batch;
+use crate::read_point::{ReadPoint, changed_since};
+use crate::row_locks::{LockMode, WaitPolicy};
 use crate::session::Session;
-use crate::table::TableWriter;
-
-/// `"name"`, quoted for SQL.
-fn quoted(name: &str) -> String {
-    format!("\"{}\"", name.replace('"', "\"\""))
-}
+use crate::table::{Table, TableWriter};
+use crate::types::Value;
 
 /// The target table of a DELETE or UPDATE and the name its columns are qualified with.
 fn target(t: &TableWithJoins) -> Result<(String, String)> {
@@ -43,10 +46,21 @@ fn target(t: &TableWithJoins) -> Result<(String, String)> {
             name,
             alias,
             args: None,
-            ..
-        } => {
+            with_hints,
+            version: None,
+            with_ordinality: false,
+            partitions,
+            json_path: None,
+            sample: None,
+            index_hints,
+        } if with_hints.is_empty() && partitions.is_empty() && index_hints.is_empty() => {
             let name = object_name(name)?;
             let alias = match alias {
+                Some(a) if !a.columns.is_empty() => {
+                    return Err(SqlError::unsupported(
+                        "column aliases on the target of UPDATE or DELETE",
+                    ));
+                }
                 Some(a) => ident_name(&a.name),
                 None => name.clone(),
             };
@@ -58,42 +72,208 @@ fn target(t: &TableWithJoins) -> Result<(String, String)> {
     }
 }
 
-fn from_list(items: &[TableWithJoins]) -> String {
-    items.iter().map(|t| format!(", {t}")).collect::<String>()
+/// What finds the rows of an UPDATE or DELETE, as a query planned from the statement's
+/// own expressions: the target's columns, its stored key, then the new values.
+struct Finding {
+    name: String,
+    alias: String,
+    query: Query,
 }
 
-/// The SELECT that finds a statement's rows: the target's columns, its key column, then
-/// `extra` expressions.
-fn finding_query(
-    name: &str,
-    alias: &str,
-    extra: &[String],
-    from: &[TableWithJoins],
-    selection: Option<&datafusion::sql::sqlparser::ast::Expr>,
-) -> String {
-    let mut sql = format!("SELECT {}.*", quoted(alias));
-    // Named, so two that print alike (`SET a = 1, b = 1`, `SET n = n`) stay apart.
-    for (i, e) in extra.iter().enumerate() {
-        sql.push_str(&format!(", ({e}) AS \"__pmdb_new_{i}\""));
+impl Finding {
+    fn new(
+        name: &str,
+        alias: &str,
+        new_values: Vec<AstExpr>,
+        from: &[TableWithJoins],
+        selection: Option<&AstExpr>,
+    ) -> Result<Finding> {
+        let mut statement = Parser::parse_sql(&PostgreSqlDialect {}, "SELECT 1")
+            .map_err(|e| SqlError::Query(e.to_string()))?;
+        let Some(Statement::Query(mut query)) = statement.pop() else {
+            return Err(SqlError::Query("no skeleton query".into()));
+        };
+        let SetExpr::Select(select) = query.body.as_mut() else {
+            return Err(SqlError::Query("no skeleton SELECT".into()));
+        };
+        let qualifier = ObjectName::from(vec![Ident::with_quote('"', alias)]);
+        select.projection = vec![SelectItem::QualifiedWildcard(
+            SelectItemQualifiedWildcardKind::ObjectName(qualifier),
+            WildcardAdditionalOptions::default(),
+        )];
+        // Named, so two that are alike (`SET a = 1, b = 1`, `SET n = n`) stay apart.
+        for (i, e) in new_values.into_iter().enumerate() {
+            select.projection.push(SelectItem::ExprWithAlias {
+                expr: AstExpr::Nested(Box::new(e)),
+                alias: Ident::new(format!("__pmdb_new_{i}")),
+            });
+        }
+        let mut tables = vec![TableWithJoins {
+            relation: TableFactor::Table {
+                name: ObjectName::from(vec![Ident::new(keyed_name(name, None))]),
+                alias: Some(TableAlias {
+                    explicit: true,
+                    name: Ident::with_quote('"', alias),
+                    columns: Vec::new(),
+                    at: None,
+                }),
+                args: None,
+                with_hints: Vec::new(),
+                version: None,
+                with_ordinality: false,
+                partitions: Vec::new(),
+                json_path: None,
+                sample: None,
+                index_hints: Vec::new(),
+            },
+            joins: Vec::new(),
+        }];
+        tables.extend_from_slice(from);
+        select.from = tables;
+        select.selection = selection.cloned();
+        Ok(Finding {
+            name: name.to_string(),
+            alias: alias.to_string(),
+            query: *query,
+        })
     }
-    sql.push_str(&format!(
-        " FROM {} AS {}{}",
-        quoted(&format!("{KEYED_PREFIX}{name}")),
-        quoted(alias),
-        from_list(from)
-    ));
-    if let Some(w) = selection {
-        sql.push_str(&format!(" WHERE {w}"));
+
+    /// The rows found at `read_point`.
+    async fn run(&self, session: &Session, read_point: &ReadPoint) -> Result<Vec<RecordBatch>> {
+        let statement =
+            DfStatement::Statement(Box::new(Statement::Query(Box::new(self.query.clone()))));
+        session.plan_and_collect(statement, read_point).await
     }
-    sql
+
+    /// The rows found at `read_point` among those with the stored `keys`.
+    async fn run_for(
+        &self,
+        session: &Session,
+        read_point: &ReadPoint,
+        keys: &[Vec<u8>],
+    ) -> Result<Vec<RecordBatch>> {
+        let mut narrowed = Finding {
+            name: self.name.clone(),
+            alias: self.alias.clone(),
+            query: self.query.clone(),
+        };
+        if let SetExpr::Select(select) = narrowed.query.body.as_mut() {
+            let condition = AstExpr::InList {
+                expr: Box::new(key_of(&self.alias, &keyed_column(None))),
+                list: keys.iter().map(|k| key_literal(k)).collect(),
+                negated: false,
+            };
+            and_also(&mut select.selection, condition);
+        }
+        narrowed.run(session, read_point).await
+    }
 }
 
-/// The stored keys in column `at` of a finding query's batch.
-fn key_column(b: &RecordBatch, at: usize) -> Result<&BinaryArray> {
-    b.columns()
-        .get(at)
-        .and_then(|c| c.as_binary_opt::<i32>())
-        .ok_or_else(|| SqlError::Query(format!("the rows found carry no key column at {at}")))
+/// A row an UPDATE or DELETE acts on: its stored key, its values as found, and for an
+/// UPDATE its new values.
+struct FoundRow {
+    key: Vec<u8>,
+    old: Vec<Value>,
+    new: Option<Vec<Value>>,
+}
+
+/// The rows in a finding query's batches, each key once; `targets` are the columns an
+/// UPDATE assigns (their new values follow the key column).
+fn found_rows(
+    table: &Table,
+    batches: &[RecordBatch],
+    targets: &[usize],
+    update: bool,
+) -> Result<Vec<FoundRow>> {
+    let ncols = table.types().len();
+    let def = table.def();
+    let mut seen = HashSet::new();
+    let mut rows = Vec::new();
+    for b in batches {
+        let keys = b
+            .columns()
+            .get(ncols)
+            .and_then(|c| c.as_binary_opt::<i32>())
+            .ok_or_else(|| {
+                SqlError::Query(format!("the rows found carry no key column at {ncols}"))
+            })?;
+        let new_columns = if update {
+            let mut columns: Vec<_> = b.columns()[..ncols].to_vec();
+            for (i, &pos) in targets.iter().enumerate() {
+                columns[pos] = cast_to_column(b.column(ncols + 1 + i), &def.columns[pos])?;
+            }
+            Some(columns)
+        } else {
+            None
+        };
+        for row in 0..b.num_rows() {
+            let key = keys.value(row);
+            if seen.insert(key.to_vec()) {
+                rows.push(FoundRow {
+                    key: key.to_vec(),
+                    old: row_values(&b.columns()[..ncols], table.types(), row),
+                    new: new_columns
+                        .as_ref()
+                        .map(|c| row_values(c, table.types(), row)),
+                });
+            }
+        }
+    }
+    Ok(rows)
+}
+
+/// Finds the rows of an UPDATE (`targets` assigned) or DELETE and changes them: each
+/// row is locked in `mode` first (waiting for its holder), then, under the table's write
+/// lock, a row a commit changed since the statement's snapshot is found again as it is
+/// now (under read committed; it may no longer qualify) and the new values computed
+/// from it, as PostgreSQL does. The rows changed.
+async fn change_found(
+    session: &Session,
+    read_point: &ReadPoint,
+    finding: &Finding,
+    targets: &[usize],
+    mode: LockMode,
+) -> Result<u64> {
+    let update = mode != LockMode::Update || !targets.is_empty();
+    loop {
+        let table = session.catalog.table_or_error(&finding.name)?;
+        let seen = read_point.snapshot();
+        let batches = finding.run(session, read_point).await?;
+        let mut rows = found_rows(&table, &batches, targets, update)?;
+        // Row locks before the table's: a row's may be held until another block ends.
+        let mut locker = read_point.locker(&session.row_locks);
+        let mut changed = Vec::new();
+        for row in &rows {
+            locker
+                .lock(table.as_ref(), &row.key, mode, WaitPolicy::Wait)
+                .await?;
+            if changed_since(&seen, table.rows(), &row.key)? {
+                changed.push(row.key.clone());
+            }
+        }
+        let (current, _guard) = session.catalog.lock_table_async(&finding.name).await?;
+        if !Arc::ptr_eq(&current, &table) {
+            // A schema change replaced the table meanwhile: find its rows anew.
+            continue;
+        }
+        let read_point = read_point.under_lock(&session.db);
+        if !changed.is_empty() {
+            let again = finding.run_for(session, &read_point, &changed).await?;
+            let again = found_rows(&table, &again, targets, update)?;
+            let changed: HashSet<&Vec<u8>> = changed.iter().collect();
+            rows.retain(|r| !changed.contains(&r.key));
+            rows.extend(again);
+        }
+        let mut writer = TableWriter::new(&table).through(&read_point);
+        for row in &rows {
+            match &row.new {
+                Some(new) => writer.update(&row.key, &row.old, new)?,
+                None => writer.delete(&row.key, &row.old)?,
+            }
+        }
+        writer.commit().await?;
+        return Ok(writer.rows());
+    }
 }
 
 pub async fn delete(session: &Session, read_point: &ReadPoint, d: &Delete) -> Result<u64> {
@@ -111,29 +291,8 @@ pub async fn delete(session: &Session, read_point: &ReadPoint, d: &Delete) -> Re
     };
     let (name, alias) = target(t)?;
     let using = d.using.as_deref().unwrap_or(&[]);
-    let (table, _guard) = session.catalog.lock_table_async(&name).await?;
-    let read_point = read_point.under_lock(&session.db);
-    let batches = session
-        .query(
-            &finding_query(&name, &alias, &[], using, d.selection.as_ref()),
-            &read_point,
-        )
-        .await?;
-    let ncols = table.types().len();
-    let mut writer = TableWriter::new(&table).through(&read_point);
-    let mut seen = HashSet::new();
-    for b in &batches {
-        let keys = key_column(b, ncols)?;
-        for row in 0..b.num_rows() {
-            let key = keys.value(row);
-            if seen.insert(key.to_vec()) {
-                let old = row_values(&b.columns()[..ncols], table.types(), row);
-                writer.delete(key, &old)?;
-            }
-        }
-    }
-    writer.commit().await?;
-    Ok(writer.rows())
+    let finding = Finding::new(&name, &alias, Vec::new(), using, d.selection.as_ref())?;
+    change_found(session, read_point, &finding, &[], LockMode::Update).await
 }
 
 pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Result<u64> {
@@ -147,8 +306,7 @@ pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Re
         None => &[],
         Some(UpdateTableFromKind::AfterSet(f) | UpdateTableFromKind::BeforeSet(f)) => f,
     };
-    let (table, _guard) = session.catalog.lock_table_async(&name).await?;
-    let read_point = read_point.under_lock(&session.db);
+    let table = session.catalog.table_or_error(&name)?;
     let def = table.def();
     let mut targets = Vec::with_capacity(u.assignments.len());
     let mut exprs = Vec::with_capacity(u.assignments.len());
@@ -175,34 +333,19 @@ pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Re
             ));
         }
         targets.push(pos);
-        exprs.push(a.value.to_string());
+        exprs.push(a.value.clone());
     }
-    let batches = session
-        .query(
-            &finding_query(&name, &alias, &exprs, from, u.selection.as_ref()),
-            &read_point,
-        )
-        .await?;
-    let ncols = table.types().len();
-    let mut writer = TableWriter::new(&table).through(&read_point);
-    let mut seen = HashSet::new();
-    for b in &batches {
-        let keys = key_column(b, ncols)?;
-        let mut new_columns: Vec<_> = b.columns()[..ncols].to_vec();
-        for (i, &pos) in targets.iter().enumerate() {
-            new_columns[pos] = cast_to_column(b.column(ncols + 1 + i), &def.columns[pos])?;
-        }
-        for row in 0..b.num_rows() {
-            let key = keys.value(row);
-            if seen.insert(key.to_vec()) {
-                let old = row_values(&b.columns()[..ncols], table.types(), row);
-                let new = row_values(&new_columns, table.types(), row);
-                writer.update(key, &old, &new)?;
-            }
-        }
-    }
-    writer.commit().await?;
-    Ok(writer.rows())
+    // Assigning a key column takes the lock a DELETE takes, as in PostgreSQL.
+    let mode = if targets
+        .iter()
+        .any(|t| def.primary_key.contains(&(*t as u16)))
+    {
+        LockMode::Update
+    } else {
+        LockMode::NoKeyUpdate
+    };
+    let finding = Finding::new(&name, &alias, exprs, from, u.selection.as_ref())?;
+    change_found(session, read_point, &finding, &targets, mode).await
 }
 
 /// How COPY reads its file.

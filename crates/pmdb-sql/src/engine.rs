@@ -1,5 +1,6 @@
 //! [`SqlEngine`]: SQL over a pmdb database. It holds what every client session shares
-//! (the database, the catalog, the DataFusion context), hands out sessions
+//! (the database, the catalog, the DataFusion context each session's own is copied
+//! from), hands out sessions
 //! ([`SqlSession`]), and runs statements in a session of its own on a runtime of its own
 //! for synchronous callers (the shell, the benchmarks, tests).
 
@@ -26,14 +27,15 @@ pub struct Sessions(Arc<Session>);
 
 impl Sessions {
     pub fn open(&self) -> SqlSession {
-        SqlSession::new(Arc::clone(&self.0))
+        SqlSession::new(&self.0)
     }
 
     pub fn catalog(&self) -> &Arc<Catalog> {
         &self.0.catalog
     }
 
-    /// The DataFusion context every session plans with, for functions a server adds.
+    /// The DataFusion context every session opened from here on copies, for functions
+    /// a server adds.
     pub fn context(&self) -> &SessionContext {
         &self.0.ctx
     }
@@ -91,7 +93,7 @@ impl SqlEngine {
             executor: runtime.handle().clone(),
         });
         Ok(SqlEngine {
-            own: Mutex::new(SqlSession::new(Arc::clone(&session))),
+            own: Mutex::new(SqlSession::new(&session)),
             session,
             runtime,
         })
@@ -105,18 +107,22 @@ impl SqlEngine {
         &self.session.catalog
     }
 
-    /// Sets how scans read from here on: the columnar segments on or off, and the
-    /// prefetcher their scans hand chunks to.
+    /// Sets how scans read from here on, in the engine's own session and the sessions
+    /// opened after: the columnar segments on or off, and the prefetcher their scans
+    /// hand chunks to.
     pub fn set_scan_options(&self, options: ScanOptions) {
+        let options = Arc::new(options);
         self.session
             .ctx
             .state_ref()
             .write()
             .config_mut()
-            .set_extension(Arc::new(options));
+            .set_extension(Arc::clone(&options));
+        self.own.lock().set_extension(options);
     }
 
-    /// The DataFusion context the engine plans with (its tables are pmdb's).
+    /// The DataFusion context sessions opened from here on copy (its tables are
+    /// pmdb's).
     pub fn context(&self) -> &SessionContext {
         &self.session.ctx
     }
@@ -124,7 +130,7 @@ impl SqlEngine {
     /// A new client session (its own transaction block), for async callers such as
     /// the server: its statements run on the caller's runtime.
     pub fn session(&self) -> SqlSession {
-        SqlSession::new(Arc::clone(&self.session))
+        SqlSession::new(&self.session)
     }
 
     /// What opens sessions, to hand to a server: it holds the database but not the

@@ -58,6 +58,7 @@ pub mod state {
     pub const NO_ACTIVE_SQL_TRANSACTION: &str = "25P01";
     pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
     pub const READ_ONLY_SQL_TRANSACTION: &str = "25006";
+    pub const LOCK_NOT_AVAILABLE: &str = "55P03";
 }
 
 impl SqlError {

@@ -21,6 +21,9 @@ mod engine;
 pub mod error;
 mod fast_path;
 pub mod keycode;
+mod keyed;
+mod lock_clauses;
+mod locking;
 mod output;
 mod prepared;
 mod provider;
@@ -38,6 +41,7 @@ mod sql_session;
 mod statement;
 pub mod table;
 pub mod types;
+mod unhonoured;
 
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};

@@ -26,14 +26,11 @@ use pmdb_prefetch::Prefetcher;
 use crate::arrow_conv::{arrow_schema, cast_to_column, row_values};
 use crate::catalog::Catalog;
 use crate::error::SqlError;
-use crate::pushdown::{KeyRange, key_ranges};
+use crate::keyed::keyed;
+use crate::pushdown::{KeyRange, key_ranges, stored_keys};
 use crate::read_point::ReadPoint;
 use crate::scan_exec::{Access, TableScanExec};
 use crate::table::{Table, TableWriter};
-
-/// Prefix of the name under which a table is also found with its key column
-/// (`__pmdb_key`, the stored key of each row), for the scans of UPDATE and DELETE.
-pub const KEYED_PREFIX: &str = "__pmdb_keyed__";
 
 /// How scans read, set as a session-config extension (defaults when absent).
 #[derive(Clone, Debug)]
@@ -81,19 +78,19 @@ impl SchemaProvider for PmdbSchema {
     }
 
     async fn table(&self, name: &str) -> DfResult<Option<Arc<dyn TableProvider>>> {
-        let (name, with_key) = match name.strip_prefix(KEYED_PREFIX) {
-            Some(n) => (n, true),
-            None => (name, false),
+        let (name, key) = match keyed(name) {
+            Some((n, key)) => (n, Some(key)),
+            None => (name, None),
         };
         Ok(self.catalog.table(name).map(|table| {
-            Arc::new(TableSource::new(Arc::clone(&self.catalog), table, with_key))
+            Arc::new(TableSource::new(Arc::clone(&self.catalog), table, key))
                 as Arc<dyn TableProvider>
         }))
     }
 
     fn table_exist(&self, name: &str) -> bool {
         self.catalog
-            .table(name.strip_prefix(KEYED_PREFIX).unwrap_or(name))
+            .table(keyed(name).map_or(name, |(n, _)| n))
             .is_some()
     }
 }
@@ -105,8 +102,8 @@ pub struct TableSource {
 }
 
 impl TableSource {
-    pub fn new(catalog: Arc<Catalog>, table: Arc<Table>, with_key: bool) -> TableSource {
-        let schema = arrow_schema(table.def(), with_key);
+    pub fn new(catalog: Arc<Catalog>, table: Arc<Table>, key: Option<String>) -> TableSource {
+        let schema = arrow_schema(table.def(), key.as_deref());
         TableSource {
             catalog,
             table,
@@ -118,6 +115,11 @@ impl TableSource {
     /// else by an index they pin to points, else everything.
     fn access(&self, filters: &[Expr]) -> Access {
         let def = self.table.def();
+        if let Some(key) = self.schema.fields().get(def.columns.len())
+            && let Some(points) = stored_keys(key.name(), filters)
+        {
+            return Access::Rows(points);
+        }
         let names: Vec<String> = def.columns.iter().map(|c| c.name.clone()).collect();
         if !def.primary_key.is_empty() {
             let cols: Vec<_> = def
@@ -232,7 +234,7 @@ impl TableProvider for TableSource {
         let sink = InsertSink {
             catalog: Arc::clone(&self.catalog),
             name: self.table.def().name.clone(),
-            schema: arrow_schema(self.table.def(), false),
+            schema: arrow_schema(self.table.def(), None),
         };
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }

@@ -129,6 +129,37 @@ pub fn key_ranges(
     Some((prefixes.into_iter().map(KeyRange::prefixed).collect(), true))
 }
 
+/// The stored keys `filters` pin the key column `column` of a keyed scan to (`= X'…'`
+/// or `IN (X'…', …)`), each as a range of one key, in key order.
+pub fn stored_keys(column: &str, filters: &[Expr]) -> Option<Vec<KeyRange>> {
+    let binary = |e: &Expr| match e {
+        Expr::Literal(ScalarValue::Binary(Some(k)), _) => Some(k.clone()),
+        _ => None,
+    };
+    let conjuncts: Vec<&Expr> = filters.iter().flat_map(split_and).collect();
+    let mut keys = conjuncts.iter().find_map(|e| match e {
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Eq,
+            right,
+        }) if is_column(left, column) => Some(vec![binary(right)?]),
+        Expr::InList(list) if !list.negated && is_column(&list.expr, column) => {
+            list.list.iter().map(binary).collect()
+        }
+        _ => None,
+    })?;
+    keys.sort();
+    keys.dedup();
+    Some(
+        keys.into_iter()
+            .map(|k| KeyRange {
+                start: Bound::Included(k.clone()),
+                end: Bound::Included(k),
+            })
+            .collect(),
+    )
+}
+
 fn split_and(e: &Expr) -> Vec<&Expr> {
     match e {
         Expr::BinaryExpr(BinaryExpr {

@@ -16,11 +16,15 @@ use pmdb_engine::{
 };
 
 use crate::error::{Result, SqlError, state};
-use crate::row_locks::{HeldLocks, RowLocks};
+use crate::row_locks::{HeldLocks, LockMode, RowLocks, WaitPolicy};
 
 /// A table as a transaction block's commit needs it: its own bookkeeping.
 pub trait TxnTable: Send + Sync {
     fn id(&self) -> u64;
+    /// The table's name, for messages.
+    fn name(&self) -> &str;
+    /// The subtable of its rows.
+    fn row_subtable(&self) -> &Subtable;
     /// Adds to `tx` what keeps the table's row count and segments honest after the
     /// block changed it by `delta` rows.
     fn bookkeeping(&self, tx: &mut Transaction, delta: i64) -> Result<()>;
@@ -80,27 +84,14 @@ impl ReadPoint {
         }
     }
 
-    /// Takes the lock of row `key` of table `table` before a write by its key (see
-    /// [`crate::row_locks`]): in a block, held until the block ends, and a
-    /// read-committed block then reads the row as its last holder committed it; in
-    /// autocommit, held as long as the locks given back are.
-    pub(crate) async fn lock_row(
-        &self,
-        row_locks: &Arc<RowLocks>,
-        table: u64,
-        key: &[u8],
-    ) -> Result<Option<HeldLocks>> {
+    /// Who takes a statement's row locks (see [`crate::row_locks`]): in a block, the
+    /// block, which holds them until it ends (and under read committed reads on from
+    /// a snapshot taken after each lock); in autocommit, the statement, until the
+    /// [`RowLocker`] is dropped.
+    pub(crate) fn locker(&self, row_locks: &Arc<RowLocks>) -> RowLocker {
         match self {
-            ReadPoint::Snapshot(_) => {
-                let mut held = row_locks.owner();
-                held.lock(table, key).await?;
-                Ok(Some(held))
-            }
-            ReadPoint::Transaction(t) => {
-                t.locks.lock().await.lock(table, key).await?;
-                t.refresh()?;
-                Ok(None)
-            }
+            ReadPoint::Snapshot(_) => RowLocker::Statement(row_locks.owner()),
+            ReadPoint::Transaction(t) => RowLocker::Block(Arc::clone(t)),
         }
     }
 
@@ -144,6 +135,63 @@ impl ReadPoint {
             None => ReadPoint::Snapshot(Arc::new(db.snapshot())),
         }
     }
+}
+
+/// Takes a statement's row locks (see [`ReadPoint::locker`]).
+pub(crate) enum RowLocker {
+    Block(Arc<SqlTxn>),
+    Statement(HeldLocks),
+}
+
+impl RowLocker {
+    /// Locks row `key` of `table` in `mode`; `false` if `SKIP LOCKED` gave it up.
+    pub(crate) async fn lock(
+        &mut self,
+        table: &dyn TxnTable,
+        key: &[u8],
+        mode: LockMode,
+        policy: WaitPolicy,
+    ) -> Result<bool> {
+        let (id, name) = (table.id(), table.name());
+        match self {
+            RowLocker::Statement(held) => held.lock(id, key, mode, policy, name).await,
+            RowLocker::Block(t) => {
+                let locked = t
+                    .locks
+                    .lock()
+                    .await
+                    .lock(id, key, mode, policy, name)
+                    .await?;
+                if !locked {
+                    return Ok(false);
+                }
+                t.refresh()?;
+                // Above read committed the block cannot act on a row as a later commit
+                // left it, as PostgreSQL's REPEATABLE READ cannot.
+                if t.isolation != Isolation::ReadCommitted
+                    && changed_since(&t.snapshot.lock(), table.row_subtable(), key)?
+                {
+                    return Err(concurrent_update());
+                }
+                Ok(true)
+            }
+        }
+    }
+}
+
+/// Whether row `key` of `sub` was changed by a commit after `seen` was taken.
+pub(crate) fn changed_since(seen: &Snapshot, sub: &Subtable, key: &[u8]) -> Result<bool> {
+    let then = seen.get(sub, key)?;
+    let now = sub.get(key)?;
+    Ok(then.as_deref() != now.as_deref())
+}
+
+/// A row this transaction must act on was changed by another after its snapshot.
+pub(crate) fn concurrent_update() -> SqlError {
+    SqlError::user(
+        state::SERIALIZATION_FAILURE,
+        "could not serialize access due to concurrent update",
+    )
 }
 
 /// A table a block changed, and how many rows it added (less those it removed).

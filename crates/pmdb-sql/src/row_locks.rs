@@ -1,11 +1,14 @@
-//! Row locks of writes by primary key: a statement that updates or deletes one row by its
-//! key takes the row's lock first and keeps it until its transaction ends. A second
-//! writer of the row waits for the first to commit or roll back, and a read-committed
-//! one then reads what was committed and writes over it, as in PostgreSQL, instead of
-//! losing the optimistic validation at commit (40001) and redoing the whole transaction.
-//! Validation still guards every write: the locks only make the usual case wait rather
-//! than fail. A wait that would close a cycle of waits is a deadlock: the transaction
-//! that would close it fails with 40P01.
+//! Row locks, in PostgreSQL's four modes: a statement that updates or deletes rows, or a
+//! `SELECT … FOR UPDATE | NO KEY UPDATE | SHARE | KEY SHARE`, takes the lock of every
+//! row it acts on and keeps it until its transaction ends (a statement outside any block
+//! until it ends). A second writer of a row waits for the first to commit or roll back,
+//! and a read-committed one then reads what was committed and acts on that, as in
+//! PostgreSQL, instead of losing the optimistic validation at commit (40001) and redoing
+//! the whole transaction. Validation still guards every write: the locks make the usual
+//! case wait rather than fail, and make `FOR UPDATE` mean what it says. A wait that would
+//! close a cycle of waits is a deadlock: the transaction that would close it fails with
+//! 40P01. `NOWAIT` fails at once (55P03) where a wait would begin; `SKIP LOCKED` gives
+//! the row up instead.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -19,30 +22,78 @@ use crate::error::{Result, SqlError, state};
 /// A row: its table's id and its key.
 type RowId = (u64, Vec<u8>);
 
-struct Held {
-    owner: u64,
+/// A row lock's strength, weakest first (PostgreSQL's row-level lock modes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum LockMode {
+    /// `FOR KEY SHARE`: the row's key stays as it is.
+    KeyShare,
+    /// `FOR SHARE`: the row stays as it is.
+    Share,
+    /// `FOR NO KEY UPDATE`, and UPDATE of columns outside the key.
+    NoKeyUpdate,
+    /// `FOR UPDATE`, DELETE, and UPDATE of the key.
+    Update,
+}
+
+impl LockMode {
+    /// Whether two owners may not hold these modes of one row at once.
+    fn conflicts(self, other: LockMode) -> bool {
+        use LockMode::*;
+        match (self.min(other), self.max(other)) {
+            (_, Update) => true,
+            (KeyShare, _) => false,
+            (Share, Share) => false,
+            _ => true,
+        }
+    }
+
+    /// The clause that takes this mode, for messages.
+    pub(crate) fn clause(self) -> &'static str {
+        match self {
+            LockMode::KeyShare => "FOR KEY SHARE",
+            LockMode::Share => "FOR SHARE",
+            LockMode::NoKeyUpdate => "FOR NO KEY UPDATE",
+            LockMode::Update => "FOR UPDATE",
+        }
+    }
+}
+
+/// What a lock request does when another owner holds the row in a conflicting mode.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum WaitPolicy {
+    Wait,
+    /// Fail at once with 55P03.
+    NoWait,
+    /// Give the row up: [`HeldLocks::lock`] answers `false`.
+    SkipLocked,
+}
+
+struct Entry {
+    /// Each owner's strongest mode.
+    holders: Vec<(u64, LockMode)>,
     released: Arc<Notify>,
 }
 
 #[derive(Default)]
 struct State {
-    held: HashMap<RowId, Held>,
-    /// Who waits for whom: owner → the owner of the lock it waits for.
-    waiting: HashMap<u64, u64>,
+    held: HashMap<RowId, Entry>,
+    /// Who waits for whom: owner → the owners holding the row it waits for.
+    waiting: HashMap<u64, Vec<u64>>,
 }
 
 impl State {
-    /// Whether `owner` waiting for `holder` would close a cycle of waits.
-    fn closes_cycle(&self, owner: u64, holder: u64) -> bool {
-        let mut at = holder;
-        // Each owner waits for at most one other, so a chain is no longer than them all.
-        for _ in 0..=self.waiting.len() {
+    /// Whether `owner` waiting for `holders` would close a cycle of waits.
+    fn closes_cycle(&self, owner: u64, holders: &[u64]) -> bool {
+        let mut stack = holders.to_vec();
+        let mut seen = std::collections::HashSet::new();
+        while let Some(at) = stack.pop() {
             if at == owner {
                 return true;
             }
-            match self.waiting.get(&at) {
-                Some(next) => at = *next,
-                None => return false,
+            if seen.insert(at)
+                && let Some(next) = self.waiting.get(&at)
+            {
+                stack.extend_from_slice(next);
             }
         }
         false
@@ -88,40 +139,73 @@ impl Drop for Waiting<'_> {
 }
 
 impl HeldLocks {
-    /// Takes the lock of row `key` of table `table`, waiting while another owner holds
-    /// it; at once if this owner holds it already.
-    pub(crate) async fn lock(&mut self, table: u64, key: &[u8]) -> Result<()> {
+    /// Takes the lock of row `key` of table `table` in `mode`, waiting while other owners
+    /// hold it in a mode that conflicts (unless `policy` says otherwise); at once if this
+    /// owner holds it already in `mode` or a stronger one. `false` when `SKIP LOCKED`
+    /// gave the row up. `relation` names the table in a NOWAIT failure.
+    pub(crate) async fn lock(
+        &mut self,
+        table: u64,
+        key: &[u8],
+        mode: LockMode,
+        policy: WaitPolicy,
+        relation: &str,
+    ) -> Result<bool> {
         let row = (table, key.to_vec());
         loop {
             let released = {
                 let mut st = self.locks.state.lock();
-                match st.held.get(&row) {
-                    Some(h) if h.owner == self.owner => return Ok(()),
+                let owner = self.owner;
+                let entry = match st.held.get_mut(&row) {
+                    Some(e) => e,
                     None => {
                         st.held.insert(
                             row.clone(),
-                            Held {
-                                owner: self.owner,
+                            Entry {
+                                holders: vec![(owner, mode)],
                                 released: Arc::new(Notify::new()),
                             },
                         );
                         self.rows.push(row);
-                        return Ok(());
+                        return Ok(true);
                     }
-                    Some(h) => {
-                        let holder = h.owner;
-                        // Created under the state's lock: no release can slip past it.
-                        let released = Arc::clone(&h.released).notified_owned();
-                        if st.closes_cycle(self.owner, holder) {
-                            return Err(SqlError::user(
-                                state::DEADLOCK_DETECTED,
-                                "deadlock detected: transactions wait for each other's rows",
-                            ));
+                };
+                let blockers: Vec<u64> = entry
+                    .holders
+                    .iter()
+                    .filter(|(o, m)| *o != owner && m.conflicts(mode))
+                    .map(|(o, _)| *o)
+                    .collect();
+                if blockers.is_empty() {
+                    match entry.holders.iter_mut().find(|(o, _)| *o == owner) {
+                        Some((_, held)) => *held = (*held).max(mode),
+                        None => {
+                            entry.holders.push((owner, mode));
+                            self.rows.push(row);
                         }
-                        st.waiting.insert(self.owner, holder);
-                        released
+                    }
+                    return Ok(true);
+                }
+                match policy {
+                    WaitPolicy::Wait => {}
+                    WaitPolicy::SkipLocked => return Ok(false),
+                    WaitPolicy::NoWait => {
+                        return Err(SqlError::user(
+                            state::LOCK_NOT_AVAILABLE,
+                            format!("could not obtain lock on row in relation \"{relation}\""),
+                        ));
                     }
                 }
+                // Created under the state's lock: no release can slip past it.
+                let released = Arc::clone(&entry.released).notified_owned();
+                if st.closes_cycle(owner, &blockers) {
+                    return Err(SqlError::user(
+                        state::DEADLOCK_DETECTED,
+                        "deadlock detected: transactions wait for each other's rows",
+                    ));
+                }
+                st.waiting.insert(owner, blockers);
+                released
             };
             let _waiting = Waiting {
                 locks: &self.locks,
@@ -138,10 +222,13 @@ impl HeldLocks {
         }
         let mut st = self.locks.state.lock();
         for row in self.rows.drain(..) {
-            if st.held.get(&row).is_some_and(|h| h.owner == self.owner)
-                && let Some(h) = st.held.remove(&row)
-            {
-                h.released.notify_waiters();
+            let Some(entry) = st.held.get_mut(&row) else {
+                continue;
+            };
+            entry.holders.retain(|(o, _)| *o != self.owner);
+            entry.released.notify_waiters();
+            if entry.holders.is_empty() {
+                st.held.remove(&row);
             }
         }
     }
@@ -158,26 +245,30 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    const X: LockMode = LockMode::Update;
+    const W: WaitPolicy = WaitPolicy::Wait;
+
     #[tokio::test]
     async fn a_second_owner_waits_until_the_first_releases() {
         let locks = Arc::new(RowLocks::default());
         let mut a = locks.owner();
         let mut b = locks.owner();
-        a.lock(1, b"k").await.unwrap();
-        a.lock(1, b"k").await.unwrap();
+        a.lock(1, b"k", X, W, "t").await.unwrap();
+        a.lock(1, b"k", X, W, "t").await.unwrap();
         let waiter = tokio::spawn(async move {
-            b.lock(1, b"k").await.unwrap();
+            b.lock(1, b"k", X, W, "t").await.unwrap();
             b
         });
         tokio::time::sleep(Duration::from_millis(50)).await;
         assert!(!waiter.is_finished(), "b waits while a holds the row");
-        a.lock(2, b"k").await.unwrap();
+        a.lock(2, b"k", X, W, "t").await.unwrap();
         drop(a);
         let b = tokio::time::timeout(Duration::from_secs(5), waiter)
             .await
             .expect("b gets the row once a is gone")
             .unwrap();
         assert_eq!(b.rows, [(1, b"k".to_vec())]);
+        assert!(locks.state.lock().held[&(1, b"k".to_vec())].holders == [(b.owner, X)]);
         assert!(locks.state.lock().waiting.is_empty());
     }
 
@@ -186,14 +277,14 @@ mod tests {
         let locks = Arc::new(RowLocks::default());
         let mut a = locks.owner();
         let mut b = locks.owner();
-        a.lock(1, b"x").await.unwrap();
-        b.lock(1, b"y").await.unwrap();
+        a.lock(1, b"x", X, W, "t").await.unwrap();
+        b.lock(1, b"y", X, W, "t").await.unwrap();
         let a_waits = tokio::spawn(async move {
-            let r = a.lock(1, b"y").await;
+            let r = a.lock(1, b"y", X, W, "t").await;
             (a, r)
         });
         tokio::time::sleep(Duration::from_millis(50)).await;
-        let e = tokio::time::timeout(Duration::from_secs(5), b.lock(1, b"x"))
+        let e = tokio::time::timeout(Duration::from_secs(5), b.lock(1, b"x", X, W, "t"))
             .await
             .expect("a deadlock is found, not waited out")
             .unwrap_err();
@@ -212,13 +303,14 @@ mod tests {
         let locks = Arc::new(RowLocks::default());
         let mut a = locks.owner();
         let mut b = locks.owner();
-        a.lock(1, b"x").await.unwrap();
-        let gave_up = tokio::time::timeout(Duration::from_millis(20), b.lock(1, b"x")).await;
+        a.lock(1, b"x", X, W, "t").await.unwrap();
+        let gave_up =
+            tokio::time::timeout(Duration::from_millis(20), b.lock(1, b"x", X, W, "t")).await;
         assert!(gave_up.is_err());
         assert!(locks.state.lock().waiting.is_empty());
         // With no stale edge, a may wait for b without a false deadlock.
-        b.lock(1, b"y").await.unwrap();
-        let a_waits = tokio::spawn(async move { a.lock(1, b"y").await });
+        b.lock(1, b"y", X, W, "t").await.unwrap();
+        let a_waits = tokio::spawn(async move { a.lock(1, b"y", X, W, "t").await });
         tokio::time::sleep(Duration::from_millis(20)).await;
         drop(b);
         tokio::time::timeout(Duration::from_secs(5), a_waits)
@@ -226,5 +318,99 @@ mod tests {
             .unwrap()
             .unwrap()
             .unwrap();
+    }
+
+    #[test]
+    fn the_modes_conflict_as_in_postgresql() {
+        use LockMode::*;
+        let modes = [KeyShare, Share, NoKeyUpdate, Update];
+        // PostgreSQL's table of conflicting row-level locks, row by row.
+        let expected = [
+            [false, false, false, true],
+            [false, false, true, true],
+            [false, true, true, true],
+            [true, true, true, true],
+        ];
+        for (i, a) in modes.iter().enumerate() {
+            for (j, b) in modes.iter().enumerate() {
+                assert_eq!(a.conflicts(*b), expected[i][j], "{a:?} against {b:?}");
+            }
+        }
+    }
+
+    #[tokio::test]
+    async fn shared_modes_coexist_and_an_update_waits_for_them_all() {
+        let locks = Arc::new(RowLocks::default());
+        let (mut a, mut b, mut c) = (locks.owner(), locks.owner(), locks.owner());
+        assert!(a.lock(1, b"r", LockMode::Share, W, "t").await.unwrap());
+        assert!(b.lock(1, b"r", LockMode::KeyShare, W, "t").await.unwrap());
+        let e = c
+            .lock(1, b"r", LockMode::NoKeyUpdate, WaitPolicy::NoWait, "t")
+            .await
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), "55P03");
+        assert!(e.to_string().contains("relation \"t\""), "{e}");
+        let skipped = c
+            .lock(1, b"r", LockMode::Update, WaitPolicy::SkipLocked, "t")
+            .await
+            .unwrap();
+        assert!(!skipped, "SKIP LOCKED gives the row up");
+        assert!(c.rows.is_empty());
+        let waiter = tokio::spawn(async move {
+            c.lock(1, b"r", LockMode::NoKeyUpdate, W, "t")
+                .await
+                .unwrap();
+            c
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!waiter.is_finished(), "NO KEY UPDATE waits for SHARE");
+        drop(a);
+        // KEY SHARE does not conflict with NO KEY UPDATE.
+        let c = tokio::time::timeout(Duration::from_secs(5), waiter)
+            .await
+            .expect("c gets the row once the share lock is gone")
+            .unwrap();
+        let holders = locks.state.lock().held[&(1, b"r".to_vec())].holders.clone();
+        assert_eq!(
+            holders,
+            [
+                (b.owner, LockMode::KeyShare),
+                (c.owner, LockMode::NoKeyUpdate)
+            ]
+        );
+    }
+
+    #[tokio::test]
+    async fn an_owner_strengthens_its_own_lock_once_others_let_go() {
+        let locks = Arc::new(RowLocks::default());
+        let (mut a, mut b) = (locks.owner(), locks.owner());
+        a.lock(1, b"r", LockMode::Share, W, "t").await.unwrap();
+        b.lock(1, b"r", LockMode::Share, W, "t").await.unwrap();
+        let upgrade = tokio::spawn(async move {
+            a.lock(1, b"r", X, W, "t").await.unwrap();
+            a
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(
+            !upgrade.is_finished(),
+            "the upgrade waits for the other share"
+        );
+        // b's own upgrade would close a cycle.
+        let e = b.lock(1, b"r", X, W, "t").await.unwrap_err();
+        assert_eq!(e.sqlstate(), "40P01");
+        drop(b);
+        let mut a = tokio::time::timeout(Duration::from_secs(5), upgrade)
+            .await
+            .unwrap()
+            .unwrap();
+        // A weaker request of a held row is already satisfied.
+        a.lock(1, b"r", LockMode::KeyShare, WaitPolicy::NoWait, "t")
+            .await
+            .unwrap();
+        assert_eq!(a.rows.len(), 1);
+        assert_eq!(
+            locks.state.lock().held[&(1, b"r".to_vec())].holders,
+            [(a.owner, X)]
+        );
     }
 }

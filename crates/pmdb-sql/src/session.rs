@@ -1,6 +1,8 @@
-//! The state every statement of every client session shares: the database, the catalog,
-//! the DataFusion context, the row locks and the runtime DataFusion's executions run on;
-//! a statement's session state at its read point; the parsing of SQL text.
+//! What a client session's statements run with: the database, the catalog, the row locks
+//! and the runtime DataFusion's executions run on, which every session shares, and a
+//! DataFusion context of the session's own (its settings: one client's `SET` reaches no
+//! other), over the tables and functions every context shares; a statement's session
+//! state at its read point; the parsing of SQL text.
 
 use std::sync::Arc;
 
@@ -22,6 +24,8 @@ use crate::row_locks::RowLocks;
 pub(crate) struct Session {
     pub db: Db,
     pub catalog: Arc<Catalog>,
+    /// The DataFusion context: the engine's own (which new sessions copy), or a client
+    /// session's.
     pub ctx: SessionContext,
     pub row_locks: Arc<RowLocks>,
     /// The SQL engine's own multi-threaded runtime.
@@ -29,6 +33,18 @@ pub(crate) struct Session {
 }
 
 impl Session {
+    /// The same database, catalog, locks and runtime, with a DataFusion context of its
+    /// own, copied from this one's (settings, functions; the tables are the same).
+    pub(crate) fn for_client(&self) -> Session {
+        Session {
+            db: self.db.clone(),
+            catalog: Arc::clone(&self.catalog),
+            ctx: SessionContext::new_with_state(self.ctx.state()),
+            row_locks: Arc::clone(&self.row_locks),
+            executor: self.executor.clone(),
+        }
+    }
+
     /// The session state a statement plans and runs with, at `read_point`.
     pub(crate) fn statement_state(&self, read_point: ReadPoint) -> SessionState {
         let mut state = self.ctx.state();
@@ -36,17 +52,13 @@ impl Session {
         state
     }
 
-    /// Runs a query (built by pmdb itself) at `read_point` and gives its batches.
-    pub(crate) async fn query(
+    /// Plans a statement (built by pmdb itself) at `read_point` and gives its batches.
+    pub(crate) async fn plan_and_collect(
         &self,
-        sql: &str,
+        statement: DfStatement,
         read_point: &ReadPoint,
     ) -> Result<Vec<RecordBatch>> {
         let state = self.statement_state(read_point.clone());
-        let mut statements = parse(sql)?;
-        let statement = statements
-            .pop_front()
-            .ok_or_else(|| SqlError::Query("no statement".into()))?;
         let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
         self.collect(DataFrame::new(state, plan)).await
     }
@@ -67,7 +79,8 @@ impl Session {
 
 /// Splits `sql` into statements: PostgreSQL's grammar first (it knows COPY FROM), then
 /// with `on` / `off` read as booleans where PostgreSQL takes them in COPY options
-/// (`FREEZE ON`, which pgbench sends), then DataFusion's own grammar (COPY TO, CREATE
+/// (`FREEZE ON`, which pgbench sends), then with the locking clauses the parser does not
+/// know rewritten ([`crate::lock_clauses::rewrite_clauses`]), then DataFusion's own grammar (COPY TO, CREATE
 /// EXTERNAL TABLE) for what both refuse.
 pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
     let statements = |s: Vec<datafusion::sql::sqlparser::ast::Statement>| {
@@ -79,7 +92,10 @@ pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
         Ok(s) => return Ok(statements(s)),
         Err(e) => e,
     };
-    if let Some(s) = with_boolean_options(sql).or_else(|| vacuum(sql)) {
+    if let Some(s) = with_boolean_options(sql)
+        .or_else(|| vacuum(sql))
+        .or_else(|| crate::lock_clauses::rewrite_clauses(sql))
+    {
         return Ok(statements(s));
     }
     DFParser::parse_sql_with_dialect(sql, &PostgreSqlDialect {})

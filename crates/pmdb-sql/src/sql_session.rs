@@ -63,6 +63,7 @@ enum Block {
 }
 
 pub struct SqlSession {
+    /// What the session's statements run with, its DataFusion context its own.
     shared: Arc<Session>,
     block: Block,
     /// The isolation and access mode of blocks that do not name theirs.
@@ -106,21 +107,23 @@ fn aborted() -> SqlError {
     )
 }
 
-/// Whether a statement may change data or the catalog (refused in a READ ONLY block).
+/// Whether a statement may change data or the catalog, or lock rows (refused in a READ
+/// ONLY block).
 fn writes(s: &Statement) -> bool {
-    matches!(
-        s,
-        Statement::Insert(_)
-            | Statement::Update(_)
-            | Statement::Delete(_)
-            | Statement::Copy { to: false, .. }
-            | Statement::CreateTable(_)
-            | Statement::CreateIndex(_)
-            | Statement::Drop { .. }
-            | Statement::Truncate(_)
-            | Statement::AlterTable(_)
-            | Statement::Analyze(_)
-    )
+    matches!(s, Statement::Query(q) if !q.locks.is_empty())
+        || matches!(
+            s,
+            Statement::Insert(_)
+                | Statement::Update(_)
+                | Statement::Delete(_)
+                | Statement::Copy { to: false, .. }
+                | Statement::CreateTable(_)
+                | Statement::CreateIndex(_)
+                | Statement::Drop { .. }
+                | Statement::Truncate(_)
+                | Statement::AlterTable(_)
+                | Statement::Analyze(_)
+        )
 }
 
 /// The open block's transaction, begun now if no statement ran in the block yet, else
@@ -146,14 +149,25 @@ fn begun(
 }
 
 impl SqlSession {
-    pub(crate) fn new(shared: Arc<Session>) -> SqlSession {
+    /// A session over what `engine` holds, with a DataFusion context of its own.
+    pub(crate) fn new(engine: &Session) -> SqlSession {
         SqlSession {
-            shared,
+            shared: Arc::new(engine.for_client()),
             block: Block::None,
             // PostgreSQL's default.
             default_isolation: Isolation::ReadCommitted,
             default_read_only: false,
         }
+    }
+
+    /// Sets an extension of the session's DataFusion configuration (how scans read).
+    pub(crate) fn set_extension<T: Send + Sync + 'static>(&self, value: Arc<T>) {
+        self.shared
+            .ctx
+            .state_ref()
+            .write()
+            .config_mut()
+            .set_extension(value);
     }
 
     /// The isolation of the open block, else of the blocks to come.
@@ -310,8 +324,14 @@ impl SqlSession {
     /// columns of its rows (`None` for a command), and the plan kept for its runs.
     pub async fn prepare(&self, statement: DfStatement) -> Result<Prepared> {
         let generation = self.shared.catalog.generation();
+        if let DfStatement::Statement(s) = &statement {
+            crate::unhonoured::check(s)?;
+            crate::locking::refuse_nested(s)?;
+        }
         let kind = match &statement {
             DfStatement::Statement(s) => match s.as_ref() {
+                // Its plan would not lock: it runs as a locking SELECT each time.
+                Statement::Query(q) if !q.locks.is_empty() => Kind::Described,
                 Statement::Insert(_) | Statement::Query(_) => Kind::Planned,
                 Statement::Update(_)
                 | Statement::Delete(_)

@@ -17,7 +17,7 @@ use crate::output::Output;
 use crate::prepared::{Plan, Prepared};
 use crate::read_point::ReadPoint;
 use crate::session::Session;
-use crate::{ddl, dml, fast_path};
+use crate::{ddl, dml, fast_path, locking, unhonoured};
 
 pub(crate) async fn run(
     session: &Session,
@@ -25,6 +25,13 @@ pub(crate) async fn run(
     statement: DfStatement,
 ) -> Result<Output> {
     if let DfStatement::Statement(s) = &statement {
+        unhonoured::check(s)?;
+        locking::refuse_nested(s)?;
+        if let Statement::Query(q) = s.as_ref()
+            && !q.locks.is_empty()
+        {
+            return locking::run(session, &read_point, q).await;
+        }
         if let Some(out) = fast_path::run(session, &read_point, s).await {
             return out;
         }

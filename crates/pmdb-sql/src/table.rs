@@ -245,6 +245,14 @@ impl TxnTable for Table {
         self.def.id
     }
 
+    fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    fn row_subtable(&self) -> &Subtable {
+        &self.rows
+    }
+
     /// Adds to `tx` the row count with `delta` rows more, as a write no other transaction
     /// conflicts on, and what keeps the segments honest: if the entry that says they
     /// hold the rows is there at the snapshot, its deletion; if not, a watch on it, so

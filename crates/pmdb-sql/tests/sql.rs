@@ -1,7 +1,9 @@
 //! SQL end to end over a real database: DDL, DML, queries, pushdown, errors and
 //! persistence across reopen.
 
-use datafusion::arrow::util::pretty::pretty_format_batches;
+mod common;
+
+use common::rows_of;
 use pmdb_engine::{Db, DbOptions};
 use pmdb_sql::{Output, SqlEngine, SqlError};
 
@@ -11,23 +13,7 @@ fn open(dir: &std::path::Path) -> SqlEngine {
 
 /// The rows of the last statement of `sql`, one string per row, columns joined by '|'.
 fn rows(sql: &SqlEngine, q: &str) -> Vec<String> {
-    match sql.execute(q).unwrap().pop().unwrap() {
-        Output::Rows { batches, .. } => {
-            let text = pretty_format_batches(&batches).unwrap().to_string();
-            text.lines()
-                .filter(|l| l.starts_with('|'))
-                .skip(1)
-                .map(|l| {
-                    l.trim_matches('|')
-                        .split('|')
-                        .map(str::trim)
-                        .collect::<Vec<_>>()
-                        .join("|")
-                })
-                .collect()
-        }
-        Output::Command(c) => panic!("{q}: a command ({c}), not rows"),
-    }
+    rows_of(sql.execute(q).unwrap().pop().unwrap())
 }
 
 fn command(sql: &SqlEngine, q: &str) -> String {

@@ -5,105 +5,10 @@
 //! state, READ ONLY and SERIALIZABLE blocks, and columnar segments that stay honest when a block changes
 //! a table whose segments hold its rows.
 
-use datafusion::arrow::util::pretty::pretty_format_batches;
-use pmdb_engine::{Db, DbOptions};
-use pmdb_sql::{Output, SqlEngine, SqlError, SqlSession, TxnStatus};
+mod common;
 
-struct Fixture {
-    _dir: tempfile::TempDir,
-    rt: tokio::runtime::Runtime,
-    engine: SqlEngine,
-}
-
-impl Fixture {
-    fn new(setup: &str) -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
-        engine.execute(setup).unwrap();
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        Fixture {
-            _dir: dir,
-            rt,
-            engine,
-        }
-    }
-
-    fn session(&self) -> SqlSession {
-        self.engine.session()
-    }
-
-    fn try_run(&self, s: &mut SqlSession, sql: &str) -> Result<Output, SqlError> {
-        self.rt
-            .block_on(s.execute(sql))
-            .map(|mut out| out.pop().expect("a statement"))
-    }
-
-    fn run(&self, s: &mut SqlSession, sql: &str) -> Output {
-        self.try_run(s, sql)
-            .unwrap_or_else(|e| panic!("{sql}: {e}"))
-    }
-
-    fn tag(&self, s: &mut SqlSession, sql: &str) -> String {
-        match self.run(s, sql) {
-            Output::Command(tag) => tag,
-            Output::Rows { .. } => panic!("{sql}: rows, not a command"),
-        }
-    }
-
-    /// The rows of a query, one string per row, columns joined by '|'.
-    fn rows(&self, s: &mut SqlSession, sql: &str) -> Vec<String> {
-        match self.run(s, sql) {
-            Output::Rows { batches, .. } => pretty_format_batches(&batches)
-                .unwrap()
-                .to_string()
-                .lines()
-                .filter(|l| l.starts_with('|'))
-                .skip(1)
-                .map(|l| {
-                    l.trim_matches('|')
-                        .split('|')
-                        .map(str::trim)
-                        .collect::<Vec<_>>()
-                        .join("|")
-                })
-                .collect(),
-            Output::Command(c) => panic!("{sql}: a command ({c}), not rows"),
-        }
-    }
-
-    /// Starts `sql` in session `s` without waiting for it: it may wait for a row lock
-    /// another session holds.
-    fn start(
-        &self,
-        mut s: SqlSession,
-        sql: &'static str,
-    ) -> tokio::task::JoinHandle<(SqlSession, Result<Output, SqlError>)> {
-        self.rt.spawn(async move {
-            let out = s
-                .execute(sql)
-                .await
-                .map(|mut o| o.pop().expect("a statement"));
-            (s, out)
-        })
-    }
-
-    /// Asserts that a started statement is still waiting.
-    fn still_waiting<T>(&self, started: &tokio::task::JoinHandle<T>) {
-        std::thread::sleep(std::time::Duration::from_millis(100));
-        assert!(!started.is_finished(), "the statement waits for a row lock");
-    }
-
-    fn finish(
-        &self,
-        started: tokio::task::JoinHandle<(SqlSession, Result<Output, SqlError>)>,
-    ) -> (SqlSession, Result<Output, SqlError>) {
-        self.rt.block_on(started).expect("the statement's task")
-    }
-
-    fn sqlstate(&self, s: &mut SqlSession, sql: &str) -> &'static str {
-        self.try_run(s, sql).expect_err(sql).sqlstate()
-    }
-}
+use common::Fixture;
+use pmdb_sql::{Output, SqlSession, TxnStatus};
 
 const ACCOUNTS: &str = "
     CREATE TABLE accounts (id INT PRIMARY KEY, owner VARCHAR(20), balance BIGINT);
@@ -171,7 +76,7 @@ fn the_second_of_two_conflicting_blocks_fails_with_40001_and_applies_nothing() {
     let f = Fixture::new(ACCOUNTS);
     let (mut a, mut b) = (f.session(), f.session());
     // Under REPEATABLE READ, b waits for the row a holds, and a's commit then makes b's
-    // snapshot too old for its write.
+    // snapshot too old for its write: the statement fails, as in PostgreSQL.
     f.tag(&mut a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
     f.tag(&mut b, "BEGIN ISOLATION LEVEL REPEATABLE READ");
     f.rows(&mut b, "SELECT count(*) FROM accounts");
@@ -183,8 +88,31 @@ fn the_second_of_two_conflicting_blocks_fails_with_40001_and_applies_nothing() {
     f.still_waiting(&waiting);
     f.tag(&mut a, "COMMIT");
     let (mut b, updated) = f.finish(waiting);
-    updated.unwrap();
+    assert_eq!(updated.unwrap_err().sqlstate(), "40001");
+    assert_eq!(b.status(), TxnStatus::Failed);
+    f.tag(&mut b, "ROLLBACK");
+    // So does a write that finds its row by another column.
+    f.tag(&mut a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    f.tag(&mut b, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    f.rows(&mut b, "SELECT count(*) FROM accounts");
+    f.tag(
+        &mut a,
+        "UPDATE accounts SET balance = 0 WHERE owner = 'grace'",
+    );
+    let waiting = f.start(b, "UPDATE accounts SET balance = 1 WHERE owner = 'grace'");
+    f.still_waiting(&waiting);
+    f.tag(&mut a, "COMMIT");
+    let (mut b, updated) = f.finish(waiting);
+    assert_eq!(updated.unwrap_err().sqlstate(), "40001");
+    f.tag(&mut b, "ROLLBACK");
+    // Writes that take no row lock are left to validation at COMMIT, which fails the
+    // whole block and applies none of it.
+    f.tag(&mut a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    f.tag(&mut b, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+    f.tag(&mut a, "INSERT INTO accounts VALUES (4, 'a', 4)");
     f.tag(&mut b, "INSERT INTO accounts VALUES (5, 'b', 5)");
+    f.tag(&mut b, "INSERT INTO accounts VALUES (4, 'b', 4)");
+    f.tag(&mut a, "COMMIT");
     assert_eq!(f.sqlstate(&mut b, "COMMIT"), "40001");
     assert_eq!(
         b.status(),
@@ -192,25 +120,11 @@ fn the_second_of_two_conflicting_blocks_fails_with_40001_and_applies_nothing() {
         "the failed commit ended the block"
     );
     assert_eq!(
-        f.rows(&mut b, "SELECT id, balance FROM accounts ORDER BY id"),
-        ["1|90", "2|50", "3|0"]
-    );
-    // Writes that take no row lock (not by primary key) are left to validation alone.
-    f.tag(&mut a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
-    f.tag(&mut b, "BEGIN ISOLATION LEVEL REPEATABLE READ");
-    f.tag(
-        &mut a,
-        "UPDATE accounts SET balance = 0 WHERE owner = 'grace'",
-    );
-    f.tag(
-        &mut b,
-        "UPDATE accounts SET balance = 1 WHERE owner = 'grace'",
-    );
-    f.tag(&mut b, "COMMIT");
-    assert_eq!(f.sqlstate(&mut a, "COMMIT"), "40001");
-    assert_eq!(
-        f.rows(&mut a, "SELECT balance FROM accounts WHERE id = 2"),
-        ["1"]
+        f.rows(
+            &mut b,
+            "SELECT id, owner, balance FROM accounts ORDER BY id"
+        ),
+        ["1|ada|90", "2|grace|0", "3|edsger|0", "4|a|4"]
     );
 }
 
@@ -450,4 +364,24 @@ fn a_block_reads_the_snapshot_of_its_first_statement_not_of_begin() {
         "25001"
     );
     f.tag(&mut a, "ROLLBACK");
+}
+
+#[test]
+fn one_sessions_set_reaches_no_other() {
+    let f = Fixture::new(ACCOUNTS);
+    let (mut a, mut b) = (f.session(), f.session());
+    const SETTING: &str = "SELECT value FROM information_schema.df_settings \
+                           WHERE name = 'datafusion.execution.batch_size'";
+    let default = f.rows(&mut b, SETTING);
+    assert_ne!(default, ["7"]);
+    f.tag(&mut a, "SET datafusion.execution.batch_size = 7");
+    assert_eq!(f.rows(&mut a, SETTING), ["7"]);
+    assert_eq!(f.rows(&mut b, SETTING), default, "b keeps its own settings");
+    assert_eq!(
+        f.rows(&mut f.session(), SETTING),
+        default,
+        "a new session starts from the defaults"
+    );
+    // a's setting is in force for its own queries.
+    assert_eq!(f.rows(&mut a, "SELECT count(*) FROM accounts"), ["3"]);
 }

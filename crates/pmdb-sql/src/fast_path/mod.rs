@@ -26,6 +26,7 @@ use crate::error::{Result, SqlError, state};
 use crate::output::Output;
 use crate::pushdown::value_of;
 use crate::read_point::ReadPoint;
+use crate::row_locks::{LockMode, WaitPolicy};
 use crate::session::Session;
 use crate::table::{Table, TableWriter};
 use crate::types::{SqlType, Value};
@@ -96,21 +97,31 @@ pub(crate) async fn execute(
                 .iter()
                 .map(|(target, change)| Some((*target, change.resolve(table, *target, params)?)))
                 .collect::<Option<Vec<_>>>()?;
-            let n = change_row(session, table, read_point, &key, |writer, old| {
-                let mut new = old.clone();
-                for (target, change) in &changes {
-                    new[*target] = change.apply(&old, table.types()[*target])?;
-                }
-                writer.update(&key, &old, &new)
-            })
+            let n = change_row(
+                session,
+                table,
+                read_point,
+                (&key, LockMode::NoKeyUpdate),
+                |writer, old| {
+                    let mut new = old.clone();
+                    for (target, change) in &changes {
+                        new[*target] = change.apply(&old, table.types()[*target])?;
+                    }
+                    writer.update(&key, &old, &new)
+                },
+            )
             .await?;
             Some(n.map(|n| command("UPDATE ", n)))
         }
         Kind::Delete { key } => {
             let key = row_key(table, key, params)?;
-            let n = change_row(session, table, read_point, &key, |writer, old| {
-                writer.delete(&key, &old)
-            })
+            let n = change_row(
+                session,
+                table,
+                read_point,
+                (&key, LockMode::Update),
+                |writer, old| writer.delete(&key, &old),
+            )
             .await?;
             Some(n.map(|n| command("DELETE ", n)))
         }
@@ -143,21 +154,19 @@ async fn locked<R>(
     session: &Session,
     table: &Arc<Table>,
     read_point: &ReadPoint,
-    row: Option<&[u8]>,
+    row: Option<(&[u8], LockMode)>,
     f: impl FnOnce(&mut TableWriter<'_>, &ReadPoint) -> Result<R>,
 ) -> Option<Result<R>> {
     // The row's lock first: it may be held until another block ends, and no table lock
     // may be held meanwhile.
-    let _row = match row {
-        Some(key) => match read_point
-            .lock_row(&session.row_locks, table.def().id, key)
+    let mut locker = read_point.locker(&session.row_locks);
+    if let Some((key, mode)) = row
+        && let Err(e) = locker
+            .lock(table.as_ref(), key, mode, WaitPolicy::Wait)
             .await
-        {
-            Ok(held) => held,
-            Err(e) => return Some(Err(e)),
-        },
-        None => None,
-    };
+    {
+        return Some(Err(e));
+    }
     let (current, _guard) = match session.catalog.lock_table_async(&table.def().name).await {
         Ok(locked) => locked,
         Err(e) => return Some(Err(e)),
@@ -184,14 +193,14 @@ async fn change_row(
     session: &Session,
     table: &Arc<Table>,
     read_point: &ReadPoint,
-    key: &[u8],
+    (key, mode): (&[u8], LockMode),
     f: impl FnOnce(&mut TableWriter<'_>, Vec<Value>) -> Result<()>,
 ) -> Option<Result<usize>> {
     locked(
         session,
         table,
         read_point,
-        Some(key),
+        Some((key, mode)),
         |writer, read_point| {
             let Some(old) = read_row(table, read_point, key)? else {
                 return Ok(0);
@@ -216,7 +225,7 @@ fn select(
     key: &[u8],
     projection: &[usize],
 ) -> Result<Output> {
-    let schema = arrow_schema(table.def(), false);
+    let schema = arrow_schema(table.def(), None);
     let mut builder = BatchBuilder::new(Arc::from(table.types()), &schema, projection, 1);
     read_point.get(table.rows(), key, |row| match row {
         Some(bytes) => builder

@@ -1,0 +1,171 @@
+//! Clauses the parser accepts and nothing in pmdb (or in DataFusion's planner) honours:
+//! each is refused with 0A000 before a statement is planned or run, so that no
+//! statement is accepted and quietly done otherwise than it says. Clauses that are only
+//! hints with no effect on a result (table options, index ordering, `CONCURRENTLY`,
+//! `TRUNCATE … CASCADE` with no foreign keys to follow) are left alone.
+
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::{
+    Expr, GroupByExpr, JoinConstraint, JoinOperator, Query, Select, Statement, TableFactor, Visit,
+    Visitor, WindowType,
+};
+
+use crate::error::{Result, SqlError, state};
+
+/// Refuses `statement` if it holds a clause pmdb would not honour.
+pub(crate) fn check(statement: &Statement) -> Result<()> {
+    let mut audit = Audit(None);
+    let _ = statement.visit(&mut audit);
+    match audit.0 {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+struct Audit(Option<SqlError>);
+
+impl Audit {
+    fn refuse(&mut self, what: &str) -> ControlFlow<()> {
+        self.0 = Some(SqlError::unsupported(format!("{what} is not supported")));
+        ControlFlow::Break(())
+    }
+}
+
+impl Visitor for Audit {
+    type Break = ();
+
+    fn pre_visit_statement(&mut self, s: &Statement) -> ControlFlow<()> {
+        match s {
+            Statement::Explain {
+                options: Some(_), ..
+            } => {
+                self.refuse("EXPLAIN with options in parentheses (use EXPLAIN or EXPLAIN ANALYZE)")
+            }
+            Statement::Prepare { .. } | Statement::Execute { .. } => self.refuse(
+                "PREPARE / EXECUTE in SQL (prepare through the protocol's extended query flow)",
+            ),
+            Statement::CreateSchema { .. } | Statement::CreateDatabase { .. } => self
+                .refuse("CREATE SCHEMA / CREATE DATABASE (pmdb has one database, schema public)"),
+            Statement::Truncate(t) if t.partitions.is_some() => self.refuse("TRUNCATE … PARTITION"),
+            Statement::CreateTable(c) => {
+                if c.inherits.is_some() {
+                    return self.refuse("CREATE TABLE … INHERITS");
+                }
+                if c.partition_by.is_some() || c.partition_of.is_some() {
+                    return self.refuse("partitioned tables");
+                }
+                if c.like.is_some() || c.clone.is_some() {
+                    return self.refuse("CREATE TABLE … LIKE / CLONE");
+                }
+                if c.on_commit.is_some() {
+                    return self.refuse("ON COMMIT");
+                }
+                ControlFlow::Continue(())
+            }
+            Statement::Update(u) if u.output.is_some() => self.refuse("UPDATE … OUTPUT"),
+            Statement::Delete(d) if d.output.is_some() => self.refuse("DELETE … OUTPUT"),
+            _ => ControlFlow::Continue(()),
+        }
+    }
+
+    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        if q.for_clause.is_some() {
+            return self.refuse("FOR XML / FOR JSON / FOR BROWSE");
+        }
+        if q.settings.is_some() || q.format_clause.is_some() {
+            return self.refuse("SETTINGS / FORMAT after a query");
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_select(&mut self, s: &Select) -> ControlFlow<()> {
+        if !s.connect_by.is_empty() {
+            return self.refuse("CONNECT BY");
+        }
+        if s.into.is_some() {
+            return self.refuse("SELECT … INTO (use CREATE TABLE and INSERT … SELECT)");
+        }
+        if s.prewhere.is_some() || s.value_table_mode.is_some() || s.exclude.is_some() {
+            return self.refuse("PREWHERE, SELECT AS VALUE or EXCLUDE");
+        }
+        let modifiers = match &s.group_by {
+            GroupByExpr::All(m) | GroupByExpr::Expressions(_, m) => m,
+        };
+        if !modifiers.is_empty() {
+            return self.refuse("GROUP BY modifiers (WITH ROLLUP, GROUPING SETS after the list)");
+        }
+        for from in &s.from {
+            for join in &from.joins {
+                if join.global {
+                    return self.refuse("GLOBAL JOIN");
+                }
+                if let JoinOperator::Join(JoinConstraint::None)
+                | JoinOperator::Inner(JoinConstraint::None)
+                | JoinOperator::Left(JoinConstraint::None)
+                | JoinOperator::LeftOuter(JoinConstraint::None)
+                | JoinOperator::Right(JoinConstraint::None)
+                | JoinOperator::RightOuter(JoinConstraint::None)
+                | JoinOperator::FullOuter(JoinConstraint::None) = &join.join_operator
+                {
+                    self.0 = Some(SqlError::user(
+                        state::SYNTAX,
+                        "syntax error: JOIN needs ON or USING (or write CROSS JOIN)",
+                    ));
+                    return ControlFlow::Break(());
+                }
+            }
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_table_factor(&mut self, t: &TableFactor) -> ControlFlow<()> {
+        let (sample, ordinality, hints, alias) = match t {
+            TableFactor::Table {
+                sample,
+                with_ordinality,
+                with_hints,
+                alias,
+                ..
+            } => (
+                sample.is_some(),
+                *with_ordinality,
+                !with_hints.is_empty(),
+                alias,
+            ),
+            TableFactor::Derived { sample, alias, .. } => (sample.is_some(), false, false, alias),
+            TableFactor::Function {
+                with_ordinality,
+                alias,
+                ..
+            } => (false, *with_ordinality, false, alias),
+            _ => return ControlFlow::Continue(()),
+        };
+        if sample {
+            return self.refuse("TABLESAMPLE");
+        }
+        if ordinality {
+            return self.refuse("WITH ORDINALITY");
+        }
+        if hints {
+            return self.refuse("table hints");
+        }
+        if alias
+            .as_ref()
+            .is_some_and(|a| a.columns.iter().any(|c| c.data_type.is_some()))
+        {
+            return self.refuse("column types in a table alias");
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn pre_visit_expr(&mut self, e: &Expr) -> ControlFlow<()> {
+        if let Expr::Function(f) = e
+            && let Some(WindowType::WindowSpec(spec)) = &f.over
+            && spec.window_name.is_some()
+        {
+            return self.refuse("a window definition that names another window");
+        }
+        ControlFlow::Continue(())
+    }
+}

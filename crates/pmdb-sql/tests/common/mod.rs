@@ -1,0 +1,110 @@
+//! What the SQL tests share: a database in a temporary directory with client sessions
+//! on it, statements started without waiting for them (they may wait for row locks),
+//! and results as one string per row.
+
+#![allow(dead_code)]
+
+use std::time::Duration;
+
+use datafusion::arrow::util::pretty::pretty_format_batches;
+use pmdb_engine::{Db, DbOptions};
+use pmdb_sql::{Output, SqlEngine, SqlError, SqlSession};
+
+/// A result's rows, one string per row, columns joined by '|'.
+pub fn rows_of(out: Output) -> Vec<String> {
+    match out {
+        Output::Rows { batches, .. } => pretty_format_batches(&batches)
+            .unwrap()
+            .to_string()
+            .lines()
+            .filter(|l| l.starts_with('|'))
+            .skip(1)
+            .map(|l| {
+                l.trim_matches('|')
+                    .split('|')
+                    .map(str::trim)
+                    .collect::<Vec<_>>()
+                    .join("|")
+            })
+            .collect(),
+        Output::Command(c) => panic!("a command ({c}), not rows"),
+    }
+}
+
+pub type Started = tokio::task::JoinHandle<(SqlSession, Result<Output, SqlError>)>;
+
+pub struct Fixture {
+    _dir: tempfile::TempDir,
+    pub rt: tokio::runtime::Runtime,
+    pub engine: SqlEngine,
+}
+
+impl Fixture {
+    pub fn new(setup: &str) -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
+        engine.execute(setup).unwrap();
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        Fixture {
+            _dir: dir,
+            rt,
+            engine,
+        }
+    }
+
+    pub fn session(&self) -> SqlSession {
+        self.engine.session()
+    }
+
+    pub fn try_run(&self, s: &mut SqlSession, sql: &str) -> Result<Output, SqlError> {
+        self.rt
+            .block_on(s.execute(sql))
+            .map(|mut out| out.pop().expect("a statement"))
+    }
+
+    pub fn run(&self, s: &mut SqlSession, sql: &str) -> Output {
+        self.try_run(s, sql)
+            .unwrap_or_else(|e| panic!("{sql}: {e}"))
+    }
+
+    pub fn tag(&self, s: &mut SqlSession, sql: &str) -> String {
+        match self.run(s, sql) {
+            Output::Command(tag) => tag,
+            Output::Rows { .. } => panic!("{sql}: rows, not a command"),
+        }
+    }
+
+    /// The rows of a query, one string per row, columns joined by '|'.
+    pub fn rows(&self, s: &mut SqlSession, sql: &str) -> Vec<String> {
+        rows_of(self.run(s, sql))
+    }
+
+    /// Starts `sql` in session `s` without waiting for it: it may wait for a row lock
+    /// another session holds.
+    pub fn start(&self, mut s: SqlSession, sql: &'static str) -> Started {
+        self.rt.spawn(async move {
+            let out = s
+                .execute(sql)
+                .await
+                .map(|mut o| o.pop().expect("a statement"));
+            (s, out)
+        })
+    }
+
+    /// Asserts that a started statement is still waiting.
+    pub fn still_waiting<T>(&self, started: &tokio::task::JoinHandle<T>) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!started.is_finished(), "the statement waits for a row lock");
+    }
+
+    pub fn finish(&self, started: Started) -> (SqlSession, Result<Output, SqlError>) {
+        self.rt
+            .block_on(async { tokio::time::timeout(Duration::from_secs(10), started).await })
+            .expect("the statement ends")
+            .expect("the statement's task")
+    }
+
+    pub fn sqlstate(&self, s: &mut SqlSession, sql: &str) -> &'static str {
+        self.try_run(s, sql).expect_err(sql).sqlstate()
+    }
+}
