@@ -23,6 +23,7 @@ use futures::StreamExt;
 use std::sync::Arc;
 
 use crate::arrow_conv::{arrow_type, cast_to_column, row_values};
+use crate::ast_shape::plain_table;
 use crate::ddl::{ident_name, object_name};
 use crate::error::df_error;
 use crate::error::{Result, SqlError, state};
@@ -41,19 +42,8 @@ fn target(t: &TableWithJoins) -> Result<(String, String)> {
             "a join in the target of UPDATE or DELETE: put the other tables in FROM or USING",
         ));
     }
-    match &t.relation {
-        TableFactor::Table {
-            name,
-            alias,
-            args: None,
-            with_hints,
-            version: None,
-            with_ordinality: false,
-            partitions,
-            json_path: None,
-            sample: None,
-            index_hints,
-        } if with_hints.is_empty() && partitions.is_empty() && index_hints.is_empty() => {
+    match plain_table(&t.relation) {
+        Some((name, alias)) => {
             let name = object_name(name)?;
             let alias = match alias {
                 Some(a) if !a.columns.is_empty() => {
@@ -66,8 +56,9 @@ fn target(t: &TableWithJoins) -> Result<(String, String)> {
             };
             Ok((name, alias))
         }
-        other => Err(SqlError::unsupported(format!(
-            "{other} as the target of UPDATE or DELETE"
+        None => Err(SqlError::unsupported(format!(
+            "{} as the target of UPDATE or DELETE",
+            t.relation
         ))),
     }
 }

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 mod arrow_conv;
+mod ast_shape;
 pub mod catalog;
 mod column_chunk;
 mod copy_in;

@@ -9,7 +9,7 @@ use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::catalog::{SchemaProvider, Session, TableProvider};
-use datafusion::common::Result as DfResult;
+use datafusion::common::{Constraint, Constraints, Result as DfResult};
 use datafusion::datasource::TableType;
 use datafusion::datasource::sink::{DataSink, DataSinkExec};
 use datafusion::error::DataFusionError;
@@ -99,15 +99,27 @@ pub struct TableSource {
     catalog: Arc<Catalog>,
     table: Arc<Table>,
     schema: SchemaRef,
+    /// The primary key, so that the planner knows what it determines (a query may group
+    /// by the key and select the table's other columns, as in PostgreSQL).
+    constraints: Option<Constraints>,
 }
 
 impl TableSource {
     pub fn new(catalog: Arc<Catalog>, table: Arc<Table>, key: Option<String>) -> TableSource {
         let schema = arrow_schema(table.def(), key.as_deref());
+        let key_columns: Vec<usize> = table
+            .def()
+            .primary_key
+            .iter()
+            .map(|&c| usize::from(c))
+            .collect();
+        let constraints = (!key_columns.is_empty())
+            .then(|| Constraints::new_unverified(vec![Constraint::PrimaryKey(key_columns)]));
         TableSource {
             catalog,
             table,
             schema,
+            constraints,
         }
     }
 
@@ -160,6 +172,10 @@ impl TableProvider for TableSource {
 
     fn table_type(&self) -> TableType {
         TableType::Base
+    }
+
+    fn constraints(&self) -> Option<&Constraints> {
+        self.constraints.as_ref()
     }
 
     async fn scan(

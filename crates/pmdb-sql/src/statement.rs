@@ -27,13 +27,13 @@ pub(crate) async fn run(
     if let DfStatement::Statement(s) = &statement {
         unhonoured::check(s)?;
         locking::refuse_nested(s)?;
+        if let Some(out) = fast_path::run(session, &read_point, s).await {
+            return out;
+        }
         if let Statement::Query(q) = s.as_ref()
             && !q.locks.is_empty()
         {
             return locking::run(session, &read_point, q).await;
-        }
-        if let Some(out) = fast_path::run(session, &read_point, s).await {
-            return out;
         }
         match s.as_ref() {
             Statement::CreateTable(create) => {

@@ -34,7 +34,9 @@ fn fast_and_general_paths_agree() {
             "CREATE TABLE {t} (id INT PRIMARY KEY, small SMALLINT, n BIGINT NOT NULL,
                               name VARCHAR(8), price DECIMAL(8,2), ok BOOLEAN, at TIMESTAMP);
              CREATE INDEX {t}_by_name ON {t} (name);
-             INSERT INTO {t} VALUES (1, 1, 10, 'a', 1.50, true, NULL), (2, 32767, 20, 'b', NULL, false, NULL)"
+             INSERT INTO {t} VALUES (1, 1, 10, 'a', 1.50, true, NULL), (2, 32767, 20, 'b', NULL, false, NULL);
+             CREATE TABLE {t}_district (w INT, d INT, v BIGINT, PRIMARY KEY (w, d));
+             INSERT INTO {t}_district VALUES (1, 1, 100), (1, 2, 200), (2, 1, 300)"
         ))
         .unwrap();
     }
@@ -108,6 +110,35 @@ fn fast_and_general_paths_agree() {
             "SELECT id FROM {t} WHERE name = 'z'",
             "SELECT id FROM {t} WHERE name = 'z' AND true",
         ),
+        // A key of two columns, named in either order; locking reads.
+        (
+            "SELECT * FROM {t}_district WHERE d = 2 AND w = 1",
+            "SELECT * FROM {t}_district WHERE d = 2 AND w = 1 AND true",
+        ),
+        (
+            "UPDATE {t}_district SET v = v + 1 WHERE w = 1 AND d = 2",
+            "UPDATE {t}_district SET v = v + 1 WHERE w = 1 AND d = 2 AND true",
+        ),
+        (
+            "SELECT v, d FROM {t}_district WHERE w = 1 AND d = 2 FOR UPDATE",
+            "SELECT v, d FROM {t}_district WHERE w = 1 AND d = 2 AND true FOR UPDATE",
+        ),
+        (
+            "SELECT * FROM {t} WHERE id = 2 FOR NO KEY UPDATE NOWAIT",
+            "SELECT * FROM {t} WHERE id = 2 AND true FOR NO KEY UPDATE NOWAIT",
+        ),
+        (
+            "SELECT v FROM {t}_district WHERE w = 3 AND d = 1 FOR SHARE",
+            "SELECT v FROM {t}_district WHERE w = 3 AND d = 1 AND true FOR SHARE",
+        ),
+        (
+            "DELETE FROM {t}_district WHERE d = 1 AND w = 2",
+            "DELETE FROM {t}_district WHERE d = 1 AND w = 2 AND true",
+        ),
+        (
+            "SELECT * FROM {t}_district WHERE w = 1 AND w = 1",
+            "SELECT * FROM {t}_district WHERE w = 1 AND w = 1 AND true",
+        ),
     ];
     for (fast, general) in pairs {
         let a = show(sql.execute(&fast.replace("{t}", "fast")));
@@ -115,6 +146,8 @@ fn fast_and_general_paths_agree() {
         assert_eq!(a, b, "{fast}");
     }
     let all = |t: &str| show(sql.execute(&format!("SELECT * FROM {t} ORDER BY id")));
+    assert_eq!(all("fast"), all("slow"));
+    let all = |t: &str| show(sql.execute(&format!("SELECT * FROM {t}_district ORDER BY w, d")));
     assert_eq!(all("fast"), all("slow"));
     // In a transaction block the fast path reads the block's own writes.
     sql.execute("BEGIN; UPDATE fast SET n = 1000 WHERE id = 1")

@@ -412,3 +412,30 @@ fn copy_loads_csv_files() {
     assert!(missing.to_string().contains("COPY accounts"), "{missing}");
     assert_eq!(rows(&sql, "SELECT count(*) FROM accounts"), ["6"]);
 }
+
+#[test]
+fn grouping_by_a_primary_key_determines_the_tables_other_columns() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(
+        "CREATE TABLE warehouse (w_id INT PRIMARY KEY, w_ytd DECIMAL(12,2));
+         CREATE TABLE history (h_id INT PRIMARY KEY, h_w_id INT, h_amount DECIMAL(6,2));
+         INSERT INTO warehouse VALUES (1, 30.00), (2, 5.00);
+         INSERT INTO history VALUES (1, 1, 10.00), (2, 1, 20.00), (3, 2, 4.00);",
+    )
+    .unwrap();
+    // As in PostgreSQL: w_ytd depends on the key w_id, so it needs no GROUP BY of its own.
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT w_id, w_ytd, sum(h_amount) FROM history, warehouse \
+             WHERE h_w_id = w_id GROUP BY w_id ORDER BY w_id"
+        ),
+        ["1|30.00|30.00", "2|5.00|4.00"]
+    );
+    // A column the key does not determine still needs one.
+    assert!(
+        sql.execute("SELECT h_w_id, h_amount FROM history GROUP BY h_w_id")
+            .is_err()
+    );
+}

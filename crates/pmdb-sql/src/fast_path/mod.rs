@@ -2,10 +2,13 @@
 //! rows of values, run straight on the engine, with no DataFusion planning (which costs a
 //! hundred times what the row's read or write does). Served here:
 //!
-//! - `SELECT col, … | * FROM t WHERE pk = v`
+//! - `SELECT col, … | * FROM t WHERE pk = v [FOR UPDATE | NO KEY UPDATE | SHARE | KEY
+//!   SHARE [NOWAIT | SKIP LOCKED]]`
 //! - `UPDATE t SET col = v | col = other_col ± v, … WHERE pk = v`
 //!   (integer columns for the arithmetic; the key itself is not assigned)
 //! - `DELETE FROM t WHERE pk = v`
+//!
+//! where `pk = v` is each column of the primary key equal to a value, joined by AND.
 //! - `INSERT INTO t [(col, …)] VALUES (v, …), …`
 //!
 //! where each `v` is a literal or a parameter `$n` of a prepared statement. A statement
@@ -33,7 +36,7 @@ use crate::types::{SqlType, Value};
 
 pub(crate) use recognise::recognise;
 pub(crate) use shape::Shape;
-use shape::{Kind, NewValue, Operand};
+use shape::{Kind, NewValue, Operand, RowLock};
 
 /// Runs `s` if the fast path serves it; `None` sends it the general way.
 pub(crate) async fn run(
@@ -62,14 +65,16 @@ fn resolve(op: &Operand, ty: SqlType, params: &[ScalarValue]) -> Option<Value> {
     }
 }
 
-/// The row key `key` names, if it is a value that is not NULL.
-fn row_key(table: &Table, key: &Operand, params: &[ScalarValue]) -> Option<Vec<u8>> {
-    let pk = *table.def().primary_key.first()? as usize;
-    let value = resolve(key, table.types()[pk], params)?;
-    if value == Value::Null {
-        return None;
-    }
-    table.key_for(&[value]).ok()
+/// The row key `key` names, if each of its values is one that is not NULL.
+fn row_key(table: &Table, key: &[Operand], params: &[ScalarValue]) -> Option<Vec<u8>> {
+    let pk = &table.def().primary_key;
+    let values = pk
+        .iter()
+        .zip(key)
+        .map(|(&column, op)| resolve(op, table.types()[usize::from(column)], params))
+        .map(|v| v.filter(|v| *v != Value::Null))
+        .collect::<Option<Vec<_>>>()?;
+    table.key_for(&values).ok()
 }
 
 /// Runs a recognised statement with `params` for its `$n`; `None` (nothing done) when a
@@ -87,9 +92,13 @@ pub(crate) async fn execute(
     }
     let command = |verb: &str, n: usize| Output::Command(format!("{verb}{n}"));
     match &shape.kind {
-        Kind::Select { key, projection } => {
+        Kind::Select {
+            key,
+            projection,
+            lock,
+        } => {
             let key = row_key(table, key, params)?;
-            Some(select(table, read_point, &key, projection))
+            Some(select(session, table, read_point, &key, projection, *lock).await)
         }
         Kind::Update { key, changes } => {
             let key = row_key(table, key, params)?;
@@ -219,14 +228,46 @@ fn read_row(table: &Table, read_point: &ReadPoint, key: &[u8]) -> Result<Option<
         .transpose()
 }
 
-fn select(
-    table: &Table,
+/// The row `key` names, locked first if `lock` asks for it (and read as it is once
+/// locked).
+async fn select(
+    session: &Session,
+    table: &Arc<Table>,
     read_point: &ReadPoint,
     key: &[u8],
+    projection: &[usize],
+    lock: Option<RowLock>,
+) -> Result<Output> {
+    // Held to the statement's end outside a block; a block's are the block's.
+    let mut locker = read_point.locker(&session.row_locks);
+    let mut read_point = read_point.clone();
+    if let Some(RowLock { mode, policy }) = lock {
+        if !locker.lock(table.as_ref(), key, mode, policy).await? {
+            return select_rows(table, &read_point, None, projection);
+        }
+        read_point = read_point.under_lock(&session.db);
+    }
+    select_rows(table, &read_point, Some(key), projection)
+}
+
+/// The row `key` names at `read_point` (none if `key` is `None`), as a result.
+fn select_rows(
+    table: &Table,
+    read_point: &ReadPoint,
+    key: Option<&[u8]>,
     projection: &[usize],
 ) -> Result<Output> {
     let schema = arrow_schema(table.def(), None);
     let mut builder = BatchBuilder::new(Arc::from(table.types()), &schema, projection, 1);
+    let Some(key) = key else {
+        return Ok(Output::Rows {
+            schema: builder
+                .finish()
+                .map_err(|e| SqlError::Query(e.to_string()))?
+                .schema(),
+            batches: vec![],
+        });
+    };
     read_point.get(table.rows(), key, |row| match row {
         Some(bytes) => builder
             .push(key, bytes)

@@ -1,15 +1,21 @@
-//! Which statements the fast path serves: a statement is taken only if printing back
-//! the parts recognised gives its exact text, so no clause can be overlooked.
+//! Which statements the fast path serves, recognised by the shape of their syntax tree.
+//! Each node is taken apart with every one of its fields named (no `..`), and each field
+//! that is not part of a served form must be empty: no clause can be overlooked, and a
+//! parser upgrade that adds a field fails to build here until the field is judged.
 
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
-    AssignmentTarget, BinaryOperator, Expr, FromTable, ObjectName, SelectItem, SetExpr, Statement,
-    TableFactor, TableObject, TableWithJoins, UnaryOperator, Value as Literal,
+    Assignment, AssignmentTarget, BinaryOperator, Delete, Expr, FromTable, GroupByExpr, Insert,
+    ObjectName, Query, Select, SelectFlavor, SelectItem, SetExpr, Statement, TableFactor,
+    TableObject, TableWithJoins, UnaryOperator, Update, Value as Literal, Values,
+    WildcardAdditionalOptions,
 };
 
-use super::shape::{Kind, NewValue, Operand, Shape};
+use super::shape::{Kind, NewValue, Operand, RowLock, Shape};
+use crate::ast_shape;
 use crate::ddl::{ident_name, object_name};
+use crate::lock_clauses::clause;
 use crate::session::Session;
 use crate::table::Table;
 use crate::types::{SqlType, Value};
@@ -17,52 +23,55 @@ use crate::types::{SqlType, Value};
 /// What the fast path does for `s`; `None` if it does not serve it.
 pub(crate) fn recognise(session: &Session, s: &Statement) -> Option<Shape> {
     match s {
-        Statement::Query(_) => select(session, s),
-        Statement::Update(_) => update(session, s),
-        Statement::Delete(_) => delete(session, s),
-        Statement::Insert(_) => insert(session, s),
+        Statement::Query(q) => select(session, q),
+        Statement::Update(u) => update(session, u),
+        Statement::Delete(d) => delete(session, d),
+        Statement::Insert(i) => insert(session, i),
         _ => None,
     }
 }
 
-/// The table a single plain table reference names.
-fn plain_table(t: &TableWithJoins, session: &Session) -> Option<(Arc<Table>, String)> {
-    if !t.joins.is_empty() {
-        return None;
+/// The table a plain reference names: no alias, no join, no clause of any kind.
+fn plain_table(t: &TableWithJoins, session: &Session) -> Option<Arc<Table>> {
+    let TableWithJoins { relation, joins } = t;
+    match ast_shape::plain_table(relation) {
+        Some((name, None)) if joins.is_empty() => table_named(session, name),
+        _ => None,
     }
-    let TableFactor::Table {
-        name, alias: None, ..
-    } = &t.relation
-    else {
-        return None;
-    };
-    let table = session.catalog.table(&object_name(name).ok()?)?;
-    Some((table, name.to_string()))
 }
 
-/// `pk = v` on a table with a one-column primary key: the key's operand, and the
-/// condition as printed back.
-fn key_equality(table: &Table, e: &Expr) -> Option<(Operand, String)> {
-    let Expr::BinaryOp {
-        left,
-        op: BinaryOperator::Eq,
-        right,
-    } = e
-    else {
-        return None;
-    };
-    let [pk] = table.def().primary_key.as_slice() else {
-        return None;
-    };
-    let column = column_of(table, left)?;
-    if column != *pk as usize {
-        return None;
+fn table_named(session: &Session, name: &ObjectName) -> Option<Arc<Table>> {
+    session.catalog.table(&object_name(name).ok()?)
+}
+
+/// `pk1 = v1 AND pk2 = v2 …`, each column of the primary key once, in any order: the
+/// key's operands in key order.
+fn key_equality(table: &Table, e: &Expr) -> Option<Vec<Operand>> {
+    let pk = &table.def().primary_key;
+    let mut key: Vec<Option<Operand>> = vec![None; pk.len()];
+    let mut conjuncts = vec![e];
+    while let Some(e) = conjuncts.pop() {
+        let Expr::BinaryOp { left, op, right } = e else {
+            return None;
+        };
+        match op {
+            BinaryOperator::And => {
+                conjuncts.push(left);
+                conjuncts.push(right);
+            }
+            BinaryOperator::Eq => {
+                let column = column_of(table, left)?;
+                let at = pk.iter().position(|&c| usize::from(c) == column)?;
+                let operand = operand(right, table.types()[column])?;
+                if matches!(operand, Operand::Value(Value::Null)) || key[at].is_some() {
+                    return None;
+                }
+                key[at] = Some(operand);
+            }
+            _ => return None,
+        }
     }
-    let key = operand(right, table.types()[column])?;
-    if matches!(key, Operand::Value(Value::Null)) {
-        return None;
-    }
-    Some((key, format!("{left} = {right}")))
+    key.into_iter().collect()
 }
 
 /// The position of the plain column `e` names.
@@ -128,32 +137,119 @@ fn number(n: &str, ty: SqlType) -> Option<Value> {
     })
 }
 
-fn select(session: &Session, s: &Statement) -> Option<Shape> {
-    let Statement::Query(q) = s else { return None };
-    let SetExpr::Select(sel) = q.body.as_ref() else {
+/// The one SELECT of a query with no clause around it but locking clauses that name
+/// its table (or none): the SELECT, and the lock the clauses ask for.
+fn bare_select(
+    q: &Query,
+    table_name: impl Fn(&Select) -> Option<String>,
+) -> Option<(&Select, Option<RowLock>)> {
+    let (SetExpr::Select(select), locks) = ast_shape::bare_query(q)? else {
         return None;
     };
-    let [from] = sel.from.as_slice() else {
+    let name = table_name(select)?;
+    let mut lock: Option<RowLock> = None;
+    for c in locks {
+        let c = clause(c).ok()?;
+        if c.of.as_ref().is_some_and(|of| *of != name) {
+            return None;
+        }
+        // Several clauses on one row: the strongest mode, NOWAIT or SKIP LOCKED only when
+        // all agree (else the general way sorts them out).
+        lock = Some(match lock {
+            None => RowLock {
+                mode: c.mode,
+                policy: c.policy,
+            },
+            Some(l) if l.policy == c.policy => RowLock {
+                mode: l.mode.max(c.mode),
+                policy: c.policy,
+            },
+            Some(_) => return None,
+        });
+    }
+    Some((select, lock))
+}
+
+fn select(session: &Session, q: &Query) -> Option<Shape> {
+    let from_name = |s: &Select| match s.from.as_slice() {
+        [
+            TableWithJoins {
+                relation: TableFactor::Table { name, .. },
+                ..
+            },
+        ] => object_name(name).ok(),
+        _ => None,
+    };
+    let (sel, lock) = bare_select(q, from_name)?;
+    let Select {
+        select_token: _,
+        optimizer_hints,
+        distinct: None,
+        select_modifiers: None,
+        top: None,
+        top_before_distinct: _,
+        projection,
+        exclude: None,
+        into: None,
+        from,
+        lateral_views,
+        prewhere: None,
+        selection: Some(selection),
+        connect_by,
+        group_by: GroupByExpr::Expressions(group_by, modifiers),
+        cluster_by,
+        distribute_by,
+        sort_by,
+        having: None,
+        named_window,
+        qualify: None,
+        window_before_qualify: _,
+        value_table_mode: None,
+        flavor: SelectFlavor::Standard,
+    } = sel
+    else {
         return None;
     };
-    let (table, name) = plain_table(from, session)?;
-    let (key, condition) = key_equality(&table, sel.selection.as_ref()?)?;
-    let mut projection = Vec::with_capacity(sel.projection.len());
-    for item in &sel.projection {
+    let empty = optimizer_hints.is_empty()
+        && lateral_views.is_empty()
+        && connect_by.is_empty()
+        && group_by.is_empty()
+        && modifiers.is_empty()
+        && cluster_by.is_empty()
+        && distribute_by.is_empty()
+        && sort_by.is_empty()
+        && named_window.is_empty();
+    let [from] = from.as_slice() else {
+        return None;
+    };
+    let table = plain_table(from, session).filter(|_| empty)?;
+    let key = key_equality(&table, selection)?;
+    let mut columns = Vec::with_capacity(projection.len());
+    for item in projection {
         match item {
-            SelectItem::Wildcard(w) if w.to_string() == "*" => {
-                projection.extend(0..table.types().len())
+            SelectItem::Wildcard(options) if *options == plain_wildcard(options) => {
+                columns.extend(0..table.types().len())
             }
-            SelectItem::UnnamedExpr(e) => projection.push(column_of(&table, e)?),
+            SelectItem::UnnamedExpr(e) => columns.push(column_of(&table, e)?),
             _ => return None,
         }
     }
-    let items: Vec<String> = sel.projection.iter().map(ToString::to_string).collect();
-    let canonical = format!("SELECT {} FROM {name} WHERE {condition}", items.join(", "));
-    (s.to_string() == canonical).then_some(Shape {
+    Some(Shape {
         table,
-        kind: Kind::Select { key, projection },
+        kind: Kind::Select {
+            key,
+            projection: columns,
+            lock,
+        },
     })
+}
+
+/// `*` as written with no option, keeping `options`' token.
+fn plain_wildcard(options: &WildcardAdditionalOptions) -> WildcardAdditionalOptions {
+    WildcardAdditionalOptions {
+        wildcard_token: options.wildcard_token.clone(),
+        ..Default::default()
+    }
 }
 
 fn new_value(table: &Table, target: usize, e: &Expr) -> Option<NewValue> {
@@ -185,13 +281,31 @@ fn new_value(table: &Table, target: usize, e: &Expr) -> Option<NewValue> {
     })
 }
 
-fn update(session: &Session, s: &Statement) -> Option<Shape> {
-    let Statement::Update(u) = s else { return None };
-    let (table, name) = plain_table(&u.table, session)?;
-    let (key, condition) = key_equality(&table, u.selection.as_ref()?)?;
-    let mut changes = Vec::with_capacity(u.assignments.len());
-    for a in &u.assignments {
-        let AssignmentTarget::ColumnName(ObjectName(parts)) = &a.target else {
+fn update(session: &Session, u: &Update) -> Option<Shape> {
+    let Update {
+        update_token: _,
+        optimizer_hints,
+        table,
+        assignments,
+        from: None,
+        selection: Some(selection),
+        returning: None,
+        output: None,
+        or: None,
+        order_by,
+        limit: None,
+    } = u
+    else {
+        return None;
+    };
+    if !optimizer_hints.is_empty() || !order_by.is_empty() {
+        return None;
+    }
+    let table = plain_table(table, session)?;
+    let key = key_equality(&table, selection)?;
+    let mut changes = Vec::with_capacity(assignments.len());
+    for Assignment { target, value } in assignments {
+        let AssignmentTarget::ColumnName(ObjectName(parts)) = target else {
             return None;
         };
         let [part] = parts.as_slice() else {
@@ -203,38 +317,87 @@ fn update(session: &Session, s: &Statement) -> Option<Shape> {
         {
             return None;
         }
-        changes.push((target, new_value(&table, target, &a.value)?));
+        changes.push((target, new_value(&table, target, value)?));
     }
-    let sets: Vec<String> = u.assignments.iter().map(ToString::to_string).collect();
-    let canonical = format!("UPDATE {name} SET {} WHERE {condition}", sets.join(", "));
-    (s.to_string() == canonical).then_some(Shape {
+    Some(Shape {
         table,
         kind: Kind::Update { key, changes },
     })
 }
 
-fn delete(session: &Session, s: &Statement) -> Option<Shape> {
-    let Statement::Delete(d) = s else { return None };
-    let (FromTable::WithFromKeyword(from) | FromTable::WithoutKeyword(from)) = &d.from;
+fn delete(session: &Session, d: &Delete) -> Option<Shape> {
+    let Delete {
+        delete_token: _,
+        optimizer_hints,
+        tables,
+        from: FromTable::WithFromKeyword(from),
+        using: None,
+        selection: Some(selection),
+        returning: None,
+        output: None,
+        order_by,
+        limit: None,
+    } = d
+    else {
+        return None;
+    };
+    if !optimizer_hints.is_empty() || !tables.is_empty() || !order_by.is_empty() {
+        return None;
+    }
     let [from] = from.as_slice() else { return None };
-    let (table, name) = plain_table(from, session)?;
-    let (key, condition) = key_equality(&table, d.selection.as_ref()?)?;
-    (s.to_string() == format!("DELETE FROM {name} WHERE {condition}")).then_some(Shape {
+    let table = plain_table(from, session)?;
+    let key = key_equality(&table, selection)?;
+    Some(Shape {
         table,
         kind: Kind::Delete { key },
     })
 }
 
-fn insert(session: &Session, s: &Statement) -> Option<Shape> {
-    let Statement::Insert(i) = s else { return None };
-    let TableObject::TableName(name) = &i.table else {
+fn insert(session: &Session, i: &Insert) -> Option<Shape> {
+    let Insert {
+        insert_token: _,
+        optimizer_hints,
+        or: None,
+        ignore: false,
+        into: true,
+        table: TableObject::TableName(name),
+        table_alias: None,
+        columns,
+        overwrite: false,
+        source: Some(source),
+        assignments,
+        partitioned: None,
+        after_columns,
+        has_table_keyword: false,
+        on: None,
+        returning: None,
+        output: None,
+        replace_into: false,
+        priority: None,
+        insert_alias: None,
+        settings: None,
+        format_clause: None,
+        multi_table_insert_type: None,
+        multi_table_into_clauses,
+        multi_table_when_clauses,
+        multi_table_else_clause: None,
+    } = i
+    else {
         return None;
     };
-    let table = session.catalog.table(&object_name(name).ok()?)?;
-    let positions: Vec<usize> = if i.columns.is_empty() {
+    if !optimizer_hints.is_empty()
+        || !assignments.is_empty()
+        || !after_columns.is_empty()
+        || !multi_table_into_clauses.is_empty()
+        || !multi_table_when_clauses.is_empty()
+    {
+        return None;
+    }
+    let table = table_named(session, name)?;
+    let positions: Vec<usize> = if columns.is_empty() {
         (0..table.types().len()).collect()
     } else {
-        i.columns
+        columns
             .iter()
             .map(|c| match c.0.as_slice() {
                 [part] => table.def().column(&ident_name(part.as_ident()?)),
@@ -245,11 +408,19 @@ fn insert(session: &Session, s: &Statement) -> Option<Shape> {
     if (1..positions.len()).any(|i| positions[..i].contains(&positions[i])) {
         return None;
     }
-    let SetExpr::Values(values) = i.source.as_ref()?.body.as_ref() else {
+    let (body, []) = ast_shape::bare_query(source)? else {
         return None;
     };
-    let mut rows = Vec::with_capacity(values.rows.len());
-    for exprs in &values.rows {
+    let SetExpr::Values(Values {
+        explicit_row: false,
+        value_keyword: _,
+        rows: values,
+    }) = body
+    else {
+        return None;
+    };
+    let mut rows = Vec::with_capacity(values.len());
+    for exprs in values {
         let exprs = &exprs.content;
         if exprs.len() != positions.len() {
             return None;
@@ -261,13 +432,7 @@ fn insert(session: &Session, s: &Statement) -> Option<Shape> {
             .collect::<Option<Vec<_>>>()?;
         rows.push(row);
     }
-    let columns = if i.columns.is_empty() {
-        String::new()
-    } else {
-        let names: Vec<String> = i.columns.iter().map(ToString::to_string).collect();
-        format!(" ({})", names.join(", "))
-    };
-    (s.to_string() == format!("INSERT INTO {name}{columns} {values}")).then_some(Shape {
+    Some(Shape {
         table,
         kind: Kind::Insert { positions, rows },
     })

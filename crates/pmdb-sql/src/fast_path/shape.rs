@@ -4,6 +4,7 @@
 
 use std::sync::Arc;
 
+use crate::row_locks::{LockMode, WaitPolicy};
 use crate::table::Table;
 use crate::types::Value;
 
@@ -29,19 +30,28 @@ pub(super) enum NewValue {
     },
 }
 
-/// What a statement does to its table, by its primary key or with rows of values.
+/// The row lock a `SELECT … FOR …` of one row asks for.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct RowLock {
+    pub mode: LockMode,
+    pub policy: WaitPolicy,
+}
+
+/// What a statement does to its table, by its primary key (its columns' operands in key
+/// order) or with rows of values.
 #[derive(Clone, Debug)]
 pub(super) enum Kind {
     Select {
-        key: Operand,
+        key: Vec<Operand>,
         projection: Vec<usize>,
+        lock: Option<RowLock>,
     },
     Update {
-        key: Operand,
+        key: Vec<Operand>,
         changes: Vec<(usize, NewValue)>,
     },
     Delete {
-        key: Operand,
+        key: Vec<Operand>,
     },
     Insert {
         positions: Vec<usize>,
