@@ -11,7 +11,6 @@
 //! The clauses themselves are read in [`crate::lock_clauses`].
 
 use std::collections::HashSet;
-use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, RecordBatch};
@@ -23,7 +22,7 @@ use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Distinct, ExcludeSelectItem, Expr, GroupByExpr, Ident, JoinOperator,
     LimitClause, ObjectName, Query, SelectItem, SelectItemQualifiedWildcardKind, SetExpr,
-    Statement, TableAlias, TableFactor, Value as Literal, Visit, Visitor,
+    Statement, TableAlias, TableFactor, Value as Literal,
 };
 
 use crate::ddl::{ident_name, object_name};
@@ -39,37 +38,6 @@ use crate::table::Table;
 /// Name of the output column that carries the stored key of locked table `i`.
 fn lock_column(i: usize) -> String {
     format!("__pmdb_lock_{i}")
-}
-
-/// Refuses locking clauses anywhere but at the top of a SELECT statement: pmdb does
-/// not lock the rows of subqueries, CTEs or INSERT … SELECT.
-pub(crate) fn refuse_nested(statement: &Statement) -> Result<()> {
-    struct Nested {
-        top: Option<*const Query>,
-        found: bool,
-    }
-    impl Visitor for Nested {
-        type Break = ();
-        fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
-            if !q.locks.is_empty() && self.top != Some(q as *const Query) {
-                self.found = true;
-                return ControlFlow::Break(());
-            }
-            ControlFlow::Continue(())
-        }
-    }
-    let top = match statement {
-        Statement::Query(q) => Some(q.as_ref() as *const Query),
-        _ => None,
-    };
-    let mut v = Nested { top, found: false };
-    let _ = statement.visit(&mut v);
-    if v.found {
-        return Err(SqlError::unsupported(
-            "FOR UPDATE / FOR SHARE in a subquery, a CTE or INSERT … SELECT: lock the rows with a SELECT of their own",
-        ));
-    }
-    Ok(())
 }
 
 /// A table whose rows the query locks: the `instance`-th such, found under its keyed

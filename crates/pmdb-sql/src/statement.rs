@@ -26,7 +26,6 @@ pub(crate) async fn run(
 ) -> Result<Output> {
     if let DfStatement::Statement(s) = &statement {
         unhonoured::check(s)?;
-        locking::refuse_nested(s)?;
         if let Some(out) = fast_path::run(session, &read_point, s).await {
             return out;
         }

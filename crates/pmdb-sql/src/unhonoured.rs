@@ -13,21 +13,31 @@ use datafusion::sql::sqlparser::ast::{
 
 use crate::error::{Result, SqlError, state};
 
-/// Refuses `statement` if it holds a clause pmdb would not honour.
+/// Refuses `statement` if it holds a clause pmdb would not honour, locking clauses
+/// anywhere but at the top of a SELECT included (pmdb does not lock the rows of
+/// subqueries, CTEs or INSERT … SELECT).
 pub(crate) fn check(statement: &Statement) -> Result<()> {
-    let mut audit = Audit(None);
+    let top = match statement {
+        Statement::Query(q) => Some(q.as_ref() as *const Query),
+        _ => None,
+    };
+    let mut audit = Audit { top, refused: None };
     let _ = statement.visit(&mut audit);
-    match audit.0 {
+    match audit.refused {
         Some(e) => Err(e),
         None => Ok(()),
     }
 }
 
-struct Audit(Option<SqlError>);
+struct Audit {
+    /// The query of a SELECT statement, the one place locking clauses are honoured.
+    top: Option<*const Query>,
+    refused: Option<SqlError>,
+}
 
 impl Audit {
     fn refuse(&mut self, what: &str) -> ControlFlow<()> {
-        self.0 = Some(SqlError::unsupported(format!("{what} is not supported")));
+        self.refused = Some(SqlError::unsupported(format!("{what} is not supported")));
         ControlFlow::Break(())
     }
 }
@@ -70,6 +80,12 @@ impl Visitor for Audit {
     }
 
     fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        if !q.locks.is_empty() && self.top != Some(q as *const Query) {
+            self.refused = Some(SqlError::unsupported(
+                "FOR UPDATE / FOR SHARE in a subquery, a CTE or INSERT … SELECT: lock the rows with a SELECT of their own",
+            ));
+            return ControlFlow::Break(());
+        }
         if q.for_clause.is_some() {
             return self.refuse("FOR XML / FOR JSON / FOR BROWSE");
         }
@@ -108,7 +124,7 @@ impl Visitor for Audit {
                 | JoinOperator::RightOuter(JoinConstraint::None)
                 | JoinOperator::FullOuter(JoinConstraint::None) = &join.join_operator
                 {
-                    self.0 = Some(SqlError::user(
+                    self.refused = Some(SqlError::user(
                         state::SYNTAX,
                         "syntax error: JOIN needs ON or USING (or write CROSS JOIN)",
                     ));
