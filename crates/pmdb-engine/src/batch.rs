@@ -113,6 +113,16 @@ impl WriteBatch {
         self.ops.is_empty()
     }
 
+    /// Keeps the first `len` writes, dropping those added after them.
+    pub(crate) fn truncate(&mut self, len: usize) {
+        let Some(first_dropped) = self.ops.get(len) else {
+            return;
+        };
+        self.data.truncate(first_dropped.at);
+        self.ops.truncate(len);
+        self.bytes = self.ops.iter().map(|op| op.key_len + op.value_len).sum();
+    }
+
     pub fn clear(&mut self) {
         *self = WriteBatch::default();
     }

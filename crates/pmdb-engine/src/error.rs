@@ -71,6 +71,9 @@ pub enum DbError {
 
     #[error("the commit group failed: {0}")]
     GroupFailed(String),
+
+    #[error("the savepoint was released or rolled past; the transaction no longer has it")]
+    NoSuchSavepoint,
 }
 
 impl DbError {

@@ -92,4 +92,4 @@ pub use sst::file::{
 };
 pub use subtable::Subtable;
 pub use tiers::TierStats;
-pub use txn::{Isolation, Transaction, TxnScan};
+pub use txn::{Isolation, Savepoint, Transaction, TxnScan};

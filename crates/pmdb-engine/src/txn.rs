@@ -3,7 +3,8 @@
 //! writes, and keeps them in DRAM until it commits; commit
 //! hands them to the commit pipeline as one batch, with what the leader must validate
 //! first (see `commit::conflicts`). A conflict is [`DbError::Conflict`] and nothing is
-//! applied; dropping a transaction discards it.
+//! applied; dropping a transaction discards it. Savepoints ([`Transaction::savepoint`])
+//! mark points its writes can be rolled back to while it stays open.
 
 use std::collections::BTreeMap;
 use std::ops::{Bound, RangeBounds};
@@ -45,6 +46,30 @@ type WriteSet = BTreeMap<u32, BTreeMap<Vec<u8>, Option<Vec<u8>>>>;
 /// One of a transaction's own writes, in key order: key and value (`None`: deleted).
 type OwnWrite = (Vec<u8>, Option<Vec<u8>>);
 
+/// A point in a transaction's writes that [`Transaction::rollback_to`] returns to.
+#[derive(Debug)]
+pub struct Savepoint {
+    id: u64,
+}
+
+/// An open savepoint: how many undo entries and untracked writes there were at it.
+#[derive(Clone, Copy)]
+struct Mark {
+    id: u64,
+    undo: usize,
+    untracked: usize,
+}
+
+/// What one write replaced, kept while a savepoint is open.
+struct Undo {
+    subtable: u32,
+    key: Vec<u8>,
+    /// The transaction's own earlier write of the key (`None`: it had not written it).
+    before: Option<Option<Vec<u8>>>,
+    /// Whether this write noted the snapshot the key was first written at.
+    noted_at: bool,
+}
+
 /// An optimistic transaction; see the module documentation. Not thread-safe by design: one
 /// owner issues its reads and writes.
 pub struct Transaction {
@@ -64,6 +89,11 @@ pub struct Transaction {
     began_at: u64,
     /// Ranges scanned (serializable only).
     ranges: Vec<KeyRange>,
+    /// Open savepoints, oldest first.
+    savepoints: Vec<Mark>,
+    /// While a savepoint is open: what each write replaced, oldest first.
+    undo: Vec<Undo>,
+    next_savepoint: u64,
 }
 
 impl Transaction {
@@ -79,6 +109,9 @@ impl Transaction {
             untracked: WriteBatch::new(),
             reads: Vec::new(),
             ranges: Vec::new(),
+            savepoints: Vec::new(),
+            undo: Vec::new(),
+            next_savepoint: 0,
         }
     }
 
@@ -97,17 +130,89 @@ impl Transaction {
         }
     }
 
-    /// Notes the snapshot `key` of subtable `id` is first written at, when it is not
-    /// the first snapshot (read committed, after a refresh).
-    fn written(&mut self, id: u32, key: &[u8]) {
+    /// Makes `value` the transaction's write of `key` in subtable `id` (`None`: a
+    /// delete). It notes the snapshot the key is first written at when that is not the
+    /// first one (read committed, after a refresh), and what the write replaced while a
+    /// savepoint is open.
+    fn record(&mut self, id: u32, key: &[u8], value: Option<Vec<u8>>) {
         let at = self.pin.seq();
         let known = self.writes.get(&id).is_some_and(|w| w.contains_key(key));
-        if at != self.began_at && !known {
+        let noted_at = at != self.began_at && !known;
+        if noted_at {
             self.written_at
                 .entry(id)
                 .or_default()
                 .insert(key.to_vec(), at);
         }
+        let before = self
+            .writes
+            .entry(id)
+            .or_default()
+            .insert(key.to_vec(), value);
+        if !self.savepoints.is_empty() {
+            self.undo.push(Undo {
+                subtable: id,
+                key: key.to_vec(),
+                before,
+                noted_at,
+            });
+        }
+    }
+
+    /// Marks the transaction's writes as they are now, for [`Transaction::rollback_to`].
+    /// Savepoints nest: each one opened later lies within those before it.
+    pub fn savepoint(&mut self) -> Savepoint {
+        let id = self.next_savepoint;
+        self.next_savepoint += 1;
+        self.savepoints.push(Mark {
+            id,
+            undo: self.undo.len(),
+            untracked: self.untracked.len(),
+        });
+        Savepoint { id }
+    }
+
+    /// Puts the transaction's writes back as they were at `savepoint`, which stays open;
+    /// the savepoints opened after it are gone. Reads made since stay validated (a
+    /// commit may fail for a read that was rolled back, never pass for one it should
+    /// not). [`DbError::NoSuchSavepoint`] if the savepoint is gone.
+    pub fn rollback_to(&mut self, savepoint: &Savepoint) -> Result<()> {
+        let at = self.position(savepoint)?;
+        let mark = self.savepoints[at];
+        self.savepoints.truncate(at + 1);
+        let undone = self.undo.split_off(mark.undo);
+        for u in undone.into_iter().rev() {
+            let writes = self.writes.entry(u.subtable).or_default();
+            match u.before {
+                Some(value) => writes.insert(u.key.clone(), value),
+                None => writes.remove(&u.key),
+            };
+            if u.noted_at
+                && let Some(w) = self.written_at.get_mut(&u.subtable)
+            {
+                w.remove(&u.key);
+            }
+        }
+        self.untracked.truncate(mark.untracked);
+        Ok(())
+    }
+
+    /// Forgets `savepoint` and every savepoint opened after it, keeping the writes
+    /// made since. [`DbError::NoSuchSavepoint`] if it is gone already.
+    pub fn release(&mut self, savepoint: Savepoint) -> Result<()> {
+        let at = self.position(&savepoint)?;
+        self.savepoints.truncate(at);
+        if self.savepoints.is_empty() {
+            self.undo.clear();
+        }
+        Ok(())
+    }
+
+    fn position(&self, savepoint: &Savepoint) -> Result<usize> {
+        self.savepoints
+            .iter()
+            .position(|m| m.id == savepoint.id)
+            .ok_or(DbError::NoSuchSavepoint)
     }
 
     /// A snapshot at the transaction's sequence number. Its reads do not see the
@@ -164,9 +269,7 @@ impl Transaction {
         let (key, value) = (key.as_ref(), value.as_ref());
         self.core.options.check_limits(key, value)?;
         let id = self.check(sub)?;
-        self.written(id, key);
-        let writes = self.writes.entry(id).or_default();
-        writes.insert(key.to_vec(), Some(value.to_vec()));
+        self.record(id, key, Some(value.to_vec()));
         Ok(())
     }
 
@@ -175,11 +278,7 @@ impl Transaction {
         let key = key.as_ref();
         self.core.options.check_limits(key, &[])?;
         let id = self.check(sub)?;
-        self.written(id, key);
-        self.writes
-            .entry(id)
-            .or_default()
-            .insert(key.to_vec(), None);
+        self.record(id, key, None);
         Ok(())
     }
 
@@ -202,9 +301,7 @@ impl Transaction {
             self.core
                 .options
                 .check_limits(op.key, value.unwrap_or_default())?;
-            self.written(op.subtable, op.key);
-            let writes = self.writes.entry(op.subtable).or_default();
-            writes.insert(op.key.to_vec(), value.map(<[u8]>::to_vec));
+            self.record(op.subtable, op.key, value.map(<[u8]>::to_vec));
         }
         Ok(())
     }

@@ -344,3 +344,29 @@ fn a_watched_key_is_validated_under_snapshot_isolation() {
     write_watching(false).unwrap();
     assert!(is_conflict(&write_watching(true)));
 }
+
+#[test]
+fn a_rollback_to_a_savepoint_undoes_later_writes_untracked_ones_included() {
+    let (_dir, db) = open();
+    let t = db.subtable("t").unwrap();
+    let stats = db.subtable("stats").unwrap();
+    let mut tx = db.transaction();
+    tx.put(&t, "a", "1").unwrap();
+    let outer = tx.savepoint();
+    tx.put(&t, "a", "2").unwrap();
+    tx.put(&t, "b", "2").unwrap();
+    let inner = tx.savepoint();
+    tx.put_untracked(&stats, "rows", "3").unwrap();
+    tx.rollback_to(&outer).unwrap();
+    assert_eq!(tx.get(&t, "a").unwrap().as_deref(), Some(&b"1"[..]));
+    assert_eq!(tx.get(&t, "b").unwrap(), None);
+    // The savepoint opened after the one rolled back to is gone; that one stays.
+    assert!(matches!(tx.release(inner), Err(DbError::NoSuchSavepoint)));
+    tx.put(&t, "c", "3").unwrap();
+    tx.rollback_to(&outer).unwrap();
+    tx.release(outer).unwrap();
+    tx.put(&t, "d", "4").unwrap();
+    tx.commit().unwrap();
+    assert_eq!(keys_of(t.scan::<&[u8]>(..)), ["a=1", "d=4"]);
+    assert!(stats.get("rows").unwrap().is_none());
+}

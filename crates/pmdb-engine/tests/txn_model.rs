@@ -1,7 +1,8 @@
 //! Model-based test of transactions: random interleaved histories of up to three
 //! transactions (each snapshot-isolated, serializable or read committed, whose reads move
 //! to a new snapshot at each refresh) and plain writes run against the engine and against
-//! a small reference model of optimistic concurrency control. Every read, scan and commit
+//! a small reference model of optimistic concurrency control, with savepoints rolled back
+//! to and released at random. Every read, scan and commit
 //! outcome must agree. Since the model commits a transaction only if nothing it must not
 //! overlook changed after the snapshot it was read or written at, agreement means: no
 //! lost update, each snapshot-isolated transaction reads one snapshot, and serializable
@@ -10,7 +11,7 @@
 use std::collections::BTreeMap;
 use std::ops::Bound;
 
-use pmdb_engine::{Db, DbError, DbOptions, Isolation, Subtable, Transaction};
+use pmdb_engine::{Db, DbError, DbOptions, Isolation, Savepoint, Subtable, Transaction};
 use proptest::prelude::*;
 
 const SLOTS: usize = 3;
@@ -27,6 +28,11 @@ enum Op {
     Scan(usize, u8, u8),
     Commit(usize),
     Rollback(usize),
+    Savepoint(usize),
+    /// Rolls back to the transaction's savepoint of this index (oldest first), if open.
+    RollbackTo(usize, usize),
+    /// Releases that savepoint and every later one.
+    Release(usize, usize),
     /// A write outside any transaction.
     Plain(u8, Option<u8>),
 }
@@ -46,7 +52,10 @@ fn op() -> impl Strategy<Value = Op> {
         1 => (slot.clone(), key.clone()).prop_map(|(s, k)| Op::Delete(s, k)),
         1 => (slot.clone(), key.clone(), key.clone()).prop_map(|(s, a, b)| Op::Scan(s, a.min(b), a.max(b))),
         2 => slot.clone().prop_map(Op::Commit),
-        1 => slot.prop_map(Op::Rollback),
+        1 => slot.clone().prop_map(Op::Rollback),
+        2 => slot.clone().prop_map(Op::Savepoint),
+        2 => (slot.clone(), 0..3usize).prop_map(|(s, i)| Op::RollbackTo(s, i)),
+        1 => (slot.clone(), 0..3usize).prop_map(|(s, i)| Op::Release(s, i)),
         1 => (key, proptest::option::of(any::<u8>())).prop_map(|(k, v)| Op::Plain(k, v)),
     ]
 }
@@ -75,7 +84,13 @@ struct ModelTxn {
     written_at: BTreeMap<Vec<u8>, u64>,
     reads: Vec<Vec<u8>>,
     ranges: Vec<(Vec<u8>, Vec<u8>)>,
+    /// Per open savepoint, the writes as they were at it. Reads made after one stay
+    /// validated when it is rolled back to.
+    savepoints: Vec<Written>,
 }
+
+/// A transaction's writes and the snapshot each key was first written at.
+type Written = (BTreeMap<Vec<u8>, Option<Vec<u8>>>, BTreeMap<Vec<u8>, u64>);
 
 impl ModelTxn {
     fn write(&mut self, k: Vec<u8>, v: Option<Vec<u8>>) {
@@ -181,6 +196,7 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
     let t: Subtable = db.subtable("t").unwrap();
     let mut model = Model::default();
     let mut open: [Option<Transaction>; SLOTS] = Default::default();
+    let mut savepoints: [Vec<Savepoint>; SLOTS] = Default::default();
     for (i, op) in ops.iter().enumerate() {
         let active = |s: usize| open[s].is_some();
         match *op {
@@ -194,7 +210,9 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
                     written_at: BTreeMap::new(),
                     reads: Vec::new(),
                     ranges: Vec::new(),
+                    savepoints: Vec::new(),
                 });
+                savepoints[s].clear();
             }
             Op::Get(s, k) if active(s) => {
                 let got = open[s].as_mut().unwrap().get(&t, key(k)).unwrap();
@@ -237,6 +255,24 @@ fn run(ops: &[Op]) -> Result<(), TestCaseError> {
             Op::Rollback(s) if active(s) => {
                 open[s].take().unwrap().rollback();
                 model.open[s] = None;
+            }
+            Op::Savepoint(s) if active(s) => {
+                savepoints[s].push(open[s].as_mut().unwrap().savepoint());
+                let m = model.open[s].as_mut().unwrap();
+                m.savepoints.push((m.writes.clone(), m.written_at.clone()));
+            }
+            Op::RollbackTo(s, at) if active(s) && at < savepoints[s].len() => {
+                let tx = open[s].as_mut().unwrap();
+                tx.rollback_to(&savepoints[s][at]).unwrap();
+                savepoints[s].truncate(at + 1);
+                let m = model.open[s].as_mut().unwrap();
+                (m.writes, m.written_at) = m.savepoints[at].clone();
+                m.savepoints.truncate(at + 1);
+            }
+            Op::Release(s, at) if active(s) && at < savepoints[s].len() => {
+                let released = savepoints[s].drain(at..).next().unwrap();
+                open[s].as_mut().unwrap().release(released).unwrap();
+                model.open[s].as_mut().unwrap().savepoints.truncate(at);
             }
             Op::Plain(k, v) => {
                 match v {

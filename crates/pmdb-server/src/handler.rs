@@ -34,7 +34,7 @@ use crate::compat::{self, IsolationSetting, Settings};
 use crate::copy::Receiving;
 use crate::encode::{fields, rows};
 use crate::params::{param_type, values};
-use crate::sync_flush::FlushRequest;
+use crate::sync_flush::{FlushRequest, SessionStatus};
 
 /// What the client's statements run in.
 pub struct Client {
@@ -42,6 +42,8 @@ pub struct Client {
     pub settings: Settings,
     /// A COPY … FROM STDIN whose data is arriving.
     copy: Option<Receiving>,
+    /// What the next ReadyForQuery reports.
+    status: SessionStatus,
 }
 
 fn error_info(e: &SqlError) -> ErrorInfo {
@@ -86,8 +88,47 @@ enum Run<'p> {
 }
 
 impl Client {
-    /// Runs one statement; its rows in `format`.
+    /// Runs one statement; its rows in `format`. An error fails the open block.
     async fn execute(&mut self, run: Run<'_>, format: &Format) -> Result<Response, SqlError> {
+        let response = self.respond(run, format).await;
+        if response.is_err() {
+            self.sql.fail_block();
+        }
+        self.publish();
+        response
+    }
+
+    /// Makes the session's transaction status the one the next ReadyForQuery reports.
+    fn publish(&self) {
+        self.status.set(self.sql.status());
+    }
+
+    /// Plans the one statement of `sql` for Parse (`None` for empty text).
+    async fn prepare(&mut self, sql: &str) -> Result<Option<Arc<Prepared>>, SqlError> {
+        let mut statements = pmdb_sql::parse(sql)?;
+        let Some(mut statement) = statements.pop_front() else {
+            return Ok(None);
+        };
+        crate::pg_catalog::adapt(&mut statement);
+        if !statements.is_empty() {
+            return Err(SqlError::user(
+                "42601",
+                "cannot insert multiple commands into a prepared statement",
+            ));
+        }
+        let prepared = match &statement {
+            // SHOW is answered by the server's settings, in PostgreSQL's shape.
+            DfStatement::Statement(s) if matches!(s.as_ref(), Statement::ShowVariable { .. }) => {
+                let column = s.to_string().trim_start_matches("SHOW ").to_lowercase();
+                let columns = Schema::new(vec![Field::new(column, DataType::Utf8, false)]);
+                Prepared::unplanned(statement, Some(Arc::new(columns)))
+            }
+            _ => self.sql.prepare(statement).await?,
+        };
+        Ok(Some(Arc::new(prepared)))
+    }
+
+    async fn respond(&mut self, run: Run<'_>, format: &Format) -> Result<Response, SqlError> {
         let statement = match &run {
             Run::Statement(s) => s,
             Run::Prepared(p, _) => p.statement(),
@@ -176,8 +217,9 @@ impl CopyHandler for Handler {
         let rows = match r.failed.take() {
             Some(e) => Err(c.sql.abort_copy(r.copy, e)),
             None => c.sql.finish_copy(r.copy).await,
-        }
-        .map_err(|e| user_error(&e))?;
+        };
+        c.publish();
+        let rows = rows.map_err(|e| user_error(&e))?;
         client
             .send(PgWireBackendMessage::CommandComplete(
                 Tag::new("COPY").with_rows(rows as usize).into(),
@@ -197,6 +239,7 @@ impl CopyHandler for Handler {
             Some(r) => c.sql.abort_copy(r.copy, copy_failed(&fail.message)),
             None => copy_failed(&fail.message),
         };
+        c.publish();
         user_error(&e)
     }
 }
@@ -221,32 +264,13 @@ impl QueryParser for Planner {
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
-        let mut statements = pmdb_sql::parse(sql).map_err(|e| user_error(&e))?;
-        let Some(mut statement) = statements.pop_front() else {
-            return Ok(None);
-        };
-        crate::pg_catalog::adapt(&mut statement);
-        if !statements.is_empty() {
-            return Err(user_error(&SqlError::user(
-                "42601",
-                "cannot insert multiple commands into a prepared statement",
-            )));
+        let mut client = self.client.lock().await;
+        let prepared = client.prepare(sql).await;
+        if prepared.is_err() {
+            client.sql.fail_block();
         }
-        let client = self.client.lock().await;
-        let prepared = match &statement {
-            // SHOW is answered by the server's settings, in PostgreSQL's shape.
-            DfStatement::Statement(s) if matches!(s.as_ref(), Statement::ShowVariable { .. }) => {
-                let column = s.to_string().trim_start_matches("SHOW ").to_lowercase();
-                let columns = Schema::new(vec![Field::new(column, DataType::Utf8, false)]);
-                Prepared::unplanned(statement, Some(Arc::new(columns)))
-            }
-            _ => client
-                .sql
-                .prepare(statement)
-                .await
-                .map_err(|e| user_error(&e))?,
-        };
-        Ok(Some(Arc::new(prepared)))
+        client.publish();
+        prepared.map_err(|e| user_error(&e))
     }
 
     fn get_parameter_types(&self, stmt: &Arc<Prepared>) -> PgWireResult<Vec<Type>> {
@@ -272,6 +296,7 @@ pub struct Handler {
     client: Arc<Mutex<Client>>,
     planner: Arc<Planner>,
     flush: FlushRequest,
+    status: SessionStatus,
 }
 
 #[async_trait]
@@ -283,11 +308,15 @@ impl SimpleQueryHandler for Handler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
+        let mut client = self.client.lock().await;
         let statements = match pmdb_sql::parse(query) {
             Ok(s) => s,
-            Err(e) => return Ok(vec![Response::Error(Box::new(error_info(&e)))]),
+            Err(e) => {
+                client.sql.fail_block();
+                client.publish();
+                return Ok(vec![Response::Error(Box::new(error_info(&e)))]);
+            }
         };
-        let mut client = self.client.lock().await;
         let mut responses = Vec::with_capacity(statements.len());
         for mut statement in statements {
             crate::pg_catalog::adapt(&mut statement);
@@ -340,8 +369,15 @@ impl ExtendedQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let prepared = &portal.statement.statement;
-        let params = values(portal, prepared.parameters())?;
         let mut client = self.client.lock().await;
+        let params = match values(portal, prepared.parameters()) {
+            Ok(params) => params,
+            Err(e) => {
+                client.sql.fail_block();
+                client.publish();
+                return Err(e);
+            }
+        };
         client
             .execute(
                 Run::Prepared(prepared, params),
@@ -361,10 +397,12 @@ pub struct Connection {
 
 impl Connection {
     pub fn new(sql: SqlSession, gate: Gate, cancel: Arc<DefaultCancelHandler>) -> Connection {
+        let status = SessionStatus::default();
         let client = Arc::new(Mutex::new(Client {
             sql,
             settings: Settings::default(),
             copy: None,
+            status: status.clone(),
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),
@@ -374,6 +412,7 @@ impl Connection {
                 client,
                 planner,
                 flush: FlushRequest::default(),
+                status,
             }),
             gate: Arc::new(gate),
             cancel,
@@ -385,6 +424,11 @@ impl Connection {
     /// What tells this connection's socket that the client sent Flush.
     pub fn flush_request(&self) -> FlushRequest {
         self.handler.flush.clone()
+    }
+
+    /// What this connection's socket reports in each ReadyForQuery.
+    pub fn session_status(&self) -> SessionStatus {
+        self.handler.status.clone()
     }
 }
 

@@ -1,7 +1,7 @@
 //! One client's socket from accept to close: TLS negotiation (pgwire's), replies held
-//! until Sync ([`crate::sync_flush`]), and the message loop that hands each message to
-//! pgwire's dispatcher; a client that has not finished its start-up in
-//! [`STARTUP_TIMEOUT`] is dropped.
+//! until Sync with the session's status in ReadyForQuery ([`crate::sync_flush`]), and
+//! the message loop that hands each message to pgwire's dispatcher; a client that has
+//! not finished its start-up in [`STARTUP_TIMEOUT`] is dropped.
 
 use std::io;
 use std::sync::Arc;
@@ -39,7 +39,11 @@ pub async fn serve(
     };
     let old = framed.into_parts();
     let mut parts = FramedParts::new(
-        SyncFlushed::new(old.io, connection.flush_request()),
+        SyncFlushed::new(
+            old.io,
+            connection.flush_request(),
+            connection.session_status(),
+        ),
         old.codec,
     );
     parts.read_buf = old.read_buf;

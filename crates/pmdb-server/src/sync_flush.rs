@@ -5,14 +5,16 @@
 //! [`SyncFlushed`] holds the replies the client cannot be waiting for until the
 //! message it waits for (ReadyForQuery, an error, a COPY or any other) is written, or
 //! the client asks with Flush ([`FlushRequest`]); beyond [`MAX_HELD`] bytes it writes
-//! anyway.
+//! anyway. Each ReadyForQuery leaves with the SQL session's own transaction status
+//! ([`SessionStatus`]).
 
 use std::io;
 use std::pin::Pin;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 use std::task::{Context, Poll};
 
+use pmdb_sql::TxnStatus;
 use tokio::io::{AsyncRead, AsyncWrite, ReadBuf};
 
 /// Replies a client of the extended protocol reads only after its Sync or Flush:
@@ -37,6 +39,35 @@ impl FlushRequest {
     }
 }
 
+/// The transaction status ReadyForQuery reports: the SQL session's, which the connection
+/// sets after each message it handles. pgwire derives a status of its own from the
+/// responses it sends, which cannot tell that ROLLBACK TO SAVEPOINT revives a failed
+/// block, that a COMMIT that failed ended its block, or that a statement that did not
+/// parse failed one.
+#[derive(Clone)]
+pub struct SessionStatus(Arc<AtomicU8>);
+
+impl Default for SessionStatus {
+    fn default() -> SessionStatus {
+        SessionStatus(Arc::new(AtomicU8::new(b'I')))
+    }
+}
+
+impl SessionStatus {
+    pub fn set(&self, status: TxnStatus) {
+        let byte = match status {
+            TxnStatus::Idle => b'I',
+            TxnStatus::InBlock => b'T',
+            TxnStatus::Failed => b'E',
+        };
+        self.0.store(byte, Ordering::Release);
+    }
+
+    fn byte(&self) -> u8 {
+        self.0.load(Ordering::Acquire)
+    }
+}
+
 /// Where the outgoing byte stream is within the message being written.
 #[derive(Debug, PartialEq)]
 enum Position {
@@ -58,28 +89,33 @@ pub struct SyncFlushed<S> {
     written: usize,
     position: Position,
     flush: FlushRequest,
+    status: SessionStatus,
 }
 
 impl<S> SyncFlushed<S> {
-    pub fn new(inner: S, flush: FlushRequest) -> SyncFlushed<S> {
+    pub fn new(inner: S, flush: FlushRequest, status: SessionStatus) -> SyncFlushed<S> {
         SyncFlushed {
             inner,
             held: Vec::new(),
             written: 0,
             position: Position::Boundary(0),
             flush,
+            status,
         }
     }
 
-    /// Follows the message framing over `bytes`: a type byte, a 4-byte big-endian
-    /// length that counts itself, the body.
-    fn scan(&mut self, mut bytes: &[u8]) {
-        while !bytes.is_empty() {
+    /// Follows the message framing over the held bytes from `from`: a type byte, a
+    /// 4-byte big-endian length that counts itself, the body. A ReadyForQuery's status
+    /// byte becomes the session's.
+    fn scan(&mut self, from: usize) {
+        let mut at = from;
+        while at < self.held.len() {
+            let bytes = &self.held[at..];
             self.position = match std::mem::replace(&mut self.position, Position::Lost) {
                 Position::Lost => return,
                 Position::Boundary(_) => {
                     let kind = bytes[0];
-                    bytes = &bytes[1..];
+                    at += 1;
                     Position::Header {
                         kind,
                         seen: 0,
@@ -92,7 +128,7 @@ impl<S> SyncFlushed<S> {
                     mut len,
                 } => {
                     len[seen] = bytes[0];
-                    bytes = &bytes[1..];
+                    at += 1;
                     seen += 1;
                     if seen < 4 {
                         Position::Header { kind, seen, len }
@@ -106,7 +142,10 @@ impl<S> SyncFlushed<S> {
                 }
                 Position::Body { kind, left } => {
                     let n = left.min(bytes.len());
-                    bytes = &bytes[n..];
+                    if kind == b'Z' && left == 1 {
+                        self.held[at] = self.status.byte();
+                    }
+                    at += n;
                     if n == left {
                         Position::Boundary(kind)
                     } else {
@@ -164,8 +203,9 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for SyncFlushed<S> {
         buf: &[u8],
     ) -> Poll<io::Result<usize>> {
         let this = self.get_mut();
-        this.scan(buf);
+        let from = this.held.len();
         this.held.extend_from_slice(buf);
+        this.scan(from);
         Poll::Ready(Ok(buf.len()))
     }
 
@@ -205,7 +245,7 @@ mod tests {
     async fn replies_wait_for_ready_for_query_or_a_flush_request() {
         let (mut client, server) = tokio::io::duplex(1 << 20);
         let flush = FlushRequest::default();
-        let mut s = SyncFlushed::new(server, flush.clone());
+        let mut s = SyncFlushed::new(server, flush.clone(), SessionStatus::default());
         // BindComplete, then a row and CommandComplete, written in pieces: all held.
         s.write_all(&message(b'2', b"")).await.unwrap();
         s.flush().await.unwrap();
@@ -235,7 +275,7 @@ mod tests {
     #[tokio::test]
     async fn a_stream_that_does_not_frame_is_never_held() {
         let (mut client, server) = tokio::io::duplex(1 << 20);
-        let mut s = SyncFlushed::new(server, FlushRequest::default());
+        let mut s = SyncFlushed::new(server, FlushRequest::default(), SessionStatus::default());
         // A length below 4 cannot be a message.
         s.write_all(&[b'C', 0, 0, 0, 1]).await.unwrap();
         s.flush().await.unwrap();

@@ -1,6 +1,7 @@
 //! The server with a real driver (tokio-postgres): the simple and extended protocols,
 //! parameters and results of each type in the binary format, transactions and
-//! serialization failures, SCRAM passwords, the connection limit, cancel requests, and
+//! serialization failures, savepoints and the transaction status ReadyForQuery reports,
+//! SCRAM passwords, the connection limit, cancel requests, and
 //! malformed input that must not take the server down.
 
 use std::sync::Arc;
@@ -390,6 +391,109 @@ fn a_running_query_can_be_cancelled() {
     });
 }
 
+/// A client speaking the protocol by hand, for what drivers do not show: the status
+/// byte of each ReadyForQuery.
+struct RawClient(tokio::net::TcpStream);
+
+impl RawClient {
+    async fn connect(port: u16) -> RawClient {
+        let mut sock = tokio::net::TcpStream::connect(("127.0.0.1", port))
+            .await
+            .unwrap();
+        let mut body = 196608u32.to_be_bytes().to_vec();
+        body.extend_from_slice(b"user\0pmdb\0database\0pmdb\0\0");
+        let mut startup = ((body.len() + 4) as u32).to_be_bytes().to_vec();
+        startup.extend_from_slice(&body);
+        sock.write_all(&startup).await.unwrap();
+        let mut c = RawClient(sock);
+        assert_eq!(c.ready().await, b'I');
+        c
+    }
+
+    /// Reads messages up to ReadyForQuery; its status.
+    async fn ready(&mut self) -> u8 {
+        loop {
+            let kind = self.0.read_u8().await.unwrap();
+            let len = self.0.read_u32().await.unwrap() as usize;
+            let mut body = vec![0; len - 4];
+            self.0.read_exact(&mut body).await.unwrap();
+            if kind == b'Z' {
+                return body[0];
+            }
+        }
+    }
+
+    /// Sends `sql` as a simple Query; the status after it.
+    async fn status_after(&mut self, sql: &str) -> char {
+        let mut m = vec![b'Q'];
+        m.extend_from_slice(&((sql.len() + 5) as u32).to_be_bytes());
+        m.extend_from_slice(sql.as_bytes());
+        m.push(0);
+        self.0.write_all(&m).await.unwrap();
+        char::from(self.ready().await)
+    }
+}
+
+#[test]
+fn savepoints_revive_a_failed_block_and_ready_for_query_says_so() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let mut raw = RawClient::connect(s.port()).await;
+        let steps = [
+            ("CREATE TABLE t (id INT PRIMARY KEY, v INT)", 'I'),
+            ("BEGIN", 'T'),
+            ("INSERT INTO t VALUES (1, 1)", 'T'),
+            ("SAVEPOINT s", 'T'),
+            ("INSERT INTO t VALUES (1, 2)", 'E'),
+            ("SELECT 1", 'E'),
+            ("ROLLBACK TO SAVEPOINT s", 'T'),
+            ("SELEC 1", 'E'),
+            ("ROLLBACK TO s", 'T'),
+            ("INSERT INTO t VALUES (2, 2)", 'T'),
+            ("RELEASE s", 'T'),
+            ("COMMIT", 'I'),
+            ("SAVEPOINT s", 'I'),
+        ];
+        for (sql, status) in steps {
+            assert_eq!(raw.status_after(sql).await, status, "after {sql}");
+        }
+        // A driver's nested transactions: the inner one fails and rolls back, the
+        // outer one commits.
+        let mut c = s.connect().await;
+        let mut outer = c.transaction().await.unwrap();
+        outer
+            .execute("INSERT INTO t VALUES (3, 3)", &[])
+            .await
+            .unwrap();
+        {
+            let inner = outer.savepoint("inner").await.unwrap();
+            inner
+                .execute("INSERT INTO t VALUES (4, 4)", &[])
+                .await
+                .unwrap();
+            let e = inner
+                .execute("INSERT INTO t VALUES (1, 9)", &[])
+                .await
+                .unwrap_err();
+            assert_eq!(sqlstate(&e), "23505");
+            inner.rollback().await.unwrap();
+        }
+        outer
+            .execute("INSERT INTO t VALUES (5, 5)", &[])
+            .await
+            .unwrap();
+        outer.commit().await.unwrap();
+        let ids: Vec<i32> = c
+            .query("SELECT id FROM t ORDER BY id", &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert_eq!(ids, [1, 2, 3, 5]);
+    });
+}
+
 #[test]
 fn malformed_messages_never_take_the_server_down() {
     let s = TestServer::trusting();
@@ -624,6 +728,15 @@ fn pg_catalog_follows_ddl_and_answers_catalog_sql() {
                 ),
             ]
         );
+        // psycopg's type lookup (SQLAlchemy runs it on connect): a known type, and an
+        // extension type pmdb does not have, which is no row.
+        let type_info = "SELECT typname AS name, oid, typarray AS array_oid,
+                oid::regtype::text AS regtype, typdelim AS delimiter
+              FROM pg_type t WHERE t.oid = to_regtype($1) ORDER BY t.oid";
+        let int4 = c.query(type_info, &[&"int4"]).await.unwrap();
+        assert_eq!(int4.len(), 1);
+        assert_eq!(int4[0].get::<_, String>(3), "integer");
+        assert!(c.query(type_info, &[&"hstore"]).await.unwrap().is_empty());
         // Publications and inheritance: pmdb has none, and says so with no rows.
         let none = c
             .simple_query(

@@ -59,6 +59,7 @@ pub mod state {
     pub const IN_FAILED_SQL_TRANSACTION: &str = "25P02";
     pub const READ_ONLY_SQL_TRANSACTION: &str = "25006";
     pub const LOCK_NOT_AVAILABLE: &str = "55P03";
+    pub const INVALID_SAVEPOINT_SPECIFICATION: &str = "3B001";
 }
 
 impl SqlError {

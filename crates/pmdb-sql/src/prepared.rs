@@ -251,8 +251,8 @@ mod tests {
         engine
             .execute("CREATE TABLE t (id INT PRIMARY KEY, n BIGINT)")
             .unwrap();
-        let session = engine.session();
-        let kept = |sql: &str| {
+        let mut session = engine.session();
+        let mut kept = |sql: &str| {
             let statement = crate::parse(sql).unwrap().pop_front().unwrap();
             let rt = tokio::runtime::Runtime::new().unwrap();
             match rt.block_on(session.prepare(statement)).unwrap().plan {

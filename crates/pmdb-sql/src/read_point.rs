@@ -3,7 +3,7 @@
 //! when the statement began (its writes commit at its end). In a transaction block, the
 //! engine transaction ([`SqlTxn`]): its snapshot (under read committed, refreshed at each
 //! statement) with its own writes laid over, the place the block's writes gather until
-//! COMMIT, and the row locks it holds until then.
+//! COMMIT, and the row locks it holds until then; its savepoints ([`SqlSavepoint`]).
 
 use std::collections::HashMap;
 use std::ops::Bound;
@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use parking_lot::Mutex;
 use pmdb_engine::{
-    Db, EntryRef, Isolation, Scan, Snapshot, Subtable, Transaction, TxnScan, WriteBatch,
+    Db, EntryRef, Isolation, Savepoint, Scan, Snapshot, Subtable, Transaction, TxnScan, WriteBatch,
     WriteOptions,
 };
 
@@ -197,6 +197,15 @@ pub(crate) fn concurrent_update() -> SqlError {
 /// A table a block changed, and how many rows it added (less those it removed).
 type Changed = (Arc<dyn TxnTable>, i64);
 
+/// A point a block can roll back to: the engine transaction's savepoint, the row counts
+/// of the tables changed by then, and the row locks held then (a rollback to it gives
+/// back those taken since, as PostgreSQL's aborted subtransaction does).
+pub(crate) struct SqlSavepoint {
+    tx: Savepoint,
+    tables: HashMap<u64, Changed>,
+    locks: usize,
+}
+
 /// An open transaction block: the engine transaction, and per table it changed, how many
 /// rows it added (less those it removed).
 pub struct SqlTxn {
@@ -264,6 +273,26 @@ impl SqlTxn {
     /// Whether the transaction reads `key` of `sub` as present.
     pub fn exists(&self, sub: &Subtable, key: &[u8]) -> Result<bool> {
         Ok(self.with(|tx| tx.get(sub, key))?.is_some())
+    }
+
+    pub(crate) async fn savepoint(&self) -> Result<SqlSavepoint> {
+        let tx = self.with(|tx| Ok(tx.savepoint()))?;
+        let tables = self.tables.lock().clone();
+        let locks = self.locks.lock().await.mark();
+        Ok(SqlSavepoint { tx, tables, locks })
+    }
+
+    /// Undoes what the block did after `savepoint` (which stays).
+    pub(crate) async fn rollback_to(&self, savepoint: &SqlSavepoint) -> Result<()> {
+        self.with(|tx| tx.rollback_to(&savepoint.tx))?;
+        *self.tables.lock() = savepoint.tables.clone();
+        self.locks.lock().await.release_to(savepoint.locks);
+        Ok(())
+    }
+
+    /// Forgets `savepoint` and those after it, keeping what the block did since.
+    pub(crate) fn release(&self, savepoint: SqlSavepoint) -> Result<()> {
+        self.with(|tx| tx.release(savepoint.tx))
     }
 
     /// Commits the block, with each changed table's row count and the staleness of its

@@ -113,7 +113,7 @@ impl RowLocks {
         HeldLocks {
             locks: Arc::clone(self),
             owner: self.next_owner.fetch_add(1, Ordering::Relaxed),
-            rows: Vec::new(),
+            taken: Vec::new(),
         }
     }
 }
@@ -122,7 +122,10 @@ impl RowLocks {
 pub(crate) struct HeldLocks {
     locks: Arc<RowLocks>,
     owner: u64,
-    rows: Vec<RowId>,
+    /// Each lock taken or strengthened, oldest first, with the mode held before (`None`:
+    /// none), so that [`HeldLocks::release_to`] can give back what a savepoint's
+    /// rolled-back statements took.
+    taken: Vec<(RowId, Option<LockMode>)>,
 }
 
 /// Takes a waiter out of the wait graph however its wait ends (a cancelled statement
@@ -166,7 +169,7 @@ impl HeldLocks {
                                 released: Arc::new(Notify::new()),
                             },
                         );
-                        self.rows.push(row);
+                        self.taken.push((row, None));
                         return Ok(true);
                     }
                 };
@@ -178,10 +181,14 @@ impl HeldLocks {
                     .collect();
                 if blockers.is_empty() {
                     match entry.holders.iter_mut().find(|(o, _)| *o == owner) {
-                        Some((_, held)) => *held = (*held).max(mode),
+                        Some((_, held)) if *held < mode => {
+                            self.taken.push((row, Some(*held)));
+                            *held = mode;
+                        }
+                        Some(_) => {}
                         None => {
                             entry.holders.push((owner, mode));
-                            self.rows.push(row);
+                            self.taken.push((row, None));
                         }
                     }
                     return Ok(true);
@@ -217,15 +224,35 @@ impl HeldLocks {
 
     /// Releases every lock held, waking their waiters.
     pub(crate) fn release(&mut self) {
-        if self.rows.is_empty() {
+        self.release_to(0);
+    }
+
+    /// Where the locks held are now, for [`HeldLocks::release_to`].
+    pub(crate) fn mark(&self) -> usize {
+        self.taken.len()
+    }
+
+    /// Gives back every lock taken since `mark` and weakens each lock strengthened
+    /// since to its mode then, waking their waiters.
+    pub(crate) fn release_to(&mut self, mark: usize) {
+        if self.taken.len() <= mark {
             return;
         }
         let mut st = self.locks.state.lock();
-        for row in self.rows.drain(..) {
+        for (row, before) in self.taken.drain(mark..).rev() {
             let Some(entry) = st.held.get_mut(&row) else {
                 continue;
             };
-            entry.holders.retain(|(o, _)| *o != self.owner);
+            match before {
+                Some(mode) => {
+                    if let Some((_, held)) =
+                        entry.holders.iter_mut().find(|(o, _)| *o == self.owner)
+                    {
+                        *held = mode;
+                    }
+                }
+                None => entry.holders.retain(|(o, _)| *o != self.owner),
+            }
             entry.released.notify_waiters();
             if entry.holders.is_empty() {
                 st.held.remove(&row);
@@ -267,7 +294,7 @@ mod tests {
             .await
             .expect("b gets the row once a is gone")
             .unwrap();
-        assert_eq!(b.rows, [(1, b"k".to_vec())]);
+        assert_eq!(b.taken, [((1, b"k".to_vec()), None)]);
         assert!(locks.state.lock().held[&(1, b"k".to_vec())].holders == [(b.owner, X)]);
         assert!(locks.state.lock().waiting.is_empty());
     }
@@ -355,7 +382,7 @@ mod tests {
             .await
             .unwrap();
         assert!(!skipped, "SKIP LOCKED gives the row up");
-        assert!(c.rows.is_empty());
+        assert!(c.taken.is_empty());
         let waiter = tokio::spawn(async move {
             c.lock(1, b"r", LockMode::NoKeyUpdate, W, "t")
                 .await
@@ -407,10 +434,40 @@ mod tests {
         a.lock(1, b"r", LockMode::KeyShare, WaitPolicy::NoWait, "t")
             .await
             .unwrap();
-        assert_eq!(a.rows.len(), 1);
+        // Taken, then strengthened; the weaker request changed nothing.
+        assert_eq!(a.taken.len(), 2);
         assert_eq!(
             locks.state.lock().held[&(1, b"r".to_vec())].holders,
             [(a.owner, X)]
+        );
+    }
+
+    #[tokio::test]
+    async fn release_to_a_mark_gives_back_what_was_taken_after_it() {
+        let locks = Arc::new(RowLocks::default());
+        let (mut a, mut b) = (locks.owner(), locks.owner());
+        a.lock(1, b"r", LockMode::KeyShare, W, "t").await.unwrap();
+        let mark = a.mark();
+        a.lock(1, b"r", X, W, "t").await.unwrap();
+        a.lock(1, b"s", X, W, "t").await.unwrap();
+        a.release_to(mark);
+        // The row taken after the mark is free; the other is back to KEY SHARE, which
+        // NO KEY UPDATE does not conflict with.
+        b.lock(1, b"s", X, WaitPolicy::NoWait, "t").await.unwrap();
+        b.lock(1, b"r", LockMode::NoKeyUpdate, WaitPolicy::NoWait, "t")
+            .await
+            .unwrap();
+        let e = b
+            .lock(1, b"r", X, WaitPolicy::NoWait, "t")
+            .await
+            .unwrap_err();
+        assert_eq!(e.sqlstate(), "55P03");
+        assert_eq!(
+            locks.state.lock().held[&(1, b"r".to_vec())].holders,
+            [
+                (a.owner, LockMode::KeyShare),
+                (b.owner, LockMode::NoKeyUpdate)
+            ]
         );
     }
 }

@@ -3,7 +3,9 @@
 //! whose statements read with the block's own changes laid over, and whose changes commit
 //! together at COMMIT, validated optimistically by the engine. After an error in a block,
 //! every statement fails until ROLLBACK (or COMMIT, which then rolls back), as in
-//! PostgreSQL. Isolation levels map onto the engine's: READ COMMITTED (the default, as in
+//! PostgreSQL; a savepoint (SAVEPOINT, ROLLBACK TO SAVEPOINT, RELEASE SAVEPOINT) undoes
+//! part of a block, and a rollback to one revives a failed block. Isolation levels map
+//! onto the engine's: READ COMMITTED (the default, as in
 //! PostgreSQL; READ UNCOMMITTED gets it too) to read committed, each statement reading a
 //! snapshot taken when it starts; REPEATABLE READ to snapshot isolation, the block reading
 //! the snapshot of its first statement; SERIALIZABLE to serializable. A failed
@@ -16,7 +18,7 @@ use datafusion::common::ScalarValue;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    Set, Statement, TransactionAccessMode, TransactionIsolationLevel, TransactionMode,
+    Ident, Set, Statement, TransactionAccessMode, TransactionIsolationLevel, TransactionMode,
 };
 use pmdb_engine::Isolation;
 
@@ -25,7 +27,7 @@ use crate::error::{Result, SqlError, df_error, state};
 use crate::fast_path;
 use crate::output::Output;
 use crate::prepared::{Plan, Prepared};
-use crate::read_point::{ReadPoint, SqlTxn};
+use crate::read_point::{ReadPoint, SqlSavepoint, SqlTxn};
 use crate::session::{Session, parse};
 use crate::statement;
 
@@ -52,14 +54,61 @@ pub enum TxnStatus {
 
 enum Block {
     None,
-    Open {
-        /// Begun at the block's first statement, as PostgreSQL takes a block's snapshot
-        /// then and not at BEGIN: the snapshot is as fresh as it can be.
-        txn: Option<Arc<SqlTxn>>,
-        isolation: Isolation,
-        read_only: bool,
-    },
-    Failed,
+    Open(OpenBlock),
+}
+
+struct OpenBlock {
+    /// Begun at the block's first statement, as PostgreSQL takes a block's snapshot
+    /// then and not at BEGIN: the snapshot is as fresh as it can be.
+    txn: Option<Arc<SqlTxn>>,
+    isolation: Isolation,
+    read_only: bool,
+    /// While a statement runs (so that one abandoned half-way, a cancelled query,
+    /// leaves it so) and after one failed: only ROLLBACK [TO SAVEPOINT] and COMMIT are
+    /// accepted.
+    failed: bool,
+    /// Open savepoints by name, oldest first (a name may repeat: the latest wins).
+    savepoints: Vec<(String, SqlSavepoint)>,
+}
+
+impl OpenBlock {
+    fn new(isolation: Isolation, read_only: bool) -> OpenBlock {
+        OpenBlock {
+            txn: None,
+            isolation,
+            read_only,
+            failed: false,
+            savepoints: Vec::new(),
+        }
+    }
+
+    /// The index of the latest savepoint called `name`.
+    fn savepoint(&self, name: &str) -> Result<usize> {
+        self.savepoints
+            .iter()
+            .rposition(|(n, _)| n == name)
+            .ok_or_else(|| {
+                SqlError::user(
+                    state::INVALID_SAVEPOINT_SPECIFICATION,
+                    format!("savepoint \"{name}\" does not exist"),
+                )
+            })
+    }
+}
+
+/// A savepoint's name as PostgreSQL folds identifiers.
+fn savepoint_name(name: &Ident) -> String {
+    match name.quote_style {
+        Some(_) => name.value.clone(),
+        None => name.value.to_lowercase(),
+    }
+}
+
+fn outside_block(statement: &str) -> SqlError {
+    SqlError::user(
+        state::NO_ACTIVE_SQL_TRANSACTION,
+        format!("{statement} can only be used in transaction blocks"),
+    )
 }
 
 pub struct SqlSession {
@@ -173,8 +222,8 @@ impl SqlSession {
     /// The isolation of the open block, else of the blocks to come.
     pub fn isolation(&self) -> Isolation {
         match &self.block {
-            Block::Open { isolation, .. } => *isolation,
-            _ => self.default_isolation,
+            Block::Open(open) => open.isolation,
+            Block::None => self.default_isolation,
         }
     }
 
@@ -184,10 +233,10 @@ impl SqlSession {
     }
 
     pub fn status(&self) -> TxnStatus {
-        match self.block {
+        match &self.block {
             Block::None => TxnStatus::Idle,
-            Block::Open { .. } => TxnStatus::InBlock,
-            Block::Failed => TxnStatus::Failed,
+            Block::Open(OpenBlock { failed: false, .. }) => TxnStatus::InBlock,
+            Block::Open(OpenBlock { failed: true, .. }) => TxnStatus::Failed,
         }
     }
 
@@ -206,11 +255,11 @@ impl SqlSession {
         if let DfStatement::Statement(s) = &statement
             && let Some(out) = self.control(s).await
         {
-            return out;
+            return out.map_err(|e| self.failed(e));
         }
-        let (read_point, open) = self.enter(&statement)?;
+        let read_point = self.enter(&statement)?;
         let out = statement::run(&self.shared, read_point, statement).await;
-        self.leave(open, out.is_ok());
+        self.leave(out.is_ok());
         out
     }
 
@@ -224,48 +273,36 @@ impl SqlSession {
         if matches!(prepared.plan, Plan::Unplanned) {
             return self.run(prepared.bind(&params)?).await;
         }
-        let (read_point, open) = self.enter(prepared.statement())?;
+        let read_point = self.enter(prepared.statement())?;
         let out = statement::run_prepared(&self.shared, read_point, prepared, params).await;
-        self.leave(open, out.is_ok());
+        self.leave(out.is_ok());
         out
     }
 
-    /// The read point of a statement about to run, and the open block it runs in (the
-    /// session's block counts as failed meanwhile: if the statement is abandoned
-    /// half-way, a cancelled query, the block stays failed).
-    fn enter(&mut self, statement: &DfStatement) -> Result<(ReadPoint, Option<Block>)> {
-        match &mut self.block {
-            Block::None => Ok((
-                ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
-                None,
-            )),
-            Block::Failed => Err(aborted()),
-            Block::Open {
-                txn,
-                isolation,
-                read_only,
-            } => {
-                let txn = begun(&self.shared, txn, *isolation)?;
-                if *read_only && matches!(statement, DfStatement::Statement(s) if writes(s)) {
-                    self.block = Block::Failed;
-                    return Err(SqlError::user(
-                        state::READ_ONLY_SQL_TRANSACTION,
-                        "cannot change data in a read-only transaction",
-                    ));
-                }
-                let read_point = ReadPoint::Transaction(txn);
-                Ok((
-                    read_point,
-                    Some(std::mem::replace(&mut self.block, Block::Failed)),
-                ))
-            }
+    /// The read point of a statement about to run. In a block, the block counts as
+    /// failed until [`SqlSession::leave`] says the statement succeeded.
+    fn enter(&mut self, statement: &DfStatement) -> Result<ReadPoint> {
+        let Block::Open(open) = &mut self.block else {
+            return Ok(ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())));
+        };
+        if open.failed {
+            return Err(aborted());
         }
+        open.failed = true;
+        if open.read_only && matches!(statement, DfStatement::Statement(s) if writes(s)) {
+            return Err(SqlError::user(
+                state::READ_ONLY_SQL_TRANSACTION,
+                "cannot change data in a read-only transaction",
+            ));
+        }
+        let txn = begun(&self.shared, &mut open.txn, open.isolation)?;
+        Ok(ReadPoint::Transaction(txn))
     }
 
-    /// Puts back the block [`SqlSession::enter`] took if the statement succeeded.
-    fn leave(&mut self, open: Option<Block>, succeeded: bool) {
-        if let (Some(block), true) = (open, succeeded) {
-            self.block = block;
+    /// Ends a statement [`SqlSession::enter`] began.
+    fn leave(&mut self, succeeded: bool) {
+        if let (Block::Open(open), true) = (&mut self.block, succeeded) {
+            open.failed = false;
         }
     }
 
@@ -282,16 +319,16 @@ impl SqlSession {
         };
         let read_point = match &mut self.block {
             Block::None => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
-            Block::Failed => return Some(Err(aborted())),
-            Block::Open {
+            Block::Open(OpenBlock { failed: true, .. }) => return Some(Err(aborted())),
+            Block::Open(OpenBlock {
                 read_only: true, ..
-            } => {
+            }) => {
                 return Some(Err(self.failed(SqlError::user(
                     state::READ_ONLY_SQL_TRANSACTION,
                     "cannot change data in a read-only transaction",
                 ))));
             }
-            Block::Open { txn, isolation, .. } => match begun(&self.shared, txn, *isolation) {
+            Block::Open(open) => match begun(&self.shared, &mut open.txn, open.isolation) {
                 Ok(txn) => ReadPoint::Transaction(txn),
                 Err(e) => return Some(Err(self.failed(e))),
             },
@@ -311,18 +348,30 @@ impl SqlSession {
         self.failed(error)
     }
 
+    /// Fails the open block (if any), as any error in a block does in PostgreSQL: for
+    /// errors found outside the session, a statement that does not parse among them.
+    pub fn fail_block(&mut self) {
+        if let Block::Open(open) = &mut self.block {
+            open.failed = true;
+        }
+    }
+
     /// `e`, after failing the open block (if any).
     fn failed(&mut self, e: SqlError) -> SqlError {
-        if matches!(self.block, Block::Open { .. }) {
-            self.block = Block::Failed;
-        }
+        self.fail_block();
         e
     }
 
     /// Plans `statement` for [`SqlSession::run_prepared`], without running it: the
     /// types of its parameters (`$1`…; `None` where the plan does not fix one), the
-    /// columns of its rows (`None` for a command), and the plan kept for its runs.
-    pub async fn prepare(&self, statement: DfStatement) -> Result<Prepared> {
+    /// columns of its rows (`None` for a command), and the plan kept for its runs. A
+    /// statement that cannot be planned fails the open block.
+    pub async fn prepare(&mut self, statement: DfStatement) -> Result<Prepared> {
+        let planned = self.plan(statement).await;
+        planned.map_err(|e| self.failed(e))
+    }
+
+    async fn plan(&self, statement: DfStatement) -> Result<Prepared> {
         let generation = self.shared.catalog.generation();
         if let DfStatement::Statement(s) = &statement {
             crate::unhonoured::check(s)?;
@@ -350,7 +399,9 @@ impl SqlSession {
             ));
         }
         let read_point = match &self.block {
-            Block::Open { txn: Some(txn), .. } => ReadPoint::Transaction(Arc::clone(txn)),
+            Block::Open(OpenBlock { txn: Some(txn), .. }) => {
+                ReadPoint::Transaction(Arc::clone(txn))
+            }
             _ => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
         };
         let state = self.shared.statement_state(read_point);
@@ -390,24 +441,25 @@ impl SqlSession {
         let command = |tag: &str| Some(Ok(Output::Command(tag.into())));
         match s {
             Statement::StartTransaction { modes: list, .. } => {
-                if !matches!(self.block, Block::None) {
+                match &self.block {
+                    Block::None => {}
+                    Block::Open(OpenBlock { failed: true, .. }) => return Some(Err(aborted())),
                     // PostgreSQL warns and stays in the block.
-                    return command("BEGIN");
+                    Block::Open(_) => return command("BEGIN"),
                 }
                 let m = modes(list);
-                self.block = Block::Open {
-                    txn: None,
-                    isolation: m.isolation.unwrap_or(self.default_isolation),
-                    read_only: m.read_only.unwrap_or(self.default_read_only),
-                };
+                self.block = Block::Open(OpenBlock::new(
+                    m.isolation.unwrap_or(self.default_isolation),
+                    m.read_only.unwrap_or(self.default_read_only),
+                ));
                 command("BEGIN")
             }
             Statement::Commit { chain: false, .. } => {
                 match std::mem::replace(&mut self.block, Block::None) {
                     Block::None => command("COMMIT"),
-                    Block::Failed => command("ROLLBACK"),
-                    Block::Open { txn: None, .. } => command("COMMIT"),
-                    Block::Open { txn: Some(txn), .. } => Some(
+                    Block::Open(OpenBlock { failed: true, .. }) => command("ROLLBACK"),
+                    Block::Open(OpenBlock { txn: None, .. }) => command("COMMIT"),
+                    Block::Open(OpenBlock { txn: Some(txn), .. }) => Some(
                         txn.commit()
                             .await
                             .map(|()| Output::Command("COMMIT".into())),
@@ -424,11 +476,12 @@ impl SqlSession {
             Statement::Commit { chain: true, .. } | Statement::Rollback { chain: true, .. } => {
                 Some(Err(SqlError::unsupported("AND CHAIN")))
             }
+            Statement::Savepoint { name } => Some(self.savepoint(savepoint_name(name)).await),
             Statement::Rollback {
-                savepoint: Some(_), ..
-            }
-            | Statement::Savepoint { .. }
-            | Statement::ReleaseSavepoint { .. } => Some(Err(SqlError::unsupported("savepoints"))),
+                chain: false,
+                savepoint: Some(name),
+            } => Some(self.rollback_to(&savepoint_name(name)).await),
+            Statement::ReleaseSavepoint { name } => Some(self.release(&savepoint_name(name))),
             Statement::Set(Set::SetTransaction {
                 modes: list,
                 snapshot: None,
@@ -441,11 +494,13 @@ impl SqlSession {
                     return command("SET");
                 }
                 match &mut self.block {
-                    Block::Open {
+                    Block::Open(OpenBlock { failed: true, .. }) => None,
+                    Block::Open(OpenBlock {
                         txn,
                         isolation,
                         read_only,
-                    } => {
+                        ..
+                    }) => {
                         if let Some(asked) = m.isolation.filter(|i| i != isolation) {
                             if txn.is_some() {
                                 return Some(Err(SqlError::user(
@@ -458,14 +513,62 @@ impl SqlSession {
                         *read_only = m.read_only.unwrap_or(*read_only);
                         command("SET")
                     }
-                    Block::None => Some(Err(SqlError::user(
-                        state::NO_ACTIVE_SQL_TRANSACTION,
-                        "SET TRANSACTION can only be used in transaction blocks",
-                    ))),
-                    Block::Failed => None,
+                    Block::None => Some(Err(outside_block("SET TRANSACTION"))),
                 }
             }
             _ => None,
         }
+    }
+
+    /// SAVEPOINT: begins the block's transaction if no statement did yet.
+    async fn savepoint(&mut self, name: String) -> Result<Output> {
+        let open = match &mut self.block {
+            Block::None => return Err(outside_block("SAVEPOINT")),
+            Block::Open(OpenBlock { failed: true, .. }) => return Err(aborted()),
+            Block::Open(open) => open,
+        };
+        let txn = match &open.txn {
+            Some(txn) => Arc::clone(txn),
+            None => begun(&self.shared, &mut open.txn, open.isolation)?,
+        };
+        let savepoint = txn.savepoint().await?;
+        open.savepoints.push((name, savepoint));
+        Ok(Output::Command("SAVEPOINT".into()))
+    }
+
+    /// ROLLBACK TO SAVEPOINT: undoes what the block did after it, the savepoints opened
+    /// since gone, and revives the block if it had failed.
+    async fn rollback_to(&mut self, name: &str) -> Result<Output> {
+        let Block::Open(open) = &mut self.block else {
+            return Err(outside_block("ROLLBACK TO SAVEPOINT"));
+        };
+        let at = open.savepoint(name)?;
+        let txn = open
+            .txn
+            .clone()
+            .expect("a savepoint begins the transaction");
+        // The engine forgets the later ones with the rollback.
+        open.savepoints.truncate(at + 1);
+        txn.rollback_to(&open.savepoints[at].1).await?;
+        open.failed = false;
+        Ok(Output::Command("ROLLBACK".into()))
+    }
+
+    /// RELEASE SAVEPOINT: forgets it and those opened after it.
+    fn release(&mut self, name: &str) -> Result<Output> {
+        let open = match &mut self.block {
+            Block::None => return Err(outside_block("RELEASE SAVEPOINT")),
+            Block::Open(OpenBlock { failed: true, .. }) => return Err(aborted()),
+            Block::Open(open) => open,
+        };
+        let at = open.savepoint(name)?;
+        let txn = open
+            .txn
+            .clone()
+            .expect("a savepoint begins the transaction");
+        if let Some((_, released)) = open.savepoints.drain(at..).next() {
+            txn.release(released)?;
+        }
+        Ok(Output::Command("RELEASE".into()))
     }
 }

@@ -212,8 +212,8 @@ fn an_error_fails_the_block_until_it_ends() {
     );
     assert_eq!(a.status(), TxnStatus::Idle);
     assert_eq!(f.rows(&mut a, "SELECT count(*) FROM accounts"), ["3"]);
-    // Savepoints are refused clearly, and so is SET TRANSACTION outside a block.
-    assert_eq!(f.sqlstate(&mut a, "SAVEPOINT s"), "0A000");
+    // Savepoints and SET TRANSACTION need a block.
+    assert_eq!(f.sqlstate(&mut a, "SAVEPOINT s"), "25P01");
     assert_eq!(
         f.sqlstate(&mut a, "SET TRANSACTION ISOLATION LEVEL SERIALIZABLE"),
         "25P01"
@@ -299,8 +299,8 @@ fn a_block_changing_a_table_with_whole_segments_makes_them_stale() {
 fn prepare_finds_parameter_and_column_types_without_running() {
     use datafusion::arrow::datatypes::DataType;
     let f = Fixture::new(ACCOUNTS);
-    let s = f.session();
-    let describe = |sql: &str| {
+    let mut s = f.session();
+    let mut describe = |sql: &str| {
         let statement = pmdb_sql::parse(sql).unwrap().pop_front().unwrap();
         f.rt.block_on(s.prepare(statement)).unwrap()
     };

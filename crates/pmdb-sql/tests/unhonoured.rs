@@ -45,7 +45,7 @@ fn clauses_nothing_honours_are_refused_before_they_run() {
         ("SELECT * FROM t FOR XML RAW", "0A000"),
     ];
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let session = engine.session();
+    let mut session = engine.session();
     for (sql, sqlstate) in refused {
         let e = engine.execute(sql).expect_err(sql);
         assert_eq!(e.sqlstate(), sqlstate, "{sql}: {e}");

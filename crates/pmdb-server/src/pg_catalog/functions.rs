@@ -202,18 +202,28 @@ fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     }))
 }
 
+/// The oid of the type called `name` (its catalog name or the one `format_type` gives).
+fn type_oid(name: &str) -> Option<i64> {
+    let name = name.trim_start_matches("pg_catalog.");
+    oids::TYPES
+        .iter()
+        .find(|t| t.1 == name || oids::format_type(t.0, None).as_deref() == Some(name))
+        .map(|t| t.0)
+}
+
 /// `x::regtype`: a type's oid for its name, its name for its oid.
 fn regtype(_: &Source, args: &[ScalarValue]) -> ScalarValue {
     if let Some(name) = string(args.first()) {
-        let name = name.trim_start_matches("pg_catalog.");
-        let oid = oids::TYPES
-            .iter()
-            .find(|t| t.1 == name || oids::format_type(t.0, None).as_deref() == Some(name))
-            .map(|t| t.0);
-        return ScalarValue::Int64(oid);
+        return ScalarValue::Int64(type_oid(name));
     }
     let oid = int(args.first());
     text(oid.map(|o| oids::format_type(o, None).unwrap_or_else(|| o.to_string())))
+}
+
+/// `to_regtype(name)`: the type's oid, null for a type that does not exist (drivers ask
+/// for extension types such as hstore this way).
+fn to_regtype(_: &Source, args: &[ScalarValue]) -> ScalarValue {
+    ScalarValue::Int64(string(args.first()).and_then(type_oid))
 }
 
 fn regnamespace(_: &Source, args: &[ScalarValue]) -> ScalarValue {
@@ -298,6 +308,7 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     ("format_type", Returns::Text, format_type),
     ("regclass", Returns::OidOrName, regclass),
     ("regtype", Returns::OidOrName, regtype),
+    ("to_regtype", Returns::Int, to_regtype),
     ("regnamespace", Returns::Text, regnamespace),
     ("pg_get_userbyid", Returns::Text, user_by_id),
     ("pg_get_expr", Returns::Text, null),
