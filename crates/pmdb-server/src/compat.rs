@@ -16,7 +16,7 @@ use datafusion::sql::sqlparser::ast::{
     Value,
 };
 use pmdb_engine::Isolation;
-use pmdb_sql::{Output, SqlError, SqlSession};
+use pmdb_sql::{CommandTag, Output, SqlError, SqlSession};
 
 /// The settings a session starts with.
 fn defaults() -> BTreeMap<String, String> {
@@ -187,7 +187,7 @@ impl Settings {
         };
         let set = |this: &mut Settings, name: String, value: String| {
             this.0.insert(name, value);
-            Some(Ok(Output::Command("SET".into())))
+            Some(Ok(Output::Command(CommandTag::of("SET"))))
         };
         match s.as_ref() {
             Statement::Set(Set::SingleAssignment {
@@ -224,7 +224,7 @@ impl Settings {
                         };
                     }
                 }
-                Some(Ok(Output::Command("RESET".into())))
+                Some(Ok(Output::Command(CommandTag::of("RESET"))))
             }
             Statement::ShowVariable { variable } => {
                 let name = shown_name(variable);

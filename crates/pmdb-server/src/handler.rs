@@ -12,7 +12,6 @@ use async_trait::async_trait;
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::common::ScalarValue;
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::Statement;
 use futures::{Sink, SinkExt, stream};
 use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::api::copy::CopyHandler;
@@ -26,7 +25,9 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::extendedquery::Flush;
-use pmdb_sql::{Output, Prepared, SqlError, SqlSession, TxnStatus, copy_failed};
+use pmdb_sql::{
+    CommandTag, Output, Prepared, SqlError, SqlSession, StatementKind, TxnStatus, copy_failed,
+};
 use tokio::sync::Mutex;
 
 use crate::auth::Gate;
@@ -54,29 +55,14 @@ fn user_error(e: &SqlError) -> PgWireError {
     PgWireError::UserError(Box::new(error_info(e)))
 }
 
-/// A command tag as pgwire takes it: "INSERT 0 3" is INSERT, oid 0, 3 rows.
-fn tag(text: &str) -> Tag {
-    let mut words: Vec<&str> = text.split(' ').collect();
-    let rows = match words.last().map(|w| w.parse::<usize>()) {
-        Some(Ok(n)) if words.len() > 1 => {
-            words.pop();
-            Some(n)
-        }
-        _ => None,
-    };
-    let oid = match words.last().map(|w| w.parse::<u32>()) {
-        Some(Ok(oid)) if words.len() > 1 && rows.is_some() => {
-            words.pop();
-            Some(oid)
-        }
-        _ => None,
-    };
-    let mut tag = Tag::new(&words.join(" "));
-    if let Some(oid) = oid {
-        tag = tag.with_oid(oid);
+/// A command tag as pgwire takes it.
+fn tag(t: &CommandTag) -> Tag {
+    let mut tag = Tag::new(t.command());
+    if t.has_oid() {
+        tag = tag.with_oid(0);
     }
-    if let Some(n) = rows {
-        tag = tag.with_rows(n);
+    if let Some(n) = t.rows() {
+        tag = tag.with_rows(n as usize);
     }
     tag
 }
@@ -118,7 +104,7 @@ impl Client {
         }
         let prepared = match &statement {
             // SHOW is answered by the server's settings, in PostgreSQL's shape.
-            DfStatement::Statement(s) if matches!(s.as_ref(), Statement::ShowVariable { .. }) => {
+            DfStatement::Statement(s) if StatementKind::of(&statement) == StatementKind::Show => {
                 let column = s.to_string().trim_start_matches("SHOW ").to_lowercase();
                 let columns = Schema::new(vec![Field::new(column, DataType::Utf8, false)]);
                 Prepared::unplanned(statement, Some(Arc::new(columns)))
@@ -133,8 +119,12 @@ impl Client {
             Run::Statement(s) => s,
             Run::Prepared(p, _) => p.statement(),
         };
-        if let Some(started) = self.sql.copy_in(statement) {
-            let copy = started?;
+        let kind = match &run {
+            Run::Statement(s) => StatementKind::of(s),
+            Run::Prepared(p, _) => p.kind(),
+        };
+        if kind == StatementKind::CopyFromStdin {
+            let copy = self.sql.copy_in(statement)?;
             let columns = copy.columns.len();
             self.copy = Some(Receiving::new(copy));
             return Ok(Response::CopyIn(CopyResponse::new(
@@ -144,18 +134,19 @@ impl Client {
             )));
         }
         let before = self.sql.status();
-        let out = match compat::isolation(&self.sql, statement) {
-            Some(setting) => match setting? {
+        let setting = matches!(kind, StatementKind::Setting | StatementKind::Show);
+        let intercepted = match compat::isolation(&self.sql, statement).filter(|_| setting) {
+            Some(isolation) => Some(match isolation? {
                 IsolationSetting::Shown(out) => out,
                 IsolationSetting::Run(set) => self.sql.run(set).await?,
-            },
-            None => match self.settings.intercept(statement) {
-                Some(out) => out?,
-                None => match run {
-                    Run::Statement(s) => self.sql.run(s).await?,
-                    Run::Prepared(p, params) => self.sql.run_prepared(p, params).await?,
-                },
-            },
+            }),
+            None if setting => self.settings.intercept(statement).transpose()?,
+            None => None,
+        };
+        let out = match (intercepted, run) {
+            (Some(out), _) => out,
+            (None, Run::Statement(s)) => self.sql.run(s).await?,
+            (None, Run::Prepared(p, params)) => self.sql.run_prepared(p, params).await?,
         };
         let after = self.sql.status();
         Ok(match out {
@@ -168,12 +159,12 @@ impl Client {
                     stream::iter(data.into_iter().map(Ok)),
                 ))
             }
-            Output::Command(text) => {
-                let t = tag(&text);
+            Output::Command(command) => {
+                let t = tag(&command);
                 // A COMMIT or ROLLBACK outside a block still ends one for the client:
                 // after a failed COMMIT (the block is gone, but the error left the
                 // client's status failed) it sends ROLLBACK, which must clear it.
-                let ends = matches!(text.as_str(), "COMMIT" | "ROLLBACK");
+                let ends = matches!(command.command(), "COMMIT" | "ROLLBACK");
                 match (before, after) {
                     (TxnStatus::Idle, TxnStatus::InBlock) => Response::TransactionStart(t),
                     (_, TxnStatus::Idle) if ends || before != TxnStatus::Idle => {
@@ -438,21 +429,20 @@ mod tests {
     use crate::encode::pg_type;
 
     #[test]
-    fn command_tags_split_into_command_oid_and_rows() {
+    fn command_tags_carry_their_oid_and_rows_to_pgwire() {
         let render = |t: &Tag| format!("{t:?}");
         assert_eq!(
-            render(&tag("INSERT 0 3")),
+            render(&tag(&CommandTag::insert(3))),
             render(&Tag::new("INSERT").with_oid(0).with_rows(3))
         );
         assert_eq!(
-            render(&tag("UPDATE 2")),
+            render(&tag(&CommandTag::update(2))),
             render(&Tag::new("UPDATE").with_rows(2))
         );
         assert_eq!(
-            render(&tag("CREATE TABLE")),
+            render(&tag(&CommandTag::of("CREATE TABLE"))),
             render(&Tag::new("CREATE TABLE"))
         );
-        assert_eq!(render(&tag("BEGIN")), render(&Tag::new("BEGIN")));
     }
 
     #[test]

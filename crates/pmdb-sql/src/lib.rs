@@ -40,6 +40,7 @@ mod segments;
 mod session;
 mod sql_session;
 mod statement;
+mod statement_kind;
 pub mod table;
 pub mod types;
 mod unhonoured;
@@ -47,11 +48,12 @@ mod unhonoured;
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};
 pub use error::{Result, SqlError};
-pub use output::Output;
+pub use output::{CommandTag, Output};
 pub use prepared::Prepared;
 pub use provider::ScanOptions;
 pub use session::parse;
 pub use sql_session::{SqlSession, TxnStatus};
+pub use statement_kind::StatementKind;
 pub use types::{SqlType, Value};
 
 /// Bytes that do not decode as what they should be: a key or a row read back from

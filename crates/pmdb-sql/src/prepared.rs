@@ -20,6 +20,7 @@ use datafusion::sql::sqlparser::ast::{
 
 use crate::error::{Result, SqlError, state};
 use crate::fast_path::Shape;
+use crate::statement_kind::StatementKind;
 
 /// What a prepared statement keeps of its planning.
 #[derive(Clone, Debug)]
@@ -34,6 +35,7 @@ pub(crate) enum Plan {
 #[derive(Clone, Debug)]
 pub struct Prepared {
     statement: DfStatement,
+    kind: StatementKind,
     parameters: Vec<Option<DataType>>,
     columns: Option<SchemaRef>,
     /// The catalog generation `plan` was made at.
@@ -50,6 +52,7 @@ impl Prepared {
         plan: Plan,
     ) -> Prepared {
         Prepared {
+            kind: StatementKind::of(&statement),
             statement,
             parameters,
             columns,
@@ -67,6 +70,10 @@ impl Prepared {
     /// The statement, with its `$n` placeholders.
     pub fn statement(&self) -> &DfStatement {
         &self.statement
+    }
+
+    pub fn kind(&self) -> StatementKind {
+        self.kind
     }
 
     /// The types of the parameters, `$1` first; `None` where planning fixed none.

@@ -25,22 +25,39 @@ use pmdb_engine::Isolation;
 use crate::copy_in::{CopyIn, copy_from_stdin};
 use crate::error::{Result, SqlError, df_error, state};
 use crate::fast_path;
-use crate::output::Output;
+use crate::output::{CommandTag, Output};
 use crate::prepared::{Plan, Prepared};
 use crate::read_point::{ReadPoint, SqlSavepoint, SqlTxn};
 use crate::session::{Session, parse};
 use crate::statement;
+use crate::statement_kind::StatementKind;
 
 /// What [`SqlSession::prepare`] does with a statement.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Kind {
+enum Planning {
     /// Transaction control, DDL, COPY: nothing to plan.
-    Command,
+    None,
     /// Planned for its parameter and column types only (the fast path may keep the
-    /// shape of an UPDATE or DELETE, which pmdb otherwise runs itself).
+    /// shape of an UPDATE or DELETE, which pmdb otherwise runs itself; a locking query's
+    /// plan would not lock).
     Described,
     /// Planned by DataFusion, the plan kept.
-    Planned,
+    Kept,
+}
+
+fn planning(kind: StatementKind) -> Planning {
+    use StatementKind as K;
+    match kind {
+        K::Query | K::Insert => Planning::Kept,
+        K::LockingQuery | K::Update | K::Delete | K::Explain | K::Show => Planning::Described,
+        K::TransactionControl
+        | K::Setting
+        | K::CopyFromStdin
+        | K::CopyFromFile
+        | K::Ddl
+        | K::Vacuum
+        | K::Other => Planning::None,
+    }
 }
 
 /// Where a session is, as the PostgreSQL protocol reports it before each query.
@@ -156,25 +173,6 @@ fn aborted() -> SqlError {
     )
 }
 
-/// Whether a statement may change data or the catalog, or lock rows (refused in a READ
-/// ONLY block).
-fn writes(s: &Statement) -> bool {
-    matches!(s, Statement::Query(q) if !q.locks.is_empty())
-        || matches!(
-            s,
-            Statement::Insert(_)
-                | Statement::Update(_)
-                | Statement::Delete(_)
-                | Statement::Copy { to: false, .. }
-                | Statement::CreateTable(_)
-                | Statement::CreateIndex(_)
-                | Statement::Drop { .. }
-                | Statement::Truncate(_)
-                | Statement::AlterTable(_)
-                | Statement::Analyze(_)
-        )
-}
-
 /// The open block's transaction, begun now if no statement ran in the block yet, else
 /// refreshed for the statement about to run (read committed).
 fn begun(
@@ -252,13 +250,15 @@ impl SqlSession {
 
     /// Runs one statement of those [`parse`] gives.
     pub async fn run(&mut self, statement: DfStatement) -> Result<Output> {
-        if let DfStatement::Statement(s) = &statement
+        let kind = StatementKind::of(&statement);
+        if kind == StatementKind::TransactionControl
+            && let DfStatement::Statement(s) = &statement
             && let Some(out) = self.control(s).await
         {
             return out.map_err(|e| self.failed(e));
         }
-        let read_point = self.enter(&statement)?;
-        let out = statement::run(&self.shared, read_point, statement).await;
+        let read_point = self.enter(kind)?;
+        let out = statement::run(&self.shared, read_point, kind, statement).await;
         self.leave(out.is_ok());
         out
     }
@@ -273,7 +273,7 @@ impl SqlSession {
         if matches!(prepared.plan, Plan::Unplanned) {
             return self.run(prepared.bind(&params)?).await;
         }
-        let read_point = self.enter(prepared.statement())?;
+        let read_point = self.enter(prepared.kind())?;
         let out = statement::run_prepared(&self.shared, read_point, prepared, params).await;
         self.leave(out.is_ok());
         out
@@ -281,7 +281,7 @@ impl SqlSession {
 
     /// The read point of a statement about to run. In a block, the block counts as
     /// failed until [`SqlSession::leave`] says the statement succeeded.
-    fn enter(&mut self, statement: &DfStatement) -> Result<ReadPoint> {
+    fn enter(&mut self, kind: StatementKind) -> Result<ReadPoint> {
         let Block::Open(open) = &mut self.block else {
             return Ok(ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())));
         };
@@ -289,7 +289,7 @@ impl SqlSession {
             return Err(aborted());
         }
         open.failed = true;
-        if open.read_only && matches!(statement, DfStatement::Statement(s) if writes(s)) {
+        if open.read_only && kind.writes() {
             return Err(SqlError::user(
                 state::READ_ONLY_SQL_TRANSACTION,
                 "cannot change data in a read-only transaction",
@@ -306,34 +306,41 @@ impl SqlSession {
         }
     }
 
-    /// Starts `statement` if it is COPY … FROM STDIN (`None` for any other): the caller
-    /// then sends the rows and ends it with [`SqlSession::finish_copy`] or
+    /// Starts `statement`, a COPY … FROM STDIN ([`StatementKind::CopyFromStdin`]): the
+    /// caller then sends the rows and ends it with [`SqlSession::finish_copy`] or
     /// [`SqlSession::abort_copy`].
-    pub fn copy_in(&mut self, statement: &DfStatement) -> Option<Result<CopyIn>> {
-        let DfStatement::Statement(s) = statement else {
-            return None;
+    pub fn copy_in(&mut self, statement: &DfStatement) -> Result<CopyIn> {
+        let found = match statement {
+            DfStatement::Statement(s) => copy_from_stdin(s),
+            _ => None,
         };
-        let (table, format) = match copy_from_stdin(s)? {
-            Ok(found) => found,
-            Err(e) => return Some(Err(self.failed(e))),
+        let (table, format) = match found {
+            Some(Ok(found)) => found,
+            Some(Err(e)) => return Err(self.failed(e)),
+            None => {
+                return Err(self.failed(SqlError::user(
+                    state::PROTOCOL_VIOLATION,
+                    "not a COPY … FROM STDIN",
+                )));
+            }
         };
         let read_point = match &mut self.block {
             Block::None => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
-            Block::Open(OpenBlock { failed: true, .. }) => return Some(Err(aborted())),
+            Block::Open(OpenBlock { failed: true, .. }) => return Err(aborted()),
             Block::Open(OpenBlock {
                 read_only: true, ..
             }) => {
-                return Some(Err(self.failed(SqlError::user(
+                return Err(self.failed(SqlError::user(
                     state::READ_ONLY_SQL_TRANSACTION,
                     "cannot change data in a read-only transaction",
-                ))));
+                )));
             }
             Block::Open(open) => match begun(&self.shared, &mut open.txn, open.isolation) {
                 Ok(txn) => ReadPoint::Transaction(txn),
-                Err(e) => return Some(Err(self.failed(e))),
+                Err(e) => return Err(self.failed(e)),
             },
         };
-        Some(CopyIn::start(&self.shared, read_point, &table, format).map_err(|e| self.failed(e)))
+        CopyIn::start(&self.shared, read_point, &table, format).map_err(|e| self.failed(e))
     }
 
     /// Ends a COPY … FROM STDIN: the rows loaded.
@@ -376,20 +383,8 @@ impl SqlSession {
         if let DfStatement::Statement(s) = &statement {
             crate::unhonoured::check(s)?;
         }
-        let kind = match &statement {
-            DfStatement::Statement(s) => match s.as_ref() {
-                // Its plan would not lock: it runs as a locking SELECT each time.
-                Statement::Query(q) if !q.locks.is_empty() => Kind::Described,
-                Statement::Insert(_) | Statement::Query(_) => Kind::Planned,
-                Statement::Update(_)
-                | Statement::Delete(_)
-                | Statement::Explain { .. }
-                | Statement::ShowVariable { .. } => Kind::Described,
-                _ => Kind::Command,
-            },
-            _ => Kind::Command,
-        };
-        if kind == Kind::Command {
+        let planning = planning(StatementKind::of(&statement));
+        if planning == Planning::None {
             return Ok(Prepared::new(
                 statement,
                 Vec::new(),
@@ -426,9 +421,9 @@ impl SqlSession {
             DfStatement::Statement(s) => fast_path::recognise(&self.shared, s),
             _ => None,
         };
-        let kept = match (fast, kind) {
+        let kept = match (fast, planning) {
             (Some(shape), _) => Plan::Fast(shape),
-            (None, Kind::Planned) => Plan::Logical(plan),
+            (None, Planning::Kept) => Plan::Logical(plan),
             (None, _) => Plan::Unplanned,
         };
         Ok(Prepared::new(
@@ -438,7 +433,7 @@ impl SqlSession {
 
     /// Runs a transaction-control statement; `None` for any other.
     async fn control(&mut self, s: &Statement) -> Option<Result<Output>> {
-        let command = |tag: &str| Some(Ok(Output::Command(tag.into())));
+        let command = |tag: &'static str| Some(Ok(Output::Command(CommandTag::of(tag))));
         match s {
             Statement::StartTransaction { modes: list, .. } => {
                 match &self.block {
@@ -462,7 +457,7 @@ impl SqlSession {
                     Block::Open(OpenBlock { txn: Some(txn), .. }) => Some(
                         txn.commit()
                             .await
-                            .map(|()| Output::Command("COMMIT".into())),
+                            .map(|()| Output::Command(CommandTag::of("COMMIT"))),
                     ),
                 }
             }
@@ -533,7 +528,7 @@ impl SqlSession {
         };
         let savepoint = txn.savepoint().await?;
         open.savepoints.push((name, savepoint));
-        Ok(Output::Command("SAVEPOINT".into()))
+        Ok(Output::Command(CommandTag::of("SAVEPOINT")))
     }
 
     /// ROLLBACK TO SAVEPOINT: undoes what the block did after it, the savepoints opened
@@ -551,7 +546,7 @@ impl SqlSession {
         open.savepoints.truncate(at + 1);
         txn.rollback_to(&open.savepoints[at].1).await?;
         open.failed = false;
-        Ok(Output::Command("ROLLBACK".into()))
+        Ok(Output::Command(CommandTag::of("ROLLBACK")))
     }
 
     /// RELEASE SAVEPOINT: forgets it and those opened after it.
@@ -569,6 +564,6 @@ impl SqlSession {
         if let Some((_, released)) = open.savepoints.drain(at..).next() {
             txn.release(released)?;
         }
-        Ok(Output::Command("RELEASE".into()))
+        Ok(Output::Command(CommandTag::of("RELEASE")))
     }
 }

@@ -13,15 +13,17 @@ use std::sync::Arc;
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error};
-use crate::output::Output;
+use crate::output::{CommandTag, Output};
 use crate::prepared::{Plan, Prepared};
 use crate::read_point::ReadPoint;
 use crate::session::Session;
+use crate::statement_kind::StatementKind;
 use crate::{ddl, dml, fast_path, locking, unhonoured};
 
 pub(crate) async fn run(
     session: &Session,
     read_point: ReadPoint,
+    kind: StatementKind,
     statement: DfStatement,
 ) -> Result<Output> {
     if let DfStatement::Statement(s) = &statement {
@@ -29,22 +31,26 @@ pub(crate) async fn run(
         if let Some(out) = fast_path::run(session, &read_point, s).await {
             return out;
         }
-        if let Statement::Query(q) = s.as_ref()
-            && !q.locks.is_empty()
+        if kind == StatementKind::LockingQuery
+            && let Statement::Query(q) = s.as_ref()
         {
             return locking::run(session, &read_point, q).await;
+        }
+        if kind == StatementKind::Vacuum {
+            // Space is reclaimed by the engine's own merges and compactions.
+            return Ok(Output::Command(CommandTag::of("VACUUM")));
         }
         match s.as_ref() {
             Statement::CreateTable(create) => {
                 let def = ddl::table_def(create)?;
                 let if_not_exists = create.if_not_exists;
                 off_executor(session, move |c| c.create_table(def, if_not_exists)).await?;
-                return Ok(Output::Command("CREATE TABLE".into()));
+                return Ok(Output::Command(CommandTag::of("CREATE TABLE")));
             }
             Statement::CreateIndex(create) => {
                 let create = create.clone();
                 off_executor(session, move |c| ddl::create_index(c, &create)).await?;
-                return Ok(Output::Command("CREATE INDEX".into()));
+                return Ok(Output::Command(CommandTag::of("CREATE INDEX")));
             }
             Statement::Drop {
                 object_type,
@@ -57,32 +63,28 @@ pub(crate) async fn run(
                     ddl::drop(c, &object_type, &names, if_exists)
                 })
                 .await?;
-                return Ok(Output::Command(tag.into()));
+                return Ok(Output::Command(CommandTag::of(tag)));
             }
             Statement::Truncate(truncate) => {
                 dml::truncate(session, &read_point, truncate).await?;
-                return Ok(Output::Command("TRUNCATE TABLE".into()));
+                return Ok(Output::Command(CommandTag::of("TRUNCATE TABLE")));
             }
             Statement::AlterTable(alter) => {
                 let (name, columns) = ddl::added_primary_key(alter)?;
                 off_executor(session, move |c| c.add_primary_key(&name, &columns)).await?;
-                return Ok(Output::Command("ALTER TABLE".into()));
-            }
-            Statement::Vacuum(_) => {
-                // Space is reclaimed by the engine's own merges and compactions.
-                return Ok(Output::Command("VACUUM".into()));
+                return Ok(Output::Command(CommandTag::of("ALTER TABLE")));
             }
             Statement::Delete(delete) => {
                 let n = dml::delete(session, &read_point, delete).await?;
-                return Ok(Output::Command(format!("DELETE {n}")));
+                return Ok(Output::Command(CommandTag::delete(n)));
             }
             Statement::Update(update) => {
                 let n = dml::update(session, &read_point, update).await?;
-                return Ok(Output::Command(format!("UPDATE {n}")));
+                return Ok(Output::Command(CommandTag::update(n)));
             }
             Statement::Copy { to: false, .. } => {
                 let n = dml::copy_from(session, &read_point, s).await?;
-                return Ok(Output::Command(format!("COPY {n}")));
+                return Ok(Output::Command(CommandTag::copy(n)));
             }
             Statement::Analyze(analyze) => {
                 let tables = match &analyze.table_name {
@@ -102,7 +104,7 @@ pub(crate) async fn run(
                     })
                     .await?;
                 }
-                return Ok(Output::Command("ANALYZE".into()));
+                return Ok(Output::Command(CommandTag::of("ANALYZE")));
             }
             Statement::CreateView(_) => {
                 return Err(SqlError::unsupported("CREATE VIEW: use WITH ... SELECT"));
@@ -139,14 +141,20 @@ pub(crate) async fn run_prepared(
             Plan::Unplanned => {}
         }
     }
-    run(session, read_point, prepared.bind(&params)?).await
+    run(
+        session,
+        read_point,
+        prepared.kind(),
+        prepared.bind(&params)?,
+    )
+    .await
 }
 
 /// Runs a statement DataFusion planned.
 async fn run_plan(session: &Session, state: SessionState, plan: LogicalPlan) -> Result<Output> {
     let is_insert = matches!(&plan, LogicalPlan::Dml(d) if d.op.name() == "Insert Into");
     let is_command = matches!(&plan, LogicalPlan::Statement(_) | LogicalPlan::Ddl(_));
-    let tag = plan.display().to_string();
+    let tag = datafusion_tag(&plan);
     let schema = plan.schema().inner().clone();
     let batches = match &plan {
         // Statements that change the session (SET) act on the context itself.
@@ -161,12 +169,42 @@ async fn run_plan(session: &Session, state: SessionState, plan: LogicalPlan) -> 
         _ => session.collect(DataFrame::new(state, plan)).await?,
     };
     if is_insert {
-        return Ok(Output::Command(format!("INSERT 0 {}", count_of(&batches))));
+        return Ok(Output::Command(CommandTag::insert(count_of(&batches))));
     }
     if is_command {
         return Ok(Output::Command(tag));
     }
     Ok(Output::Rows { schema, batches })
+}
+
+/// The tag of a statement DataFusion plans and pmdb does not run itself.
+fn datafusion_tag(plan: &LogicalPlan) -> CommandTag {
+    use datafusion::logical_expr::{DdlStatement as D, Statement as S};
+    CommandTag::of(match plan {
+        LogicalPlan::Statement(s) => match s {
+            S::TransactionStart(_) => "BEGIN",
+            S::TransactionEnd(_) => "COMMIT",
+            S::SetVariable(_) => "SET",
+            S::ResetVariable(_) => "RESET",
+            S::Prepare(_) => "PREPARE",
+            S::Execute(_) => "EXECUTE",
+            S::Deallocate(_) => "DEALLOCATE",
+        },
+        LogicalPlan::Ddl(d) => match d {
+            D::CreateExternalTable(_) | D::CreateMemoryTable(_) => "CREATE TABLE",
+            D::CreateView(_) => "CREATE VIEW",
+            D::CreateCatalogSchema(_) => "CREATE SCHEMA",
+            D::CreateCatalog(_) => "CREATE DATABASE",
+            D::CreateIndex(_) => "CREATE INDEX",
+            D::DropTable(_) => "DROP TABLE",
+            D::DropView(_) => "DROP VIEW",
+            D::DropCatalogSchema(_) => "DROP SCHEMA",
+            D::CreateFunction(_) => "CREATE FUNCTION",
+            D::DropFunction(_) => "DROP FUNCTION",
+        },
+        LogicalPlan::Dml(_) => "INSERT",
+        _ => "SELECT",
+    })
 }
 
 /// Runs `f` on a blocking thread: DDL and ANALYZE take table locks by blocking and

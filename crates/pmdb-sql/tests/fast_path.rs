@@ -19,7 +19,7 @@ fn show(out: Result<Vec<Output>, pmdb_sql::SqlError>) -> String {
                     .collect::<Vec<_>>(),
                 pretty_format_batches(&batches).unwrap()
             ),
-            Output::Command(tag) => tag,
+            Output::Command(tag) => tag.to_string(),
         },
         Err(e) => format!("error {}", e.sqlstate()),
     }

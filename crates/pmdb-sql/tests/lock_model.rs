@@ -14,7 +14,7 @@ use std::time::Duration;
 use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{Int32Type, Int64Type};
 use pmdb_engine::{Db, DbOptions};
-use pmdb_sql::{Output, SqlEngine, SqlError, SqlSession};
+use pmdb_sql::{CommandTag, Output, SqlEngine, SqlError, SqlSession};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
@@ -147,7 +147,7 @@ async fn transaction(
                         &format!("UPDATE queue SET claimed_by = {tag} WHERE id = {id}"),
                     )
                     .await?;
-                    assert!(matches!(out, Output::Command(t) if t == "UPDATE 1"));
+                    assert!(matches!(out, Output::Command(t) if t == CommandTag::update(1)));
                     effect.claimed = Some((id as i32, tag));
                 }
             }

@@ -20,7 +20,7 @@ fn show(out: Result<Output, SqlError>) -> String {
                 .collect::<Vec<_>>(),
             pretty_format_batches(&batches).unwrap()
         ),
-        Ok(Output::Command(tag)) => tag,
+        Ok(Output::Command(tag)) => tag.to_string(),
         Err(e) => format!("error {}", e.sqlstate()),
     }
 }

@@ -7,7 +7,7 @@
 mod common;
 
 use common::{Fixture, rows_of};
-use pmdb_sql::{Output, TxnStatus};
+use pmdb_sql::{CommandTag, Output, TxnStatus};
 
 const COUNTERS: &str = "
     CREATE TABLE counters (id INT PRIMARY KEY, v BIGINT, note VARCHAR(10));
@@ -135,7 +135,7 @@ fn update_and_delete_lock_rows_whatever_the_key_and_the_set_expressions() {
     f.still_waiting(&waiting);
     f.tag(&mut a, "COMMIT");
     let (mut b, updated) = f.finish(waiting);
-    assert!(matches!(updated.unwrap(), Output::Command(t) if t == "UPDATE 1"));
+    assert!(matches!(updated.unwrap(), Output::Command(t) if t == CommandTag::update(1)));
     f.tag(&mut b, "COMMIT");
     assert_eq!(
         f.rows(
@@ -152,7 +152,7 @@ fn update_and_delete_lock_rows_whatever_the_key_and_the_set_expressions() {
     f.still_waiting(&waiting);
     f.tag(&mut a, "COMMIT");
     let (mut b, deleted) = f.finish(waiting);
-    assert!(matches!(deleted.unwrap(), Output::Command(t) if t == "DELETE 0"));
+    assert!(matches!(deleted.unwrap(), Output::Command(t) if t == CommandTag::delete(0)));
     assert_eq!(f.rows(&mut b, "SELECT count(*) FROM district"), ["2"]);
 
     // Above read committed, a row changed after the block's snapshot fails the statement.

@@ -18,7 +18,7 @@ fn rows(sql: &SqlEngine, q: &str) -> Vec<String> {
 
 fn command(sql: &SqlEngine, q: &str) -> String {
     match sql.execute(q).unwrap().pop().unwrap() {
-        Output::Command(c) => c,
+        Output::Command(c) => c.to_string(),
         Output::Rows { .. } => panic!("{q}: rows, not a command"),
     }
 }

@@ -34,12 +34,7 @@ impl AsyncDB for Connection {
         let out = self.0.execute(sql).await?.pop();
         Ok(match out {
             None => DBOutput::StatementComplete(0),
-            Some(Output::Command(tag)) => DBOutput::StatementComplete(
-                tag.rsplit(' ')
-                    .next()
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(0),
-            ),
+            Some(Output::Command(tag)) => DBOutput::StatementComplete(tag.rows().unwrap_or(0)),
             Some(Output::Rows { schema, batches }) => {
                 let types = schema
                     .fields()

@@ -8,7 +8,7 @@
 mod common;
 
 use common::Fixture;
-use pmdb_sql::{Output, SqlSession, TxnStatus};
+use pmdb_sql::{CommandTag, Output, SqlSession, TxnStatus};
 
 const ACCOUNTS: &str = "
     CREATE TABLE accounts (id INT PRIMARY KEY, owner VARCHAR(20), balance BIGINT);
@@ -148,7 +148,7 @@ fn read_committed_writers_of_a_row_wait_for_each_other_and_lose_nothing() {
     assert_eq!(balance(&f, &mut a, 1), ["110"]);
     f.tag(&mut a, "COMMIT");
     let (mut b, updated) = f.finish(waiting);
-    assert!(matches!(updated.unwrap(), Output::Command(tag) if tag == "UPDATE 1"));
+    assert!(matches!(updated.unwrap(), Output::Command(tag) if tag == CommandTag::update(1)));
     assert_eq!(balance(&f, &mut b, 1), ["130"]);
     f.tag(&mut b, "COMMIT");
     assert_eq!(balance(&f, &mut a, 1), ["130"]);

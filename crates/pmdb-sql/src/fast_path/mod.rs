@@ -26,7 +26,7 @@ use datafusion::sql::sqlparser::ast::Statement;
 
 use crate::arrow_conv::{BatchBuilder, arrow_schema};
 use crate::error::{Result, SqlError, state};
-use crate::output::Output;
+use crate::output::{CommandTag, Output};
 use crate::pushdown::value_of;
 use crate::read_point::ReadPoint;
 use crate::row_locks::{LockMode, WaitPolicy};
@@ -90,7 +90,6 @@ pub(crate) async fn execute(
     if table.is_retired() {
         return None;
     }
-    let command = |verb: &str, n: usize| Output::Command(format!("{verb}{n}"));
     match &shape.kind {
         Kind::Select {
             key,
@@ -120,7 +119,7 @@ pub(crate) async fn execute(
                 },
             )
             .await?;
-            Some(n.map(|n| command("UPDATE ", n)))
+            Some(n.map(|n| Output::Command(CommandTag::update(n as u64))))
         }
         Kind::Delete { key } => {
             let key = row_key(table, key, params)?;
@@ -132,7 +131,7 @@ pub(crate) async fn execute(
                 |writer, old| writer.delete(&key, &old),
             )
             .await?;
-            Some(n.map(|n| command("DELETE ", n)))
+            Some(n.map(|n| Output::Command(CommandTag::delete(n as u64))))
         }
         Kind::Insert { positions, rows } => {
             let mut values = Vec::with_capacity(rows.len());
@@ -150,7 +149,7 @@ pub(crate) async fn execute(
                 Ok(values.len())
             })
             .await?;
-            Some(n.map(|n| command("INSERT 0 ", n)))
+            Some(n.map(|n| Output::Command(CommandTag::insert(n as u64))))
         }
     }
 }

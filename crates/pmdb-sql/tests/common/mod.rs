@@ -69,7 +69,7 @@ impl Fixture {
 
     pub fn tag(&self, s: &mut SqlSession, sql: &str) -> String {
         match self.run(s, sql) {
-            Output::Command(tag) => tag,
+            Output::Command(tag) => tag.to_string(),
             Output::Rows { .. } => panic!("{sql}: rows, not a command"),
         }
     }
