@@ -16,7 +16,7 @@ use datafusion::arrow::datatypes::{
 };
 use datafusion::arrow::error::ArrowError;
 
-use crate::CodecError;
+use crate::error::CodecError;
 use crate::error::{SqlError, state};
 use crate::rowcode::{Field, walk_row};
 use crate::schema::{ColumnDef, TableDef};

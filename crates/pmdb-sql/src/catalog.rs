@@ -72,7 +72,7 @@ impl Catalog {
                 if def.name != name {
                     return Err(SqlError::Damaged {
                         what: format!("catalog entry of table {name:?}"),
-                        source: crate::CodecError::Mismatch(format!(
+                        source: crate::error::CodecError::Mismatch(format!(
                             "it defines a table named {:?}",
                             def.name
                         )),
@@ -340,7 +340,7 @@ impl Catalog {
             Some(v) => {
                 u64::from_le_bytes(v.as_ref().try_into().map_err(|_| SqlError::Damaged {
                     what: "catalog's next table id".into(),
-                    source: crate::CodecError::Mismatch(format!("{} bytes", v.len())),
+                    source: crate::error::CodecError::Mismatch(format!("{} bytes", v.len())),
                 })?)
             }
             None => 1,

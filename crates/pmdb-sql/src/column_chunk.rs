@@ -13,7 +13,7 @@ use datafusion::arrow::array::{
 use datafusion::arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::ArrowNativeType;
 
-use crate::CodecError;
+use crate::error::CodecError;
 use crate::reader::Reader;
 use crate::types::SqlType;
 

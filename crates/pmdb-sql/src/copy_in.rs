@@ -6,12 +6,11 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::sql::sqlparser::ast::{
-    CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Statement,
-};
+use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget, Statement};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
+use crate::copy_options::{CopyOptions, Encoding};
 use crate::ddl::object_name;
 use crate::error::{Result, SqlError, state};
 use crate::provider::load_batch;
@@ -64,56 +63,24 @@ pub fn copy_from_stdin(statement: &Statement) -> Option<Result<(String, CopyForm
                 "COPY with a column list: the rows must hold every column in order",
             ));
         }
-        let mut f = CopyFormat {
-            csv: false,
-            delimiter: b'\t',
-            header: false,
-            null: "\\N".into(),
-        };
-        let ascii = |c: char| {
-            u8::try_from(c).ok().filter(u8::is_ascii).ok_or_else(|| {
-                SqlError::unsupported(format!("delimiter {c:?}: one ASCII character"))
-            })
-        };
-        for o in options {
-            match o {
-                CopyOption::Format(fmt) => match fmt.value.to_lowercase().as_str() {
-                    "csv" => {
-                        f.csv = true;
-                        f.delimiter = b',';
-                        f.null = String::new();
-                    }
-                    "text" => {}
-                    other => return Err(SqlError::unsupported(format!("COPY format {other}"))),
-                },
-                CopyOption::Header(h) => f.header = *h,
-                CopyOption::Delimiter(c) => f.delimiter = ascii(*c)?,
-                CopyOption::Null(n) => f.null = n.clone(),
-                // Rows are visible to others only once committed anyway.
-                CopyOption::Freeze(_) => {}
-                other => return Err(SqlError::unsupported(format!("COPY option {other}"))),
+        let o = CopyOptions::parse(options, legacy_options)?;
+        let csv = match o.encoding.unwrap_or(Encoding::Text) {
+            Encoding::Text => false,
+            Encoding::Csv => true,
+            Encoding::Parquet => {
+                return Err(SqlError::unsupported(
+                    "COPY … FROM STDIN in Parquet: give a file",
+                ));
             }
-        }
-        for o in legacy_options {
-            match o {
-                CopyLegacyOption::Csv(csv) => {
-                    f.csv = true;
-                    f.delimiter = b',';
-                    f.null = String::new();
-                    for c in csv {
-                        match c {
-                            CopyLegacyCsvOption::Header => f.header = true,
-                            other => {
-                                return Err(SqlError::unsupported(format!("COPY option {other}")));
-                            }
-                        }
-                    }
-                }
-                CopyLegacyOption::Delimiter(c) => f.delimiter = ascii(*c)?,
-                CopyLegacyOption::Null(n) => f.null = n.clone(),
-                other => return Err(SqlError::unsupported(format!("COPY option {other}"))),
-            }
-        }
+        };
+        let f = CopyFormat {
+            csv,
+            delimiter: o.delimiter.unwrap_or(if csv { b',' } else { b'\t' }),
+            header: o.header,
+            null: o
+                .null
+                .unwrap_or_else(|| if csv { "" } else { "\\N" }.into()),
+        };
         Ok((object_name(table_name)?, f))
     })())
 }

@@ -12,8 +12,8 @@ use datafusion::arrow::datatypes::Schema;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    AssignmentTarget, CopyLegacyCsvOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget,
-    Delete, Expr as AstExpr, FromTable, Ident, ObjectName, Query, SelectItem,
+    AssignmentTarget, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Delete,
+    Expr as AstExpr, FromTable, Ident, ObjectName, Query, SelectItem,
     SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableFactor, TableWithJoins,
     Truncate, Update, UpdateTableFromKind, WildcardAdditionalOptions,
 };
@@ -24,6 +24,7 @@ use std::sync::Arc;
 
 use crate::arrow_conv::{arrow_type, cast_to_column, row_values};
 use crate::ast_shape::plain_table;
+use crate::copy_options::{CopyOptions, Encoding};
 use crate::ddl::{ident_name, object_name};
 use crate::error::df_error;
 use crate::error::{Result, SqlError, state};
@@ -339,7 +340,8 @@ pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Re
     change_found(session, read_point, &finding, &targets, mode).await
 }
 
-/// How COPY reads its file.
+/// How COPY reads its file: CSV unless the statement says otherwise or the file's name
+/// ends in `.parquet`.
 struct CopyFormat {
     parquet: bool,
     header: bool,
@@ -351,51 +353,26 @@ fn copy_format(
     options: &[CopyOption],
     legacy: &[CopyLegacyOption],
 ) -> Result<CopyFormat> {
-    let mut f = CopyFormat {
-        parquet: filename.ends_with(".parquet"),
-        header: false,
-        delimiter: b',',
-    };
-    let ascii = |c: char| -> Result<u8> {
-        u8::try_from(c)
-            .ok()
-            .filter(u8::is_ascii)
-            .ok_or_else(|| SqlError::unsupported(format!("delimiter {c:?}: one ASCII character")))
-    };
-    for o in options {
-        match o {
-            CopyOption::Format(fmt) => match fmt.value.to_lowercase().as_str() {
-                "csv" => f.parquet = false,
-                "parquet" => f.parquet = true,
-                "text" => {
-                    f.parquet = false;
-                    f.delimiter = b'\t';
-                }
-                other => return Err(SqlError::unsupported(format!("COPY format {other}"))),
-            },
-            CopyOption::Header(h) => f.header = *h,
-            CopyOption::Delimiter(c) => f.delimiter = ascii(*c)?,
-            other => return Err(SqlError::unsupported(format!("COPY option {other}"))),
-        }
+    let o = CopyOptions::parse(options, legacy)?;
+    if o.null.is_some() {
+        return Err(SqlError::unsupported(
+            "COPY … FROM a file with NULL: empty fields are NULL",
+        ));
     }
-    for o in legacy {
-        match o {
-            CopyLegacyOption::Csv(csv) => {
-                for c in csv {
-                    match c {
-                        CopyLegacyCsvOption::Header => f.header = true,
-                        other => {
-                            return Err(SqlError::unsupported(format!("COPY option {other}")));
-                        }
-                    }
-                }
-            }
-            CopyLegacyOption::Delimiter(c) => f.delimiter = ascii(*c)?,
-            CopyLegacyOption::Header => f.header = true,
-            other => return Err(SqlError::unsupported(format!("COPY option {other}"))),
-        }
-    }
-    Ok(f)
+    let default = if filename.ends_with(".parquet") {
+        Encoding::Parquet
+    } else {
+        Encoding::Csv
+    };
+    let encoding = o.encoding.unwrap_or(default);
+    Ok(CopyFormat {
+        parquet: encoding == Encoding::Parquet,
+        header: o.header,
+        delimiter: o.delimiter.unwrap_or(match encoding {
+            Encoding::Text => b'\t',
+            Encoding::Csv | Encoding::Parquet => b',',
+        }),
+    })
 }
 
 /// COPY table [(columns)] FROM 'file' [WITH (FORMAT csv|parquet, HEADER, DELIMITER)]:

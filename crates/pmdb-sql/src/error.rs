@@ -1,11 +1,10 @@
-//! The one error type of the SQL layer, with the SQLSTATE a client would be given.
+//! The errors of the SQL layer: [`SqlError`], with the SQLSTATE a client would be given,
+//! and [`CodecError`], bytes read back that do not decode.
 
 use std::sync::Arc;
 
 use datafusion::error::DataFusionError;
 use pmdb_engine::DbError;
-
-use crate::CodecError;
 
 #[derive(Debug, thiserror::Error)]
 pub enum SqlError {
@@ -149,4 +148,16 @@ pub fn df_error(e: DataFusionError) -> SqlError {
         DataFusionError::Execution(m) => SqlError::user(state::DATA_EXCEPTION, m),
         other => SqlError::Query(other.strip_backtrace()),
     }
+}
+
+/// Bytes that do not decode as what they should be: a key or a row read back from
+/// storage is never trusted.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum CodecError {
+    #[error("{what}: truncated at byte {at}")]
+    Truncated { what: &'static str, at: usize },
+    #[error("{what}: {reason}")]
+    Invalid { what: &'static str, reason: String },
+    #[error("{0}")]
+    Mismatch(String),
 }

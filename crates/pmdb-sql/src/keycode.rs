@@ -4,7 +4,7 @@
 //! point reads, range scans and `ORDER BY` on the key. Byte table: `docs/format.md`,
 //! "Key tuple".
 
-use crate::CodecError;
+use crate::error::CodecError;
 use crate::reader::Reader;
 use crate::types::{SqlType, Value};
 

@@ -16,6 +16,7 @@ mod ast_shape;
 pub mod catalog;
 mod column_chunk;
 mod copy_in;
+mod copy_options;
 mod ddl;
 mod dml;
 mod engine;
@@ -47,7 +48,7 @@ mod unhonoured;
 
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};
-pub use error::{Result, SqlError};
+pub use error::{CodecError, Result, SqlError};
 pub use output::{CommandTag, Output};
 pub use prepared::Prepared;
 pub use provider::ScanOptions;
@@ -55,18 +56,6 @@ pub use session::parse;
 pub use sql_session::{SqlSession, TxnStatus};
 pub use statement_kind::StatementKind;
 pub use types::{SqlType, Value};
-
-/// Bytes that do not decode as what they should be: a key or a row read back from
-/// storage is never trusted.
-#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-pub enum CodecError {
-    #[error("{what}: truncated at byte {at}")]
-    Truncated { what: &'static str, at: usize },
-    #[error("{what}: {reason}")]
-    Invalid { what: &'static str, reason: String },
-    #[error("{0}")]
-    Mismatch(String),
-}
 
 /// The README's Rust examples, compiled and run as doctests.
 #[cfg(doctest)]

@@ -248,7 +248,7 @@ impl VisitorMut for Substitute<'_> {
 #[cfg(test)]
 mod tests {
     use super::Plan;
-    use crate::SqlEngine;
+    use crate::engine::SqlEngine;
     use pmdb_engine::{Db, DbOptions};
 
     #[test]
@@ -260,7 +260,7 @@ mod tests {
             .unwrap();
         let mut session = engine.session();
         let mut kept = |sql: &str| {
-            let statement = crate::parse(sql).unwrap().pop_front().unwrap();
+            let statement = crate::session::parse(sql).unwrap().pop_front().unwrap();
             let rt = tokio::runtime::Runtime::new().unwrap();
             match rt.block_on(session.prepare(statement)).unwrap().plan {
                 Plan::Fast(_) => "fast",

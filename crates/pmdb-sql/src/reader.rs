@@ -1,7 +1,7 @@
 //! The cursor both decoders read with: it never reads past its bytes, and every error
 //! it gives names what was being decoded.
 
-use crate::CodecError;
+use crate::error::CodecError;
 
 pub(crate) struct Reader<'a> {
     what: &'static str,

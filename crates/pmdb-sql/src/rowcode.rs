@@ -3,7 +3,7 @@
 //! column order, fixed-width numbers little-endian and strings length-prefixed. Byte
 //! table: `docs/format.md`, "Row".
 
-use crate::CodecError;
+use crate::error::CodecError;
 use crate::reader::Reader;
 use crate::types::{SqlType, Value, fits_length, fits_precision};
 

@@ -291,7 +291,7 @@ impl RowBatches {
                     let (table, builder) = (&self.table, &mut self.builder);
                     self.read_point.get(table.rows(), row_key, |row| {
                         let row = row.ok_or_else(|| {
-                            damaged(crate::CodecError::Mismatch(
+                            damaged(crate::error::CodecError::Mismatch(
                                 "it names a row that does not exist".into(),
                             ))
                         })?;

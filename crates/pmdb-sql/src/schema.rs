@@ -2,7 +2,7 @@
 //! codec, the value of the table's entry in the catalog subtable. Byte table:
 //! `docs/format.md`, "Table definition".
 
-use crate::CodecError;
+use crate::error::CodecError;
 use crate::reader::Reader;
 use crate::rowcode::MAX_COLUMNS;
 use crate::types::{MAX_DECIMAL_PRECISION, SqlType};

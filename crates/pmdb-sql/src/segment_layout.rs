@@ -40,7 +40,7 @@ pub fn is_covered(name: &str, entry: Option<&[u8]>) -> Result<bool, SqlError> {
         Some(COVERED) => Ok(true),
         Some(v) => Err(SqlError::Damaged {
             what: format!("segment state of table {name:?}"),
-            source: crate::CodecError::Mismatch(format!("{v:?}")),
+            source: crate::error::CodecError::Mismatch(format!("{v:?}")),
         }),
     }
 }

@@ -13,9 +13,9 @@ use datafusion::error::DataFusionError;
 use pmdb_engine::{Scan, Snapshot, WriteBatch};
 use pmdb_prefetch::Prefetcher;
 
-use crate::CodecError;
 use crate::arrow_conv::BatchBuilder;
 use crate::column_chunk::{MAX_CHUNK_ROWS, chunk_rows, decode_chunk};
+use crate::error::CodecError;
 use crate::error::SqlError;
 use crate::pushdown::KeyRange;
 use crate::segment_layout::{COVERED, SegmentBuilder, chunk_key, covered_key};

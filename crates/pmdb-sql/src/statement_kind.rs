@@ -101,7 +101,7 @@ mod tests {
     use super::*;
 
     fn kind(sql: &str) -> StatementKind {
-        StatementKind::of(&crate::parse(sql).unwrap().pop_front().unwrap())
+        StatementKind::of(&crate::session::parse(sql).unwrap().pop_front().unwrap())
     }
 
     #[test]

@@ -5,7 +5,7 @@
 use std::cmp::Ordering;
 use std::fmt;
 
-use crate::CodecError;
+use crate::error::CodecError;
 
 /// Most digits of a DECIMAL (what an `i128` holds exactly).
 pub const MAX_DECIMAL_PRECISION: u8 = 38;

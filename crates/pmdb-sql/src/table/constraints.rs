@@ -1,0 +1,74 @@
+//! What a row must satisfy before it is written: the column count, each column's type
+//! and length, NOT NULL (the primary key's columns included), and the primary key's
+//! uniqueness, whose violation is reported here.
+
+use super::Table;
+use crate::error::{Result, SqlError, state};
+use crate::types::Value;
+
+impl Table {
+    /// Checks `row` against the columns: count, types, lengths, NOT NULL and the
+    /// primary key's implied NOT NULL.
+    pub(super) fn check(&self, row: &[Value]) -> Result<()> {
+        if row.len() != self.types.len() {
+            return Err(SqlError::user(
+                state::DATA_EXCEPTION,
+                format!(
+                    "table {:?} has {} columns; a row of {} values was given",
+                    self.def.name,
+                    self.types.len(),
+                    row.len()
+                ),
+            ));
+        }
+        for (i, (col, v)) in self.def.columns.iter().zip(row).enumerate() {
+            if matches!(v, Value::Null)
+                && (col.not_null || self.def.primary_key.contains(&(i as u16)))
+            {
+                return Err(SqlError::user(
+                    state::NOT_NULL_VIOLATION,
+                    format!(
+                        "null value in column {:?} of table {:?} violates not-null constraint",
+                        col.name, self.def.name
+                    ),
+                ));
+            }
+            col.ty.check(v).map_err(|_| {
+                SqlError::user(
+                    state::DATA_EXCEPTION,
+                    format!(
+                        "value {} does not fit column {:?} of type {}",
+                        v.display(col.ty),
+                        col.name,
+                        col.ty
+                    ),
+                )
+            })?;
+        }
+        Ok(())
+    }
+
+    pub(super) fn duplicate(&self, row: &[Value]) -> SqlError {
+        let cols: Vec<&str> = self
+            .def
+            .primary_key
+            .iter()
+            .map(|&c| self.def.columns[c as usize].name.as_str())
+            .collect();
+        let vals: Vec<String> = self
+            .def
+            .primary_key
+            .iter()
+            .map(|&c| row[c as usize].display(self.def.columns[c as usize].ty))
+            .collect();
+        SqlError::user(
+            state::UNIQUE_VIOLATION,
+            format!(
+                "duplicate key value violates the primary key of table {:?}: ({})=({})",
+                self.def.name,
+                cols.join(", "),
+                vals.join(", ")
+            ),
+        )
+    }
+}

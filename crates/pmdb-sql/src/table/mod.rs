@@ -1,0 +1,325 @@
+//! A table as stored: its rows in one subtable (key: the primary key, or a hidden row
+//! id, in the key encoding; value: the row codec) and each secondary index in another
+//! (key: the index columns' tuple followed by the row key; value empty). Every change
+//! to a row and its index entries goes into one `WriteBatch`, so they commit together.
+//! This module owns the handle and what every version of it shares; the keys of rows
+//! and index entries ([`row_keys`]), the checks a row must pass ([`constraints`]), the
+//! writer of a statement's changes ([`writer`]) and index builds ([`index_fill`]) live
+//! beside it.
+
+mod constraints;
+mod index_fill;
+mod row_keys;
+mod writer;
+
+pub use writer::TableWriter;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use pmdb_engine::{Db, Snapshot, Subtable};
+
+use crate::error::{Result, SqlError};
+use crate::read_point::TxnTable;
+use crate::rowcode::decode_row;
+use crate::schema::{IndexDef, TableDef};
+use crate::segment_layout::{covered_key, is_covered};
+use crate::types::{SqlType, Value};
+
+/// Held while a statement changes a table; DDL holds it too.
+/// An async mutex: statements hold it across the await of their commit, and a task
+/// waiting for it must leave its executor thread to the holder.
+pub type WriteGuard = tokio::sync::OwnedMutexGuard<()>;
+
+pub struct Table {
+    db: Db,
+    def: TableDef,
+    types: Vec<SqlType>,
+    key_types: Vec<SqlType>,
+    rows: Subtable,
+    indexes: Vec<Index>,
+    /// The columnar segments (absent for a table of an older pool opened read-only).
+    segments: Option<Subtable>,
+    /// Whether the segments held exactly the committed rows when last looked at (see
+    /// [`crate::segment_layout`]): a hint for bulk loads whether to build chunks. What
+    /// decides is the catalog entry, which transaction blocks may delete at any time.
+    covered: Arc<AtomicBool>,
+    next_row_id: Arc<AtomicI64>,
+    /// Rows stored: each autocommit statement writes the new count into the catalog
+    /// subtable in the batch of its rows, exactly; a transaction block adds its change at
+    /// COMMIT without validating it (concurrent blocks may make it an estimate, which
+    /// ANALYZE makes exact again).
+    row_count: Arc<AtomicI64>,
+    catalog: Subtable,
+    /// Shared by every version of the table's handle, so DDL and writes serialize.
+    writes: Arc<tokio::sync::Mutex<()>>,
+    /// Set by DDL that replaced or dropped this handle; a writer that finds it set takes
+    /// the catalog's current one.
+    retired: AtomicBool,
+}
+
+/// What every version of one table's handle shares.
+struct Shared {
+    next_row_id: Arc<AtomicI64>,
+    row_count: Arc<AtomicI64>,
+    covered: Arc<AtomicBool>,
+    writes: Arc<tokio::sync::Mutex<()>>,
+    catalog: Subtable,
+}
+
+/// Key of a table's row count in the catalog subtable: `r`, then the table id (u64
+/// big-endian); the value is an i64, little-endian.
+pub fn count_key(id: u64) -> Vec<u8> {
+    let mut k = vec![b'r'];
+    k.extend_from_slice(&id.to_be_bytes());
+    k
+}
+
+pub struct Index {
+    pub def: IndexDef,
+    pub subtable: Subtable,
+    pub types: Vec<SqlType>,
+}
+
+impl Table {
+    /// Opens (creating if missing) the subtables of `def`; `catalog` holds its row count.
+    pub fn open(db: &Db, catalog: &Subtable, def: TableDef) -> Result<Table> {
+        let rows = db.subtable(&def.rows_subtable())?;
+        let next = if def.primary_key.is_empty() {
+            match rows.scan_rev::<[u8]>(..).next().transpose()? {
+                Some(e) => {
+                    let last = crate::keycode::decode_key(&[SqlType::BigInt], e.key()).map_err(
+                        |source| SqlError::Damaged {
+                            what: format!("row id in table {:?}", def.name),
+                            source,
+                        },
+                    )?;
+                    match last[0] {
+                        Value::BigInt(id) => id.saturating_add(1),
+                        _ => 0,
+                    }
+                }
+                None => 0,
+            }
+        } else {
+            0
+        };
+        let count = match catalog.get(count_key(def.id))? {
+            None => 0,
+            Some(v) => v
+                .as_ref()
+                .try_into()
+                .map(i64::from_le_bytes)
+                .ok()
+                .filter(|&n| n >= 0)
+                .ok_or_else(|| SqlError::Damaged {
+                    what: format!("row count of table {:?}", def.name),
+                    source: crate::error::CodecError::Mismatch(format!("{:?}", v.as_ref())),
+                })?,
+        };
+        let covered = is_covered(&def.name, catalog.get(covered_key(def.id))?.as_deref())?;
+        let shared = Shared {
+            next_row_id: Arc::new(AtomicI64::new(next)),
+            row_count: Arc::new(AtomicI64::new(count)),
+            covered: Arc::new(AtomicBool::new(covered)),
+            writes: Arc::default(),
+            catalog: catalog.clone(),
+        };
+        Self::with_parts(db, def, shared, rows)
+    }
+
+    /// A new handle for `def`, a changed definition of `old`'s table, sharing its write
+    /// lock and row ids.
+    pub fn replace(db: &Db, old: &Table, def: TableDef) -> Result<Table> {
+        let rows = db.subtable(&def.rows_subtable())?;
+        let shared = Shared {
+            next_row_id: Arc::clone(&old.next_row_id),
+            row_count: Arc::clone(&old.row_count),
+            covered: Arc::clone(&old.covered),
+            writes: Arc::clone(&old.writes),
+            catalog: old.catalog.clone(),
+        };
+        Self::with_parts(db, def, shared, rows)
+    }
+
+    fn with_parts(db: &Db, def: TableDef, shared: Shared, rows: Subtable) -> Result<Table> {
+        let indexes = def
+            .indexes
+            .iter()
+            .map(|ix| {
+                Ok(Index {
+                    subtable: db.subtable(&def.index_subtable(ix))?,
+                    types: ix
+                        .columns
+                        .iter()
+                        .map(|&c| def.columns[c as usize].ty)
+                        .collect(),
+                    def: ix.clone(),
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let segments = if db.read_only().is_some() {
+            db.existing_subtable(&def.segments_subtable()).ok()
+        } else {
+            Some(db.subtable(&def.segments_subtable())?)
+        };
+        let covered = if segments.is_some() {
+            shared.covered
+        } else {
+            Arc::new(AtomicBool::new(false))
+        };
+        Ok(Table {
+            db: db.clone(),
+            types: def.types(),
+            key_types: def.key_types(),
+            rows,
+            indexes,
+            segments,
+            covered,
+            next_row_id: shared.next_row_id,
+            row_count: shared.row_count,
+            catalog: shared.catalog,
+            writes: shared.writes,
+            retired: AtomicBool::new(false),
+            def,
+        })
+    }
+
+    /// Rows stored, as of the last committed statement.
+    pub fn row_count(&self) -> u64 {
+        self.row_count.load(Ordering::Acquire).max(0) as u64
+    }
+
+    pub fn db(&self) -> &Db {
+        &self.db
+    }
+
+    pub fn def(&self) -> &TableDef {
+        &self.def
+    }
+
+    pub fn types(&self) -> &[SqlType] {
+        &self.types
+    }
+
+    pub fn key_types(&self) -> &[SqlType] {
+        &self.key_types
+    }
+
+    pub fn rows(&self) -> &Subtable {
+        &self.rows
+    }
+
+    pub fn indexes(&self) -> &[Index] {
+        &self.indexes
+    }
+
+    pub fn segments(&self) -> Option<&Subtable> {
+        self.segments.as_ref()
+    }
+
+    /// The catalog subtable, which holds the table's row count and segment state.
+    pub fn catalog(&self) -> &Subtable {
+        &self.catalog
+    }
+
+    /// Records that the segments now hold the rows (their build just committed).
+    pub fn set_covered(&self) {
+        self.covered.store(true, Ordering::Release);
+    }
+
+    /// Whether, at snapshot `at`, the columnar segments hold exactly the rows.
+    pub fn covered_at(&self, at: &Snapshot) -> Result<bool> {
+        if self.segments.is_none() {
+            return Ok(false);
+        }
+        let entry = at.get(&self.catalog, covered_key(self.def.id))?;
+        is_covered(&self.def.name, entry.as_deref())
+    }
+
+    pub fn subtable_names(&self) -> Vec<String> {
+        [self.def.rows_subtable(), self.def.segments_subtable()]
+            .into_iter()
+            .chain(
+                self.def
+                    .indexes
+                    .iter()
+                    .map(|ix| self.def.index_subtable(ix)),
+            )
+            .collect()
+    }
+}
+
+impl TxnTable for Table {
+    fn id(&self) -> u64 {
+        self.def.id
+    }
+
+    fn name(&self) -> &str {
+        &self.def.name
+    }
+
+    fn row_subtable(&self) -> &Subtable {
+        &self.rows
+    }
+
+    /// Adds to `tx` the row count with `delta` rows more, as a write no other transaction
+    /// conflicts on, and what keeps the segments honest: if the entry that says they
+    /// hold the rows is there at the snapshot, its deletion; if not, a watch on it, so
+    /// that the commit fails should an ANALYZE mark them whole meanwhile (it could not
+    /// have seen the transaction's rows).
+    fn bookkeeping(&self, tx: &mut pmdb_engine::Transaction, delta: i64) -> Result<()> {
+        let count = self.row_count.load(Ordering::Acquire) + delta;
+        tx.put_untracked(&self.catalog, count_key(self.def.id), count.to_le_bytes())?;
+        if self.segments.is_some() {
+            let key = covered_key(self.def.id);
+            if tx.get(&self.catalog, &key)?.is_some() {
+                tx.delete_untracked(&self.catalog, &key)?;
+            } else {
+                tx.watch(&self.catalog, &key)?;
+            }
+        }
+        Ok(())
+    }
+
+    /// Takes note of a committed transaction block that changed the table by `delta`
+    /// rows (after [`Table::bookkeeping`]).
+    fn committed_elsewhere(&self, delta: i64) {
+        self.row_count.fetch_add(delta, Ordering::AcqRel);
+        self.covered.store(false, Ordering::Release);
+    }
+}
+
+impl Table {
+    /// Sets the row count (ANALYZE counted the rows).
+    pub fn set_row_count(&self, rows: i64) {
+        self.row_count.store(rows, Ordering::Release);
+    }
+
+    /// Takes the write lock, blocking the thread: only off async executors (DDL runs on
+    /// a blocking thread).
+    pub fn write_lock(&self) -> WriteGuard {
+        Arc::clone(&self.writes).blocking_lock_owned()
+    }
+
+    /// Takes the write lock, for async callers.
+    pub async fn write_lock_async(&self) -> WriteGuard {
+        Arc::clone(&self.writes).lock_owned().await
+    }
+
+    pub fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+    }
+
+    pub fn is_retired(&self) -> bool {
+        self.retired.load(Ordering::Acquire)
+    }
+
+    /// Decodes a stored row; damage is an error naming the table.
+    pub fn decode(&self, bytes: &[u8]) -> Result<Vec<Value>> {
+        decode_row(&self.types, bytes).map_err(|source| SqlError::Damaged {
+            what: format!("row in table {:?}", self.def.name),
+            source,
+        })
+    }
+}
