@@ -159,6 +159,23 @@ impl Client {
                     stream::iter(data.into_iter().map(Ok)),
                 ))
             }
+            Output::Returned {
+                tag,
+                schema,
+                batches,
+            } => {
+                let fields = Arc::new(fields(&schema, format));
+                let data = rows(&batches, Arc::clone(&fields))
+                    .map_err(|e| SqlError::Query(format!("cannot encode the result: {e}")))?;
+                let mut response =
+                    QueryResponse::new(fields, stream::iter(data.into_iter().map(Ok)));
+                // pgwire appends the count of rows sent; INSERT's oid goes before it.
+                response.set_command_tag(&match tag.has_oid() {
+                    true => format!("{} 0", tag.command()),
+                    false => tag.command().to_owned(),
+                });
+                Response::Query(response)
+            }
             Output::Command(command) => {
                 let t = tag(&command);
                 // A COMMIT or ROLLBACK outside a block still ends one for the client:

@@ -495,6 +495,45 @@ fn savepoints_revive_a_failed_block_and_ready_for_query_says_so() {
 }
 
 #[test]
+fn returning_rows_come_with_the_commands_own_tag() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute("CREATE TABLE r (id INT PRIMARY KEY, name TEXT)")
+            .await
+            .unwrap();
+        let inserted = c
+            .query(
+                "INSERT INTO r VALUES ($1, $2), ($3, $4) RETURNING id, upper(name)",
+                &[&1i32, &"a", &2i32, &"b"],
+            )
+            .await
+            .unwrap();
+        let got: Vec<(i32, String)> = inserted.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(got, [(1, "A".into()), (2, "B".into())]);
+        // The count in CommandComplete is the command's.
+        let n = c
+            .execute("UPDATE r SET name = 'c' WHERE id = 1 RETURNING id", &[])
+            .await
+            .unwrap();
+        assert_eq!(n, 1);
+        let messages = c
+            .simple_query("DELETE FROM r WHERE id >= 1 RETURNING name")
+            .await
+            .unwrap();
+        let rows = messages
+            .iter()
+            .filter(|m| matches!(m, SimpleQueryMessage::Row(_)))
+            .count();
+        assert_eq!(rows, 2);
+        assert!(matches!(
+            messages.last(),
+            Some(SimpleQueryMessage::CommandComplete(2))
+        ));
+    });
+}
+
+#[test]
 fn malformed_messages_never_take_the_server_down() {
     let s = TestServer::trusting();
     s.rt.block_on(async {

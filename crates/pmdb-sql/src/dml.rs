@@ -14,15 +14,14 @@ use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
     AssignmentTarget, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Delete,
     Expr as AstExpr, FromTable, Ident, ObjectName, Query, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, Statement, TableAlias, TableFactor, TableWithJoins,
-    Truncate, Update, UpdateTableFromKind, WildcardAdditionalOptions,
+    SelectItemQualifiedWildcardKind, SetExpr, Statement, TableWithJoins, Truncate, Update,
+    UpdateTableFromKind, WildcardAdditionalOptions,
 };
-use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
-use datafusion::sql::sqlparser::parser::Parser;
 use futures::StreamExt;
 use std::sync::Arc;
 
 use crate::arrow_conv::{arrow_type, cast_to_column, row_values};
+use crate::ast_build;
 use crate::ast_shape::plain_table;
 use crate::copy_options::{CopyOptions, Encoding};
 use crate::ddl::{ident_name, object_name};
@@ -37,7 +36,7 @@ use crate::table::{Table, TableWriter};
 use crate::types::Value;
 
 /// The target table of a DELETE or UPDATE and the name its columns are qualified with.
-fn target(t: &TableWithJoins) -> Result<(String, String)> {
+pub(crate) fn target(t: &TableWithJoins) -> Result<(String, String)> {
     if !t.joins.is_empty() {
         return Err(SqlError::unsupported(
             "a join in the target of UPDATE or DELETE: put the other tables in FROM or USING",
@@ -80,53 +79,28 @@ impl Finding {
         from: &[TableWithJoins],
         selection: Option<&AstExpr>,
     ) -> Result<Finding> {
-        let mut statement = Parser::parse_sql(&PostgreSqlDialect {}, "SELECT 1")
-            .map_err(|e| SqlError::Query(e.to_string()))?;
-        let Some(Statement::Query(mut query)) = statement.pop() else {
-            return Err(SqlError::Query("no skeleton query".into()));
-        };
-        let SetExpr::Select(select) = query.body.as_mut() else {
-            return Err(SqlError::Query("no skeleton SELECT".into()));
-        };
         let qualifier = ObjectName::from(vec![Ident::with_quote('"', alias)]);
-        select.projection = vec![SelectItem::QualifiedWildcard(
+        let mut projection = vec![SelectItem::QualifiedWildcard(
             SelectItemQualifiedWildcardKind::ObjectName(qualifier),
             WildcardAdditionalOptions::default(),
         )];
         // Named, so two that are alike (`SET a = 1, b = 1`, `SET n = n`) stay apart.
         for (i, e) in new_values.into_iter().enumerate() {
-            select.projection.push(SelectItem::ExprWithAlias {
+            projection.push(SelectItem::ExprWithAlias {
                 expr: AstExpr::Nested(Box::new(e)),
                 alias: Ident::new(format!("__pmdb_new_{i}")),
             });
         }
-        let mut tables = vec![TableWithJoins {
-            relation: TableFactor::Table {
-                name: ObjectName::from(vec![Ident::new(keyed_name(name, None))]),
-                alias: Some(TableAlias {
-                    explicit: true,
-                    name: Ident::with_quote('"', alias),
-                    columns: Vec::new(),
-                    at: None,
-                }),
-                args: None,
-                with_hints: Vec::new(),
-                version: None,
-                with_ordinality: false,
-                partitions: Vec::new(),
-                json_path: None,
-                sample: None,
-                index_hints: Vec::new(),
-            },
-            joins: Vec::new(),
-        }];
+        let mut tables = vec![ast_build::table(&keyed_name(name, None), alias)];
         tables.extend_from_slice(from);
-        select.from = tables;
-        select.selection = selection.cloned();
+        let mut query = ast_build::select(projection, tables)?;
+        if let SetExpr::Select(select) = query.body.as_mut() {
+            select.selection = selection.cloned();
+        }
         Ok(Finding {
             name: name.to_string(),
             alias: alias.to_string(),
-            query: *query,
+            query,
         })
     }
 
@@ -218,14 +192,14 @@ fn found_rows(
 /// row is locked in `mode` first (waiting for its holder), then, under the table's write
 /// lock, a row a commit changed since the statement's snapshot is found again as it is
 /// now (under read committed; it may no longer qualify) and the new values computed
-/// from it, as PostgreSQL does. The rows changed.
+/// from it, as PostgreSQL does.
 async fn change_found(
     session: &Session,
     read_point: &ReadPoint,
     finding: &Finding,
     targets: &[usize],
     mode: LockMode,
-) -> Result<u64> {
+) -> Result<Changed> {
     let update = mode != LockMode::Update || !targets.is_empty();
     loop {
         let table = session.catalog.table_or_error(&finding.name)?;
@@ -264,15 +238,30 @@ async fn change_found(
             }
         }
         writer.commit().await?;
-        return Ok(writer.rows());
+        let rows = rows.into_iter().map(|r| r.new.unwrap_or(r.old)).collect();
+        return Ok(Changed {
+            count: writer.rows(),
+            table,
+            alias: finding.alias.clone(),
+            rows,
+        });
     }
 }
 
-pub async fn delete(session: &Session, read_point: &ReadPoint, d: &Delete) -> Result<u64> {
-    if d.returning.is_some() || !d.order_by.is_empty() || d.limit.is_some() || !d.tables.is_empty()
-    {
+/// What an UPDATE or DELETE changed: how many rows, and each row as the statement left
+/// it (an UPDATE's new values, a DELETE's old ones), for RETURNING.
+pub(crate) struct Changed {
+    pub count: u64,
+    pub table: Arc<Table>,
+    /// The name the statement gave the table.
+    pub alias: String,
+    pub rows: Vec<Vec<Value>>,
+}
+
+pub async fn delete(session: &Session, read_point: &ReadPoint, d: &Delete) -> Result<Changed> {
+    if !d.order_by.is_empty() || d.limit.is_some() || !d.tables.is_empty() {
         return Err(SqlError::unsupported(
-            "DELETE with RETURNING, ORDER BY, LIMIT or several target tables",
+            "DELETE with ORDER BY, LIMIT or several target tables",
         ));
     }
     let targets = match &d.from {
@@ -287,11 +276,9 @@ pub async fn delete(session: &Session, read_point: &ReadPoint, d: &Delete) -> Re
     change_found(session, read_point, &finding, &[], LockMode::Update).await
 }
 
-pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Result<u64> {
-    if u.returning.is_some() || !u.order_by.is_empty() || u.limit.is_some() || u.or.is_some() {
-        return Err(SqlError::unsupported(
-            "UPDATE with RETURNING, ORDER BY, LIMIT or OR",
-        ));
+pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Result<Changed> {
+    if !u.order_by.is_empty() || u.limit.is_some() || u.or.is_some() {
+        return Err(SqlError::unsupported("UPDATE with ORDER BY, LIMIT or OR"));
     }
     let (name, alias) = target(&u.table)?;
     let from: &[TableWithJoins] = match &u.from {

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 mod arrow_conv;
+mod ast_build;
 mod ast_shape;
 pub mod catalog;
 mod column_chunk;
@@ -32,6 +33,7 @@ mod provider;
 mod pushdown;
 mod read_point;
 mod reader;
+mod returning;
 mod row_locks;
 pub mod rowcode;
 mod scan_exec;

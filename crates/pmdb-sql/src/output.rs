@@ -16,6 +16,12 @@ pub enum Output {
     },
     /// A command's tag.
     Command(CommandTag),
+    /// The rows an INSERT, UPDATE or DELETE … RETURNING gives, and its tag.
+    Returned {
+        tag: CommandTag,
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+    },
 }
 
 /// A command's tag as PostgreSQL reports it: the command, and for those that count rows,

@@ -28,6 +28,7 @@ use crate::fast_path;
 use crate::output::{CommandTag, Output};
 use crate::prepared::{Plan, Prepared};
 use crate::read_point::{ReadPoint, SqlSavepoint, SqlTxn};
+use crate::returning::Returning;
 use crate::session::{Session, parse};
 use crate::statement;
 use crate::statement_kind::StatementKind;
@@ -400,10 +401,12 @@ impl SqlSession {
             _ => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
         };
         let state = self.shared.statement_state(read_point);
-        let plan = state
-            .statement_to_plan(statement.clone())
-            .await
-            .map_err(df_error)?;
+        // DataFusion plans no RETURNING: the statement without it, for its parameters.
+        let returning = Returning::of(&statement)?;
+        let planned = returning
+            .as_ref()
+            .map_or_else(|| statement.clone(), |r| r.without.clone());
+        let plan = state.statement_to_plan(planned).await.map_err(df_error)?;
         let types = plan.get_parameter_types().map_err(df_error)?;
         let count = types
             .keys()
@@ -413,9 +416,10 @@ impl SqlSession {
         let parameters = (1..=count)
             .map(|i| types.get(&format!("${i}")).cloned().flatten())
             .collect();
-        let columns = match &plan {
-            LogicalPlan::Dml(_) | LogicalPlan::Statement(_) | LogicalPlan::Ddl(_) => None,
-            _ => Some(Arc::clone(plan.schema().inner())),
+        let columns = match (&returning, &plan) {
+            (Some(r), _) => Some(r.columns(&self.shared).await?),
+            (None, LogicalPlan::Dml(_) | LogicalPlan::Statement(_) | LogicalPlan::Ddl(_)) => None,
+            (None, _) => Some(Arc::clone(plan.schema().inner())),
         };
         let fast = match &statement {
             DfStatement::Statement(s) => fast_path::recognise(&self.shared, s),
@@ -423,7 +427,7 @@ impl SqlSession {
         };
         let kept = match (fast, planning) {
             (Some(shape), _) => Plan::Fast(shape),
-            (None, Planning::Kept) => Plan::Logical(plan),
+            (None, Planning::Kept) if returning.is_none() => Plan::Logical(plan),
             (None, _) => Plan::Unplanned,
         };
         Ok(Prepared::new(

@@ -7,18 +7,19 @@ use datafusion::dataframe::DataFrame;
 use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::Statement;
+use datafusion::sql::sqlparser::ast::{SelectItem, Statement};
 
 use std::sync::Arc;
 
 use crate::catalog::Catalog;
+use crate::dml::Changed;
 use crate::error::{Result, SqlError, df_error};
 use crate::output::{CommandTag, Output};
 use crate::prepared::{Plan, Prepared};
 use crate::read_point::ReadPoint;
 use crate::session::Session;
 use crate::statement_kind::StatementKind;
-use crate::{ddl, dml, fast_path, locking, unhonoured};
+use crate::{ddl, dml, fast_path, locking, returning, unhonoured};
 
 pub(crate) async fn run(
     session: &Session,
@@ -75,12 +76,17 @@ pub(crate) async fn run(
                 return Ok(Output::Command(CommandTag::of("ALTER TABLE")));
             }
             Statement::Delete(delete) => {
-                let n = dml::delete(session, &read_point, delete).await?;
-                return Ok(Output::Command(CommandTag::delete(n)));
+                let changed = dml::delete(session, &read_point, delete).await?;
+                let tag = CommandTag::delete(changed.count);
+                return returned(session, changed, delete.returning.as_deref(), tag).await;
             }
             Statement::Update(update) => {
-                let n = dml::update(session, &read_point, update).await?;
-                return Ok(Output::Command(CommandTag::update(n)));
+                let changed = dml::update(session, &read_point, update).await?;
+                let tag = CommandTag::update(changed.count);
+                return returned(session, changed, update.returning.as_deref(), tag).await;
+            }
+            Statement::Insert(insert) if insert.returning.is_some() => {
+                return returning::insert(session, &read_point, insert).await;
             }
             Statement::Copy { to: false, .. } => {
                 let n = dml::copy_from(session, &read_point, s).await?;
@@ -175,6 +181,25 @@ async fn run_plan(session: &Session, state: SessionState, plan: LogicalPlan) -> 
         return Ok(Output::Command(tag));
     }
     Ok(Output::Rows { schema, batches })
+}
+
+/// What an UPDATE or DELETE gives back: its tag, or with RETURNING, `items` over the
+/// rows it changed.
+async fn returned(
+    session: &Session,
+    changed: Changed,
+    items: Option<&[SelectItem]>,
+    tag: CommandTag,
+) -> Result<Output> {
+    match items {
+        None => Ok(Output::Command(tag)),
+        Some(items) => {
+            let Changed {
+                table, alias, rows, ..
+            } = changed;
+            returning::project(session, &table, &alias, items, &rows, tag).await
+        }
+    }
 }
 
 /// The tag of a statement DataFusion plans and pmdb does not run itself.

@@ -15,7 +15,9 @@ fn open(dir: &std::path::Path) -> SqlEngine {
 
 fn text(sql: &SqlEngine, q: &str) -> String {
     match sql.execute(q).unwrap().pop().unwrap() {
-        Output::Rows { batches, .. } => pretty_format_batches(&batches).unwrap().to_string(),
+        Output::Rows { batches, .. } | Output::Returned { batches, .. } => {
+            pretty_format_batches(&batches).unwrap().to_string()
+        }
         Output::Command(c) => panic!("{q}: a command ({c}), not rows"),
     }
 }

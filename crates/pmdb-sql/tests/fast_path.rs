@@ -10,7 +10,10 @@ use pmdb_sql::{Output, SqlEngine};
 fn show(out: Result<Vec<Output>, pmdb_sql::SqlError>) -> String {
     match out {
         Ok(mut outs) => match outs.pop().unwrap() {
-            Output::Rows { schema, batches } => format!(
+            Output::Rows { schema, batches }
+            | Output::Returned {
+                schema, batches, ..
+            } => format!(
                 "{:?}\n{}",
                 schema
                     .fields()

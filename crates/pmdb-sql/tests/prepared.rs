@@ -11,7 +11,12 @@ use pmdb_sql::{Output, SqlEngine, SqlError, SqlSession};
 
 fn show(out: Result<Output, SqlError>) -> String {
     match out {
-        Ok(Output::Rows { schema, batches }) => format!(
+        Ok(
+            Output::Rows { schema, batches }
+            | Output::Returned {
+                schema, batches, ..
+            },
+        ) => format!(
             "{:?}\n{}",
             schema
                 .fields()

@@ -19,7 +19,7 @@ fn rows(sql: &SqlEngine, q: &str) -> Vec<String> {
 fn command(sql: &SqlEngine, q: &str) -> String {
     match sql.execute(q).unwrap().pop().unwrap() {
         Output::Command(c) => c.to_string(),
-        Output::Rows { .. } => panic!("{q}: rows, not a command"),
+        Output::Rows { .. } | Output::Returned { .. } => panic!("{q}: rows, not a command"),
     }
 }
 

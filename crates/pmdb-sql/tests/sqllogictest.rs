@@ -35,7 +35,12 @@ impl AsyncDB for Connection {
         Ok(match out {
             None => DBOutput::StatementComplete(0),
             Some(Output::Command(tag)) => DBOutput::StatementComplete(tag.rows().unwrap_or(0)),
-            Some(Output::Rows { schema, batches }) => {
+            Some(
+                Output::Rows { schema, batches }
+                | Output::Returned {
+                    schema, batches, ..
+                },
+            ) => {
                 let types = schema
                     .fields()
                     .iter()

@@ -96,6 +96,17 @@ impl Shell<'_> {
                     }
                 },
                 Ok(Output::Command(tag)) => println!("{tag}"),
+                Ok(Output::Returned {
+                    tag,
+                    schema,
+                    batches,
+                }) => match render(&schema, &batches) {
+                    Ok(text) => println!("{text}{tag}"),
+                    Err(e) => {
+                        eprintln!("ERROR:  {e}");
+                        return false;
+                    }
+                },
                 Err(e) => {
                     eprintln!("ERROR:  {e}");
                     return false;

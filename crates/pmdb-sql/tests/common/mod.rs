@@ -13,20 +13,22 @@ use pmdb_sql::{Output, SqlEngine, SqlError, SqlSession};
 /// A result's rows, one string per row, columns joined by '|'.
 pub fn rows_of(out: Output) -> Vec<String> {
     match out {
-        Output::Rows { batches, .. } => pretty_format_batches(&batches)
-            .unwrap()
-            .to_string()
-            .lines()
-            .filter(|l| l.starts_with('|'))
-            .skip(1)
-            .map(|l| {
-                l.trim_matches('|')
-                    .split('|')
-                    .map(str::trim)
-                    .collect::<Vec<_>>()
-                    .join("|")
-            })
-            .collect(),
+        Output::Rows { batches, .. } | Output::Returned { batches, .. } => {
+            pretty_format_batches(&batches)
+                .unwrap()
+                .to_string()
+                .lines()
+                .filter(|l| l.starts_with('|'))
+                .skip(1)
+                .map(|l| {
+                    l.trim_matches('|')
+                        .split('|')
+                        .map(str::trim)
+                        .collect::<Vec<_>>()
+                        .join("|")
+                })
+                .collect()
+        }
         Output::Command(c) => panic!("a command ({c}), not rows"),
     }
 }
@@ -70,7 +72,7 @@ impl Fixture {
     pub fn tag(&self, s: &mut SqlSession, sql: &str) -> String {
         match self.run(s, sql) {
             Output::Command(tag) => tag.to_string(),
-            Output::Rows { .. } => panic!("{sql}: rows, not a command"),
+            Output::Rows { .. } | Output::Returned { .. } => panic!("{sql}: rows, not a command"),
         }
     }
 

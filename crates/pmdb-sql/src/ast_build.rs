@@ -1,0 +1,53 @@
+//! Syntax-tree nodes pmdb builds for queries of its own (finding the rows of an UPDATE
+//! or DELETE, evaluating RETURNING): planned like any query, never printed as SQL text
+//! and parsed again.
+
+use datafusion::sql::sqlparser::ast::{
+    Ident, ObjectName, Query, SelectItem, SetExpr, Statement, TableAlias, TableFactor,
+    TableWithJoins,
+};
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use crate::error::{Result, SqlError};
+
+/// `SELECT projection FROM from`.
+pub(crate) fn select(projection: Vec<SelectItem>, from: Vec<TableWithJoins>) -> Result<Query> {
+    // The parser's own SELECT, whose every other field is as a plain query has it.
+    let mut statement = Parser::parse_sql(&PostgreSqlDialect {}, "SELECT 1")
+        .map_err(|e| SqlError::Query(e.to_string()))?;
+    let Some(Statement::Query(mut query)) = statement.pop() else {
+        return Err(SqlError::Query("no skeleton query".into()));
+    };
+    let SetExpr::Select(select) = query.body.as_mut() else {
+        return Err(SqlError::Query("no skeleton SELECT".into()));
+    };
+    select.projection = projection;
+    select.from = from;
+    Ok(*query)
+}
+
+/// The table `name` (one unquoted identifier, as pmdb names its own relations), under
+/// `alias` (taken as written).
+pub(crate) fn table(name: &str, alias: &str) -> TableWithJoins {
+    TableWithJoins {
+        relation: TableFactor::Table {
+            name: ObjectName::from(vec![Ident::new(name)]),
+            alias: Some(TableAlias {
+                explicit: true,
+                name: Ident::with_quote('"', alias),
+                columns: Vec::new(),
+                at: None,
+            }),
+            args: None,
+            with_hints: Vec::new(),
+            version: None,
+            with_ordinality: false,
+            partitions: Vec::new(),
+            json_path: None,
+            sample: None,
+            index_hints: Vec::new(),
+        },
+        joins: Vec::new(),
+    }
+}
