@@ -393,7 +393,11 @@ fn a_running_query_can_be_cancelled() {
 
 /// A client speaking the protocol by hand, for what drivers do not show: the status
 /// byte of each ReadyForQuery.
-struct RawClient(tokio::net::TcpStream);
+struct RawClient {
+    sock: tokio::net::TcpStream,
+    /// The SQLSTATE of the last error before the last ReadyForQuery.
+    error: Option<String>,
+}
 
 impl RawClient {
     async fn connect(port: u16) -> RawClient {
@@ -405,20 +409,29 @@ impl RawClient {
         let mut startup = ((body.len() + 4) as u32).to_be_bytes().to_vec();
         startup.extend_from_slice(&body);
         sock.write_all(&startup).await.unwrap();
-        let mut c = RawClient(sock);
+        let mut c = RawClient { sock, error: None };
         assert_eq!(c.ready().await, b'I');
         c
     }
 
     /// Reads messages up to ReadyForQuery; its status.
     async fn ready(&mut self) -> u8 {
+        self.error = None;
         loop {
-            let kind = self.0.read_u8().await.unwrap();
-            let len = self.0.read_u32().await.unwrap() as usize;
+            let kind = self.sock.read_u8().await.unwrap();
+            let len = self.sock.read_u32().await.unwrap() as usize;
             let mut body = vec![0; len - 4];
-            self.0.read_exact(&mut body).await.unwrap();
-            if kind == b'Z' {
-                return body[0];
+            self.sock.read_exact(&mut body).await.unwrap();
+            match kind {
+                b'Z' => return body[0],
+                // Fields: a type byte, then a NUL-terminated string; 'C' is the code.
+                b'E' => {
+                    self.error = body
+                        .split(|b| *b == 0)
+                        .find_map(|f| f.strip_prefix(b"C"))
+                        .map(|c| String::from_utf8_lossy(c).into_owned())
+                }
+                _ => {}
             }
         }
     }
@@ -429,7 +442,7 @@ impl RawClient {
         m.extend_from_slice(&((sql.len() + 5) as u32).to_be_bytes());
         m.extend_from_slice(sql.as_bytes());
         m.push(0);
-        self.0.write_all(&m).await.unwrap();
+        self.sock.write_all(&m).await.unwrap();
         char::from(self.ready().await)
     }
 }
@@ -457,6 +470,15 @@ fn savepoints_revive_a_failed_block_and_ready_for_query_says_so() {
         for (sql, status) in steps {
             assert_eq!(raw.status_after(sql).await, status, "after {sql}");
         }
+        // A COMMIT that fails (40001) ends its block: the client is idle, not failed.
+        let mut other = RawClient::connect(s.port()).await;
+        assert_eq!(raw.status_after("BEGIN").await, 'T');
+        assert_eq!(other.status_after("BEGIN").await, 'T');
+        assert_eq!(raw.status_after("INSERT INTO t VALUES (9, 1)").await, 'T');
+        assert_eq!(other.status_after("INSERT INTO t VALUES (9, 2)").await, 'T');
+        assert_eq!(raw.status_after("COMMIT").await, 'I');
+        assert_eq!(other.status_after("COMMIT").await, 'I');
+        assert_eq!(other.error.as_deref(), Some("40001"));
         // A driver's nested transactions: the inner one fails and rolls back, the
         // outer one commits.
         let mut c = s.connect().await;
@@ -490,7 +512,7 @@ fn savepoints_revive_a_failed_block_and_ready_for_query_says_so() {
             .iter()
             .map(|r| r.get(0))
             .collect();
-        assert_eq!(ids, [1, 2, 3, 5]);
+        assert_eq!(ids, [1, 2, 3, 5, 9]);
     });
 }
 
