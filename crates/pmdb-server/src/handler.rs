@@ -9,7 +9,8 @@ use std::fmt::Debug;
 use std::sync::Arc;
 
 use async_trait::async_trait;
-use datafusion::arrow::datatypes::{DataType, Field, Schema};
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::ScalarValue;
 use datafusion::sql::parser::Statement as DfStatement;
 use futures::{Sink, SinkExt, stream};
@@ -65,6 +66,21 @@ fn tag(t: &CommandTag) -> Tag {
         tag = tag.with_rows(n as usize);
     }
     tag
+}
+
+/// Rows as pgwire sends them, in `format`.
+fn query_response(
+    schema: &SchemaRef,
+    batches: &[RecordBatch],
+    format: &Format,
+) -> Result<QueryResponse, SqlError> {
+    let fields = Arc::new(fields(schema, format));
+    let data = rows(batches, Arc::clone(&fields))
+        .map_err(|e| SqlError::Query(format!("cannot encode the result: {e}")))?;
+    Ok(QueryResponse::new(
+        fields,
+        stream::iter(data.into_iter().map(Ok)),
+    ))
 }
 
 /// A statement to run: as the simple protocol gives it, or prepared, with parameters.
@@ -151,24 +167,14 @@ impl Client {
         let after = self.sql.status();
         Ok(match out {
             Output::Rows { schema, batches } => {
-                let fields = Arc::new(fields(&schema, format));
-                let data = rows(&batches, Arc::clone(&fields))
-                    .map_err(|e| SqlError::Query(format!("cannot encode the result: {e}")))?;
-                Response::Query(QueryResponse::new(
-                    fields,
-                    stream::iter(data.into_iter().map(Ok)),
-                ))
+                Response::Query(query_response(&schema, &batches, format)?)
             }
             Output::Returned {
                 tag,
                 schema,
                 batches,
             } => {
-                let fields = Arc::new(fields(&schema, format));
-                let data = rows(&batches, Arc::clone(&fields))
-                    .map_err(|e| SqlError::Query(format!("cannot encode the result: {e}")))?;
-                let mut response =
-                    QueryResponse::new(fields, stream::iter(data.into_iter().map(Ok)));
+                let mut response = query_response(&schema, &batches, format)?;
                 // pgwire appends the count of rows sent; INSERT's oid goes before it.
                 response.set_command_tag(&match tag.has_oid() {
                     true => format!("{} 0", tag.command()),
