@@ -18,7 +18,7 @@ use datafusion::arrow::error::ArrowError;
 
 use crate::error::CodecError;
 use crate::error::{SqlError, state};
-use crate::rowcode::{Field, walk_row};
+use crate::rowcode::{Field, walk_row_from};
 use crate::schema::{ColumnDef, TableDef};
 use crate::types::{SqlType, Value};
 
@@ -165,6 +165,10 @@ impl Builder {
 /// are built, each straight from the row's bytes.
 pub struct BatchBuilder {
     types: Arc<[SqlType]>,
+    /// Columns every stored row holds; the others were added later, and a row that
+    /// lacks one has its value in `missing`.
+    required: usize,
+    missing: Arc<[Value]>,
     /// By table column: its builder when projected.
     slots: Vec<Option<Builder>>,
     /// Output order: a table column, or `None` for the key column.
@@ -202,6 +206,8 @@ impl BatchBuilder {
                 .expect("projection in range"),
         );
         BatchBuilder {
+            required: types.len(),
+            missing: Arc::from(Vec::new()),
             types,
             slots,
             order,
@@ -210,6 +216,13 @@ impl BatchBuilder {
             rows: 0,
             capacity,
         }
+    }
+
+    /// Reads rows of `table`, whose older rows may lack the columns added since.
+    pub fn for_rows_of(mut self, table: &crate::table::Table) -> BatchBuilder {
+        self.required = table.required_columns();
+        self.missing = Arc::clone(table.missing_values());
+        self
     }
 
     pub fn schema(&self) -> &SchemaRef {
@@ -227,10 +240,13 @@ impl BatchBuilder {
     /// Appends the stored row `value` under `key`.
     pub fn push(&mut self, key: &[u8], value: &[u8]) -> Result<(), CodecError> {
         if self.order.iter().any(Option::is_some) {
-            let slots = &mut self.slots;
-            walk_row(&self.types, value, |i, f| {
+            let (slots, missing) = (&mut self.slots, &self.missing);
+            walk_row_from(&self.types, self.required, value, |i, f| {
                 if let Some(b) = &mut slots[i] {
-                    b.append(f);
+                    match f {
+                        Field::Absent => b.append(missing.get(i).map_or(Field::Null, Field::of)),
+                        f => b.append(f),
+                    }
                 }
             })?;
         }

@@ -3,7 +3,7 @@
 //! and parsed again.
 
 use datafusion::sql::sqlparser::ast::{
-    Ident, ObjectName, Query, SelectItem, SetExpr, Statement, TableAlias, TableFactor,
+    Expr, Ident, ObjectName, Query, SelectItem, SetExpr, Statement, TableAlias, TableFactor,
     TableWithJoins,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
@@ -24,6 +24,30 @@ pub(crate) fn select(projection: Vec<SelectItem>, from: Vec<TableWithJoins>) -> 
     };
     select.projection = projection;
     select.from = from;
+    Ok(*query)
+}
+
+/// `VALUES (row), …`.
+pub(crate) fn values(rows: Vec<Vec<Expr>>) -> Result<Query> {
+    let mut statement = Parser::parse_sql(&PostgreSqlDialect {}, "VALUES (NULL)")
+        .map_err(|e| SqlError::Query(e.to_string()))?;
+    let Some(Statement::Query(mut query)) = statement.pop() else {
+        return Err(SqlError::Query("no skeleton query".into()));
+    };
+    let SetExpr::Values(values) = query.body.as_mut() else {
+        return Err(SqlError::Query("no skeleton VALUES".into()));
+    };
+    let Some(template) = values.rows.pop() else {
+        return Err(SqlError::Query("no skeleton row".into()));
+    };
+    values.rows = rows
+        .into_iter()
+        .map(|content| {
+            let mut row = template.clone();
+            row.content = content;
+            row
+        })
+        .collect();
     Ok(*query)
 }
 

@@ -1,8 +1,10 @@
-//! The catalog: every table's definition, kept in the subtable `sql.catalog` (one entry
-//! per table, keyed by its name) and in memory as [`Table`] handles. DDL changes the
-//! catalog entry and the subtables in an order that a crash at any point leaves either
-//! the old or the new table, plus at worst subtables no entry names; those are dropped
-//! at the next open.
+//! The catalog: every table's definition and every sequence's, kept in the subtable
+//! `sql.catalog` (one entry per table or sequence, keyed by its name) and in memory as
+//! [`Table`] and [`Sequence`] handles. DDL changes the catalog entry and the subtables
+//! in an order that a crash at any point leaves either the old or the new table, plus
+//! at worst subtables no entry names; those are dropped at the next open. A table and
+//! the sequences of its serial and identity columns are created, and dropped, in one
+//! batch.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -14,6 +16,7 @@ use pmdb_engine::{Db, WriteBatch, WriteOptions};
 use crate::error::{Result, SqlError, state};
 use crate::schema::{IndexDef, TableDef};
 use crate::segment_layout::{COVERED, covered_key};
+use crate::sequence::{self, Sequence, SequenceDef, SequenceState};
 use crate::table::{Table, TableWriter, WriteGuard, count_key};
 
 const CATALOG: &str = "sql.catalog";
@@ -25,6 +28,7 @@ const TABLE_PREFIX: u8 = b't';
 pub struct Catalog {
     db: Db,
     tables: RwLock<BTreeMap<String, Arc<Table>>>,
+    sequences: RwLock<BTreeMap<String, Arc<Sequence>>>,
     /// Serializes DDL, so two statements never race on the next id or on one table.
     ddl: Mutex<()>,
     /// Counts finished DDL statements: a plan made at one generation may name tables
@@ -81,9 +85,14 @@ impl Catalog {
                 tables.insert(name, Arc::new(Table::open(db, cat, def)?));
             }
         }
+        let sequences = match &cat {
+            Some(cat) => load_sequences(db, cat)?,
+            None => BTreeMap::new(),
+        };
         let catalog = Catalog {
             db: db.clone(),
             tables: RwLock::new(tables),
+            sequences: RwLock::new(sequences),
             ddl: Mutex::new(()),
             generation: AtomicU64::new(0),
         };
@@ -153,23 +162,38 @@ impl Catalog {
         Ok(self.db.subtable(CATALOG)?)
     }
 
-    /// Creates `def` (its id is given here). `Ok(false)` if the table exists and
-    /// `if_not_exists` was given.
-    pub fn create_table(&self, mut def: TableDef, if_not_exists: bool) -> Result<bool> {
+    /// Creates `def` (its id is given here) with a sequence for each of `serials` (a
+    /// column position and the sequence's definition, its name the one it asks for
+    /// unless taken): the column's default takes its values. `Ok(false)` if the table
+    /// exists and `if_not_exists` was given.
+    pub fn create_table(
+        &self,
+        mut def: TableDef,
+        serials: Vec<(usize, SequenceDef)>,
+        if_not_exists: bool,
+    ) -> Result<bool> {
         let _ddl = self.ddl();
-        if self.table(&def.name).is_some() {
+        if self.relation_exists(&def.name) {
             return if if_not_exists {
                 Ok(false)
             } else {
                 Err(SqlError::user(
                     state::DUPLICATE_TABLE,
-                    format!("table {:?} already exists", def.name),
+                    format!("relation {:?} already exists", def.name),
                 ))
             };
         }
         let cat = self.catalog_subtable()?;
         let id = self.next_id(&cat)?;
         def.id = id;
+        let mut sequences = Vec::with_capacity(serials.len());
+        for (i, (column, mut seq)) in serials.into_iter().enumerate() {
+            seq.id = id + 1 + i as u64;
+            seq.name = self.free_name(&seq.name, &sequences);
+            seq.owned_by = Some((id, column as u16));
+            def.columns[column].default = Some(nextval_call(&seq.name));
+            sequences.push(seq);
+        }
         def.validate()
             .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
         // The subtable first: a crash before the entry leaves an empty subtable that the
@@ -180,12 +204,143 @@ impl Catalog {
         batch.put(&cat, count_key(id), 0i64.to_le_bytes());
         // An empty table's segments (none) hold its rows.
         batch.put(&cat, covered_key(id), COVERED);
-        batch.put(&cat, NEXT_ID_KEY, (id + 1).to_le_bytes());
+        for seq in &sequences {
+            batch.put(&cat, sequence::def_key(&seq.name), seq.encode());
+            batch.put(
+                &cat,
+                sequence::state_key(seq.id),
+                Sequence::initial_state(seq).encode(),
+            );
+        }
+        batch.put(
+            &cat,
+            NEXT_ID_KEY,
+            (id + 1 + sequences.len() as u64).to_le_bytes(),
+        );
         self.db.write(batch, WriteOptions::default())?;
         table.set_covered();
         self.tables
             .write()
             .insert(def.name.clone(), Arc::new(table));
+        let mut map = self.sequences.write();
+        for seq in sequences {
+            let state = Sequence::initial_state(&seq);
+            map.insert(
+                seq.name.clone(),
+                Arc::new(Sequence::new(&self.db, &cat, seq, state)),
+            );
+        }
+        Ok(true)
+    }
+
+    /// Whether a table or a sequence (which share PostgreSQL's namespace of relations)
+    /// is called `name`.
+    fn relation_exists(&self, name: &str) -> bool {
+        self.table(name).is_some() || self.sequence(name).is_some()
+    }
+
+    /// `wanted`, or with the first number after it that makes it a name no relation
+    /// (nor one of `taken`) has, as PostgreSQL names a serial column's sequence.
+    fn free_name(&self, wanted: &str, taken: &[SequenceDef]) -> String {
+        let free = |n: &str| !self.relation_exists(n) && taken.iter().all(|s| s.name != n);
+        if free(wanted) {
+            return wanted.to_owned();
+        }
+        (1..)
+            .map(|i| format!("{wanted}{i}"))
+            .find(|n| free(n))
+            .expect("some number is free")
+    }
+
+    pub fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
+        self.sequences.read().get(name).cloned()
+    }
+
+    pub fn sequences(&self) -> Vec<Arc<Sequence>> {
+        self.sequences.read().values().cloned().collect()
+    }
+
+    pub fn sequence_or_error(&self, name: &str) -> Result<Arc<Sequence>> {
+        self.sequence(name).ok_or_else(|| {
+            SqlError::user(
+                state::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
+        })
+    }
+
+    /// CREATE SEQUENCE (its id is given here). `Ok(false)` if the name is taken and
+    /// `if_not_exists` was given.
+    pub fn create_sequence(&self, mut def: SequenceDef, if_not_exists: bool) -> Result<bool> {
+        let _ddl = self.ddl();
+        if self.relation_exists(&def.name) {
+            return if if_not_exists {
+                Ok(false)
+            } else {
+                Err(SqlError::user(
+                    state::DUPLICATE_TABLE,
+                    format!("relation {:?} already exists", def.name),
+                ))
+            };
+        }
+        let cat = self.catalog_subtable()?;
+        def.id = self.next_id(&cat)?;
+        def.validate()
+            .map_err(|m| SqlError::user(state::INVALID_PARAMETER_VALUE, m))?;
+        let initial = Sequence::initial_state(&def);
+        let mut batch = WriteBatch::new();
+        batch.put(&cat, sequence::def_key(&def.name), def.encode());
+        batch.put(&cat, sequence::state_key(def.id), initial.encode());
+        batch.put(&cat, NEXT_ID_KEY, (def.id + 1).to_le_bytes());
+        self.db.write(batch, WriteOptions::default())?;
+        self.sequences.write().insert(
+            def.name.clone(),
+            Arc::new(Sequence::new(&self.db, &cat, def, initial)),
+        );
+        Ok(true)
+    }
+
+    /// DROP SEQUENCE. `Ok(false)` if it does not exist and `if_exists` was given; a
+    /// sequence a column owns goes with its table only.
+    pub fn drop_sequence(&self, name: &str, if_exists: bool) -> Result<bool> {
+        let _ddl = self.ddl();
+        let Some(seq) = self.sequence(name) else {
+            if self.table(name).is_some() {
+                return Err(SqlError::user(
+                    state::WRONG_OBJECT_TYPE,
+                    format!("\"{name}\" is not a sequence"),
+                ));
+            }
+            return if if_exists {
+                Ok(false)
+            } else {
+                Err(self.sequence_or_error(name).expect_err("no such sequence"))
+            };
+        };
+        if let Some((table, column)) = seq.def().owned_by
+            && let Some(t) = self.tables().into_iter().find(|t| t.def().id == table)
+        {
+            let column = t
+                .def()
+                .columns
+                .get(usize::from(column))
+                .map_or("?", |c| c.name.as_str());
+            return Err(SqlError::user(
+                state::DEPENDENT_OBJECTS_STILL_EXIST,
+                format!(
+                    "cannot drop sequence {name} because column {column} of table {} requires it",
+                    t.def().name
+                ),
+            ));
+        }
+        let cat = self.catalog_subtable()?;
+        let mut held = seq.hold();
+        let mut batch = WriteBatch::new();
+        batch.delete(&cat, sequence::def_key(name));
+        batch.delete(&cat, sequence::state_key(seq.def().id));
+        self.db.write(batch, WriteOptions::default())?;
+        held.mark_dropped();
+        self.sequences.write().remove(name);
         Ok(true)
     }
 
@@ -204,11 +359,27 @@ impl Catalog {
         // The entry first: a crash after it leaves subtables no entry names, which the
         // next open drops, finishing the DROP.
         let cat = self.catalog_subtable()?;
+        let owned: Vec<Arc<Sequence>> = self
+            .sequences()
+            .into_iter()
+            .filter(|s| s.def().owned_by.is_some_and(|(t, _)| t == table.def().id))
+            .collect();
         let mut batch = WriteBatch::new();
         batch.delete(&cat, table_key(name));
         batch.delete(&cat, count_key(table.def().id));
         batch.delete(&cat, covered_key(table.def().id));
+        for seq in &owned {
+            batch.delete(&cat, sequence::def_key(&seq.def().name));
+            batch.delete(&cat, sequence::state_key(seq.def().id));
+        }
+        // Each owned sequence is held, so that no nextval stores its state after the
+        // batch deleted it.
+        let held: Vec<_> = owned.iter().map(|s| s.hold()).collect();
         self.db.write(batch, WriteOptions::default())?;
+        for (seq, mut held) in owned.iter().zip(held) {
+            held.mark_dropped();
+            self.sequences.write().remove(&seq.def().name);
+        }
         self.tables.write().remove(name);
         table.retire();
         for sub in table.subtable_names() {
@@ -217,15 +388,17 @@ impl Catalog {
         Ok(true)
     }
 
-    /// Creates index `index_name` on `columns` of table `table` and fills it from the
-    /// rows. `Ok(false)` if an index of that name exists and `if_not_exists` was given.
-    pub fn create_index(
-        &self,
-        table: &str,
-        index_name: &str,
-        columns: &[String],
-        if_not_exists: bool,
-    ) -> Result<bool> {
+    /// Creates index `index` (its id is given here) on table `table` and fills it from
+    /// the rows; a unique one refuses rows that repeat its values (23505). `Ok(false)`
+    /// if an index of that name exists and `if_not_exists` was given.
+    pub fn create_index(&self, table: &str, index: NewIndex, if_not_exists: bool) -> Result<bool> {
+        let NewIndex {
+            name: index_name,
+            columns,
+            unique,
+            constraint,
+        } = index;
+        let index_name = index_name.as_str();
         let _ddl = self.ddl();
         if let Some(t) = self.table_of_index(index_name) {
             return if if_not_exists {
@@ -243,21 +416,15 @@ impl Catalog {
         let old = self.table_or_error(table)?;
         let _writes = old.write_lock();
         let mut def = old.def().clone();
-        let positions = columns
-            .iter()
-            .map(|c| {
-                def.column(c).map(|p| p as u16).ok_or_else(|| {
-                    SqlError::user(
-                        state::UNDEFINED_COLUMN,
-                        format!("column {c:?} does not exist in table {table:?}"),
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        let positions = def
+            .positions(&columns)
+            .map_err(|c| undefined_column(&c, table))?;
         let index = IndexDef {
             id: def.next_index_id,
             name: index_name.to_string(),
             columns: positions,
+            unique,
+            constraint,
         };
         def.next_index_id = def
             .next_index_id
@@ -269,12 +436,61 @@ impl Catalog {
         // Fill the index subtable, then publish the definition: a crash before that
         // leaves a subtable no definition names, dropped at the next open.
         let new = Table::replace(&self.db, &old, def.clone())?;
-        new.fill_index(new.def().indexes.len() - 1)?;
+        if let Err(e) = new.fill_index(new.def().indexes.len() - 1) {
+            let ix = def.indexes.last().expect("the new index");
+            self.db.drop_subtable(&def.index_subtable(ix))?;
+            return Err(e);
+        }
         self.catalog_subtable()?
             .put(table_key(&def.name), def.encode())?;
         self.tables.write().insert(def.name.clone(), Arc::new(new));
         old.retire();
         Ok(true)
+    }
+
+    /// Changes table `name`'s definition with `change` (given the table as it is, under
+    /// its write lock) in one catalog write: the changes ALTER TABLE makes without
+    /// touching a row (names, defaults, NOT NULL, added columns, which older rows read as
+    /// their missing values). Adding columns takes the segments off the table's scans
+    /// until ANALYZE builds them again.
+    pub fn change_table(
+        &self,
+        name: &str,
+        change: impl FnOnce(&Table, &mut TableDef) -> Result<()>,
+    ) -> Result<()> {
+        let _ddl = self.ddl();
+        let old = self.table_or_error(name)?;
+        let _writes = old.write_lock();
+        let mut def = old.def().clone();
+        change(&old, &mut def)?;
+        def.validate()
+            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+        if def.name != name && self.relation_exists(&def.name) {
+            return Err(SqlError::user(
+                state::DUPLICATE_TABLE,
+                format!("relation {:?} already exists", def.name),
+            ));
+        }
+        let cat = self.catalog_subtable()?;
+        let new = Table::replace(&self.db, &old, def.clone())?;
+        let mut batch = WriteBatch::new();
+        if def.name != name {
+            batch.delete(&cat, table_key(name));
+        }
+        batch.put(&cat, table_key(&def.name), def.encode());
+        let added = def.columns.len() != old.def().columns.len();
+        if added {
+            batch.delete(&cat, covered_key(def.id));
+        }
+        self.db.write(batch, WriteOptions::default())?;
+        if added {
+            new.set_uncovered();
+        }
+        let mut tables = self.tables.write();
+        tables.remove(name);
+        tables.insert(def.name.clone(), Arc::new(new));
+        old.retire();
+        Ok(())
     }
 
     /// Gives table `name`, keyed by hidden row ids, the primary key `columns`: its rows
@@ -296,19 +512,16 @@ impl Catalog {
         let id = self.next_id(&cat)?;
         let mut def = old.def().clone();
         def.id = id;
-        def.primary_key = columns
-            .iter()
-            .map(|c| {
-                def.column(c).map(|p| p as u16).ok_or_else(|| {
-                    SqlError::user(
-                        state::UNDEFINED_COLUMN,
-                        format!("column {c:?} does not exist in table {name:?}"),
-                    )
-                })
-            })
-            .collect::<Result<Vec<_>>>()?;
+        def.primary_key = def
+            .positions(columns)
+            .map_err(|c| undefined_column(&c, name))?;
         for &p in &def.primary_key {
             def.columns[p as usize].not_null = true;
+        }
+        // Every row is copied whole: none lacks a column any more.
+        for c in &mut def.columns {
+            c.added = false;
+            c.missing = None;
         }
         def.validate()
             .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
@@ -401,6 +614,68 @@ impl Catalog {
         }
         Ok(())
     }
+}
+
+/// Column `column` is not one of table `table`'s.
+pub fn undefined_column(column: &str, table: &str) -> SqlError {
+    SqlError::user(
+        state::UNDEFINED_COLUMN,
+        format!("column \"{column}\" of relation \"{table}\" does not exist"),
+    )
+}
+
+/// An index CREATE INDEX or a UNIQUE constraint asks for.
+pub struct NewIndex {
+    pub name: String,
+    pub columns: Vec<String>,
+    pub unique: bool,
+    /// Made for a UNIQUE constraint (ALTER TABLE … ADD UNIQUE).
+    pub constraint: bool,
+}
+
+/// `nextval('name')`: the default of a column whose values come from sequence `name`.
+pub fn nextval_call(name: &str) -> String {
+    let ident = if !name.is_empty()
+        && !name.starts_with(|c: char| c.is_ascii_digit())
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
+    {
+        name.to_owned()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    };
+    format!("nextval('{}')", ident.replace('\'', "''"))
+}
+
+/// Every sequence in `cat`, with its stored state. A damaged entry, or a definition
+/// without a state, fails the open with the sequence's name.
+fn load_sequences(db: &Db, cat: &pmdb_engine::Subtable) -> Result<BTreeMap<String, Arc<Sequence>>> {
+    let prefix = sequence::DEF_PREFIX;
+    let mut out = BTreeMap::new();
+    for entry in cat.scan(vec![prefix]..vec![prefix + 1]) {
+        let entry = entry?;
+        let name = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
+        let damaged = |source| SqlError::Damaged {
+            what: format!("catalog entry of sequence {name:?}"),
+            source,
+        };
+        let def = SequenceDef::decode(entry.value()).map_err(damaged)?;
+        if def.name != name {
+            return Err(damaged(crate::error::CodecError::Mismatch(format!(
+                "it defines a sequence named {:?}",
+                def.name
+            ))));
+        }
+        let stored = cat.get(sequence::state_key(def.id))?.ok_or_else(|| {
+            damaged(crate::error::CodecError::Mismatch(
+                "its state entry is missing".into(),
+            ))
+        })?;
+        let state = SequenceState::decode(&stored).map_err(damaged)?;
+        out.insert(name, Arc::new(Sequence::new(db, cat, def, state)));
+    }
+    Ok(out)
 }
 
 /// Whether `name` has the form of a table's subtable, `sql.<id>`, `sql.<id>.<id>` or

@@ -107,7 +107,11 @@ impl CopyIn {
         let task = tokio::spawn(async move {
             let (table, _guard) = session.catalog.lock_table_async(&name).await?;
             let read_point = read_point.under_lock(&session.db);
-            let mut writer = TableWriter::for_load(&table)?.through(&read_point);
+            let mut locker = read_point.locker(&session.row_locks);
+            // A claim held by another writer fails the COPY (55P03): it holds the table.
+            let mut writer = TableWriter::for_load(&table)?
+                .through(&read_point)
+                .claiming(&mut locker);
             while let Some(batch) = rx.recv().await {
                 load_batch(&table, &mut writer, &batch).await?;
             }

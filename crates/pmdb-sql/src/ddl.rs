@@ -1,16 +1,20 @@
-//! CREATE TABLE, CREATE INDEX and DROP: from the parsed statement to a change of the
-//! catalog. pmdb handles these itself (DataFusion's own DDL would make in-memory
-//! tables).
+//! CREATE TABLE, CREATE INDEX, CREATE SEQUENCE and DROP: from the parsed statement to a
+//! change of the catalog. pmdb handles these itself (DataFusion's own DDL would make
+//! in-memory tables).
+
+use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    AlterTable, AlterTableOperation, CharacterLength, ColumnOption, CreateIndex, CreateTable,
-    DataType, ExactNumberInfo, Expr as SqlExpr, ObjectName, ObjectType, TableConstraint,
-    TimezoneInfo,
+    CharacterLength, ColumnOption, CreateIndex, CreateTable, DataType, ExactNumberInfo,
+    Expr as SqlExpr, GeneratedAs, NullsDistinctOption, ObjectName, ObjectType,
+    SequenceOptions as SqlSequenceOptions, Statement, TableConstraint, TimezoneInfo, UnaryOperator,
+    UniqueConstraint, Value as Literal, visit_expressions,
 };
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, NewIndex, undefined_column};
 use crate::error::{Result, SqlError, state};
-use crate::schema::{ColumnDef, TableDef};
+use crate::schema::{ColumnDef, Identity, IndexDef, TableDef};
+use crate::sequence::{SequenceDef, SequenceOptions};
 use crate::types::{MAX_DECIMAL_PRECISION, SqlType};
 
 /// A name as DataFusion resolves it: unquoted identifiers fold to lower case.
@@ -124,7 +128,7 @@ pub fn sql_type(ty: &DataType) -> Result<SqlType> {
     })
 }
 
-fn index_columns(
+pub(crate) fn index_columns(
     cols: &[datafusion::sql::sqlparser::ast::IndexColumn],
     what: &str,
 ) -> Result<Vec<String>> {
@@ -138,8 +142,142 @@ fn index_columns(
         .collect()
 }
 
-/// The definition a CREATE TABLE statement asks for (its id is given by the catalog).
-pub fn table_def(create: &CreateTable) -> Result<TableDef> {
+/// What a CREATE TABLE statement asks for: the table (its id is given by the catalog)
+/// and a sequence for each serial or identity column (its name the one it would have,
+/// unless taken).
+pub struct NewTable {
+    pub def: TableDef,
+    pub serials: Vec<(usize, SequenceDef)>,
+}
+
+/// A UNIQUE constraint's name (if given) and columns; refused if it asks for what pmdb
+/// does not do (deferred checks, NULLS NOT DISTINCT, index options).
+pub(crate) fn unique_constraint(
+    u: &UniqueConstraint,
+    name: Option<String>,
+    columns: Vec<String>,
+) -> Result<(Option<String>, Vec<String>)> {
+    if u.characteristics.is_some() {
+        return Err(SqlError::unsupported(
+            "DEFERRABLE or INITIALLY on a UNIQUE constraint: pmdb checks it at each statement",
+        ));
+    }
+    if u.nulls_distinct == NullsDistinctOption::NotDistinct {
+        return Err(SqlError::unsupported("UNIQUE NULLS NOT DISTINCT"));
+    }
+    if u.index_type.is_some() || !u.index_options.is_empty() {
+        return Err(SqlError::unsupported(
+            "index options on a UNIQUE constraint",
+        ));
+    }
+    Ok((name, columns))
+}
+
+/// The serial types: a column of the integer type whose default takes the values of a
+/// sequence of its own.
+fn serial_type(ty: &DataType) -> Option<SqlType> {
+    let DataType::Custom(name, modifiers) = ty else {
+        return None;
+    };
+    let [part] = name.0.as_slice() else {
+        return None;
+    };
+    if !modifiers.is_empty() {
+        return None;
+    }
+    match part.as_ident()?.value.to_lowercase().as_str() {
+        "smallserial" | "serial2" => Some(SqlType::SmallInt),
+        "serial" | "serial4" => Some(SqlType::Int),
+        "bigserial" | "serial8" => Some(SqlType::BigInt),
+        _ => None,
+    }
+}
+
+/// A default expression as stored: refused if it names a column or holds a subquery,
+/// as PostgreSQL refuses it.
+pub(crate) fn default_text(column: &str, e: &SqlExpr) -> Result<String> {
+    let mut bad = None;
+    let _ = visit_expressions(e, |e| {
+        bad = match e {
+            SqlExpr::Identifier(_) | SqlExpr::CompoundIdentifier(_) => {
+                Some("cannot use column reference in DEFAULT expression")
+            }
+            SqlExpr::Subquery(_) | SqlExpr::Exists { .. } | SqlExpr::InSubquery { .. } => {
+                Some("cannot use subquery in DEFAULT expression")
+            }
+            _ => None,
+        };
+        if bad.is_some() {
+            ControlFlow::Break(())
+        } else {
+            ControlFlow::Continue(())
+        }
+    });
+    match bad {
+        Some(m) => Err(SqlError::user(
+            state::FEATURE_NOT_SUPPORTED,
+            format!("{m} (column {column:?})"),
+        )),
+        None => Ok(e.to_string()),
+    }
+}
+
+/// A sequence option's integer.
+fn option_value(what: &str, e: &SqlExpr) -> Result<i64> {
+    let (negative, e) = match e {
+        SqlExpr::UnaryOp {
+            op: UnaryOperator::Minus,
+            expr,
+        } => (true, expr.as_ref()),
+        e => (false, e),
+    };
+    let parsed = match e {
+        SqlExpr::Value(v) => match &v.value {
+            Literal::Number(n, _) => format!("{}{n}", if negative { "-" } else { "" })
+                .parse::<i64>()
+                .ok(),
+            _ => None,
+        },
+        _ => None,
+    };
+    parsed.ok_or_else(|| {
+        SqlError::user(
+            state::SYNTAX,
+            format!("{what} takes an integer of 64 bits, not {e}"),
+        )
+    })
+}
+
+/// The options of CREATE SEQUENCE or of an identity column.
+fn sequence_options(list: &[SqlSequenceOptions]) -> Result<SequenceOptions> {
+    let mut o = SequenceOptions::default();
+    for opt in list {
+        match opt {
+            SqlSequenceOptions::IncrementBy(e, _) => {
+                o.increment = Some(option_value("INCREMENT", e)?)
+            }
+            SqlSequenceOptions::MinValue(e) => {
+                o.min = e
+                    .as_ref()
+                    .map(|e| option_value("MINVALUE", e))
+                    .transpose()?
+            }
+            SqlSequenceOptions::MaxValue(e) => {
+                o.max = e
+                    .as_ref()
+                    .map(|e| option_value("MAXVALUE", e))
+                    .transpose()?
+            }
+            SqlSequenceOptions::StartWith(e, _) => o.start = Some(option_value("START", e)?),
+            SqlSequenceOptions::Cache(e) => o.cache = Some(option_value("CACHE", e)?),
+            SqlSequenceOptions::Cycle(no) => o.cycle = Some(!no),
+        }
+    }
+    Ok(o)
+}
+
+/// The definition a CREATE TABLE statement asks for.
+pub fn table_def(create: &CreateTable) -> Result<NewTable> {
     if create.query.is_some() {
         return Err(SqlError::unsupported(
             "CREATE TABLE ... AS SELECT: create the table, then INSERT INTO ... SELECT",
@@ -153,9 +291,19 @@ pub fn table_def(create: &CreateTable) -> Result<TableDef> {
     let name = object_name(&create.name)?;
     let mut columns = Vec::with_capacity(create.columns.len());
     let mut primary_key: Vec<String> = Vec::new();
-    for c in &create.columns {
+    let mut serials = Vec::new();
+    // Each UNIQUE constraint: its name, if given, and its columns.
+    let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    for (position, c) in create.columns.iter().enumerate() {
         let col_name = ident_name(&c.name);
-        let mut not_null = false;
+        let serial = serial_type(&c.data_type);
+        let ty = match serial {
+            Some(ty) => ty,
+            None => sql_type(&c.data_type)?,
+        };
+        let mut not_null = serial.is_some();
+        let mut default = None;
+        let mut identity = None;
         for opt in &c.options {
             match &opt.option {
                 ColumnOption::NotNull => not_null = true,
@@ -169,17 +317,79 @@ pub fn table_def(create: &CreateTable) -> Result<TableDef> {
                     }
                     primary_key.push(col_name.clone());
                 }
+                ColumnOption::Default(e) => default = Some(default_text(&col_name, e)?),
+                ColumnOption::Unique(u) => {
+                    let name = opt.name.as_ref().or(u.name.as_ref()).map(ident_name);
+                    uniques.push(unique_constraint(u, name, vec![col_name.clone()])?);
+                }
+                ColumnOption::Generated {
+                    generated_as: how @ (GeneratedAs::Always | GeneratedAs::ByDefault),
+                    sequence_options,
+                    generation_expr: None,
+                    generation_expr_mode: None,
+                    generated_keyword: true,
+                } => {
+                    identity = Some((
+                        match how {
+                            GeneratedAs::Always => Identity::Always,
+                            _ => Identity::ByDefault,
+                        },
+                        sequence_options.as_deref().unwrap_or_default(),
+                    ));
+                }
                 other => {
                     return Err(SqlError::unsupported(format!(
-                        "column option {other} (pmdb has NOT NULL, NULL and PRIMARY KEY)"
+                        "column option {other} (pmdb has NOT NULL, NULL, DEFAULT, PRIMARY KEY \
+                         and GENERATED {{ALWAYS | BY DEFAULT}} AS IDENTITY)"
                     )));
                 }
             }
         }
+        let sequence = match (serial, identity) {
+            (Some(_), Some(_)) => {
+                return Err(SqlError::user(
+                    state::SYNTAX,
+                    format!("both default and identity specified for column {col_name:?}"),
+                ));
+            }
+            (Some(ty), None) => Some(SequenceDef::new(
+                sequence_name(&name, &col_name),
+                ty,
+                SequenceOptions::default(),
+            )?),
+            (None, Some((_, options))) => {
+                not_null = true;
+                if crate::sequence::type_bounds(ty).is_none() {
+                    return Err(SqlError::user(
+                        state::INVALID_PARAMETER_VALUE,
+                        format!(
+                            "identity column type must be smallint, integer, or bigint, not {ty}"
+                        ),
+                    ));
+                }
+                Some(SequenceDef::new(
+                    sequence_name(&name, &col_name),
+                    ty,
+                    sequence_options(options)?,
+                )?)
+            }
+            (None, None) => None,
+        };
+        if let Some(seq) = sequence {
+            if default.is_some() {
+                return Err(SqlError::user(
+                    state::SYNTAX,
+                    format!("multiple default values specified for column {col_name:?}"),
+                ));
+            }
+            // The catalog writes the default once the sequence's name is certain.
+            default = Some(String::new());
+            serials.push((position, seq));
+        }
         columns.push(ColumnDef {
-            name: col_name,
-            ty: sql_type(&c.data_type)?,
-            not_null,
+            default,
+            identity: identity.map(|(how, _)| how),
+            ..ColumnDef::new(col_name, ty, not_null)
         });
     }
     for constraint in &create.constraints {
@@ -193,9 +403,17 @@ pub fn table_def(create: &CreateTable) -> Result<TableDef> {
                 }
                 primary_key = index_columns(&pk.columns, "PRIMARY KEY")?;
             }
+            TableConstraint::Unique(u) => {
+                let columns = index_columns(&u.columns, "UNIQUE")?;
+                uniques.push(unique_constraint(
+                    u,
+                    u.name.as_ref().map(ident_name),
+                    columns,
+                )?);
+            }
             other => {
                 return Err(SqlError::unsupported(format!(
-                    "table constraint {other} (pmdb has PRIMARY KEY)"
+                    "table constraint {other} (pmdb has PRIMARY KEY and UNIQUE)"
                 )));
             }
         }
@@ -218,19 +436,93 @@ pub fn table_def(create: &CreateTable) -> Result<TableDef> {
         def.primary_key.push(p as u16);
         def.columns[p].not_null = true;
     }
-    def.validate()
-        .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
-    Ok(def)
+    for (given, columns) in uniques {
+        let positions = def
+            .positions(&columns)
+            .map_err(|c| undefined_column(&c, &name))?;
+        let name = given.unwrap_or_else(|| format!("{name}_{}_key", columns.join("_")));
+        def.indexes.push(IndexDef {
+            id: def.next_index_id,
+            name,
+            columns: positions,
+            unique: true,
+            constraint: true,
+        });
+        def.next_index_id += 1;
+    }
+    Ok(NewTable { def, serials })
+}
+
+/// The name PostgreSQL gives a serial column's sequence.
+fn sequence_name(table: &str, column: &str) -> String {
+    let mut name = format!("{table}_{column}_seq");
+    // Cut to the longest name, on a character boundary.
+    while name.len() > crate::schema::MAX_IDENT {
+        name.pop();
+    }
+    name
+}
+
+/// CREATE SEQUENCE: the definition it asks for, and whether IF NOT EXISTS was given.
+pub fn sequence_def(catalog: &Catalog, s: &Statement) -> Result<(SequenceDef, bool)> {
+    let Statement::CreateSequence {
+        temporary,
+        if_not_exists,
+        name,
+        data_type,
+        sequence_options: options,
+        owned_by,
+    } = s
+    else {
+        return Err(SqlError::user(state::INTERNAL, "not a CREATE SEQUENCE"));
+    };
+    if *temporary {
+        return Err(SqlError::unsupported("TEMPORARY sequences"));
+    }
+    let ty = match data_type {
+        Some(t) => sql_type(t)?,
+        None => SqlType::BigInt,
+    };
+    let mut def = SequenceDef::new(object_name(name)?, ty, sequence_options(options)?)?;
+    if let Some(owner) = owned_by {
+        def.owned_by = owner_column(catalog, owner)?;
+    }
+    Ok((def, *if_not_exists))
+}
+
+/// `OWNED BY t.c` (or `NONE`): the table's id and the column's position.
+fn owner_column(catalog: &Catalog, owner: &ObjectName) -> Result<Option<(u64, u16)>> {
+    let parts: Vec<String> = owner
+        .0
+        .iter()
+        .filter_map(|p| p.as_ident().map(ident_name))
+        .collect();
+    let (table, column) = match parts.as_slice() {
+        [none] if none == "none" => return Ok(None),
+        [t, c] | [_, t, c] => (t, c),
+        _ => {
+            return Err(SqlError::user(
+                state::INVALID_PARAMETER_VALUE,
+                format!("invalid OWNED BY option: {owner}"),
+            ));
+        }
+    };
+    let t = catalog.table_or_error(table)?;
+    let position = t.def().column(column).ok_or_else(|| {
+        SqlError::user(
+            state::UNDEFINED_COLUMN,
+            format!("column {column:?} of relation {table:?} does not exist"),
+        )
+    })?;
+    Ok(Some((t.def().id, position as u16)))
 }
 
 pub fn create_index(catalog: &Catalog, create: &CreateIndex) -> Result<bool> {
-    if create.unique {
-        return Err(SqlError::unsupported(
-            "UNIQUE indexes (a primary key is unique)",
-        ));
-    }
     if create.predicate.is_some() || !create.include.is_empty() {
         return Err(SqlError::unsupported("partial or covering indexes"));
+    }
+    if create.nulls_distinct == Some(false) {
+        return Err(SqlError::unsupported("UNIQUE NULLS NOT DISTINCT"));
     }
     let table = object_name(&create.table_name)?;
     let columns = index_columns(&create.columns, "an index")?;
@@ -238,7 +530,13 @@ pub fn create_index(catalog: &Catalog, create: &CreateIndex) -> Result<bool> {
         Some(n) => object_name(n)?,
         None => format!("{table}_{}_idx", columns.join("_")),
     };
-    catalog.create_index(&table, &name, &columns, create.if_not_exists)
+    let index = NewIndex {
+        name,
+        columns,
+        unique: create.unique,
+        constraint: false,
+    };
+    catalog.create_index(&table, index, create.if_not_exists)
 }
 
 /// DROP TABLE or DROP INDEX of each name; the count of dropped objects.
@@ -253,40 +551,13 @@ pub fn drop(
         match object_type {
             ObjectType::Table => catalog.drop_table(&n, if_exists)?,
             ObjectType::Index => catalog.drop_index(&n, if_exists)?,
+            ObjectType::Sequence => catalog.drop_sequence(&n, if_exists)?,
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
         };
     }
     Ok(match object_type {
         ObjectType::Table => "DROP TABLE",
+        ObjectType::Sequence => "DROP SEQUENCE",
         _ => "DROP INDEX",
     })
-}
-
-/// The table and columns of `ALTER TABLE t ADD PRIMARY KEY (columns)`, the one change
-/// ALTER TABLE makes.
-pub fn added_primary_key(alter: &AlterTable) -> Result<(String, Vec<String>)> {
-    let name = object_name(&alter.name)?;
-    match alter.operations.as_slice() {
-        [
-            AlterTableOperation::AddConstraint {
-                constraint: TableConstraint::PrimaryKey(pk),
-                ..
-            },
-        ] => {
-            let columns = pk
-                .columns
-                .iter()
-                .map(|c| match &c.column.expr {
-                    SqlExpr::Identifier(i) => Ok(ident_name(i)),
-                    other => Err(SqlError::unsupported(format!(
-                        "a primary key on the expression {other}"
-                    ))),
-                })
-                .collect::<Result<Vec<_>>>()?;
-            Ok((name, columns))
-        }
-        _ => Err(SqlError::unsupported(
-            "ALTER TABLE other than ADD PRIMARY KEY (columns)",
-        )),
-    }
 }

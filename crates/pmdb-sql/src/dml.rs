@@ -201,13 +201,14 @@ async fn change_found(
     mode: LockMode,
 ) -> Result<Changed> {
     let update = mode != LockMode::Update || !targets.is_empty();
+    // The statement's locks, kept across its attempts.
+    let mut locker = read_point.locker(&session.row_locks);
     loop {
         let table = session.catalog.table_or_error(&finding.name)?;
         let seen = read_point.snapshot();
         let batches = finding.run(session, read_point).await?;
         let mut rows = found_rows(&table, &batches, targets, update)?;
         // Row locks before the table's: a row's may be held until another block ends.
-        let mut locker = read_point.locker(&session.row_locks);
         let mut changed = Vec::new();
         for row in &rows {
             locker
@@ -217,7 +218,7 @@ async fn change_found(
                 changed.push(row.key.clone());
             }
         }
-        let (current, _guard) = session.catalog.lock_table_async(&finding.name).await?;
+        let (current, guard) = session.catalog.lock_table_async(&finding.name).await?;
         if !Arc::ptr_eq(&current, &table) {
             // A schema change replaced the table meanwhile: find its rows anew.
             continue;
@@ -230,13 +231,22 @@ async fn change_found(
             rows.retain(|r| !changed.contains(&r.key));
             rows.extend(again);
         }
-        let mut writer = TableWriter::new(&table).through(&read_point);
-        for row in &rows {
-            match &row.new {
-                Some(new) => writer.update(&row.key, &row.old, new)?,
-                None => writer.delete(&row.key, &row.old)?,
-            }
+        let mut writer = TableWriter::new(&table)
+            .through(&read_point)
+            .claiming(&mut locker);
+        let written = rows.iter().try_for_each(|row| match &row.new {
+            Some(new) => writer.update(&row.key, &row.old, new),
+            None => writer.delete(&row.key, &row.old),
+        });
+        if let Some(claim) = writer.blocked().map(<[u8]>::to_vec) {
+            // Another writer holds a key this statement writes: wait for it without the
+            // table, then find the rows anew.
+            drop(writer);
+            drop(guard);
+            locker.claim_waiting(table.as_ref(), &claim).await?;
+            continue;
         }
+        written?;
         writer.commit().await?;
         let rows = rows.into_iter().map(|r| r.new.unwrap_or(r.old)).collect();
         return Ok(Changed {
@@ -440,7 +450,11 @@ pub async fn copy_from(
         .execute_stream()
         .await
         .map_err(|e| copy_error(&name, 0, df_error(e)))?;
-    let mut writer = TableWriter::for_load(&table)?.through(read_point);
+    let mut locker = read_point.locker(&session.row_locks);
+    // A claim held by another writer fails the COPY (55P03): it holds the table.
+    let mut writer = TableWriter::for_load(&table)?
+        .through(read_point)
+        .claiming(&mut locker);
     while let Some(batch) = stream.next().await {
         let step = match batch.map_err(df_error) {
             Ok(b) => load_batch(&table, &mut writer, &b).await,

@@ -17,6 +17,8 @@ use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error};
 use crate::output::Output;
 use crate::provider::{PmdbSchema, ScanOptions};
+use crate::read_point::ReadPoint;
+use crate::row_locks::RowLocks;
 use crate::session::Session;
 use crate::sql_session::SqlSession;
 use crate::table::TableWriter;
@@ -73,6 +75,9 @@ impl SqlEngine {
             .with_create_default_catalog_and_schema(false)
             .with_information_schema(true)
             .with_target_partitions(threads);
+        // INSERTs DataFusion plans take their claims on unique keys with these.
+        let row_locks: Arc<RowLocks> = Arc::default();
+        config = config.with_extension(Arc::clone(&row_locks));
         // pmdb's string columns are Utf8; keep SQL's string types the same.
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
         let ctx = SessionContext::new_with_config(config);
@@ -85,12 +90,15 @@ impl SqlEngine {
             .thread_name("pmdb-sql")
             .build()
             .map_err(|e| SqlError::Query(format!("cannot start the SQL runtime: {e}")))?;
+        let sequence_calls = Arc::default();
+        crate::sequence_functions::register(&ctx, &catalog, &sequence_calls);
         let session = Arc::new(Session {
             db,
             catalog,
             ctx,
-            row_locks: Arc::default(),
+            row_locks,
             executor: runtime.handle().clone(),
+            sequence_calls,
         });
         Ok(SqlEngine {
             own: Mutex::new(SqlSession::new(&session)),
@@ -160,8 +168,11 @@ impl SqlEngine {
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
     ) -> Result<u64> {
         let (table, _guard) = self.session.catalog.lock_table(table)?;
+        let mut locker = ReadPoint::Snapshot(Arc::new(self.session.db.snapshot()))
+            .locker(&self.session.row_locks);
         self.runtime.block_on(async {
-            let mut writer = TableWriter::for_load(&table)?;
+            // A claim held by another writer fails the load (55P03): it holds the table.
+            let mut writer = TableWriter::for_load(&table)?.claiming(&mut locker);
             for batch in batches {
                 crate::provider::load_batch(&table, &mut writer, &batch?).await?;
             }

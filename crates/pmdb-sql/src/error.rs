@@ -59,6 +59,14 @@ pub mod state {
     pub const READ_ONLY_SQL_TRANSACTION: &str = "25006";
     pub const LOCK_NOT_AVAILABLE: &str = "55P03";
     pub const INVALID_SAVEPOINT_SPECIFICATION: &str = "3B001";
+    pub const INVALID_PARAMETER_VALUE: &str = "22023";
+    pub const SEQUENCE_GENERATOR_LIMIT_EXCEEDED: &str = "2200H";
+    pub const OBJECT_NOT_IN_PREREQUISITE_STATE: &str = "55000";
+    pub const DEPENDENT_OBJECTS_STILL_EXIST: &str = "2BP01";
+    pub const GENERATED_ALWAYS: &str = "428C9";
+    pub const WRONG_OBJECT_TYPE: &str = "42809";
+    pub const INVALID_NAME: &str = "42602";
+    pub const DUPLICATE_COLUMN: &str = "42701";
 }
 
 impl SqlError {

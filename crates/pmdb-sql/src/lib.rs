@@ -11,11 +11,13 @@
 
 #![forbid(unsafe_code)]
 
+mod alter;
 mod arrow_conv;
 mod ast_build;
 mod ast_shape;
 pub mod catalog;
 mod column_chunk;
+mod column_defaults;
 mod copy_in;
 mod copy_options;
 mod ddl;
@@ -23,6 +25,7 @@ mod dml;
 mod engine;
 pub mod error;
 mod fast_path;
+mod insert;
 pub mod keycode;
 mod keyed;
 mod lock_clauses;
@@ -40,6 +43,8 @@ mod scan_exec;
 pub mod schema;
 mod segment_layout;
 mod segments;
+pub mod sequence;
+mod sequence_functions;
 mod session;
 mod sql_session;
 mod statement;

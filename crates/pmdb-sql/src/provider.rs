@@ -26,9 +26,11 @@ use pmdb_prefetch::Prefetcher;
 use crate::arrow_conv::{arrow_schema, cast_to_column, row_values};
 use crate::catalog::Catalog;
 use crate::error::SqlError;
+use crate::insert::insert_rows;
 use crate::keyed::keyed;
 use crate::pushdown::{KeyRange, key_ranges, stored_keys};
 use crate::read_point::ReadPoint;
+use crate::row_locks::RowLocks;
 use crate::scan_exec::{Access, TableScanExec};
 use crate::table::{Table, TableWriter};
 
@@ -292,36 +294,27 @@ impl DataSink for InsertSink {
         while let Some(batch) = data.next().await {
             batches.push(batch?);
         }
-        let (table, _guard) = self
-            .catalog
-            .lock_table_async(&self.name)
-            .await
-            .map_err(external)?;
-        let read_point = ReadPoint::of(context.session_config(), table.db());
-        let mut writer = TableWriter::new(&table).through(&read_point);
-        for batch in &batches {
-            insert_batch(&table, &mut writer, batch).map_err(external)?;
-        }
-        writer.commit().await.map_err(external)?;
-        Ok(writer.rows())
+        let config = context.session_config();
+        let read_point = ReadPoint::of(config, self.catalog.db());
+        let row_locks = config.get_extension::<RowLocks>().ok_or_else(|| {
+            DataFusionError::Internal("no row locks in the session's configuration".into())
+        })?;
+        let inserted = insert_rows(&self.catalog, &row_locks, &read_point, &self.name, |t| {
+            let mut rows = Vec::new();
+            for batch in &batches {
+                let columns = cast_columns(t, batch.columns())?;
+                rows.extend((0..batch.num_rows()).map(|r| row_values(&columns, t.types(), r)));
+            }
+            Ok(rows)
+        })
+        .await
+        .map_err(external)?;
+        Ok(inserted.count)
     }
 }
 
 /// Adds the rows of `batch` (columns in table order, any types that cast to the
-/// columns') to `writer`.
-pub fn insert_batch(
-    table: &Table,
-    writer: &mut TableWriter<'_>,
-    batch: &RecordBatch,
-) -> Result<(), SqlError> {
-    let columns = cast_columns(table, batch.columns())?;
-    for row in 0..batch.num_rows() {
-        writer.insert(&row_values(&columns, table.types(), row))?;
-    }
-    Ok(())
-}
-
-/// Adds the rows of `batch` (as [`insert_batch`] takes them) to a bulk load's `writer`,
+/// columns') to a bulk load's `writer`,
 /// committing whenever its batch holds [`Table::fill_batch_bytes`].
 pub async fn load_batch(
     table: &Table,

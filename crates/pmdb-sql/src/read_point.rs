@@ -179,6 +179,51 @@ impl RowLocker {
     }
 }
 
+impl RowLocker {
+    /// Takes the exclusive lock of `key` (a row's, or a claim on a unique value) of
+    /// `table` if that needs no wait; `false` (nothing taken) if another owner holds it,
+    /// and the caller must wait for it ([`RowLocker::lock`]) without the table's lock.
+    pub(crate) fn try_claim(&mut self, table: u64, key: &[u8]) -> bool {
+        match self {
+            RowLocker::Statement(held) => held.try_lock(table, key, LockMode::Update),
+            // A block's statements run one at a time: its locks are free unless a lock
+            // wait of its own is under way, and then the claim waits too.
+            RowLocker::Block(t) => match t.locks.try_lock() {
+                Ok(mut held) => held.try_lock(table, key, LockMode::Update),
+                Err(_) => false,
+            },
+        }
+    }
+
+    /// Waits for, and takes, the claim `key` of `table` that [`RowLocker::try_claim`]
+    /// found held (with no table lock held meanwhile).
+    pub(crate) async fn claim_waiting(&mut self, table: &dyn TxnTable, key: &[u8]) -> Result<()> {
+        let (id, name) = (table.id(), table.name());
+        match self {
+            RowLocker::Statement(held) => {
+                held.lock(id, key, LockMode::Update, WaitPolicy::Wait, name)
+                    .await?
+            }
+            RowLocker::Block(t) => {
+                t.locks
+                    .lock()
+                    .await
+                    .lock(id, key, LockMode::Update, WaitPolicy::Wait, name)
+                    .await?
+            }
+        };
+        Ok(())
+    }
+
+    /// Gives back a statement's locks once its changes are committed (a block keeps
+    /// its own to its end).
+    pub(crate) fn statement_done(&mut self) {
+        if let RowLocker::Statement(held) = self {
+            held.release();
+        }
+    }
+}
+
 /// Whether row `key` of `sub` was changed by a commit after `seen` was taken.
 pub(crate) fn changed_since(seen: &Snapshot, sub: &Subtable, key: &[u8]) -> Result<bool> {
     let then = seen.get(sub, key)?;
@@ -273,6 +318,28 @@ impl SqlTxn {
     /// Whether the transaction reads `key` of `sub` as present.
     pub fn exists(&self, sub: &Subtable, key: &[u8]) -> Result<bool> {
         Ok(self.with(|tx| tx.get(sub, key))?.is_some())
+    }
+
+    /// Whether the block's snapshot holds `key` of `sub`.
+    pub(crate) fn saw(&self, sub: &Subtable, key: &[u8]) -> Result<bool> {
+        Ok(self.snapshot.lock().get(sub, key)?.is_some())
+    }
+
+    /// The keys of `sub` that start with `prefix`, as the block reads them (its own
+    /// changes over its snapshot).
+    pub(crate) fn keys_with_prefix(&self, sub: &Subtable, prefix: &[u8]) -> Result<Vec<Vec<u8>>> {
+        self.with(|tx| {
+            let mut scan = tx.scan(sub, prefix.to_vec()..)?;
+            let mut keys = Vec::new();
+            while let Some(e) = scan.next_ref() {
+                let e = e?;
+                if !e.key.starts_with(prefix) {
+                    break;
+                }
+                keys.push(e.key.to_vec());
+            }
+            Ok(keys)
+        })
     }
 
     pub(crate) async fn savepoint(&self) -> Result<SqlSavepoint> {

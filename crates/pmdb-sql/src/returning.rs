@@ -23,12 +23,13 @@ use crate::ast_build;
 use crate::ddl::{ident_name, object_name};
 use crate::dml::target;
 use crate::error::{Result, SqlError, df_error};
+use crate::insert::{Inserted, insert_rows};
 use crate::output::{CommandTag, Output};
 use crate::provider::cast_columns;
 use crate::read_point::ReadPoint;
 use crate::rowcode::encode_row;
 use crate::session::Session;
-use crate::table::{Table, TableWriter};
+use crate::table::Table;
 use crate::types::Value;
 
 /// The name the written rows have in the RETURNING query's own catalog.
@@ -197,20 +198,24 @@ pub(crate) async fn insert(
     };
     let source = Arc::unwrap_or_clone(dml.input);
     let batches = session.collect(DataFrame::new(state, source)).await?;
-    // The whole input first: the table's write lock is not held across an await.
-    let (table, _guard) = session.catalog.lock_table_async(&name).await?;
-    let mut rows = Vec::new();
-    for batch in &batches {
-        let columns = cast_columns(&table, batch.columns())?;
-        for row in 0..batch.num_rows() {
-            rows.push(row_values(&columns, table.types(), row));
-        }
-    }
-    let mut writer = TableWriter::new(&table).through(read_point);
-    for row in &rows {
-        writer.insert(row)?;
-    }
-    writer.commit().await?;
-    let tag = CommandTag::insert(writer.rows());
+    let inserted = insert_rows(
+        &session.catalog,
+        &session.row_locks,
+        read_point,
+        &name,
+        |table| {
+            let mut rows = Vec::new();
+            for batch in &batches {
+                let columns = cast_columns(table, batch.columns())?;
+                rows.extend((0..batch.num_rows()).map(|r| row_values(&columns, table.types(), r)));
+            }
+            Ok(rows)
+        },
+    )
+    .await?;
+    let Inserted {
+        table, rows, count, ..
+    } = inserted;
+    let tag = CommandTag::insert(count);
     project(session, &table, &alias, items, &rows, tag).await
 }

@@ -155,44 +155,15 @@ impl HeldLocks {
         relation: &str,
     ) -> Result<bool> {
         let row = (table, key.to_vec());
+        let locks = Arc::clone(&self.locks);
         loop {
             let released = {
-                let mut st = self.locks.state.lock();
-                let owner = self.owner;
-                let entry = match st.held.get_mut(&row) {
-                    Some(e) => e,
-                    None => {
-                        st.held.insert(
-                            row.clone(),
-                            Entry {
-                                holders: vec![(owner, mode)],
-                                released: Arc::new(Notify::new()),
-                            },
-                        );
-                        self.taken.push((row, None));
-                        return Ok(true);
-                    }
+                let mut st = locks.state.lock();
+                let blockers = match self.take_if_free(&mut st, &row, mode) {
+                    None => return Ok(true),
+                    Some(blockers) => blockers,
                 };
-                let blockers: Vec<u64> = entry
-                    .holders
-                    .iter()
-                    .filter(|(o, m)| *o != owner && m.conflicts(mode))
-                    .map(|(o, _)| *o)
-                    .collect();
-                if blockers.is_empty() {
-                    match entry.holders.iter_mut().find(|(o, _)| *o == owner) {
-                        Some((_, held)) if *held < mode => {
-                            self.taken.push((row, Some(*held)));
-                            *held = mode;
-                        }
-                        Some(_) => {}
-                        None => {
-                            entry.holders.push((owner, mode));
-                            self.taken.push((row, None));
-                        }
-                    }
-                    return Ok(true);
-                }
+                let entry = st.held.get_mut(&row).expect("held by the blockers");
                 match policy {
                     WaitPolicy::Wait => {}
                     WaitPolicy::SkipLocked => return Ok(false),
@@ -205,21 +176,68 @@ impl HeldLocks {
                 }
                 // Created under the state's lock: no release can slip past it.
                 let released = Arc::clone(&entry.released).notified_owned();
-                if st.closes_cycle(owner, &blockers) {
+                if st.closes_cycle(self.owner, &blockers) {
                     return Err(SqlError::user(
                         state::DEADLOCK_DETECTED,
                         "deadlock detected: transactions wait for each other's rows",
                     ));
                 }
-                st.waiting.insert(owner, blockers);
+                st.waiting.insert(self.owner, blockers);
                 released
             };
             let _waiting = Waiting {
-                locks: &self.locks,
+                locks: &locks,
                 owner: self.owner,
             };
             released.await;
         }
+    }
+
+    /// Takes the lock of `row` in `mode` if no other owner holds it in a conflicting
+    /// mode; else the owners that do.
+    fn take_if_free(&mut self, st: &mut State, row: &RowId, mode: LockMode) -> Option<Vec<u64>> {
+        let owner = self.owner;
+        let Some(entry) = st.held.get_mut(row) else {
+            st.held.insert(
+                row.clone(),
+                Entry {
+                    holders: vec![(owner, mode)],
+                    released: Arc::new(Notify::new()),
+                },
+            );
+            self.taken.push((row.clone(), None));
+            return None;
+        };
+        let blockers: Vec<u64> = entry
+            .holders
+            .iter()
+            .filter(|(o, m)| *o != owner && m.conflicts(mode))
+            .map(|(o, _)| *o)
+            .collect();
+        if !blockers.is_empty() {
+            return Some(blockers);
+        }
+        match entry.holders.iter_mut().find(|(o, _)| *o == owner) {
+            Some((_, held)) if *held < mode => {
+                self.taken.push((row.clone(), Some(*held)));
+                *held = mode;
+            }
+            Some(_) => {}
+            None => {
+                entry.holders.push((owner, mode));
+                self.taken.push((row.clone(), None));
+            }
+        }
+        None
+    }
+
+    /// Takes the lock of row `key` of table `table` in `mode` if that needs no wait;
+    /// `false` (nothing taken) if another owner holds it in a conflicting mode.
+    pub(crate) fn try_lock(&mut self, table: u64, key: &[u8], mode: LockMode) -> bool {
+        let row = (table, key.to_vec());
+        let locks = Arc::clone(&self.locks);
+        let mut st = locks.state.lock();
+        self.take_if_free(&mut st, &row, mode).is_none()
     }
 
     /// Releases every lock held, waking their waiters.

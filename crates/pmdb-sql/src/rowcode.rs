@@ -68,13 +68,46 @@ pub enum Field<'a> {
     Real(f32),
     Double(f64),
     Str(&'a str),
+    /// Not in the row: it was written before the column was added (see
+    /// [`walk_row_from`]).
+    Absent,
+}
+
+impl<'a> Field<'a> {
+    /// `v` as a stored field.
+    pub fn of(v: &'a Value) -> Field<'a> {
+        match v {
+            Value::Null => Field::Null,
+            Value::Boolean(b) => Field::Boolean(*b),
+            Value::SmallInt(x) => Field::SmallInt(*x),
+            Value::Int(x) | Value::Date(x) => Field::Int(*x),
+            Value::BigInt(x) | Value::Timestamp(x) => Field::BigInt(*x),
+            Value::Decimal(x) => Field::Decimal(*x),
+            Value::Real(x) => Field::Real(*x),
+            Value::Double(x) => Field::Double(*x),
+            Value::Str(s) => Field::Str(s),
+        }
+    }
 }
 
 /// Decodes a whole row of columns `types`; every byte must belong to it.
 pub fn decode_row(types: &[SqlType], bytes: &[u8]) -> Result<Vec<Value>, CodecError> {
+    decode_row_from(types, types.len(), &[], bytes)
+}
+
+/// Decodes a row of a table whose columns from `required` on were added after some of
+/// its rows were written: such a row ends early, and each column it lacks takes its
+/// `missing` value (NULL past the end of `missing`).
+pub fn decode_row_from(
+    types: &[SqlType],
+    required: usize,
+    missing: &[Value],
+    bytes: &[u8],
+) -> Result<Vec<Value>, CodecError> {
     let mut values = Vec::with_capacity(types.len());
-    walk_row(types, bytes, |i, field| {
+    walk_row_from(types, required, bytes, |i, field| {
         values.push(match field {
+            Field::Absent => missing.get(i).cloned().unwrap_or(Value::Null),
             Field::Null => Value::Null,
             Field::Boolean(b) => Value::Boolean(b),
             Field::SmallInt(x) => Value::SmallInt(x),
@@ -98,16 +131,30 @@ pub fn decode_row(types: &[SqlType], bytes: &[u8]) -> Result<Vec<Value>, CodecEr
 pub fn walk_row<'a>(
     types: &[SqlType],
     bytes: &'a [u8],
+    f: impl FnMut(usize, Field<'a>),
+) -> Result<(), CodecError> {
+    walk_row_from(types, types.len(), bytes, f)
+}
+
+/// As [`walk_row`], for a row that may end after column `required` (a row written
+/// before the columns after it were added): each column it lacks is given to `f` as
+/// [`Field::Absent`].
+pub fn walk_row_from<'a>(
+    types: &[SqlType],
+    required: usize,
+    bytes: &'a [u8],
     mut f: impl FnMut(usize, Field<'a>),
 ) -> Result<(), CodecError> {
     let mut r = Reader::new("row", bytes);
     let count = u16::from_le_bytes(r.take()?) as usize;
-    if count != types.len() {
+    if count > types.len() || count < required.min(types.len()) {
         return Err(r.invalid(format!(
-            "{count} columns where the table has {}",
+            "{count} columns where the table has {} ({required} in every row)",
             types.len()
         )));
     }
+    let all = types;
+    let types = &all[..count];
     let bitmap = r.slice(count.div_ceil(8))?;
     if !count.is_multiple_of(8) && bitmap[count / 8] >> (count % 8) != 0 {
         return Err(r.invalid("null bits set past the last column".into()));
@@ -151,7 +198,11 @@ pub fn walk_row<'a>(
         };
         f(i, v);
     }
-    r.finish()
+    r.finish()?;
+    for i in count..all.len() {
+        f(i, Field::Absent);
+    }
+    Ok(())
 }
 
 fn varint(r: &mut Reader<'_>) -> Result<u64, CodecError> {
@@ -217,6 +268,19 @@ mod tests {
         assert_eq!(row, [3, 0, 0b101, 2, b'a', b'b']);
         assert!(decode_row(&types[..2], &row).is_err());
         assert!(decode_row(&[SqlType::Int, SqlType::Text, SqlType::BigInt], &row).is_ok());
+        // A row written before a fourth column was added: that column is its missing
+        // value; a row with fewer columns than every row has is damage.
+        let four = [
+            SqlType::Int,
+            SqlType::Text,
+            SqlType::Double,
+            SqlType::BigInt,
+        ];
+        let missing = [Value::Null, Value::Null, Value::Null, Value::BigInt(7)];
+        let old = decode_row_from(&four, 3, &missing, &row).unwrap();
+        assert_eq!(old[3], Value::BigInt(7));
+        assert!(decode_row_from(&four, 4, &missing, &row).is_err());
+        assert!(decode_row(&four, &row).is_err());
         let mut spare_bit = row.clone();
         spare_bit[2] |= 0x80;
         assert!(decode_row(&types, &spare_bit).is_err());

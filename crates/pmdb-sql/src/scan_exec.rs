@@ -209,7 +209,8 @@ impl ExecutionPlan for TableScanExec {
             &self.table_schema,
             &self.projection,
             batch_rows,
-        );
+        )
+        .for_rows_of(&self.table);
         let ranges = match &self.access {
             Access::Rows(r) | Access::Index { ranges: r, .. } => r.iter().cloned().collect(),
             Access::Split(r) | Access::Columns { ranges: r, .. } => {

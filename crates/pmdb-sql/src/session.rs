@@ -20,6 +20,7 @@ use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error, state};
 use crate::read_point::ReadPoint;
 use crate::row_locks::RowLocks;
+use crate::sequence_functions::SequenceCalls;
 
 pub(crate) struct Session {
     pub db: Db,
@@ -30,18 +31,25 @@ pub(crate) struct Session {
     pub row_locks: Arc<RowLocks>,
     /// The SQL engine's own multi-threaded runtime.
     pub executor: tokio::runtime::Handle,
+    /// What this session's `nextval` calls gave (its sequence functions, registered in
+    /// its context, remember them there).
+    pub sequence_calls: Arc<SequenceCalls>,
 }
 
 impl Session {
     /// The same database, catalog, locks and runtime, with a DataFusion context of its
     /// own, copied from this one's (settings, functions; the tables are the same).
     pub(crate) fn for_client(&self) -> Session {
+        let ctx = SessionContext::new_with_state(self.ctx.state());
+        let sequence_calls = Arc::default();
+        crate::sequence_functions::register(&ctx, &self.catalog, &sequence_calls);
         Session {
             db: self.db.clone(),
             catalog: Arc::clone(&self.catalog),
-            ctx: SessionContext::new_with_state(self.ctx.state()),
+            ctx,
             row_locks: Arc::clone(&self.row_locks),
             executor: self.executor.clone(),
+            sequence_calls,
         }
     }
 
@@ -61,6 +69,18 @@ impl Session {
         let state = self.statement_state(read_point.clone());
         let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
         self.collect(DataFrame::new(state, plan)).await
+    }
+
+    /// Runs `f` on a blocking thread: DDL and ANALYZE take table locks by blocking and
+    /// read or write whole tables, which an async executor's thread must not wait for.
+    pub(crate) async fn off_executor<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Catalog) -> Result<R> + Send + 'static,
+    ) -> Result<R> {
+        let catalog = Arc::clone(&self.catalog);
+        tokio::task::spawn_blocking(move || f(&catalog))
+            .await
+            .map_err(|e| SqlError::Query(format!("a catalog task failed: {e}")))?
     }
 
     /// Executes `frame` on the engine's runtime, whose threads run its partitions in

@@ -379,9 +379,10 @@ impl SqlSession {
         planned.map_err(|e| self.failed(e))
     }
 
-    async fn plan(&self, statement: DfStatement) -> Result<Prepared> {
+    async fn plan(&self, mut statement: DfStatement) -> Result<Prepared> {
         let generation = self.shared.catalog.generation();
-        if let DfStatement::Statement(s) = &statement {
+        if let DfStatement::Statement(s) = &mut statement {
+            crate::column_defaults::apply(&self.shared.catalog, s)?;
             crate::unhonoured::check(s)?;
         }
         let planning = planning(StatementKind::of(&statement));

@@ -11,22 +11,25 @@ use datafusion::sql::sqlparser::ast::{SelectItem, Statement};
 
 use std::sync::Arc;
 
-use crate::catalog::Catalog;
 use crate::dml::Changed;
 use crate::error::{Result, SqlError, df_error};
 use crate::output::{CommandTag, Output};
 use crate::prepared::{Plan, Prepared};
 use crate::read_point::ReadPoint;
+use crate::schema::TableDef;
 use crate::session::Session;
 use crate::statement_kind::StatementKind;
-use crate::{ddl, dml, fast_path, locking, returning, unhonoured};
+use crate::{alter, column_defaults, ddl, dml, fast_path, locking, returning, unhonoured};
 
 pub(crate) async fn run(
     session: &Session,
     read_point: ReadPoint,
     kind: StatementKind,
-    statement: DfStatement,
+    mut statement: DfStatement,
 ) -> Result<Output> {
+    if let DfStatement::Statement(s) = &mut statement {
+        column_defaults::apply(&session.catalog, s)?;
+    }
     if let DfStatement::Statement(s) = &statement {
         unhonoured::check(s)?;
         if let Some(out) = fast_path::run(session, &read_point, s).await {
@@ -43,14 +46,26 @@ pub(crate) async fn run(
         }
         match s.as_ref() {
             Statement::CreateTable(create) => {
-                let def = ddl::table_def(create)?;
+                let new = ddl::table_def(create)?;
+                check_defaults(session, &new.def).await?;
                 let if_not_exists = create.if_not_exists;
-                off_executor(session, move |c| c.create_table(def, if_not_exists)).await?;
+                session
+                    .off_executor(move |c| c.create_table(new.def, new.serials, if_not_exists))
+                    .await?;
                 return Ok(Output::Command(CommandTag::of("CREATE TABLE")));
+            }
+            Statement::CreateSequence { .. } => {
+                let (def, if_not_exists) = ddl::sequence_def(&session.catalog, s)?;
+                session
+                    .off_executor(move |c| c.create_sequence(def, if_not_exists))
+                    .await?;
+                return Ok(Output::Command(CommandTag::of("CREATE SEQUENCE")));
             }
             Statement::CreateIndex(create) => {
                 let create = create.clone();
-                off_executor(session, move |c| ddl::create_index(c, &create)).await?;
+                session
+                    .off_executor(move |c| ddl::create_index(c, &create))
+                    .await?;
                 return Ok(Output::Command(CommandTag::of("CREATE INDEX")));
             }
             Statement::Drop {
@@ -60,10 +75,9 @@ pub(crate) async fn run(
                 ..
             } => {
                 let (object_type, names, if_exists) = (*object_type, names.clone(), *if_exists);
-                let tag = off_executor(session, move |c| {
-                    ddl::drop(c, &object_type, &names, if_exists)
-                })
-                .await?;
+                let tag = session
+                    .off_executor(move |c| ddl::drop(c, &object_type, &names, if_exists))
+                    .await?;
                 return Ok(Output::Command(CommandTag::of(tag)));
             }
             Statement::Truncate(truncate) => {
@@ -71,8 +85,7 @@ pub(crate) async fn run(
                 return Ok(Output::Command(CommandTag::of("TRUNCATE TABLE")));
             }
             Statement::AlterTable(alter) => {
-                let (name, columns) = ddl::added_primary_key(alter)?;
-                off_executor(session, move |c| c.add_primary_key(&name, &columns)).await?;
+                alter::run(session, alter).await?;
                 return Ok(Output::Command(CommandTag::of("ALTER TABLE")));
             }
             Statement::Delete(delete) => {
@@ -104,11 +117,12 @@ pub(crate) async fn run(
                 };
                 for name in tables {
                     // It reads the whole table.
-                    off_executor(session, move |c| {
-                        let (table, _guard) = c.lock_table(&name)?;
-                        crate::segments::rebuild(&table)
-                    })
-                    .await?;
+                    session
+                        .off_executor(move |c| {
+                            let (table, _guard) = c.lock_table(&name)?;
+                            crate::segments::rebuild(&table)
+                        })
+                        .await?;
                 }
                 return Ok(Output::Command(CommandTag::of("ANALYZE")));
             }
@@ -121,6 +135,25 @@ pub(crate) async fn run(
     let state = session.statement_state(read_point);
     let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
     run_plan(session, state, plan).await
+}
+
+/// Plans each column default of `def` as a value of its column's type (not run: it may
+/// call `nextval`), so that a default naming no function there is, or of a type that
+/// does not convert, is refused at CREATE TABLE, as in PostgreSQL.
+async fn check_defaults(session: &Session, def: &TableDef) -> Result<()> {
+    for c in &def.columns {
+        let Some(text) = c.default.as_deref().filter(|t| !t.is_empty()) else {
+            continue;
+        };
+        let sql = format!("SELECT CAST(({text}) AS {})", c.ty);
+        let mut parsed = crate::session::parse(&sql)?;
+        let Some(statement) = parsed.pop_front() else {
+            continue;
+        };
+        let state = session.statement_state(ReadPoint::Snapshot(Arc::new(session.db.snapshot())));
+        state.statement_to_plan(statement).await.map_err(df_error)?;
+    }
+    Ok(())
 }
 
 /// Runs a prepared statement with `params` (already of their planned types): through
@@ -230,18 +263,6 @@ fn datafusion_tag(plan: &LogicalPlan) -> CommandTag {
         LogicalPlan::Dml(_) => "INSERT",
         _ => "SELECT",
     })
-}
-
-/// Runs `f` on a blocking thread: DDL and ANALYZE take table locks by blocking and
-/// read or write whole tables, which an async executor's thread must not wait for.
-async fn off_executor<R: Send + 'static>(
-    session: &Session,
-    f: impl FnOnce(&Catalog) -> Result<R> + Send + 'static,
-) -> Result<R> {
-    let catalog = Arc::clone(&session.catalog);
-    tokio::task::spawn_blocking(move || f(&catalog))
-        .await
-        .map_err(|e| SqlError::Query(format!("a catalog task failed: {e}")))?
 }
 
 /// The rows an INSERT, UPDATE or DELETE plan reports in its one-row count batch.

@@ -26,7 +26,8 @@ pub enum StatementKind {
     CopyFromStdin,
     /// COPY … FROM a file.
     CopyFromFile,
-    /// CREATE TABLE, CREATE INDEX, DROP, TRUNCATE, ALTER TABLE, ANALYZE: pmdb's own,
+    /// CREATE TABLE, CREATE INDEX, CREATE SEQUENCE, DROP, TRUNCATE, ALTER TABLE,
+    /// ANALYZE: pmdb's own,
     /// on the catalog or whole tables.
     Ddl,
     /// VACUUM, which the engine's own merges make a no-op.
@@ -69,6 +70,7 @@ impl StatementKind {
             Statement::Copy { to: false, .. } => K::CopyFromFile,
             Statement::CreateTable(_)
             | Statement::CreateIndex(_)
+            | Statement::CreateSequence { .. }
             | Statement::Drop { .. }
             | Statement::Truncate(_)
             | Statement::AlterTable(_)
@@ -122,6 +124,7 @@ mod tests {
             ("COPY t FROM STDIN", K::CopyFromStdin),
             ("COPY t FROM '/tmp/x.csv'", K::CopyFromFile),
             ("TRUNCATE t", K::Ddl),
+            ("CREATE SEQUENCE s START 5", K::Ddl),
             ("VACUUM", K::Vacuum),
             ("EXPLAIN SELECT 1", K::Explain),
         ];

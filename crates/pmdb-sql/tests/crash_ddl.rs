@@ -1,5 +1,5 @@
-//! Crash simulation of the SQL layer: a script of DDL and DML crashed at its crash
-//! points. After recovery the catalog opens, every table holds what the script had
+//! Crash simulation of the SQL layer: a script of DDL and DML (serial and unique
+//! columns, sequences and unique indexes among them) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
 //! left after its acknowledged statements (or after the one in flight too: each
 //! statement is all there or not at all), row counts and index entries agree with the
 //! rows, columnar segments that say they hold the rows hold exactly them, and no
@@ -32,7 +32,16 @@ const SCRIPT: &[&str] = &[
     "INSERT INTO c VALUES (DATE '2024-01-01', 1.50), (DATE '2024-01-02', 2.25)",
     "ANALYZE c",
     "UPDATE a SET k = k + 100 WHERE n > 20",
+    "CREATE TABLE s (id SERIAL PRIMARY KEY, u TEXT UNIQUE, n INT DEFAULT 5)",
+    "INSERT INTO s (u) VALUES ('x'), ('y'), (NULL)",
+    "ALTER TABLE s ADD COLUMN extra INT DEFAULT 3",
+    "INSERT INTO s (u, extra) VALUES ('z', 4)",
+    "ALTER TABLE s RENAME COLUMN u TO w",
+    "ALTER TABLE s RENAME TO s2",
+    "CREATE UNIQUE INDEX a_n_unique ON a (n)",
+    "CREATE SEQUENCE later START WITH 10",
     "DROP TABLE a",
+    "DROP TABLE s2",
 ];
 
 /// Small memtables, tiering by hand: the crash points are the statements' own.

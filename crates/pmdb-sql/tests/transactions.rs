@@ -105,13 +105,28 @@ fn the_second_of_two_conflicting_blocks_fails_with_40001_and_applies_nothing() {
     let (mut b, updated) = f.finish(waiting);
     assert_eq!(updated.unwrap_err().sqlstate(), "40001");
     f.tag(&mut b, "ROLLBACK");
-    // Writes that take no row lock are left to validation at COMMIT, which fails the
-    // whole block and applies none of it.
+    // A second inserter of a key waits for the first block, and fails with 23505 once
+    // it commits.
     f.tag(&mut a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
     f.tag(&mut b, "BEGIN ISOLATION LEVEL REPEATABLE READ");
     f.tag(&mut a, "INSERT INTO accounts VALUES (4, 'a', 4)");
     f.tag(&mut b, "INSERT INTO accounts VALUES (5, 'b', 5)");
-    f.tag(&mut b, "INSERT INTO accounts VALUES (4, 'b', 4)");
+    let waiting = f.start(b, "INSERT INTO accounts VALUES (4, 'b', 4)");
+    f.still_waiting(&waiting);
+    f.tag(&mut a, "COMMIT");
+    let (mut b, inserted) = f.finish(waiting);
+    assert_eq!(inserted.unwrap_err().sqlstate(), "23505");
+    f.tag(&mut b, "ROLLBACK");
+    // Under SERIALIZABLE, a block whose reads another's commit changed fails at COMMIT
+    // (40001) and applies none of its writes.
+    f.tag(&mut a, "BEGIN ISOLATION LEVEL SERIALIZABLE");
+    f.tag(&mut b, "BEGIN ISOLATION LEVEL SERIALIZABLE");
+    f.rows(&mut b, "SELECT balance FROM accounts WHERE id = 1");
+    f.tag(&mut b, "INSERT INTO accounts VALUES (5, 'b', 5)");
+    f.tag(
+        &mut a,
+        "UPDATE accounts SET balance = balance + 1 WHERE id = 1",
+    );
     f.tag(&mut a, "COMMIT");
     assert_eq!(f.sqlstate(&mut b, "COMMIT"), "40001");
     assert_eq!(
@@ -124,7 +139,7 @@ fn the_second_of_two_conflicting_blocks_fails_with_40001_and_applies_nothing() {
             &mut b,
             "SELECT id, owner, balance FROM accounts ORDER BY id"
         ),
-        ["1|ada|90", "2|grace|0", "3|edsger|0", "4|a|4"]
+        ["1|ada|91", "2|grace|0", "3|edsger|0", "4|a|4"]
     );
 }
 

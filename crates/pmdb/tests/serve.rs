@@ -303,6 +303,28 @@ fn psql_describes_tables() {
         index.contains("primary key, btree, for table \"public.accounts\""),
         "{index}"
     );
+    // Defaults, serial sequences and unique constraints print as PostgreSQL 15 prints
+    // them.
+    psql(&[
+        "CREATE TABLE tags (id SERIAL PRIMARY KEY, name TEXT UNIQUE, n INT DEFAULT 7, \
+         CONSTRAINT tags_n_name UNIQUE (n, name))",
+        "CREATE UNIQUE INDEX tags_n ON tags (n)",
+    ]);
+    let tags = psql(&["\\d tags"]);
+    for line in [
+        " id     | integer |           | not null | nextval('tags_id_seq'::regclass)",
+        " n      | integer |           |          | 7",
+        "\"tags_n\" UNIQUE, btree (n)",
+        "\"tags_n_name\" UNIQUE CONSTRAINT, btree (n, name)",
+        "\"tags_name_key\" UNIQUE CONSTRAINT, btree (name)",
+    ] {
+        assert!(tags.contains(line), "{line:?} not in {tags}");
+    }
+    let sequences = psql(&["\\ds"]);
+    assert!(
+        sequences.contains("public | tags_id_seq | sequence | pmdb"),
+        "{sequences}"
+    );
     for command in ["\\dt+", "\\di", "\\dn", "\\l", "\\du", "\\d+ notes"] {
         psql(&[command]);
     }

@@ -103,6 +103,12 @@ impl ScalarUDFImpl for PgFunction {
                 out.pop().unwrap_or(ScalarValue::Null),
             ));
         }
+        if out.is_empty() {
+            // A batch of no rows.
+            return Ok(ColumnarValue::Array(
+                datafusion::arrow::array::new_empty_array(&ty),
+            ));
+        }
         Ok(ColumnarValue::Array(ScalarValue::iter_to_array(out)?))
     }
 }
@@ -152,7 +158,10 @@ fn index_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
                 let columns = t.primary_key.clone();
                 ("UNIQUE ", oids::primary_key_name(&t), t, columns)
             }
-            Some(Object::Index(t, i)) => ("", i.name, t, i.columns),
+            Some(Object::Index(t, i)) => {
+                let unique = if i.unique { "UNIQUE " } else { "" };
+                (unique, i.name, t, i.columns)
+            }
             _ => return text(None),
         };
     let column = int(args.get(1)).unwrap_or(0);
@@ -176,6 +185,9 @@ fn constraint_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
             "PRIMARY KEY ({})",
             column_list(&t, &t.primary_key)
         ))),
+        Some(Object::UniqueConstraint(t, i)) => {
+            text(Some(format!("UNIQUE ({})", column_list(&t, &i.columns))))
+        }
         _ => text(None),
     }
 }
@@ -188,7 +200,14 @@ fn format_type(_: &Source, args: &[ScalarValue]) -> ScalarValue {
 fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     if let Some(name) = string(args.first()) {
         let name = name.trim_start_matches("public.").trim_matches('"');
-        let oid = source.catalog().table(name).map(|t| oids::table(t.def()));
+        let oid = source
+            .catalog()
+            .table(name)
+            .map(|t| oids::table(t.def()))
+            .or_else(|| {
+                let seq = source.catalog().sequence(name)?;
+                Some(oids::sequence(seq.def()))
+            });
         return ScalarValue::Int64(oid);
     }
     let Some(oid) = int(args.first()) else {
@@ -198,6 +217,7 @@ fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
         Some(Object::Table(t)) => t.name,
         Some(Object::PrimaryKey(t)) => oids::primary_key_name(&t),
         Some(Object::Index(_, i)) => i.name,
+        Some(Object::Sequence(s)) => s.name,
         _ => oid.to_string(),
     }))
 }
@@ -247,6 +267,11 @@ fn user_by_id(source: &Source, args: &[ScalarValue]) -> ScalarValue {
 
 fn null(_: &Source, _: &[ScalarValue]) -> ScalarValue {
     ScalarValue::Null
+}
+
+/// `pg_get_expr(text, relation)`: pmdb keeps expressions as their text already.
+fn first_text(_: &Source, args: &[ScalarValue]) -> ScalarValue {
+    text(string(args.first()).map(str::to_owned))
 }
 
 fn yes(_: &Source, _: &[ScalarValue]) -> ScalarValue {
@@ -311,7 +336,7 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     ("to_regtype", Returns::Int, to_regtype),
     ("regnamespace", Returns::Text, regnamespace),
     ("pg_get_userbyid", Returns::Text, user_by_id),
-    ("pg_get_expr", Returns::Text, null),
+    ("pg_get_expr", Returns::Text, first_text),
     ("obj_description", Returns::Text, null),
     ("col_description", Returns::Text, null),
     ("shobj_description", Returns::Text, null),

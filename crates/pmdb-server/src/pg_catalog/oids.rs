@@ -4,6 +4,7 @@
 //! methods, since clients hard-code some of them.
 
 use pmdb_sql::schema::{IndexDef, TableDef};
+use pmdb_sql::sequence::SequenceDef;
 use pmdb_sql::{SqlType, catalog::Catalog};
 
 pub const BOOTSTRAP_ROLE: i64 = 10;
@@ -39,6 +40,32 @@ pub fn index(def: &TableDef, index: &IndexDef) -> i64 {
     table(def) + 2 + i64::from(index.id) % (PER_TABLE - 3)
 }
 
+/// A sequence's oid: sequences take their ids from the counter tables take theirs from,
+/// so the two never share an oid.
+pub fn sequence(def: &SequenceDef) -> i64 {
+    FIRST_USER_OID + (def.id as i64).saturating_mul(PER_TABLE)
+}
+
+/// Where the oids of UNIQUE constraints start: one per constraint index, as for column
+/// defaults below.
+const FIRST_UNIQUE_CONSTRAINT: i64 = 2_000_000_000;
+
+/// The oid of the UNIQUE constraint that `index` backs.
+pub fn unique_constraint(def: &TableDef, index: &IndexDef) -> i64 {
+    FIRST_UNIQUE_CONSTRAINT
+        + (def.id as i64).saturating_mul(PER_TABLE)
+        + i64::from(index.id) % (PER_TABLE - 3)
+}
+
+/// Where the oids of column defaults start: above every table's range for the ids a
+/// database gives out in practice, and within 32 bits.
+const FIRST_ATTRDEF: i64 = 3_000_000_000;
+
+/// The oid of the default of column `column` (0-based) of a table.
+pub fn attrdef(def: &TableDef, column: usize) -> i64 {
+    FIRST_ATTRDEF + (def.id as i64).saturating_mul(1600) + column as i64
+}
+
 pub fn primary_key_name(def: &TableDef) -> String {
     format!("{}_pkey", def.name)
 }
@@ -49,9 +76,18 @@ pub enum Object {
     PrimaryKey(TableDef),
     Index(TableDef, IndexDef),
     PrimaryKeyConstraint(TableDef),
+    UniqueConstraint(TableDef, IndexDef),
+    Sequence(SequenceDef),
 }
 
 pub fn find(catalog: &Catalog, oid: i64) -> Option<Object> {
+    if let Some(seq) = catalog
+        .sequences()
+        .iter()
+        .find(|s| sequence(s.def()) == oid)
+    {
+        return Some(Object::Sequence(seq.def().clone()));
+    }
     catalog.tables().into_iter().find_map(|t| {
         let def = t.def();
         if oid == table(def) {
@@ -60,11 +96,13 @@ pub fn find(catalog: &Catalog, oid: i64) -> Option<Object> {
             Some(Object::PrimaryKey(def.clone()))
         } else if oid == primary_key_constraint(def) && !def.primary_key.is_empty() {
             Some(Object::PrimaryKeyConstraint(def.clone()))
+        } else if let Some(i) = def.indexes.iter().find(|i| index(def, i) == oid) {
+            Some(Object::Index(def.clone(), i.clone()))
         } else {
             def.indexes
                 .iter()
-                .find(|i| index(def, i) == oid)
-                .map(|i| Object::Index(def.clone(), i.clone()))
+                .find(|i| i.constraint && unique_constraint(def, i) == oid)
+                .map(|i| Object::UniqueConstraint(def.clone(), i.clone()))
         }
     })
 }

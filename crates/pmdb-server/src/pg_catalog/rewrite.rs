@@ -50,7 +50,10 @@ impl VisitorMut for Adapter {
 
     fn post_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
         if let SetExpr::Select(s) = query.body.as_mut() {
-            top_level(&mut s.projection, exists_as_count);
+            top_level(&mut s.projection, |e| {
+                exists_as_count(e);
+                at_most_one_row(e);
+            });
         }
         if prune(&mut query.body) {
             // The ORDER BY of an empty result may name what is gone.
@@ -127,6 +130,111 @@ fn exists_as_count(expr: &mut Expr) {
     }
 }
 
+/// DataFusion plans a correlated scalar subquery only when it aggregates and its
+/// correlation is by equality; PostgreSQL's catalog queries put plain ones in select
+/// lists that find one row by its key (a column's default in `pg_attrdef`, by relation
+/// and column number), with a condition on the outer row alone (`AND a.atthasdef`).
+/// There the value becomes `max(value)` (the same for one row, NULL for none), and the
+/// outer row's conditions move out: `CASE WHEN cond THEN (subquery) END`.
+fn at_most_one_row(expr: &mut Expr) {
+    let Expr::Subquery(subquery) = expr else {
+        return;
+    };
+    let SetExpr::Select(s) = subquery.body.as_mut() else {
+        return;
+    };
+    if s.group_by != GroupByExpr::Expressions(Vec::new(), Vec::new())
+        || s.having.is_some()
+        || has_aggregate(s)
+    {
+        return;
+    }
+    let [SelectItem::UnnamedExpr(value)] = s.projection.as_mut_slice() else {
+        return;
+    };
+    *value = call("max", value.clone());
+    let inner: Vec<String> = s.from.iter().flat_map(relation_names).collect();
+    let Some(filter) = s.selection.take() else {
+        return;
+    };
+    let (outer, own): (Vec<Expr>, Vec<Expr>) = conjuncts(filter)
+        .into_iter()
+        .partition(|c| outer_only(c, &inner));
+    s.selection = and_all(own);
+    if let Some(condition) = and_all(outer) {
+        *expr = Expr::Case {
+            case_token:
+                datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+            end_token:
+                datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken::empty(),
+            operand: None,
+            conditions: vec![datafusion::sql::sqlparser::ast::CaseWhen {
+                condition,
+                result: expr.clone(),
+            }],
+            else_result: None,
+        };
+    }
+}
+
+/// The names a FROM item's relations go by (their aliases, else their last names).
+fn relation_names(item: &TableWithJoins) -> Vec<String> {
+    std::iter::once(&item.relation)
+        .chain(item.joins.iter().map(|j| &j.relation))
+        .filter_map(|factor| match factor {
+            TableFactor::Table { alias: Some(a), .. } => Some(a.name.value.to_lowercase()),
+            TableFactor::Table { name, .. } => Some(last_name(name).to_lowercase()),
+            _ => None,
+        })
+        .collect()
+}
+
+fn conjuncts(e: Expr) -> Vec<Expr> {
+    match e {
+        Expr::BinaryOp {
+            left,
+            op: BinaryOperator::And,
+            right,
+        } => {
+            let mut out = conjuncts(*left);
+            out.extend(conjuncts(*right));
+            out
+        }
+        Expr::Nested(inner) => conjuncts(*inner),
+        e => vec![e],
+    }
+}
+
+fn and_all(list: Vec<Expr>) -> Option<Expr> {
+    list.into_iter().reduce(|left, right| Expr::BinaryOp {
+        left: Box::new(left),
+        op: BinaryOperator::And,
+        right: Box::new(right),
+    })
+}
+
+/// Whether `e` names columns only by qualifiers none of `inner`, and some.
+fn outer_only(e: &Expr, inner: &[String]) -> bool {
+    let mut qualified = 0;
+    let mut own = false;
+    let _ = datafusion::sql::sqlparser::ast::visit_expressions(e, |e| {
+        match e {
+            Expr::CompoundIdentifier(parts) if parts.len() >= 2 => {
+                let q = parts[parts.len() - 2].value.to_lowercase();
+                if inner.contains(&q) {
+                    own = true;
+                } else {
+                    qualified += 1;
+                }
+            }
+            Expr::Identifier(_) | Expr::Subquery(_) | Expr::Exists { .. } => own = true,
+            _ => {}
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    qualified > 0 && !own
+}
+
 fn count_star() -> Expr {
     call_with("count", FunctionArgExpr::Wildcard)
 }
@@ -179,6 +287,21 @@ fn literal(value: Value) -> Expr {
 
 fn replacement(expr: &Expr) -> Option<Expr> {
     match expr {
+        // `x = ANY (ARRAY[a, b])`, as SQLAlchemy's reflection asks which relation kinds
+        // to list: DataFusion plans no array literal here, and it is `x IN (a, b)`.
+        Expr::AnyOp {
+            left,
+            compare_op: BinaryOperator::Eq,
+            right,
+            is_some: _,
+        } => match right.as_ref() {
+            Expr::Array(array) if !array.elem.is_empty() => Some(Expr::InList {
+                expr: left.clone(),
+                list: array.elem.clone(),
+                negated: false,
+            }),
+            _ => None,
+        },
         Expr::BinaryOp {
             left,
             op: BinaryOperator::PGCustomBinaryOperator(parts),
@@ -470,7 +593,27 @@ mod tests {
             adapted(
                 "SELECT a.attname, (SELECT d.adbin FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), ARRAY(SELECT b.rolname FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles b ON m.roleid = b.oid) FROM pg_catalog.pg_attribute a"
             ),
-            "SELECT a.attname, NULL, '{}' FROM pg_catalog.pg_attribute a"
+            "SELECT a.attname, (SELECT max(d.adbin) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), '{}' FROM pg_catalog.pg_attribute a"
+        );
+    }
+
+    #[test]
+    fn equality_with_any_of_an_array_literal_becomes_in() {
+        assert_eq!(
+            adapted(
+                "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relkind = ANY (ARRAY['r', 'p', 'f', 'v', 'm'])"
+            ),
+            "SELECT c.relname FROM pg_catalog.pg_class c WHERE c.relkind IN ('r', 'p', 'f', 'v', 'm')"
+        );
+    }
+
+    #[test]
+    fn a_plain_scalar_subquery_becomes_an_aggregate_with_outer_conditions_moved_out() {
+        assert_eq!(
+            adapted(
+                "SELECT a.attname, (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef) FROM pg_catalog.pg_attribute a"
+            ),
+            "SELECT a.attname, CASE WHEN a.atthasdef THEN (SELECT max(pg_get_expr(d.adbin, d.adrelid, true)) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum) END FROM pg_catalog.pg_attribute a"
         );
     }
 

@@ -1,7 +1,7 @@
 //! The rows of the `pg_catalog` relations that have any, built from pmdb's catalog:
 //! one function per relation, its cells in the order of the relation's columns.
 
-use pmdb_sql::schema::TableDef;
+use pmdb_sql::schema::{Identity, TableDef};
 
 use super::oids;
 use super::source::Source;
@@ -74,6 +74,17 @@ fn class(oid: i64, name: &str, kind: &str, am: i64, columns: usize, has_index: b
 
 pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
     let mut rows = Vec::new();
+    for seq in source.catalog().sequences() {
+        // A sequence's relation has PostgreSQL's three columns.
+        rows.push(class(
+            oids::sequence(seq.def()),
+            &seq.def().name,
+            "S",
+            0,
+            3,
+            false,
+        ));
+    }
     for def in source.tables() {
         rows.push(class(
             oids::table(&def),
@@ -109,6 +120,13 @@ pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
 
 fn attribute(relation: i64, name: &str, num: usize, def: &TableDef, column: usize) -> Vec<Cell> {
     let c = &def.columns[column];
+    // An index's columns have neither defaults nor identities of their own.
+    let own = relation == oids::table(def);
+    let identity = match c.identity {
+        Some(Identity::Always) if own => "a",
+        Some(Identity::ByDefault) if own => "d",
+        _ => "",
+    };
     let (ty, typmod) = oids::column_type(c.ty);
     let len = oids::TYPES.iter().find(|t| t.0 == ty).map_or(-1, |t| t.2);
     vec![
@@ -120,9 +138,9 @@ fn attribute(relation: i64, name: &str, num: usize, def: &TableDef, column: usiz
         Int(0),
         Int(typmod),
         Bool(c.not_null),
+        Bool(own && c.default.is_some()),
         Bool(false),
-        Bool(false),
-        text(""),
+        text(identity),
         text(""),
         Bool(false),
         Bool(true),
@@ -162,6 +180,54 @@ pub fn attributes(source: &Source) -> Vec<Vec<Cell>> {
     rows
 }
 
+/// Column defaults, as PostgreSQL prints them (a sequence's name as a `regclass`).
+pub fn attrdefs(source: &Source) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for def in source.tables() {
+        for (i, c) in def.columns.iter().enumerate() {
+            let Some(default) = &c.default else { continue };
+            let shown = match default
+                .strip_prefix("nextval(")
+                .and_then(|d| d.strip_suffix(')'))
+            {
+                Some(name) if name.starts_with('\'') && name.ends_with('\'') => {
+                    format!("nextval({name}::regclass)")
+                }
+                _ => default.clone(),
+            };
+            rows.push(vec![
+                Int(oids::attrdef(&def, i)),
+                Int(oids::table(&def)),
+                Int(i as i64 + 1),
+                Text(shown),
+            ]);
+        }
+    }
+    rows
+}
+
+/// Each sequence's parameters.
+pub fn sequences(source: &Source) -> Vec<Vec<Cell>> {
+    source
+        .catalog()
+        .sequences()
+        .iter()
+        .map(|seq| {
+            let d = seq.def();
+            vec![
+                Int(oids::sequence(d)),
+                Int(oids::column_type(d.ty).0),
+                Int(d.start),
+                Int(d.increment),
+                Int(d.max),
+                Int(d.min),
+                Int(d.cache),
+                Bool(d.cycle),
+            ]
+        })
+        .collect()
+}
+
 pub fn types(_: &Source) -> Vec<Vec<Cell>> {
     oids::TYPES
         .iter()
@@ -199,15 +265,14 @@ fn column_numbers(columns: &[u16]) -> String {
         .join(" ")
 }
 
-fn index_row(index: i64, table: i64, columns: &[u16], primary: bool) -> Vec<Cell> {
+fn index_row(index: i64, table: i64, columns: &[u16], primary: bool, unique: bool) -> Vec<Cell> {
     let n = columns.len() as i64;
     vec![
         Int(index),
         Int(table),
         Int(n),
         Int(n),
-        // pmdb's secondary indexes do not enforce uniqueness.
-        Bool(primary),
+        Bool(primary || unique),
         Bool(primary),
         Bool(false),
         Bool(true),
@@ -234,6 +299,7 @@ pub fn indexes(source: &Source) -> Vec<Vec<Cell>> {
                 table,
                 &def.primary_key,
                 true,
+                true,
             ));
         }
         for index in &def.indexes {
@@ -242,6 +308,7 @@ pub fn indexes(source: &Source) -> Vec<Vec<Cell>> {
                 table,
                 &index.columns,
                 false,
+                index.unique,
             ));
         }
     }
@@ -249,32 +316,56 @@ pub fn indexes(source: &Source) -> Vec<Vec<Cell>> {
 }
 
 pub fn constraints(source: &Source) -> Vec<Vec<Cell>> {
-    source
-        .tables()
-        .into_iter()
-        .filter(|def| !def.primary_key.is_empty())
-        .map(|def| {
-            vec![
-                Int(oids::primary_key_constraint(&def)),
-                Text(oids::primary_key_name(&def)),
-                Int(oids::PUBLIC_NAMESPACE),
-                text("p"),
-                Bool(false),
-                Bool(false),
-                Bool(true),
-                Int(oids::table(&def)),
-                Int(0),
-                Int(oids::primary_key_index(&def)),
-                Int(0),
-                Bool(true),
-                Int(0),
-                Text(format!(
-                    "{{{}}}",
-                    column_numbers(&def.primary_key).replace(' ', ",")
-                )),
-            ]
-        })
-        .collect()
+    let mut rows = Vec::new();
+    for def in source.tables() {
+        if !def.primary_key.is_empty() {
+            rows.push(constraint(
+                oids::primary_key_constraint(&def),
+                &oids::primary_key_name(&def),
+                "p",
+                &def,
+                oids::primary_key_index(&def),
+                &def.primary_key,
+            ));
+        }
+        for index in def.indexes.iter().filter(|i| i.constraint) {
+            rows.push(constraint(
+                oids::unique_constraint(&def, index),
+                &index.name,
+                "u",
+                &def,
+                oids::index(&def, index),
+                &index.columns,
+            ));
+        }
+    }
+    rows
+}
+
+fn constraint(
+    oid: i64,
+    name: &str,
+    kind: &str,
+    def: &TableDef,
+    index: i64,
+    columns: &[u16],
+) -> Vec<Cell> {
+    vec![
+        Int(oid),
+        text(name),
+        Int(oids::PUBLIC_NAMESPACE),
+        text(kind),
+        Bool(false),
+        Bool(false),
+        Bool(true),
+        Int(oids::table(def)),
+        Int(0),
+        Int(index),
+        Int(0),
+        Bool(true),
+        Int(0),
+        Text(format!("{{{}}}", column_numbers(columns).replace(' ', ","))),
+    ]
 }
 
 pub fn access_methods(_: &Source) -> Vec<Vec<Cell>> {

@@ -9,8 +9,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::rows::{
-    Cell, access_methods, attributes, classes, constraints, databases, indexes, namespaces, roles,
-    table_list, types,
+    Cell, access_methods, attrdefs, attributes, classes, constraints, databases, indexes,
+    namespaces, roles, sequences, table_list, types,
 };
 use super::source::Source;
 use async_trait::async_trait;
@@ -242,15 +242,16 @@ const RELATIONS: &[Relation] = &[
         ],
         rows: Some(table_list),
     },
-    empty(
-        "pg_attrdef",
-        &[
+    Relation {
+        name: "pg_attrdef",
+        columns: &[
             ("oid", K::Int),
             ("adrelid", K::Int),
             ("adnum", K::Int),
             ("adbin", K::Text),
         ],
-    ),
+        rows: Some(attrdefs),
+    },
     empty(
         "pg_collation",
         &[
@@ -354,7 +355,20 @@ const RELATIONS: &[Relation] = &[
         "pg_partitioned_table",
         &[("partrelid", K::Int), ("partstrat", K::Text)],
     ),
-    empty("pg_sequence", &[("seqrelid", K::Int), ("seqtypid", K::Int)]),
+    Relation {
+        name: "pg_sequence",
+        columns: &[
+            ("seqrelid", K::Int),
+            ("seqtypid", K::Int),
+            ("seqstart", K::Int),
+            ("seqincrement", K::Int),
+            ("seqmax", K::Int),
+            ("seqmin", K::Int),
+            ("seqcache", K::Int),
+            ("seqcycle", K::Bool),
+        ],
+        rows: Some(sequences),
+    },
     empty(
         "pg_extension",
         &[

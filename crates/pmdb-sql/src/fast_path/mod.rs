@@ -30,6 +30,7 @@ use crate::output::{CommandTag, Output};
 use crate::pushdown::value_of;
 use crate::read_point::ReadPoint;
 use crate::row_locks::{LockMode, WaitPolicy};
+use crate::sequence_functions::SequenceCalls;
 use crate::session::Session;
 use crate::table::{Table, TableWriter};
 use crate::types::{SqlType, Value};
@@ -48,9 +49,16 @@ pub(crate) async fn run(
     execute(session, read_point, &shape, &[]).await
 }
 
-/// The value of `op` in a column of type `ty`, if it converts exactly.
-fn resolve(op: &Operand, ty: SqlType, params: &[ScalarValue]) -> Option<Value> {
+/// The value of `op` in a column of type `ty`, if it converts exactly (a sequence's
+/// value taken for a session, whose `currval` it becomes).
+fn resolve(
+    op: &Operand,
+    ty: SqlType,
+    params: &[ScalarValue],
+    calls: &SequenceCalls,
+) -> Option<Value> {
     match op {
+        Operand::NextVal(seq) => value_of(&ScalarValue::Int64(Some(calls.next(seq).ok()?)), ty),
         Operand::Value(v) => Some(v.clone()),
         Operand::Param(i) => match params.get(*i)? {
             p if p.is_null() => Some(Value::Null),
@@ -66,12 +74,17 @@ fn resolve(op: &Operand, ty: SqlType, params: &[ScalarValue]) -> Option<Value> {
 }
 
 /// The row key `key` names, if each of its values is one that is not NULL.
-fn row_key(table: &Table, key: &[Operand], params: &[ScalarValue]) -> Option<Vec<u8>> {
+fn row_key(
+    table: &Table,
+    key: &[Operand],
+    params: &[ScalarValue],
+    calls: &SequenceCalls,
+) -> Option<Vec<u8>> {
     let pk = &table.def().primary_key;
     let values = pk
         .iter()
         .zip(key)
-        .map(|(&column, op)| resolve(op, table.types()[usize::from(column)], params))
+        .map(|(&column, op)| resolve(op, table.types()[usize::from(column)], params, calls))
         .map(|v| v.filter(|v| *v != Value::Null))
         .collect::<Option<Vec<_>>>()?;
     table.key_for(&values).ok()
@@ -96,14 +109,17 @@ pub(crate) async fn execute(
             projection,
             lock,
         } => {
-            let key = row_key(table, key, params)?;
+            let key = row_key(table, key, params, &session.sequence_calls)?;
             Some(select(session, table, read_point, &key, projection, *lock).await)
         }
         Kind::Update { key, changes } => {
-            let key = row_key(table, key, params)?;
+            let key = row_key(table, key, params, &session.sequence_calls)?;
             let changes = changes
                 .iter()
-                .map(|(target, change)| Some((*target, change.resolve(table, *target, params)?)))
+                .map(|(target, change)| {
+                    let change = change.resolve(table, *target, params, &session.sequence_calls)?;
+                    Some((*target, change))
+                })
                 .collect::<Option<Vec<_>>>()?;
             let n = change_row(
                 session,
@@ -122,7 +138,7 @@ pub(crate) async fn execute(
             Some(n.map(|n| Output::Command(CommandTag::update(n as u64))))
         }
         Kind::Delete { key } => {
-            let key = row_key(table, key, params)?;
+            let key = row_key(table, key, params, &session.sequence_calls)?;
             let n = change_row(
                 session,
                 table,
@@ -138,7 +154,7 @@ pub(crate) async fn execute(
             for ops in rows {
                 let mut row = vec![Value::Null; table.types().len()];
                 for (&p, op) in positions.iter().zip(ops) {
-                    row[p] = resolve(op, table.types()[p], params)?;
+                    row[p] = resolve(op, table.types()[p], params, &session.sequence_calls)?;
                 }
                 values.push(row);
             }
@@ -163,7 +179,7 @@ async fn locked<R>(
     table: &Arc<Table>,
     read_point: &ReadPoint,
     row: Option<(&[u8], LockMode)>,
-    f: impl FnOnce(&mut TableWriter<'_>, &ReadPoint) -> Result<R>,
+    f: impl Fn(&mut TableWriter<'_>, &ReadPoint) -> Result<R>,
 ) -> Option<Result<R>> {
     // The row's lock first: it may be held until another block ends, and no table lock
     // may be held meanwhile.
@@ -175,23 +191,38 @@ async fn locked<R>(
     {
         return Some(Err(e));
     }
-    let (current, _guard) = match session.catalog.lock_table_async(&table.def().name).await {
-        Ok(locked) => locked,
-        Err(e) => return Some(Err(e)),
-    };
-    if !Arc::ptr_eq(&current, table) {
-        return None;
-    }
-    let read_point = read_point.under_lock(&session.db);
-    let mut writer = TableWriter::new(table).through(&read_point);
-    Some(
-        async {
-            let out = f(&mut writer, &read_point)?;
-            writer.commit().await?;
-            Ok(out)
+    loop {
+        let (current, guard) = match session.catalog.lock_table_async(&table.def().name).await {
+            Ok(locked) => locked,
+            Err(e) => return Some(Err(e)),
+        };
+        if !Arc::ptr_eq(&current, table) {
+            return None;
         }
-        .await,
-    )
+        let read_point = read_point.under_lock(&session.db);
+        let mut writer = TableWriter::new(table)
+            .through(&read_point)
+            .claiming(&mut locker);
+        let out = f(&mut writer, &read_point);
+        if let Some(claim) = writer.blocked().map(<[u8]>::to_vec) {
+            // A key it writes is claimed by another writer: wait for it without the
+            // table, then run again.
+            drop(writer);
+            drop(guard);
+            if let Err(e) = locker.claim_waiting(table.as_ref(), &claim).await {
+                return Some(Err(e));
+            }
+            continue;
+        }
+        return Some(
+            async {
+                let out = out?;
+                writer.commit().await?;
+                Ok(out)
+            }
+            .await,
+        );
+    }
 }
 
 /// Changes the one row `key` names with `f`, given its values, under the row's lock and
@@ -202,7 +233,7 @@ async fn change_row(
     table: &Arc<Table>,
     read_point: &ReadPoint,
     (key, mode): (&[u8], LockMode),
-    f: impl FnOnce(&mut TableWriter<'_>, Vec<Value>) -> Result<()>,
+    f: impl Fn(&mut TableWriter<'_>, Vec<Value>) -> Result<()>,
 ) -> Option<Result<usize>> {
     locked(
         session,
@@ -257,7 +288,8 @@ fn select_rows(
     projection: &[usize],
 ) -> Result<Output> {
     let schema = arrow_schema(table.def(), None);
-    let mut builder = BatchBuilder::new(Arc::from(table.types()), &schema, projection, 1);
+    let mut builder =
+        BatchBuilder::new(Arc::from(table.types()), &schema, projection, 1).for_rows_of(table);
     let Some(key) = key else {
         return Ok(Output::Rows {
             schema: builder
@@ -297,15 +329,21 @@ enum Change {
 }
 
 impl NewValue {
-    fn resolve(&self, table: &Table, target: usize, params: &[ScalarValue]) -> Option<Change> {
+    fn resolve(
+        &self,
+        table: &Table,
+        target: usize,
+        params: &[ScalarValue],
+        calls: &SequenceCalls,
+    ) -> Option<Change> {
         Some(match self {
-            NewValue::Set(v) => Change::Set(resolve(v, table.types()[target], params)?),
+            NewValue::Set(v) => Change::Set(resolve(v, table.types()[target], params, calls)?),
             NewValue::Add {
                 column,
                 delta,
                 negate,
             } => {
-                let Value::BigInt(n) = resolve(delta, SqlType::BigInt, params)? else {
+                let Value::BigInt(n) = resolve(delta, SqlType::BigInt, params, calls)? else {
                     return None;
                 };
                 Change::Add(*column, if *negate { n.checked_neg()? } else { n })

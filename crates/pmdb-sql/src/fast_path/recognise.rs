@@ -6,16 +6,17 @@
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
-    Assignment, AssignmentTarget, BinaryOperator, Delete, Expr, FromTable, GroupByExpr, Insert,
-    ObjectName, Query, Select, SelectFlavor, SelectItem, SetExpr, Statement, TableFactor,
-    TableObject, TableWithJoins, UnaryOperator, Update, Value as Literal, Values,
-    WildcardAdditionalOptions,
+    Assignment, AssignmentTarget, BinaryOperator, Delete, Expr, FromTable, Function, FunctionArg,
+    FunctionArgExpr, FunctionArgumentList, FunctionArguments, GroupByExpr, Insert, ObjectName,
+    Query, Select, SelectFlavor, SelectItem, SetExpr, Statement, TableFactor, TableObject,
+    TableWithJoins, UnaryOperator, Update, Value as Literal, Values, WildcardAdditionalOptions,
 };
 
 use super::shape::{Kind, NewValue, Operand, RowLock, Shape};
 use crate::ast_shape;
 use crate::ddl::{ident_name, object_name};
 use crate::lock_clauses::clause;
+use crate::sequence_functions::named_sequence;
 use crate::session::Session;
 use crate::table::Table;
 use crate::types::{SqlType, Value};
@@ -118,6 +119,44 @@ fn operand(e: &Expr, ty: SqlType) -> Option<Operand> {
         }
         _ => None,
     }
+}
+
+/// `nextval('name')` of a sequence the catalog has: a serial column's default.
+fn next_value(session: &Session, e: &Expr) -> Option<Operand> {
+    let Expr::Function(Function {
+        name: ObjectName(name),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args:
+            FunctionArguments::List(FunctionArgumentList {
+                duplicate_treatment: None,
+                args,
+                clauses,
+            }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group,
+    }) = e
+    else {
+        return None;
+    };
+    let ([part], [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))], [], []) = (
+        name.as_slice(),
+        args.as_slice(),
+        clauses.as_slice(),
+        within_group.as_slice(),
+    ) else {
+        return None;
+    };
+    let Literal::SingleQuotedString(text) = &v.value else {
+        return None;
+    };
+    if ident_name(part.as_ident()?) != "nextval" {
+        return None;
+    }
+    let seq = named_sequence(&session.catalog, text).ok()?;
+    Some(Operand::NextVal(seq))
 }
 
 fn number(n: &str, ty: SqlType) -> Option<Value> {
@@ -428,7 +467,7 @@ fn insert(session: &Session, i: &Insert) -> Option<Shape> {
         let row = positions
             .iter()
             .zip(exprs)
-            .map(|(&p, e)| operand(e, table.types()[p]))
+            .map(|(&p, e)| next_value(session, e).or_else(|| operand(e, table.types()[p])))
             .collect::<Option<Vec<_>>>()?;
         rows.push(row);
     }

@@ -5,6 +5,7 @@
 use std::sync::Arc;
 
 use crate::row_locks::{LockMode, WaitPolicy};
+use crate::sequence::Sequence;
 use crate::table::Table;
 use crate::types::Value;
 
@@ -17,6 +18,8 @@ pub(super) enum Operand {
     Param(usize),
     /// CURRENT_TIMESTAMP, read at each run.
     Now,
+    /// `nextval('sequence')`, a serial column's default: taken at each run.
+    NextVal(Arc<Sequence>),
 }
 
 /// A new value of an UPDATE: a value, or a column plus (or minus) an integer.

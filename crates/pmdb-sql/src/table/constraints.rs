@@ -1,6 +1,6 @@
 //! What a row must satisfy before it is written: the column count, each column's type
-//! and length, NOT NULL (the primary key's columns included), and the primary key's
-//! uniqueness, whose violation is reported here.
+//! and length, NOT NULL (the primary key's columns included), and the uniqueness of the
+//! primary key and the unique indexes, whose violations are reported here.
 
 use super::Table;
 use crate::error::{Result, SqlError, state};
@@ -46,6 +46,38 @@ impl Table {
             })?;
         }
         Ok(())
+    }
+
+    /// The positions of the unique indexes.
+    pub(super) fn unique_indexes(&self) -> Vec<usize> {
+        (0..self.indexes.len())
+            .filter(|&i| self.indexes[i].def.unique)
+            .collect()
+    }
+
+    /// A row that repeats the values of unique index `i`.
+    pub(super) fn duplicate_in_index(&self, i: usize, row: &[Value]) -> SqlError {
+        let ix = &self.indexes[i];
+        let values: Vec<String> = ix
+            .def
+            .columns
+            .iter()
+            .map(|&c| match &row[usize::from(c)] {
+                // As PostgreSQL's detail shows them, text without quotes.
+                Value::Str(s) => s.clone(),
+                v => v.display(self.def.columns[usize::from(c)].ty),
+            })
+            .collect();
+        SqlError::user(
+            state::UNIQUE_VIOLATION,
+            format!(
+                "duplicate key value violates unique constraint \"{}\": Key ({})=({}) already \
+                 exists.",
+                ix.def.name,
+                self.index_column_names(i).join(", "),
+                values.join(", ")
+            ),
+        )
     }
 
     pub(super) fn duplicate(&self, row: &[Value]) -> SqlError {

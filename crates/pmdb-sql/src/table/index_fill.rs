@@ -1,13 +1,72 @@
-//! Index builds over a loaded table, in batches a memtable takes whole.
+//! Index builds over a loaded table, in batches a memtable takes whole; a unique
+//! index's build then reads its entries in order, and two neighbours with the same
+//! values (none NULL) fail it.
 
 use pmdb_engine::WriteBatch;
 
 use super::Table;
-use crate::error::Result;
+use crate::error::{Result, SqlError, state};
+use crate::keycode::decode_key_prefix;
+use crate::types::Value;
 
 impl Table {
-    /// Writes the entries of index `i` for every stored row, in batches.
+    /// Writes the entries of index `i` for every stored row, in batches; for a unique
+    /// index, 23505 if two rows share its values.
     pub fn fill_index(&self, i: usize) -> Result<()> {
+        self.write_index_entries(i)?;
+        if self.indexes[i].def.unique {
+            self.check_unique(i)?;
+        }
+        Ok(())
+    }
+
+    fn check_unique(&self, i: usize) -> Result<()> {
+        let ix = &self.indexes[i];
+        let mut previous: Option<Vec<Value>> = None;
+        let mut scan = ix.subtable.scan::<[u8]>(..);
+        while let Some(e) = scan.next_ref() {
+            let e = e?;
+            let (values, _) =
+                decode_key_prefix(&ix.types, e.key).map_err(|source| SqlError::Damaged {
+                    what: format!("entry of index {:?}", ix.def.name),
+                    source,
+                })?;
+            if values.contains(&Value::Null) {
+                previous = None;
+                continue;
+            }
+            if previous.as_ref() == Some(&values) {
+                return Err(SqlError::user(
+                    state::UNIQUE_VIOLATION,
+                    format!(
+                        "could not create unique index \"{}\": Key ({})=({}) is duplicated.",
+                        ix.def.name,
+                        self.index_column_names(i).join(", "),
+                        values
+                            .iter()
+                            .zip(&ix.types)
+                            .map(|(v, ty)| v.display(*ty))
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                ));
+            }
+            previous = Some(values);
+        }
+        Ok(())
+    }
+
+    /// The names of index `i`'s columns.
+    pub fn index_column_names(&self, i: usize) -> Vec<&str> {
+        self.indexes[i]
+            .def
+            .columns
+            .iter()
+            .map(|&c| self.def.columns[usize::from(c)].name.as_str())
+            .collect()
+    }
+
+    fn write_index_entries(&self, i: usize) -> Result<()> {
         let ix = &self.indexes[i];
         let db_write = |batch: WriteBatch| -> Result<()> {
             self.db.write(batch, pmdb_engine::WriteOptions::default())?;

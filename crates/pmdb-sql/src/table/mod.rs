@@ -17,11 +17,14 @@ pub use writer::TableWriter;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
+use datafusion::sql::sqlparser::ast::Expr as SqlExpr;
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
 use pmdb_engine::{Db, Snapshot, Subtable};
 
 use crate::error::{Result, SqlError};
 use crate::read_point::TxnTable;
-use crate::rowcode::decode_row;
+use crate::rowcode::decode_row_from;
 use crate::schema::{IndexDef, TableDef};
 use crate::segment_layout::{covered_key, is_covered};
 use crate::types::{SqlType, Value};
@@ -38,6 +41,14 @@ pub struct Table {
     key_types: Vec<SqlType>,
     rows: Subtable,
     indexes: Vec<Index>,
+    /// Each column's default expression, parsed from its definition.
+    defaults: Vec<Option<SqlExpr>>,
+    /// Columns every stored row holds: those after were added by ALTER TABLE, and a
+    /// row written before lacks them.
+    required: usize,
+    /// Each column's value in a row that lacks it (NULL unless it was added with a
+    /// default).
+    missing: Arc<[Value]>,
     /// The columnar segments (absent for a table of an older pool opened read-only).
     segments: Option<Subtable>,
     /// Whether the segments held exactly the committed rows when last looked at (see
@@ -158,6 +169,21 @@ impl Table {
                 })
             })
             .collect::<Result<Vec<_>>>()?;
+        let defaults = def
+            .columns
+            .iter()
+            .map(|c| {
+                c.default
+                    .as_deref()
+                    .map(|text| {
+                        parse_default(text).map_err(|reason| SqlError::Damaged {
+                            what: format!("default of column {:?} of table {:?}", c.name, def.name),
+                            source: crate::error::CodecError::Mismatch(reason),
+                        })
+                    })
+                    .transpose()
+            })
+            .collect::<Result<Vec<_>>>()?;
         let segments = if db.read_only().is_some() {
             db.existing_subtable(&def.segments_subtable()).ok()
         } else {
@@ -174,6 +200,17 @@ impl Table {
             key_types: def.key_types(),
             rows,
             indexes,
+            defaults,
+            required: def
+                .columns
+                .iter()
+                .rposition(|c| !c.added)
+                .map_or(0, |p| p + 1),
+            missing: def
+                .columns
+                .iter()
+                .map(|c| c.missing.clone().unwrap_or(Value::Null))
+                .collect(),
             segments,
             covered,
             next_row_id: shared.next_row_id,
@@ -214,6 +251,21 @@ impl Table {
         &self.indexes
     }
 
+    /// Columns every stored row holds (see [`crate::rowcode::walk_row_from`]).
+    pub fn required_columns(&self) -> usize {
+        self.required
+    }
+
+    /// Each column's value in a stored row that lacks it.
+    pub fn missing_values(&self) -> &Arc<[Value]> {
+        &self.missing
+    }
+
+    /// Column `c`'s default expression, if it has one.
+    pub fn default_expr(&self, c: usize) -> Option<&SqlExpr> {
+        self.defaults.get(c)?.as_ref()
+    }
+
     pub fn segments(&self) -> Option<&Subtable> {
         self.segments.as_ref()
     }
@@ -226,6 +278,11 @@ impl Table {
     /// Records that the segments now hold the rows (their build just committed).
     pub fn set_covered(&self) {
         self.covered.store(true, Ordering::Release);
+    }
+
+    /// Records that the segments no longer hold the rows (a column was added).
+    pub fn set_uncovered(&self) {
+        self.covered.store(false, Ordering::Release);
     }
 
     /// Whether, at snapshot `at`, the columnar segments hold exactly the rows.
@@ -247,6 +304,18 @@ impl Table {
                     .map(|ix| self.def.index_subtable(ix)),
             )
             .collect()
+    }
+}
+
+/// A default expression's text as stored, parsed whole.
+pub(crate) fn parse_default(text: &str) -> Result<SqlExpr, String> {
+    let mut parser = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .map_err(|e| e.to_string())?;
+    let e = parser.parse_expr().map_err(|e| e.to_string())?;
+    match parser.peek_token().token {
+        datafusion::sql::sqlparser::tokenizer::Token::EOF => Ok(e),
+        t => Err(format!("{t} after the expression {e}")),
     }
 }
 
@@ -317,9 +386,11 @@ impl Table {
 
     /// Decodes a stored row; damage is an error naming the table.
     pub fn decode(&self, bytes: &[u8]) -> Result<Vec<Value>> {
-        decode_row(&self.types, bytes).map_err(|source| SqlError::Damaged {
-            what: format!("row in table {:?}", self.def.name),
-            source,
+        decode_row_from(&self.types, self.required, &self.missing, bytes).map_err(|source| {
+            SqlError::Damaged {
+                what: format!("row in table {:?}", self.def.name),
+                source,
+            }
         })
     }
 }

@@ -1,5 +1,14 @@
-//! [`TableWriter`]: one statement's changes to one table.
+//! [`TableWriter`]: one statement's changes to one table, and the uniqueness of the
+//! keys it writes (the primary key's and each unique index's) against concurrent
+//! writers: before it writes a key it claims it with an exclusive lock (a row's lock for
+//! a primary key, a lock on the values for a unique index), held to the end of the
+//! block (or of the statement), then checks the key against what is committed now. A
+//! claim another writer holds is never waited for here, under the table's write lock:
+//! the writer reports it ([`TableWriter::blocked`]), and its caller lets the table go,
+//! waits for the claim and runs the statement again, as PostgreSQL's second inserter
+//! waits for the first to end and then sees its row (23505) or its rollback.
 
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
@@ -7,7 +16,7 @@ use pmdb_engine::{Subtable, WriteBatch};
 
 use super::{Table, count_key};
 use crate::error::{Result, SqlError, state};
-use crate::read_point::{ReadPoint, SqlTxn, TxnTable};
+use crate::read_point::{ReadPoint, RowLocker, SqlTxn, TxnTable};
 use crate::rowcode::encode_row;
 use crate::segment_layout::{SegmentBuilder, covered_key};
 use crate::types::Value;
@@ -38,6 +47,33 @@ pub struct TableWriter<'t> {
     /// A bulk load into a table whose segments hold its rows builds their chunks as it
     /// goes; `None` once anything else happened, and the commit marks the segments stale.
     segments: Option<SegmentBuilder>,
+    /// Takes the claims on the keys written (none without it: the checks still run).
+    locker: Option<&'t mut RowLocker>,
+    /// The claim another writer holds, which stopped the last change.
+    blocked: Option<Vec<u8>>,
+    /// The values each unique index (by position) has been given by this statement,
+    /// and the row that has them.
+    claimed: HashMap<(usize, Vec<u8>), Vec<u8>>,
+    /// Entries of unique indexes (by position) this statement removed.
+    removed: HashSet<(usize, Vec<u8>)>,
+}
+
+/// What a change returns when a claim it needs is held by another writer.
+fn blocked_error() -> SqlError {
+    SqlError::user(
+        state::LOCK_NOT_AVAILABLE,
+        "a key this statement writes is claimed by another transaction",
+    )
+}
+
+/// The lock that claims `values` (a unique index's encoded tuple) of index `index_id`:
+/// it cannot be a row's, whose keys begin with a presence byte `00` or `01`.
+fn value_claim(index_id: u32, values: &[u8]) -> Vec<u8> {
+    let mut k = Vec::with_capacity(5 + values.len());
+    k.push(0xff);
+    k.extend_from_slice(&index_id.to_be_bytes());
+    k.extend_from_slice(values);
+    k
 }
 
 impl<'t> TableWriter<'t> {
@@ -54,7 +90,23 @@ impl<'t> TableWriter<'t> {
             committed: 0,
             delta: 0,
             segments: None,
+            locker: None,
+            blocked: None,
+            claimed: HashMap::new(),
+            removed: HashSet::new(),
         }
+    }
+
+    /// Claims the keys it writes through `locker` (the statement's, or its block's).
+    pub(crate) fn claiming(mut self, locker: &'t mut RowLocker) -> TableWriter<'t> {
+        self.locker = Some(locker);
+        self
+    }
+
+    /// The claim that stopped the last change, held by another writer: the caller must
+    /// drop this writer and the table's lock, wait for the claim, and start again.
+    pub(crate) fn blocked(&self) -> Option<&[u8]> {
+        self.blocked.as_deref()
     }
 
     /// A writer for a bulk load: while rows arrive in ascending key order above the
@@ -130,6 +182,9 @@ impl<'t> TableWriter<'t> {
             pmdb_engine::WriteOptions::default(),
         )
         .await?;
+        if let Some(locker) = self.locker.as_deref_mut() {
+            locker.statement_done();
+        }
         t.row_count.store(count, Ordering::Release);
         self.committed = self.rows;
         if stale {
@@ -143,14 +198,95 @@ impl<'t> TableWriter<'t> {
         Ok(())
     }
 
+    /// Whether a row is stored under `key`: as this statement left it, else as its
+    /// block reads it, else as committed now (a row another writer committed after the
+    /// block's snapshot counts, as in PostgreSQL's uniqueness check).
     fn exists(&mut self, key: &[u8]) -> Result<bool> {
         if let Some(&present) = self.written.get(key) {
             return Ok(present);
         }
+        let rows = &self.table.rows;
         match &self.txn {
-            Some(txn) => txn.exists(&self.table.rows, key),
-            None => Ok(self.table.rows.get(key)?.is_some()),
+            Some(txn) => {
+                Ok(txn.exists(rows, key)? || (rows.get(key)?.is_some() && !txn.saw(rows, key)?))
+            }
+            None => Ok(rows.get(key)?.is_some()),
         }
+    }
+
+    /// Claims `lock` (a row key, or a [`value_claim`]).
+    fn claim(&mut self, lock: &[u8]) -> Result<()> {
+        let Some(locker) = self.locker.as_deref_mut() else {
+            return Ok(());
+        };
+        if locker.try_claim(self.table.def.id, lock) {
+            Ok(())
+        } else {
+            self.blocked = Some(lock.to_vec());
+            Err(blocked_error())
+        }
+    }
+
+    /// Claims the values `row` (stored under `key`) gives each unique index in
+    /// `indexes` (positions), and checks that no other row has them.
+    fn claim_unique(&mut self, indexes: &[usize], row: &[Value], key: &[u8]) -> Result<()> {
+        let t = self.table;
+        for &i in indexes {
+            let ix = &t.indexes[i];
+            if ix
+                .def
+                .columns
+                .iter()
+                .any(|&c| row[usize::from(c)] == Value::Null)
+            {
+                // NULLs are distinct.
+                continue;
+            }
+            let entry = t.index_key(ix, row, key)?;
+            let values = entry[..entry.len() - key.len()].to_vec();
+            self.claim(&value_claim(ix.def.id, &values))?;
+            if self.taken(i, &values, key)? {
+                return Err(t.duplicate_in_index(i, row));
+            }
+            self.claimed.insert((i, values), key.to_vec());
+        }
+        Ok(())
+    }
+
+    /// Whether a row other than `key` has `values` in unique index `i`: in this
+    /// statement, in what is committed now, or in the block's own changes.
+    fn taken(&mut self, i: usize, values: &[u8], key: &[u8]) -> Result<bool> {
+        let ix = &self.table.indexes[i];
+        if let Some(other) = self.claimed.get(&(i, values.to_vec()))
+            && other != key
+        {
+            return Ok(true);
+        }
+        let other_row = |entry: &[u8]| &entry[values.len()..] != key;
+        let mut scan = ix.subtable.scan(values.to_vec()..);
+        while let Some(e) = scan.next_ref() {
+            let entry = e?.key;
+            if !entry.starts_with(values) {
+                break;
+            }
+            if !other_row(entry) || self.removed.contains(&(i, entry.to_vec())) {
+                continue;
+            }
+            match &self.txn {
+                // The block removed a row its snapshot held.
+                Some(txn)
+                    if txn.saw(&ix.subtable, entry)? && !txn.exists(&ix.subtable, entry)? => {}
+                _ => return Ok(true),
+            }
+        }
+        if let Some(txn) = &self.txn {
+            for entry in txn.keys_with_prefix(&ix.subtable, values)? {
+                if other_row(&entry) && !self.removed.contains(&(i, entry)) {
+                    return Ok(true);
+                }
+            }
+        }
+        Ok(false)
     }
 
     fn put(&mut self, sub: &Subtable, key: &[u8], value: &[u8]) {
@@ -178,6 +314,7 @@ impl<'t> TableWriter<'t> {
                     // in key order can no longer be built.
                     self.ascending_after = None;
                     self.segments = None;
+                    self.claim(&key)?;
                     !self.exists(&key)?
                 }
             };
@@ -185,6 +322,10 @@ impl<'t> TableWriter<'t> {
                 return Err(t.duplicate(row));
             }
             self.written.insert(key.clone(), true);
+        }
+        let unique = t.unique_indexes();
+        if !unique.is_empty() {
+            self.claim_unique(&unique, row, &key)?;
         }
         let mut value = Vec::with_capacity(64);
         encode_row(&t.types, row, &mut value)
@@ -213,9 +354,12 @@ impl<'t> TableWriter<'t> {
     /// Deletes the row stored under `key`, whose values are `old`.
     pub fn delete(&mut self, key: &[u8], old: &[Value]) -> Result<()> {
         let t = self.table;
-        for ix in &t.indexes {
+        for (i, ix) in t.indexes.iter().enumerate() {
             let ik = t.index_key(ix, old, key)?;
             self.del(&ix.subtable, &ik);
+            if ix.def.unique {
+                self.unclaim(i, &ik, key);
+            }
         }
         self.del(&t.rows, key);
         if !t.def.primary_key.is_empty() {
@@ -224,6 +368,19 @@ impl<'t> TableWriter<'t> {
         self.rows += 1;
         self.delta -= 1;
         Ok(())
+    }
+
+    /// Notes that the entry `entry` of unique index `i` (of the row `key`) is gone.
+    fn unclaim(&mut self, i: usize, entry: &[u8], key: &[u8]) {
+        let values = entry[..entry.len() - key.len()].to_vec();
+        if self
+            .claimed
+            .get(&(i, values.clone()))
+            .is_some_and(|k| k == key)
+        {
+            self.claimed.remove(&(i, values));
+        }
+        self.removed.insert((i, entry.to_vec()));
     }
 
     /// Replaces the row stored under `key` (values `old`) with `new`.
@@ -236,9 +393,24 @@ impl<'t> TableWriter<'t> {
             t.key_of(new)?
         };
         if new_key != key {
+            self.claim(&new_key)?;
             if self.exists(&new_key)? {
                 return Err(t.duplicate(new));
             }
+        }
+        let mut changed = Vec::new();
+        for (i, ix) in t.indexes.iter().enumerate() {
+            let old_ik = t.index_key(ix, old, key)?;
+            let new_ik = t.index_key(ix, new, &new_key)?;
+            if old_ik != new_ik && ix.def.unique {
+                self.unclaim(i, &old_ik, key);
+                changed.push(i);
+            }
+        }
+        // Checked before anything of the change is written: a claim held elsewhere
+        // leaves the batch as it was.
+        self.claim_unique(&changed, new, &new_key)?;
+        if new_key != key {
             self.del(&t.rows, key);
             self.written.insert(key.to_vec(), false);
             self.written.insert(new_key.clone(), true);

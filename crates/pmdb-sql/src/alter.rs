@@ -1,0 +1,404 @@
+//! ALTER TABLE: renames of the table and its columns, column defaults, NOT NULL, added
+//! columns (rows written before read them as their default when added, computed once,
+//! so no row is rewritten), primary keys and UNIQUE constraints added, and UNIQUE
+//! constraints dropped. The changes of one statement apply together in one catalog
+//! write; a change that builds an index (ADD PRIMARY KEY, ADD UNIQUE) comes alone.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use datafusion::sql::sqlparser::ast::{
+    AlterColumnOperation, AlterTable, AlterTableOperation, ColumnOption, Expr as SqlExpr,
+    RenameTableNameKind, TableConstraint, visit_expressions,
+};
+
+use crate::arrow_conv::{cast_to_column, row_values};
+use crate::catalog::{Catalog, NewIndex, undefined_column};
+use crate::ddl::{
+    default_text, ident_name, index_columns, object_name, sql_type, unique_constraint,
+};
+use crate::error::{Result, SqlError, state};
+use crate::read_point::ReadPoint;
+use crate::schema::{ColumnDef, TableDef};
+use crate::session::Session;
+use crate::table::Table;
+use crate::types::{SqlType, Value};
+
+/// Functions whose value changes from one call to the next: a column added with such a
+/// default would need each stored row's own value.
+const VOLATILE: &[&str] = &[
+    "nextval",
+    "setval",
+    "currval",
+    "lastval",
+    "random",
+    "uuid",
+    "gen_random_uuid",
+    "clock_timestamp",
+    "timeofday",
+];
+
+/// One change a statement makes to a definition without touching rows.
+enum Change {
+    RenameTable(String),
+    RenameColumn {
+        from: String,
+        to: String,
+    },
+    SetDefault {
+        column: String,
+        text: String,
+    },
+    DropDefault(String),
+    SetNotNull(String),
+    DropNotNull(String),
+    AddColumn {
+        column: ColumnDef,
+        if_not_exists: bool,
+        /// Its default differs from call to call: allowed only on an empty table.
+        volatile: bool,
+    },
+}
+
+/// Runs ALTER TABLE `alter`.
+pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
+    let name = object_name(&alter.name)?;
+    let Some(table) = session.catalog.table(&name) else {
+        return if alter.if_exists {
+            Ok(())
+        } else {
+            session.catalog.table_or_error(&name).map(|_| ())
+        };
+    };
+    match alter.operations.as_slice() {
+        [
+            AlterTableOperation::AddConstraint {
+                constraint: TableConstraint::PrimaryKey(pk),
+                not_valid: false,
+            },
+        ] => {
+            let columns = index_columns(&pk.columns, "PRIMARY KEY")?;
+            return session
+                .off_executor(move |c| c.add_primary_key(&name, &columns))
+                .await;
+        }
+        [
+            AlterTableOperation::AddConstraint {
+                constraint: TableConstraint::Unique(u),
+                not_valid: false,
+            },
+        ] => {
+            let columns = index_columns(&u.columns, "UNIQUE")?;
+            let (given, columns) = unique_constraint(u, u.name.as_ref().map(ident_name), columns)?;
+            let index = NewIndex {
+                name: given.unwrap_or_else(|| format!("{name}_{}_key", columns.join("_"))),
+                columns,
+                unique: true,
+                constraint: true,
+            };
+            return session
+                .off_executor(move |c| c.create_index(&name, index, false).map(|_| ()))
+                .await;
+        }
+        [
+            AlterTableOperation::DropConstraint {
+                if_exists,
+                name: constraint,
+                drop_behavior: _,
+            },
+        ] => {
+            let constraint = ident_name(constraint);
+            let if_exists = *if_exists;
+            return session
+                .off_executor(move |c| drop_constraint(c, &name, &constraint, if_exists))
+                .await;
+        }
+        _ => {}
+    }
+    let mut changes = Vec::with_capacity(alter.operations.len());
+    for op in &alter.operations {
+        changes.push(change_of(session, &table, op).await?);
+    }
+    session
+        .off_executor(move |c| {
+            c.change_table(&name, |table, def| {
+                changes
+                    .into_iter()
+                    .try_for_each(|change| apply(table, def, change))
+            })
+        })
+        .await
+}
+
+/// What `op` changes; refused (0A000) if it is not one of the changes made in place.
+async fn change_of(session: &Session, table: &Table, op: &AlterTableOperation) -> Result<Change> {
+    use AlterTableOperation as Op;
+    Ok(match op {
+        Op::RenameTable {
+            table_name: RenameTableNameKind::To(to) | RenameTableNameKind::As(to),
+        } => Change::RenameTable(object_name(to)?),
+        Op::RenameColumn {
+            old_column_name,
+            new_column_name,
+        } => Change::RenameColumn {
+            from: ident_name(old_column_name),
+            to: ident_name(new_column_name),
+        },
+        Op::AlterColumn { column_name: c, op } => {
+            let column = ident_name(c);
+            match op {
+                AlterColumnOperation::SetNotNull => Change::SetNotNull(column),
+                AlterColumnOperation::DropNotNull => Change::DropNotNull(column),
+                AlterColumnOperation::DropDefault => Change::DropDefault(column),
+                AlterColumnOperation::SetDefault { value } => {
+                    let text = default_text(&column, value)?;
+                    let ty = table
+                        .def()
+                        .column(&column)
+                        .map_or(SqlType::Text, |p| table.def().columns[p].ty);
+                    // Planned, not run: it must name functions there are, of a type
+                    // that converts.
+                    evaluate(session, &text, ty, false).await?;
+                    Change::SetDefault { column, text }
+                }
+                other => {
+                    return Err(SqlError::unsupported(format!(
+                        "ALTER COLUMN … {other}: pmdb changes a column's name, default and NOT \
+                         NULL in place"
+                    )));
+                }
+            }
+        }
+        Op::AddColumn {
+            column_keyword: _,
+            if_not_exists,
+            column_def,
+            column_position: None,
+        } => {
+            let name = ident_name(&column_def.name);
+            let ty = sql_type(&column_def.data_type)?;
+            let mut column = ColumnDef::new(name.clone(), ty, false);
+            column.added = true;
+            for opt in &column_def.options {
+                match &opt.option {
+                    ColumnOption::NotNull => column.not_null = true,
+                    ColumnOption::Null => column.not_null = false,
+                    ColumnOption::Default(e) => column.default = Some(default_text(&name, e)?),
+                    other => {
+                        return Err(SqlError::unsupported(format!(
+                            "ADD COLUMN … {other}: add the column, then its constraint with \
+                             ALTER TABLE … ADD"
+                        )));
+                    }
+                }
+            }
+            let mut volatile = false;
+            if let Some(text) = &column.default {
+                volatile = is_volatile(text)?;
+                let value = evaluate(session, text, ty, !volatile).await?;
+                column.missing = value.filter(|v| *v != Value::Null);
+            }
+            Change::AddColumn {
+                column,
+                if_not_exists: *if_not_exists,
+                volatile,
+            }
+        }
+        other => {
+            return Err(SqlError::unsupported(format!(
+                "ALTER TABLE … {other}: pmdb has RENAME [COLUMN], ALTER COLUMN SET/DROP DEFAULT \
+                 and NOT NULL, ADD COLUMN, ADD PRIMARY KEY, ADD/DROP CONSTRAINT (UNIQUE)"
+            )));
+        }
+    })
+}
+
+/// Whether the default `text` calls a function whose value changes from call to call.
+fn is_volatile(text: &str) -> Result<bool> {
+    let e = crate::table::parse_default(text)
+        .map_err(|m| SqlError::user(state::SYNTAX, format!("default {text}: {m}")))?;
+    let mut volatile = false;
+    let _ = visit_expressions(&e, |e: &SqlExpr| {
+        if let SqlExpr::Function(f) = e
+            && let Some(part) = f.name.0.last().and_then(|p| p.as_ident())
+            && VOLATILE.contains(&ident_name(part).as_str())
+        {
+            volatile = true;
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    Ok(volatile)
+}
+
+/// Plans `text` as a value of type `ty`; with `run`, its value too.
+async fn evaluate(session: &Session, text: &str, ty: SqlType, run: bool) -> Result<Option<Value>> {
+    let sql = format!("SELECT CAST(({text}) AS {ty})");
+    let statement = crate::session::parse(&sql)?
+        .pop_front()
+        .ok_or_else(|| SqlError::user(state::SYNTAX, format!("no expression in {text}")))?;
+    let read_point = ReadPoint::Snapshot(Arc::new(session.db.snapshot()));
+    if !run {
+        let state = session.statement_state(read_point);
+        state
+            .statement_to_plan(statement)
+            .await
+            .map_err(crate::error::df_error)?;
+        return Ok(None);
+    }
+    let batches = session.plan_and_collect(statement, &read_point).await?;
+    let Some(batch) = batches.iter().find(|b| b.num_rows() > 0) else {
+        return Ok(Some(Value::Null));
+    };
+    let column = ColumnDef::new(String::new(), ty, false);
+    let array = cast_to_column(batch.column(0), &column)?;
+    Ok(row_values(&[array], &[ty], 0).pop())
+}
+
+fn column_position(def: &TableDef, name: &str) -> Result<usize> {
+    def.column(name)
+        .ok_or_else(|| undefined_column(name, &def.name))
+}
+
+/// Whether any row of `table` holds NULL in column `c` (or lacks it with no missing
+/// value).
+fn has_null(table: &Table, c: usize) -> Result<bool> {
+    let mut scan = table.rows().scan::<[u8]>(..);
+    while let Some(e) = scan.next_ref() {
+        if table.decode(e?.value)?[c] == Value::Null {
+            return Ok(true);
+        }
+    }
+    Ok(false)
+}
+
+fn is_empty(table: &Table) -> Result<bool> {
+    Ok(table.rows().scan::<[u8]>(..).next().transpose()?.is_none())
+}
+
+fn contains_nulls(def: &TableDef, column: &str) -> SqlError {
+    SqlError::user(
+        state::NOT_NULL_VIOLATION,
+        format!(
+            "column \"{column}\" of relation \"{}\" contains null values",
+            def.name
+        ),
+    )
+}
+
+/// Applies `change` to `def`, the definition of `table` (whose rows it may read).
+fn apply(table: &Table, def: &mut TableDef, change: Change) -> Result<()> {
+    match change {
+        Change::RenameTable(to) => def.name = to,
+        Change::RenameColumn { from, to } => {
+            let p = column_position(def, &from)?;
+            if def.column(&to).is_some() {
+                return Err(SqlError::user(
+                    state::DUPLICATE_COLUMN,
+                    format!(
+                        "column \"{to}\" of relation \"{}\" already exists",
+                        def.name
+                    ),
+                ));
+            }
+            def.columns[p].name = to;
+        }
+        Change::SetDefault { column, text } => {
+            let p = column_position(def, &column)?;
+            if def.columns[p].identity.is_some() {
+                return Err(SqlError::user(
+                    state::SYNTAX,
+                    format!(
+                        "column \"{column}\" of relation \"{}\" is an identity column",
+                        def.name
+                    ),
+                ));
+            }
+            def.columns[p].default = Some(text);
+        }
+        Change::DropDefault(column) => {
+            let p = column_position(def, &column)?;
+            if def.columns[p].identity.is_some() {
+                return Err(SqlError::user(
+                    state::SYNTAX,
+                    format!(
+                        "column \"{column}\" of relation \"{}\" is an identity column (its \
+                         sequence gives its values)",
+                        def.name
+                    ),
+                ));
+            }
+            def.columns[p].default = None;
+        }
+        Change::SetNotNull(column) => {
+            let p = column_position(def, &column)?;
+            if !def.columns[p].not_null && has_null(table, p)? {
+                return Err(contains_nulls(def, &column));
+            }
+            def.columns[p].not_null = true;
+        }
+        Change::DropNotNull(column) => {
+            let p = column_position(def, &column)?;
+            if def.primary_key.contains(&(p as u16)) || def.columns[p].identity.is_some() {
+                return Err(SqlError::user(
+                    state::INVALID_DEFINITION,
+                    format!("column \"{column}\" is in a primary key or an identity column"),
+                ));
+            }
+            def.columns[p].not_null = false;
+        }
+        Change::AddColumn {
+            column,
+            if_not_exists,
+            volatile,
+        } => {
+            if def.column(&column.name).is_some() {
+                return if if_not_exists {
+                    Ok(())
+                } else {
+                    Err(SqlError::user(
+                        state::DUPLICATE_COLUMN,
+                        format!(
+                            "column \"{}\" of relation \"{}\" already exists",
+                            column.name, def.name
+                        ),
+                    ))
+                };
+            }
+            let empty = is_empty(table)?;
+            if volatile && !empty {
+                return Err(SqlError::unsupported(format!(
+                    "ADD COLUMN {} with a default whose value changes from row to row, on a \
+                     table with rows: add the column, then UPDATE it",
+                    column.name
+                )));
+            }
+            if column.not_null && column.missing.is_none() && !empty {
+                return Err(contains_nulls(def, &column.name));
+            }
+            def.columns.push(column);
+        }
+    }
+    Ok(())
+}
+
+/// ALTER TABLE … DROP CONSTRAINT: a UNIQUE constraint goes with its index.
+fn drop_constraint(catalog: &Catalog, table: &str, name: &str, if_exists: bool) -> Result<()> {
+    let t = catalog.table_or_error(table)?;
+    let def = t.def();
+    if def.indexes.iter().any(|i| i.constraint && i.name == name) {
+        catalog.drop_index(name, false)?;
+        return Ok(());
+    }
+    if !def.primary_key.is_empty() && name == format!("{}_pkey", def.name) {
+        return Err(SqlError::unsupported(
+            "dropping a primary key (rows are stored by it)",
+        ));
+    }
+    if if_exists {
+        return Ok(());
+    }
+    Err(SqlError::user(
+        state::UNDEFINED_OBJECT,
+        format!("constraint \"{name}\" of relation \"{table}\" does not exist"),
+    ))
+}
