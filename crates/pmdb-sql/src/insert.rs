@@ -1,14 +1,24 @@
 //! Writing an INSERT's rows, as computed before any lock is taken: under the table's
 //! write lock, each row's keys claimed (see [`crate::table::TableWriter`]); when a claim
 //! is held by another writer, the table's lock is let go, the claim waited for, and the
-//! rows written anew, so that no writer waits for a claim while it holds a table.
+//! rows written anew, so that no writer waits for a claim while it holds a table. The
+//! rows of an INSERT whose source is a query come from that query planned alone:
+//! DataFusion's INSERT planning checks every VALUES list inside the query against the
+//! target's columns (SQLAlchemy's `INSERT … SELECT … FROM (VALUES …)` fails there).
 
 use std::sync::Arc;
 
-use crate::catalog::Catalog;
-use crate::error::Result;
+use datafusion::arrow::array::RecordBatch;
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{Insert, Query, SetExpr, Statement};
+
+use crate::arrow_conv::{cast_to_column, row_values};
+use crate::catalog::{Catalog, undefined_column};
+use crate::ddl::ident_name;
+use crate::error::{Result, SqlError, state};
 use crate::read_point::ReadPoint;
 use crate::row_locks::RowLocks;
+use crate::session::Session;
 use crate::table::{Table, TableWriter};
 use crate::types::Value;
 
@@ -48,4 +58,95 @@ pub(crate) async fn insert_rows(
         drop(writer);
         return Ok(Inserted { table, rows, count });
     }
+}
+
+/// The query an INSERT takes its rows from, unless they are a VALUES list.
+pub(crate) fn source_query(insert: &Insert) -> Option<&Query> {
+    let source = insert.source.as_deref()?;
+    match source.body.as_ref() {
+        SetExpr::Values(_) => None,
+        _ => Some(source),
+    }
+}
+
+/// Inserts into table `name` the rows of `query` (the source of `insert`, whose column
+/// list, if any, says where its columns go; the others are NULL), planned and run at
+/// `read_point` on its own.
+pub(crate) async fn insert_from_query(
+    session: &Session,
+    read_point: &ReadPoint,
+    insert: &Insert,
+    name: &str,
+    query: &Query,
+) -> Result<Inserted> {
+    let statement = DfStatement::Statement(Box::new(Statement::Query(Box::new(query.clone()))));
+    let batches = session.plan_and_collect(statement, read_point).await?;
+    insert_batches(session, read_point, insert, name, &batches).await
+}
+
+/// Inserts into table `name` the rows of `batches` (what the source query of `insert`
+/// gave).
+pub(crate) async fn insert_batches(
+    session: &Session,
+    read_point: &ReadPoint,
+    insert: &Insert,
+    name: &str,
+    batches: &[RecordBatch],
+) -> Result<Inserted> {
+    let listed: Vec<String> = insert
+        .columns
+        .iter()
+        .map(|c| {
+            c.0.last()
+                .and_then(|p| p.as_ident())
+                .map(ident_name)
+                .unwrap_or_default()
+        })
+        .collect();
+    insert_rows(
+        &session.catalog,
+        &session.row_locks,
+        read_point,
+        name,
+        |table| {
+            let def = table.def();
+            let positions: Vec<usize> = if listed.is_empty() {
+                (0..def.columns.len()).collect()
+            } else {
+                def.positions(&listed)
+                    .map_err(|c| undefined_column(&c, &def.name))?
+                    .into_iter()
+                    .map(usize::from)
+                    .collect()
+            };
+            let mut rows = Vec::new();
+            for batch in batches {
+                if batch.num_columns() != positions.len() {
+                    return Err(SqlError::user(
+                        state::SYNTAX,
+                        format!(
+                            "INSERT has {} target columns and {} expressions",
+                            positions.len(),
+                            batch.num_columns()
+                        ),
+                    ));
+                }
+                let columns = positions
+                    .iter()
+                    .zip(batch.columns())
+                    .map(|(&p, a)| cast_to_column(a, &def.columns[p]))
+                    .collect::<Result<Vec<_>>>()?;
+                let types: Vec<_> = positions.iter().map(|&p| table.types()[p]).collect();
+                for r in 0..batch.num_rows() {
+                    let mut row = vec![Value::Null; def.columns.len()];
+                    for (&p, v) in positions.iter().zip(row_values(&columns, &types, r)) {
+                        row[p] = v;
+                    }
+                    rows.push(row);
+                }
+            }
+            Ok(rows)
+        },
+    )
+    .await
 }

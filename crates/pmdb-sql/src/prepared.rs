@@ -27,6 +27,9 @@ use crate::statement_kind::StatementKind;
 pub(crate) enum Plan {
     Fast(Shape),
     Logical(LogicalPlan),
+    /// An INSERT from a query (see [`crate::insert`]): the query's plan, whose rows are
+    /// inserted at each run.
+    InsertQuery(LogicalPlan),
     /// Bound as literals and run like a statement of the simple protocol.
     Unplanned,
 }
@@ -264,7 +267,7 @@ mod tests {
             let rt = tokio::runtime::Runtime::new().unwrap();
             match rt.block_on(session.prepare(statement)).unwrap().plan {
                 Plan::Fast(_) => "fast",
-                Plan::Logical(_) => "logical",
+                Plan::Logical(_) | Plan::InsertQuery(_) => "logical",
                 Plan::Unplanned => "unplanned",
             }
         };

@@ -23,7 +23,7 @@ use crate::ast_build;
 use crate::ddl::{ident_name, object_name};
 use crate::dml::target;
 use crate::error::{Result, SqlError, df_error};
-use crate::insert::{Inserted, insert_rows};
+use crate::insert::{Inserted, insert_from_query, insert_rows, source_query};
 use crate::output::{CommandTag, Output};
 use crate::provider::cast_columns;
 use crate::read_point::ReadPoint;
@@ -188,31 +188,40 @@ pub(crate) async fn insert(
         returning: None,
         ..insert.clone()
     };
-    let state = session.statement_state(read_point.clone());
-    let plan = state
-        .statement_to_plan(DfStatement::Statement(Box::new(Statement::Insert(plain))))
-        .await
-        .map_err(df_error)?;
-    let LogicalPlan::Dml(dml) = plan else {
-        return Err(SqlError::Query("an INSERT that plans as no insert".into()));
+    let inserted = match source_query(&plain) {
+        Some(query) => insert_from_query(session, read_point, &plain, &name, query).await?,
+        None => {
+            let state = session.statement_state(read_point.clone());
+            let plan = state
+                .statement_to_plan(DfStatement::Statement(Box::new(Statement::Insert(
+                    plain.clone(),
+                ))))
+                .await
+                .map_err(df_error)?;
+            let LogicalPlan::Dml(dml) = plan else {
+                return Err(SqlError::Query("an INSERT that plans as no insert".into()));
+            };
+            let source = Arc::unwrap_or_clone(dml.input);
+            let batches = session.collect(DataFrame::new(state, source)).await?;
+            insert_rows(
+                &session.catalog,
+                &session.row_locks,
+                read_point,
+                &name,
+                |table| {
+                    let mut rows = Vec::new();
+                    for batch in &batches {
+                        let columns = cast_columns(table, batch.columns())?;
+                        rows.extend(
+                            (0..batch.num_rows()).map(|r| row_values(&columns, table.types(), r)),
+                        );
+                    }
+                    Ok(rows)
+                },
+            )
+            .await?
+        }
     };
-    let source = Arc::unwrap_or_clone(dml.input);
-    let batches = session.collect(DataFrame::new(state, source)).await?;
-    let inserted = insert_rows(
-        &session.catalog,
-        &session.row_locks,
-        read_point,
-        &name,
-        |table| {
-            let mut rows = Vec::new();
-            for batch in &batches {
-                let columns = cast_columns(table, batch.columns())?;
-                rows.extend((0..batch.num_rows()).map(|r| row_values(&columns, table.types(), r)));
-            }
-            Ok(rows)
-        },
-    )
-    .await?;
     let Inserted {
         table, rows, count, ..
     } = inserted;

@@ -407,7 +407,22 @@ impl SqlSession {
         let planned = returning
             .as_ref()
             .map_or_else(|| statement.clone(), |r| r.without.clone());
-        let plan = state.statement_to_plan(planned).await.map_err(df_error)?;
+        // An INSERT from a query: the query alone, for its parameters (see
+        // [`crate::insert`]); pmdb runs it.
+        let from_query = match &planned {
+            DfStatement::Statement(s) => match s.as_ref() {
+                Statement::Insert(i) => crate::insert::source_query(i).map(|q| {
+                    DfStatement::Statement(Box::new(Statement::Query(Box::new(q.clone()))))
+                }),
+                _ => None,
+            },
+            _ => None,
+        };
+        let query_only = from_query.is_some();
+        let plan = state
+            .statement_to_plan(from_query.unwrap_or(planned))
+            .await
+            .map_err(df_error)?;
         let types = plan.get_parameter_types().map_err(df_error)?;
         let count = types
             .keys()
@@ -419,6 +434,7 @@ impl SqlSession {
             .collect();
         let columns = match (&returning, &plan) {
             (Some(r), _) => Some(r.columns(&self.shared).await?),
+            (None, _) if query_only => None,
             (None, LogicalPlan::Dml(_) | LogicalPlan::Statement(_) | LogicalPlan::Ddl(_)) => None,
             (None, _) => Some(Arc::clone(plan.schema().inner())),
         };
@@ -428,6 +444,7 @@ impl SqlSession {
         };
         let kept = match (fast, planning) {
             (Some(shape), _) => Plan::Fast(shape),
+            (None, Planning::Kept) if returning.is_none() && query_only => Plan::InsertQuery(plan),
             (None, Planning::Kept) if returning.is_none() => Plan::Logical(plan),
             (None, _) => Plan::Unplanned,
         };

@@ -7,12 +7,13 @@ use datafusion::dataframe::DataFrame;
 use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{SelectItem, Statement};
+use datafusion::sql::sqlparser::ast::{SelectItem, Statement, TableObject};
 
 use std::sync::Arc;
 
 use crate::dml::Changed;
 use crate::error::{Result, SqlError, df_error};
+use crate::insert::{insert_batches, insert_from_query, source_query};
 use crate::output::{CommandTag, Output};
 use crate::prepared::{Plan, Prepared};
 use crate::read_point::ReadPoint;
@@ -101,6 +102,15 @@ pub(crate) async fn run(
             Statement::Insert(insert) if insert.returning.is_some() => {
                 return returning::insert(session, &read_point, insert).await;
             }
+            Statement::Insert(insert) if let Some(query) = source_query(insert) => {
+                let TableObject::TableName(name) = &insert.table else {
+                    return Err(SqlError::unsupported("INSERT into a table function"));
+                };
+                let name = ddl::object_name(name)?;
+                let inserted =
+                    insert_from_query(session, &read_point, insert, &name, query).await?;
+                return Ok(Output::Command(CommandTag::insert(inserted.count)));
+            }
             Statement::Copy { to: false, .. } => {
                 let n = dml::copy_from(session, &read_point, s).await?;
                 return Ok(Output::Command(CommandTag::copy(n)));
@@ -176,6 +186,20 @@ pub(crate) async fn run_prepared(
                 let plan = plan.clone().with_param_values(params).map_err(df_error)?;
                 let state = session.statement_state(read_point);
                 return run_plan(session, state, plan).await;
+            }
+            Plan::InsertQuery(plan) => {
+                if let DfStatement::Statement(s) = prepared.statement()
+                    && let Statement::Insert(insert) = s.as_ref()
+                    && let TableObject::TableName(name) = &insert.table
+                {
+                    let plan = plan.clone().with_param_values(params).map_err(df_error)?;
+                    let state = session.statement_state(read_point.clone());
+                    let batches = session.collect(DataFrame::new(state, plan)).await?;
+                    let name = ddl::object_name(name)?;
+                    let inserted =
+                        insert_batches(session, &read_point, insert, &name, &batches).await?;
+                    return Ok(Output::Command(CommandTag::insert(inserted.count)));
+                }
             }
             Plan::Unplanned => {}
         }

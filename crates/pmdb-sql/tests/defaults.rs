@@ -321,3 +321,64 @@ fn sequences_go_on_after_a_reopen() {
         last = *ids.last().unwrap();
     }
 }
+
+/// `INSERT … SELECT … FROM (VALUES …)` with more columns in the VALUES list than the
+/// INSERT names (SQLAlchemy's many-row INSERT), with RETURNING, prepared or not: the
+/// query runs on its own, the defaults fill the rest.
+#[test]
+fn inserts_from_queries_over_values_lists() {
+    let f =
+        Fixture::new("CREATE TABLE b (id SERIAL PRIMARY KEY, title TEXT, pages INT DEFAULT 100)");
+    let mut s = f.session();
+    let many = "INSERT INTO b (title) SELECT p0::VARCHAR FROM (VALUES ('one', 0), ('two', 1)) \
+                AS imp_sen(p0, sen_counter) ORDER BY sen_counter RETURNING b.id, b.pages";
+    assert_eq!(rows_of(f.run(&mut s, many)), ["1|100", "2|100"]);
+    assert_eq!(
+        f.tag(
+            &mut s,
+            "INSERT INTO b (pages, title) SELECT 5, 'x' UNION ALL SELECT 6, 'y'"
+        ),
+        "INSERT 0 2"
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "INSERT INTO b (title) SELECT 'a', 'b'"),
+        "42601"
+    );
+    let prepared = f
+        .rt
+        .block_on(s.prepare(
+            pmdb_sql::parse(
+                "INSERT INTO b (title, pages) SELECT p0::VARCHAR, p1::INTEGER FROM (VALUES ($1, $2, 0), ($3, $4, 1)) \
+                 AS imp_sen(p0, p1, sen_counter) ORDER BY sen_counter RETURNING b.id",
+            )
+            .unwrap()
+            .pop_front()
+            .unwrap(),
+        ))
+        .unwrap();
+    use datafusion::common::ScalarValue::{Int64, Utf8};
+    let out =
+        f.rt.block_on(s.run_prepared(
+            &prepared,
+            vec![
+                Utf8(Some("p".into())),
+                Int64(Some(1)),
+                Utf8(Some("q".into())),
+                Int64(Some(2)),
+            ],
+        ))
+        .unwrap();
+    assert_eq!(rows_of(out), ["5", "6"]);
+    // UNION ALL gives its rows in no set order, so the ids of x and y may be either way.
+    assert_eq!(
+        f.rows(&mut s, "SELECT title, pages FROM b ORDER BY title"),
+        ["one|100", "p|1", "q|2", "two|100", "x|5", "y|6"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT id FROM b WHERE title IN ('p', 'q') ORDER BY id"
+        ),
+        ["5", "6"]
+    );
+}

@@ -464,3 +464,36 @@ fn psql_connects_over_tls() {
         "sslmode=require against a server without TLS"
     );
 }
+
+/// An application written for PostgreSQL with SQLAlchemy 2's ORM and its default psycopg
+/// dialect (`tests/clients/sqlalchemy_app.py`) runs unchanged against `pmdb serve`, when
+/// Python has both (`pip install sqlalchemy "psycopg[binary]"`).
+#[test]
+fn a_sqlalchemy_application_runs_unchanged() {
+    let has = Command::new("python3")
+        .args(["-c", "import sqlalchemy, psycopg"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        eprintln!("python3 with sqlalchemy and psycopg is not installed: skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let server = Serve::start(dir.path());
+    let app = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/clients/sqlalchemy_app.py"
+    );
+    let out = Command::new("python3")
+        .arg(app)
+        .arg(server.port.to_string())
+        .env("PGCONNECT_TIMEOUT", "10")
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && stdout.trim_end().ends_with("OK"),
+        "{stdout}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -1,0 +1,103 @@
+"""An application written for PostgreSQL with SQLAlchemy 2's ORM and its default
+psycopg dialect, run unchanged against a server: tables with generated keys, a unique
+column and a server default are created, filled, queried, changed and dropped. It
+prints one line per step and `OK` at the end; any failure names its step.
+
+Usage: python3 sqlalchemy_app.py PORT
+"""
+
+import sys
+
+from sqlalchemy import Integer, String, create_engine, func, inspect, select
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+
+
+class Base(DeclarativeBase):
+    pass
+
+
+class Author(Base):
+    __tablename__ = "author"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    name: Mapped[str] = mapped_column(String(50), unique=True)
+
+
+class Book(Base):
+    __tablename__ = "book"
+    id: Mapped[int] = mapped_column(primary_key=True)
+    title: Mapped[str] = mapped_column(String(100))
+    pages: Mapped[int] = mapped_column(Integer, server_default="100")
+    author_id: Mapped[int] = mapped_column(Integer, index=True)
+
+
+def main(port: str) -> None:
+    engine = create_engine(f"postgresql+psycopg://pmdb@127.0.0.1:{port}/pmdb")
+    step = "start"
+    try:
+        step = "drop_all"
+        Base.metadata.drop_all(engine)
+        step = "create_all"
+        Base.metadata.create_all(engine)
+        step = "inspect"
+        tables = sorted(inspect(engine).get_table_names())
+        assert {"author", "book"} <= set(tables), tables
+        step = "insert"
+        with Session(engine) as s:
+            ann, bob = Author(name="ann"), Author(name="bob")
+            s.add_all([ann, bob])
+            s.flush()
+            assert ann.id is not None and bob.id == ann.id + 1, (ann.id, bob.id)
+            s.add_all(
+                [
+                    Book(title="one", author_id=ann.id),
+                    Book(title="two", author_id=ann.id),
+                    Book(title="three", author_id=bob.id, pages=7),
+                ]
+            )
+            s.commit()
+            step = "query"
+            books = s.scalars(select(Book).order_by(Book.id)).all()
+            got = [(b.title, b.pages, b.author_id) for b in books]
+            assert got == [("one", 100, ann.id), ("two", 100, ann.id), ("three", 7, bob.id)], got
+            total = s.scalar(
+                select(func.sum(Book.pages)).where(Book.author_id == ann.id)
+            )
+            assert total == 200, total
+            step = "update"
+            books[0].pages = 150
+            s.commit()
+            assert s.get(Book, books[0].id).pages == 150
+            step = "unique"
+            s.add(Author(name="ann"))
+            try:
+                s.commit()
+                raise AssertionError("a second 'ann' was accepted")
+            except IntegrityError:
+                s.rollback()
+            step = "nested"
+            with s.begin():
+                s.add(Author(name="cy"))
+                with s.begin_nested() as inner:
+                    s.add(Author(name="bob"))
+                    try:
+                        s.flush()
+                    except IntegrityError:
+                        inner.rollback()
+            names = s.scalars(select(Author.name).order_by(Author.id)).all()
+            assert names == ["ann", "bob", "cy"], names
+            step = "delete"
+            s.delete(books[1])
+            s.commit()
+            assert s.scalar(select(func.count()).select_from(Book)) == 2
+        step = "drop_all again"
+        Base.metadata.drop_all(engine)
+        print("OK")
+    except Exception as e:  # noqa: BLE001 - the step is what the caller needs
+        first = str(e).splitlines()[0] if str(e) else ""
+        print(f"FAILED at {step}: {type(e).__name__}: {first}")
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
