@@ -69,6 +69,12 @@ pub mod state {
     pub const DUPLICATE_COLUMN: &str = "42701";
 }
 
+/// `e` carried through DataFusion (from a table provider or a function), to come out
+/// again as itself with its SQLSTATE.
+pub fn external(e: SqlError) -> DataFusionError {
+    DataFusionError::External(Box::new(e))
+}
+
 impl SqlError {
     pub fn user(sqlstate: &'static str, message: impl Into<String>) -> SqlError {
         SqlError::User {

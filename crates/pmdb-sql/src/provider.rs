@@ -25,7 +25,7 @@ use pmdb_prefetch::Prefetcher;
 
 use crate::arrow_conv::{arrow_schema, cast_to_column, row_values};
 use crate::catalog::Catalog;
-use crate::error::SqlError;
+use crate::error::{SqlError, external};
 use crate::insert::insert_rows;
 use crate::keyed::keyed;
 use crate::pushdown::{KeyRange, key_ranges, stored_keys};
@@ -432,8 +432,4 @@ fn split(table: &Table, at: &Snapshot, parts: usize) -> Result<Option<Vec<KeyRan
         end: std::ops::Bound::Unbounded,
     });
     Ok(Some(ranges))
-}
-
-pub fn external(e: SqlError) -> DataFusionError {
-    DataFusionError::External(Box::new(e))
 }

@@ -22,8 +22,7 @@ use parking_lot::Mutex;
 
 use crate::catalog::Catalog;
 use crate::ddl::object_name;
-use crate::error::{Result, SqlError, state};
-use crate::provider::external;
+use crate::error::{Result, SqlError, external, state};
 use crate::sequence::Sequence;
 
 /// What one session's `nextval` and `setval` calls gave, per sequence id, and the
