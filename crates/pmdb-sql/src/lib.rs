@@ -2,10 +2,11 @@
 //! DataFusion ([`SqlEngine`]). This crate owns the SQL types and values a table holds
 //! ([`types`]), the order-preserving encoding of primary-key and index-key tuples that
 //! makes a subtable's byte order the tuples' SQL order ([`keycode`]), the compact row
-//! codec of the stored rows ([`rowcode`]), the catalog and its table definitions
-//! ([`catalog`], [`schema`]), tables with their secondary indexes and columnar segments
-//! ([`table`]), the table provider DataFusion plans scans and INSERTs with, pmdb's own
-//! DDL, UPDATE, DELETE, COPY and ANALYZE, and client sessions ([`SqlSession`]) with
+//! codec of the stored rows ([`rowcode`]), the catalog and its table and sequence
+//! definitions ([`catalog`], [`schema`], [`sequence`]), tables with their secondary and
+//! unique indexes and columnar segments ([`table`]), the table provider DataFusion plans
+//! scans and INSERTs with, pmdb's own DDL (ALTER TABLE included), column defaults,
+//! UPDATE, DELETE, COPY and ANALYZE, and client sessions ([`SqlSession`]) with
 //! transaction blocks on the engine's optimistic transactions. Every persistent encoding has its byte
 //! table in `docs/format.md`, "Part 4".
 
