@@ -301,8 +301,14 @@ impl Catalog {
     }
 
     /// DROP SEQUENCE. `Ok(false)` if it does not exist and `if_exists` was given; a
-    /// sequence a column owns goes with its table only.
-    pub fn drop_sequence(&self, name: &str, if_exists: bool) -> Result<bool> {
+    /// sequence a column owns goes with its table only, and one a column's default
+    /// takes values from (`uses(table, column)`) stays while that default does.
+    pub fn drop_sequence(
+        &self,
+        name: &str,
+        if_exists: bool,
+        uses: impl Fn(&Table, usize) -> bool,
+    ) -> Result<bool> {
         let _ddl = self.ddl();
         let Some(seq) = self.sequence(name) else {
             if self.table(name).is_some() {
@@ -317,21 +323,21 @@ impl Catalog {
                 Err(self.sequence_or_error(name).expect_err("no such sequence"))
             };
         };
-        if let Some((table, column)) = seq.def().owned_by
-            && let Some(t) = self.tables().into_iter().find(|t| t.def().id == table)
-        {
-            let column = t
-                .def()
-                .columns
-                .get(usize::from(column))
-                .map_or("?", |c| c.name.as_str());
-            return Err(SqlError::user(
-                state::DEPENDENT_OBJECTS_STILL_EXIST,
-                format!(
-                    "cannot drop sequence {name} because column {column} of table {} requires it",
-                    t.def().name
-                ),
-            ));
+        for t in self.tables() {
+            let def = t.def();
+            let owner = seq.def().owned_by;
+            if let Some(c) =
+                (0..def.columns.len()).find(|&c| owner == Some((def.id, c as u16)) || uses(&t, c))
+            {
+                return Err(SqlError::user(
+                    state::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!(
+                        "cannot drop sequence {name} because the default of column {} of \
+                         table {} requires it",
+                        def.columns[c].name, def.name
+                    ),
+                ));
+            }
         }
         let cat = self.catalog_subtable()?;
         let mut held = seq.hold();

@@ -4,6 +4,9 @@
 
 use std::ops::ControlFlow;
 
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
 use datafusion::sql::sqlparser::ast::{
     CharacterLength, ColumnOption, CreateIndex, CreateTable, DataType, ExactNumberInfo,
     Expr as SqlExpr, GeneratedAs, NullsDistinctOption, ObjectName, ObjectType,
@@ -46,6 +49,49 @@ pub fn object_name(name: &ObjectName) -> Result<String> {
             format!("{name}: pmdb has one schema, public"),
         )),
     }
+}
+
+/// The relation a text argument names, as PostgreSQL reads `'name'::regclass`:
+/// unquoted parts fold to lower case, an optional `public.` schema.
+pub(crate) fn relation_named(text: &str) -> Result<String> {
+    let name = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_object_name(false))
+        .map_err(|_| {
+            SqlError::user(
+                state::INVALID_NAME,
+                format!("invalid name syntax: {text:?}"),
+            )
+        })?;
+    object_name(&name)
+}
+
+/// Whether `e` calls `nextval` of sequence `sequence`.
+fn calls_nextval_of(e: &SqlExpr, sequence: &str) -> bool {
+    let mut found = false;
+    let _ = visit_expressions(e, |e| {
+        if let SqlExpr::Function(f) = e
+            && f.name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map(ident_name)
+                .as_deref()
+                == Some("nextval")
+            && let datafusion::sql::sqlparser::ast::FunctionArguments::List(list) = &f.args
+            && let [
+                datafusion::sql::sqlparser::ast::FunctionArg::Unnamed(
+                    datafusion::sql::sqlparser::ast::FunctionArgExpr::Expr(SqlExpr::Value(v)),
+                ),
+            ] = list.args.as_slice()
+            && let Literal::SingleQuotedString(text) = &v.value
+            && relation_named(text).is_ok_and(|n| n == sequence)
+        {
+            found = true;
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    found
 }
 
 pub fn sql_type(ty: &DataType) -> Result<SqlType> {
@@ -551,7 +597,11 @@ pub fn drop(
         match object_type {
             ObjectType::Table => catalog.drop_table(&n, if_exists)?,
             ObjectType::Index => catalog.drop_index(&n, if_exists)?,
-            ObjectType::Sequence => catalog.drop_sequence(&n, if_exists)?,
+            ObjectType::Sequence => catalog.drop_sequence(&n, if_exists, |table, c| {
+                table
+                    .default_expr(c)
+                    .is_some_and(|e| calls_nextval_of(e, &n))
+            })?,
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
         };
     }

@@ -16,12 +16,10 @@ use datafusion::logical_expr::{
     Volatility,
 };
 use datafusion::prelude::SessionContext;
-use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
-use datafusion::sql::sqlparser::parser::Parser;
 use parking_lot::Mutex;
 
 use crate::catalog::Catalog;
-use crate::ddl::object_name;
+use crate::ddl::relation_named as relation;
 use crate::error::{Result, SqlError, external, state};
 use crate::sequence::Sequence;
 
@@ -217,20 +215,6 @@ impl SequenceFunction {
             }
         }
     }
-}
-
-/// A relation name as a text argument names it.
-fn relation(text: &str) -> Result<String> {
-    let name = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_object_name(false))
-        .map_err(|_| {
-            SqlError::user(
-                state::INVALID_NAME,
-                format!("invalid name syntax: {text:?}"),
-            )
-        })?;
-    object_name(&name)
 }
 
 impl ScalarUDFImpl for SequenceFunction {

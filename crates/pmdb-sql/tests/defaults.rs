@@ -382,3 +382,18 @@ fn inserts_from_queries_over_values_lists() {
         ["5", "6"]
     );
 }
+
+/// A sequence a column's default takes values from stays while the default does, as in
+/// PostgreSQL (2BP01).
+#[test]
+fn a_sequence_in_use_is_not_dropped() {
+    let f = Fixture::new(
+        "CREATE SEQUENCE Shared; CREATE TABLE t (a INT DEFAULT nextval('public.\"shared\"'), b INT)",
+    );
+    let mut s = f.session();
+    f.tag(&mut s, "INSERT INTO t (b) VALUES (1)");
+    assert_eq!(f.rows(&mut s, "SELECT a FROM t"), ["1"]);
+    assert_eq!(f.sqlstate(&mut s, "DROP SEQUENCE shared"), "2BP01");
+    f.tag(&mut s, "ALTER TABLE t ALTER COLUMN a DROP DEFAULT");
+    assert_eq!(f.tag(&mut s, "DROP SEQUENCE shared"), "DROP SEQUENCE");
+}
