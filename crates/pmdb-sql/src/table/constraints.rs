@@ -49,10 +49,8 @@ impl Table {
     }
 
     /// The positions of the unique indexes.
-    pub(super) fn unique_indexes(&self) -> Vec<usize> {
-        (0..self.indexes.len())
-            .filter(|&i| self.indexes[i].def.unique)
-            .collect()
+    pub(super) fn unique_indexes(&self) -> &[usize] {
+        &self.unique
     }
 
     /// A row that repeats the values of unique index `i`.

@@ -41,6 +41,8 @@ pub struct Table {
     key_types: Vec<SqlType>,
     rows: Subtable,
     indexes: Vec<Index>,
+    /// The positions of the unique indexes in `indexes`, which every insert claims.
+    unique: Vec<usize>,
     /// Each column's default expression, parsed from its definition.
     defaults: Vec<Option<SqlExpr>>,
     /// Columns every stored row holds: those after were added by ALTER TABLE, and a
@@ -199,6 +201,9 @@ impl Table {
             types: def.types(),
             key_types: def.key_types(),
             rows,
+            unique: (0..indexes.len())
+                .filter(|&i| indexes[i].def.unique)
+                .collect(),
             indexes,
             defaults,
             required: def

@@ -330,7 +330,7 @@ impl<'t> TableWriter<'t> {
         }
         let unique = t.unique_indexes();
         if !unique.is_empty() {
-            self.claim_unique(&unique, row, &key)?;
+            self.claim_unique(unique, row, &key)?;
         }
         let mut value = Vec::with_capacity(64);
         encode_row(&t.types, row, &mut value)
