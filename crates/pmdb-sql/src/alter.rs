@@ -1,23 +1,23 @@
 //! ALTER TABLE: renames of the table and its columns, column defaults, NOT NULL, added
 //! columns (rows written before read them as their default when added, computed once,
-//! so no row is rewritten), primary keys and UNIQUE constraints added, and UNIQUE
-//! constraints dropped. The changes of one statement apply together in one catalog
+//! so no row is rewritten), primary keys, UNIQUE, FOREIGN KEY and CHECK constraints
+//! added (checked against the rows), and constraints dropped. The changes of one statement apply together in one catalog
 //! write; a change that builds an index (ADD PRIMARY KEY, ADD UNIQUE) comes alone.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
-    AlterColumnOperation, AlterTable, AlterTableOperation, ColumnOption, Expr as SqlExpr,
-    RenameTableNameKind, TableConstraint, visit_expressions,
+    AlterColumnOperation, AlterTable, AlterTableOperation, ColumnOption, DropBehavior,
+    Expr as SqlExpr, RenameTableNameKind, TableConstraint, visit_expressions,
 };
 
 use crate::arrow_conv::{cast_to_column, row_values};
-use crate::catalog::{Catalog, NewIndex, undefined_column};
-use crate::ddl::{
-    default_text, ident_name, index_columns, object_name, sql_type, unique_constraint,
-};
-use crate::error::{Result, SqlError, state};
+use crate::catalog::{Catalog, NewIndex};
+use crate::constraint_defs::{new_check, new_reference};
+use crate::ddl::{default_text, index_columns, sql_type, unique_constraint};
+use crate::error::{Result, SqlError, state, undefined_column};
+use crate::names::{ident_name, object_name};
 use crate::read_point::ReadPoint;
 use crate::schema::{ColumnDef, TableDef};
 use crate::session::Session;
@@ -101,16 +101,39 @@ pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
                 .await;
         }
         [
+            AlterTableOperation::AddConstraint {
+                constraint: TableConstraint::ForeignKey(fk),
+                not_valid: false,
+            },
+        ] => {
+            let r = new_reference(fk, None, None)?;
+            return session
+                .off_executor(move |c| c.add_foreign_key(&name, r))
+                .await;
+        }
+        [
+            AlterTableOperation::AddConstraint {
+                constraint: TableConstraint::Check(check),
+                not_valid: false,
+            },
+        ] => {
+            let check = check.clone();
+            return session
+                .off_executor(move |c| c.add_check(&name, |def| new_check(def, &check, None)))
+                .await;
+        }
+        [
             AlterTableOperation::DropConstraint {
                 if_exists,
                 name: constraint,
-                drop_behavior: _,
+                drop_behavior,
             },
         ] => {
             let constraint = ident_name(constraint);
             let if_exists = *if_exists;
+            let cascade = *drop_behavior == Some(DropBehavior::Cascade);
             return session
-                .off_executor(move |c| drop_constraint(c, &name, &constraint, if_exists))
+                .off_executor(move |c| drop_constraint(c, &name, &constraint, if_exists, cascade))
                 .await;
         }
         _ => {}
@@ -382,12 +405,29 @@ fn apply(table: &Table, def: &mut TableDef, change: Change) -> Result<()> {
 }
 
 /// ALTER TABLE … DROP CONSTRAINT: a UNIQUE constraint goes with its index.
-fn drop_constraint(catalog: &Catalog, table: &str, name: &str, if_exists: bool) -> Result<()> {
+fn drop_constraint(
+    catalog: &Catalog,
+    table: &str,
+    name: &str,
+    if_exists: bool,
+    cascade: bool,
+) -> Result<()> {
+    if catalog.drop_foreign_key_or_check(table, name)? {
+        return Ok(());
+    }
     let t = catalog.table_or_error(table)?;
     let def = t.def();
     if def.indexes.iter().any(|i| i.constraint && i.name == name) {
-        catalog.drop_index(name, false)?;
-        return Ok(());
+        // A foreign key that needs the index refuses the drop (2BP01).
+        return match catalog.drop_index(name, false) {
+            Err(e) if cascade && e.sqlstate() == state::DEPENDENT_OBJECTS_STILL_EXIST => {
+                Err(SqlError::unsupported(
+                    "DROP CONSTRAINT … CASCADE of a key that foreign keys reference: drop them \
+                     first",
+                ))
+            }
+            other => other.map(|_| ()),
+        };
     }
     if !def.primary_key.is_empty() && name == format!("{}_pkey", def.name) {
         return Err(SqlError::unsupported(

@@ -130,6 +130,23 @@ impl Builder {
         }
     }
 
+    /// Appends `v`, a value of the builder's type (any other is NULL).
+    fn append_value(&mut self, v: &Value) {
+        match (self, v) {
+            (Builder::Boolean(b), Value::Boolean(x)) => b.append_value(*x),
+            (Builder::SmallInt(b), Value::SmallInt(x)) => b.append_value(*x),
+            (Builder::Int(b), Value::Int(x)) => b.append_value(*x),
+            (Builder::Date(b), Value::Date(x)) => b.append_value(*x),
+            (Builder::BigInt(b), Value::BigInt(x)) => b.append_value(*x),
+            (Builder::Timestamp(b), Value::Timestamp(x)) => b.append_value(*x),
+            (Builder::Decimal(b), Value::Decimal(x)) => b.append_value(*x),
+            (Builder::Real(b), Value::Real(x)) => b.append_value(*x),
+            (Builder::Double(b), Value::Double(x)) => b.append_value(*x),
+            (Builder::Str(b), Value::Str(x)) => b.append_value(x),
+            (b, _) => b.append_null(),
+        }
+    }
+
     fn append_null(&mut self) {
         match self {
             Builder::Boolean(b) => b.append_null(),
@@ -218,10 +235,11 @@ impl BatchBuilder {
         }
     }
 
-    /// Reads rows of `table`, whose older rows may lack the columns added since.
-    pub fn for_rows_of(mut self, table: &crate::table::Table) -> BatchBuilder {
-        self.required = table.required_columns();
-        self.missing = Arc::clone(table.missing_values());
+    /// Reads rows of a table whose rows hold at least their first `required` columns,
+    /// older rows reading those added since as their `missing` values.
+    pub fn with_missing(mut self, required: usize, missing: Arc<[Value]>) -> BatchBuilder {
+        self.required = required;
+        self.missing = missing;
         self
     }
 
@@ -274,6 +292,21 @@ impl BatchBuilder {
             &RecordBatchOptions::new().with_row_count(Some(rows)),
         )
     }
+}
+
+/// One array per column of `rows`, each a row of values of `types`.
+pub fn arrays_of(types: &[SqlType], rows: &[&[Value]]) -> Vec<ArrayRef> {
+    types
+        .iter()
+        .enumerate()
+        .map(|(c, &ty)| {
+            let mut b = Builder::new(ty, rows.len());
+            for row in rows {
+                b.append_value(&row[c]);
+            }
+            b.finish()
+        })
+        .collect()
 }
 
 /// The values of row `row` of `columns`, whose arrays have the Arrow types of `types`.

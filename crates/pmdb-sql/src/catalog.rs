@@ -14,10 +14,11 @@ use parking_lot::{Mutex, MutexGuard, RwLock};
 use pmdb_engine::{Db, WriteBatch, WriteOptions};
 
 use crate::error::{Result, SqlError, state};
-use crate::schema::{IndexDef, TableDef};
+use crate::key_rules::{NewReference, resolve, unique_key_of};
+use crate::schema::{CheckDef, ForeignKeyDef, IndexDef, TableDef};
 use crate::segment_layout::{COVERED, covered_key};
 use crate::sequence::{self, Sequence, SequenceDef, SequenceState};
-use crate::table::{Table, TableWriter, WriteGuard, count_key};
+use crate::table::{Checks, Reference, Table, TableWriter, WriteGuard, count_key};
 
 const CATALOG: &str = "sql.catalog";
 /// Key of the id the next table gets (a u64, little-endian).
@@ -126,6 +127,67 @@ impl Catalog {
         self.tables.read().values().cloned().collect()
     }
 
+    /// The table whose id is `id`.
+    pub fn table_by_id(&self, id: u64) -> Option<Arc<Table>> {
+        self.tables
+            .read()
+            .values()
+            .find(|t| t.def().id == id)
+            .cloned()
+    }
+
+    /// The foreign keys of `table`, each with its parent's handle: what a writer of
+    /// the table checks its rows against. Called under the table's write lock, which
+    /// DDL that changes its keys also takes.
+    pub fn references(&self, table: &Table) -> Result<Vec<Reference>> {
+        table
+            .def()
+            .foreign_keys
+            .iter()
+            .map(|fk| {
+                let parent = self
+                    .table_by_id(fk.parent)
+                    .ok_or_else(|| SqlError::Damaged {
+                        what: format!("foreign key {:?} of table {:?}", fk.name, table.def().name),
+                        source: crate::error::CodecError::Mismatch(format!(
+                            "it references table id {}, which no table has",
+                            fk.parent
+                        )),
+                    })?;
+                Ok(Reference {
+                    def: fk.clone(),
+                    parent,
+                })
+            })
+            .collect()
+    }
+
+    /// Every foreign key that references table `id` (its own among them): the
+    /// referencing table and the key.
+    pub fn referencing(&self, id: u64) -> Vec<(Arc<Table>, ForeignKeyDef)> {
+        self.tables
+            .read()
+            .values()
+            .flat_map(|t| {
+                t.def()
+                    .foreign_keys
+                    .iter()
+                    .filter(|fk| fk.parent == id)
+                    .map(|fk| (Arc::clone(t), fk.clone()))
+                    .collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// The foreign keys of other tables that reference table `id`, for the errors of
+    /// DDL that would leave them without their parent or its key.
+    fn referenced_from_elsewhere(&self, id: u64) -> Vec<(Arc<Table>, ForeignKeyDef)> {
+        self.referencing(id)
+            .into_iter()
+            .filter(|(t, _)| t.def().id != id)
+            .collect()
+    }
+
     pub fn table_or_error(&self, name: &str) -> Result<Arc<Table>> {
         self.table(name).ok_or_else(|| {
             SqlError::user(
@@ -170,6 +232,7 @@ impl Catalog {
         &self,
         mut def: TableDef,
         serials: Vec<(usize, SequenceDef)>,
+        references: Vec<NewReference>,
         if_not_exists: bool,
     ) -> Result<bool> {
         let _ddl = self.ddl();
@@ -193,6 +256,15 @@ impl Catalog {
             seq.owned_by = Some((id, column as u16));
             def.columns[column].default = Some(nextval_call(&seq.name));
             sequences.push(seq);
+        }
+        for r in references {
+            let fk = if r.parent == def.name {
+                resolve(&def, &def.clone(), r)?
+            } else {
+                let parent = self.table_or_error(&r.parent)?;
+                resolve(&def, parent.def(), r)?
+            };
+            def.foreign_keys.push(fk);
         }
         def.validate()
             .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
@@ -352,7 +424,10 @@ impl Catalog {
 
     /// Drops table `name` and its indexes. `Ok(false)` if it does not exist and
     /// `if_exists` was given.
-    pub fn drop_table(&self, name: &str, if_exists: bool) -> Result<bool> {
+    /// Foreign keys of other tables that reference it are dropped with it when
+    /// `cascade` is given (each such table changed in the same batch), and refuse the
+    /// DROP otherwise (2BP01), as in PostgreSQL.
+    pub fn drop_table(&self, name: &str, if_exists: bool, cascade: bool) -> Result<bool> {
         let _ddl = self.ddl();
         let Some(table) = self.table(name) else {
             return if if_exists {
@@ -361,7 +436,35 @@ impl Catalog {
                 Err(self.table_or_error(name).err().expect("no such table"))
             };
         };
+        let dependents = self.referenced_from_elsewhere(table.def().id);
+        if let Some((child, fk)) = dependents.first()
+            && !cascade
+        {
+            return Err(SqlError::user(
+                state::DEPENDENT_OBJECTS_STILL_EXIST,
+                format!(
+                    "cannot drop table {name} because other objects depend on it: constraint \
+                     {} on table {} depends on table {name} (use DROP ... CASCADE to drop the \
+                     dependent objects too)",
+                    fk.name,
+                    child.def().name
+                ),
+            ));
+        }
         let _writes = table.write_lock();
+        // Each referencing table, without its keys that reference this one, under its
+        // write lock so that no writer checks them meanwhile.
+        let mut children: Vec<(Arc<Table>, Table, WriteGuard)> = Vec::new();
+        for (child, _) in &dependents {
+            if children.iter().any(|(c, _, _)| Arc::ptr_eq(c, child)) {
+                continue;
+            }
+            let guard = child.write_lock();
+            let mut def = child.def().clone();
+            def.foreign_keys.retain(|fk| fk.parent != table.def().id);
+            let new = Table::replace(&self.db, child, def)?;
+            children.push((Arc::clone(child), new, guard));
+        }
         // The entry first: a crash after it leaves subtables no entry names, which the
         // next open drops, finishing the DROP.
         let cat = self.catalog_subtable()?;
@@ -374,6 +477,9 @@ impl Catalog {
         batch.delete(&cat, table_key(name));
         batch.delete(&cat, count_key(table.def().id));
         batch.delete(&cat, covered_key(table.def().id));
+        for (_, new, _) in &children {
+            batch.put(&cat, table_key(&new.def().name), new.def().encode());
+        }
         for seq in &owned {
             batch.delete(&cat, sequence::def_key(&seq.def().name));
             batch.delete(&cat, sequence::state_key(seq.def().id));
@@ -388,6 +494,12 @@ impl Catalog {
         }
         self.tables.write().remove(name);
         table.retire();
+        for (old, new, _guard) in children {
+            self.tables
+                .write()
+                .insert(new.def().name.clone(), Arc::new(new));
+            old.retire();
+        }
         for sub in table.subtable_names() {
             self.db.drop_subtable(&sub)?;
         }
@@ -424,7 +536,7 @@ impl Catalog {
         let mut def = old.def().clone();
         let positions = def
             .positions(&columns)
-            .map_err(|c| undefined_column(&c, table))?;
+            .map_err(|c| crate::error::undefined_column(&c, table))?;
         let index = IndexDef {
             id: def.next_index_id,
             name: index_name.to_string(),
@@ -499,6 +611,57 @@ impl Catalog {
         Ok(())
     }
 
+    /// Adds foreign key `r` to table `name`, once every row has its parent (23503
+    /// otherwise), in one catalog write. The parent's writers wait meanwhile.
+    pub fn add_foreign_key(&self, name: &str, r: NewReference) -> Result<()> {
+        self.change_table(name, |child, def| {
+            let parent = match r.parent == def.name {
+                true => None,
+                false => Some(self.table_or_error(&r.parent)?),
+            };
+            let fk = match &parent {
+                Some(p) => resolve(def, p.def(), r)?,
+                None => resolve(def, &def.clone(), r)?,
+            };
+            let _parent_writes = parent.as_ref().map(|p| p.write_lock());
+            child.check_stored_references(&fk, parent.as_deref().unwrap_or(child))?;
+            def.foreign_keys.push(fk);
+            Ok(())
+        })
+    }
+
+    /// Adds the CHECK constraint `check` makes of the definition to table `name`, once
+    /// every row passes it (23514 otherwise), in one catalog write.
+    pub fn add_check(
+        &self,
+        name: &str,
+        check: impl FnOnce(&TableDef) -> Result<CheckDef>,
+    ) -> Result<()> {
+        self.change_table(name, |old, def| {
+            let c = check(def)?;
+            def.checks.push(c.clone());
+            Checks::plan(def)?;
+            Table::replace(&self.db, old, def.clone())?.check_stored_rows(&c.name)
+        })
+    }
+
+    /// Drops the foreign key or CHECK constraint `constraint` of table `name`;
+    /// `Ok(false)` if it has none of that name.
+    pub fn drop_foreign_key_or_check(&self, name: &str, constraint: &str) -> Result<bool> {
+        let t = self.table_or_error(name)?;
+        if !t.def().foreign_keys.iter().any(|f| f.name == constraint)
+            && !t.def().checks.iter().any(|c| c.name == constraint)
+        {
+            return Ok(false);
+        }
+        self.change_table(name, |_, def| {
+            def.foreign_keys.retain(|f| f.name != constraint);
+            def.checks.retain(|c| c.name != constraint);
+            Ok(())
+        })?;
+        Ok(true)
+    }
+
     /// Gives table `name`, keyed by hidden row ids, the primary key `columns`: its rows
     /// are copied into a table keyed by them (a new id, so new subtables), which then
     /// takes the name in one catalog batch, and the old subtables are dropped. A crash
@@ -514,13 +677,19 @@ impl Catalog {
                 format!("multiple primary keys for table {name:?} are not allowed"),
             ));
         }
+        if !self.referencing(old.def().id).is_empty() {
+            return Err(SqlError::unsupported(format!(
+                "ADD PRIMARY KEY on table {name:?}, which foreign keys reference (its rows \
+                 move to a new table)"
+            )));
+        }
         let cat = self.catalog_subtable()?;
         let id = self.next_id(&cat)?;
         let mut def = old.def().clone();
         def.id = id;
         def.primary_key = def
             .positions(columns)
-            .map_err(|c| undefined_column(&c, name))?;
+            .map_err(|c| crate::error::undefined_column(&c, name))?;
         for &p in &def.primary_key {
             def.columns[p as usize].not_null = true;
         }
@@ -586,6 +755,20 @@ impl Catalog {
             .iter()
             .position(|ix| ix.name == name)
             .expect("table_of_index found it");
+        if let Some((child, fk)) = self
+            .referencing(def.id)
+            .into_iter()
+            .find(|(_, fk)| unique_key_of(&def, &fk.parent_columns) == Some(Some(pos)))
+        {
+            return Err(SqlError::user(
+                state::DEPENDENT_OBJECTS_STILL_EXIST,
+                format!(
+                    "cannot drop index {name} because constraint {} on table {} requires it",
+                    fk.name,
+                    child.def().name
+                ),
+            ));
+        }
         let index = def.indexes.remove(pos);
         let sub = def.index_subtable(&index);
         let new = Table::replace(&self.db, &old, def.clone())?;
@@ -620,14 +803,6 @@ impl Catalog {
         }
         Ok(())
     }
-}
-
-/// Column `column` is not one of table `table`'s.
-pub fn undefined_column(column: &str, table: &str) -> SqlError {
-    SqlError::user(
-        state::UNDEFINED_COLUMN,
-        format!("column \"{column}\" of relation \"{table}\" does not exist"),
-    )
 }
 
 /// An index CREATE INDEX or a UNIQUE constraint asks for.
@@ -705,7 +880,8 @@ fn is_table_subtable(name: &str) -> bool {
 /// blocking thread of the runtime, whose commits it waits for.
 fn copy_rows(from: &Table, to: &Arc<Table>) -> Result<()> {
     let runtime = tokio::runtime::Handle::current();
-    let mut writer = TableWriter::for_load(to)?;
+    // The rows are those `from` holds, whose foreign keys were checked when written.
+    let mut writer = TableWriter::for_load(to, Vec::new())?;
     let limit = to.fill_batch_bytes();
     let mut scan = from.rows().scan::<[u8]>(..);
     while let Some(e) = scan.next_ref() {

@@ -12,8 +12,8 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::catalog::Catalog;
-use crate::ddl::{ident_name, object_name};
 use crate::error::{Result, SqlError, state};
+use crate::names::{ident_name, object_name};
 use crate::schema::Identity;
 use crate::table::Table;
 

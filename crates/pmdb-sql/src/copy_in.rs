@@ -11,8 +11,8 @@ use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::copy_options::{CopyOptions, Encoding};
-use crate::ddl::object_name;
 use crate::error::{Result, SqlError, state};
+use crate::names::object_name;
 use crate::provider::load_batch;
 use crate::read_point::ReadPoint;
 use crate::session::Session;
@@ -109,7 +109,7 @@ impl CopyIn {
             let read_point = read_point.under_lock(&session.db);
             let mut locker = read_point.locker(&session.row_locks);
             // A claim held by another writer fails the COPY (55P03): it holds the table.
-            let mut writer = TableWriter::for_load(&table)?
+            let mut writer = TableWriter::for_load(&table, session.catalog.references(&table)?)?
                 .through(&read_point)
                 .claiming(&mut locker);
             while let Some(batch) = rx.recv().await {

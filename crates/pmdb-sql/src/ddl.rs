@@ -14,42 +14,14 @@ use datafusion::sql::sqlparser::ast::{
     UniqueConstraint, Value as Literal, visit_expressions,
 };
 
-use crate::catalog::{Catalog, NewIndex, undefined_column};
-use crate::error::{Result, SqlError, state};
+use crate::catalog::{Catalog, NewIndex};
+use crate::constraint_defs::{new_check, new_reference};
+use crate::error::{Result, SqlError, state, undefined_column};
+use crate::key_rules::NewReference;
+use crate::names::{ident_name, object_name};
 use crate::schema::{ColumnDef, Identity, IndexDef, TableDef};
 use crate::sequence::{SequenceDef, SequenceOptions};
 use crate::types::{MAX_DECIMAL_PRECISION, SqlType};
-
-/// A name as DataFusion resolves it: unquoted identifiers fold to lower case.
-pub fn ident_name(ident: &datafusion::sql::sqlparser::ast::Ident) -> String {
-    if ident.quote_style.is_some() {
-        ident.value.clone()
-    } else {
-        ident.value.to_lowercase()
-    }
-}
-
-/// The table named by `name` (an optional `public.` schema is allowed).
-pub fn object_name(name: &ObjectName) -> Result<String> {
-    let parts: Vec<String> = name
-        .0
-        .iter()
-        .map(|p| {
-            p.as_ident()
-                .map(ident_name)
-                .ok_or_else(|| SqlError::user(state::SYNTAX, format!("bad name {name}")))
-        })
-        .collect::<Result<_>>()?;
-    match parts.as_slice() {
-        [n] => Ok(n.clone()),
-        [s, n] if s == "public" => Ok(n.clone()),
-        [c, s, n] if c == "pmdb" && s == "public" => Ok(n.clone()),
-        _ => Err(SqlError::user(
-            state::UNDEFINED_TABLE,
-            format!("{name}: pmdb has one schema, public"),
-        )),
-    }
-}
 
 /// The relation a text argument names, as PostgreSQL reads `'name'::regclass`:
 /// unquoted parts fold to lower case, an optional `public.` schema.
@@ -194,6 +166,8 @@ pub(crate) fn index_columns(
 pub struct NewTable {
     pub def: TableDef,
     pub serials: Vec<(usize, SequenceDef)>,
+    /// Its foreign keys, resolved by the catalog once the parents are certain.
+    pub references: Vec<NewReference>,
 }
 
 /// A UNIQUE constraint's name (if given) and columns; refused if it asks for what pmdb
@@ -340,6 +314,9 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
     let mut serials = Vec::new();
     // Each UNIQUE constraint: its name, if given, and its columns.
     let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
+    let mut references = Vec::new();
+    // Each CHECK, with its name if given (named once the columns are known).
+    let mut checks = Vec::new();
     for (position, c) in create.columns.iter().enumerate() {
         let col_name = ident_name(&c.name);
         let serial = serial_type(&c.data_type);
@@ -383,10 +360,17 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
                         sequence_options.as_deref().unwrap_or_default(),
                     ));
                 }
+                ColumnOption::ForeignKey(fk) => references.push(new_reference(
+                    fk,
+                    opt.name.as_ref().map(ident_name),
+                    Some(vec![col_name.clone()]),
+                )?),
+                ColumnOption::Check(c) => checks.push((c, opt.name.as_ref().map(ident_name))),
                 other => {
                     return Err(SqlError::unsupported(format!(
-                        "column option {other} (pmdb has NOT NULL, NULL, DEFAULT, PRIMARY KEY \
-                         and GENERATED {{ALWAYS | BY DEFAULT}} AS IDENTITY)"
+                        "column option {other} (pmdb has NOT NULL, NULL, DEFAULT, PRIMARY KEY, \
+                         UNIQUE, REFERENCES, CHECK and GENERATED {{ALWAYS | BY DEFAULT}} AS \
+                         IDENTITY)"
                     )));
                 }
             }
@@ -457,9 +441,12 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
                     columns,
                 )?);
             }
+            TableConstraint::ForeignKey(fk) => references.push(new_reference(fk, None, None)?),
+            TableConstraint::Check(c) => checks.push((c, None)),
             other => {
                 return Err(SqlError::unsupported(format!(
-                    "table constraint {other} (pmdb has PRIMARY KEY and UNIQUE)"
+                    "table constraint {other} (pmdb has PRIMARY KEY, UNIQUE, FOREIGN KEY and \
+                     CHECK)"
                 )));
             }
         }
@@ -471,6 +458,8 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
         primary_key: Vec::new(),
         indexes: Vec::new(),
         next_index_id: 0,
+        foreign_keys: Vec::new(),
+        checks: Vec::new(),
     };
     for k in &primary_key {
         let p = def.column(k).ok_or_else(|| {
@@ -496,7 +485,15 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
         });
         def.next_index_id += 1;
     }
-    Ok(NewTable { def, serials })
+    for (c, name) in checks {
+        let check = new_check(&def, c, name)?;
+        def.checks.push(check);
+    }
+    Ok(NewTable {
+        def,
+        serials,
+        references,
+    })
 }
 
 /// The name PostgreSQL gives a serial column's sequence.
@@ -591,11 +588,18 @@ pub fn drop(
     object_type: &ObjectType,
     names: &[ObjectName],
     if_exists: bool,
+    cascade: bool,
 ) -> Result<&'static str> {
+    if cascade && *object_type != ObjectType::Table {
+        return Err(SqlError::unsupported(format!(
+            "DROP {object_type} … CASCADE (pmdb drops the foreign keys of a table's dependents \
+             with DROP TABLE … CASCADE)"
+        )));
+    }
     for n in names {
         let n = object_name(n)?;
         match object_type {
-            ObjectType::Table => catalog.drop_table(&n, if_exists)?,
+            ObjectType::Table => catalog.drop_table(&n, if_exists, cascade)?,
             ObjectType::Index => catalog.drop_index(&n, if_exists)?,
             ObjectType::Sequence => catalog.drop_sequence(&n, if_exists, |table, c| {
                 table

@@ -12,7 +12,7 @@ use datafusion::arrow::datatypes::Schema;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    AssignmentTarget, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Delete,
+    AssignmentTarget, CascadeOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Delete,
     Expr as AstExpr, FromTable, Ident, ObjectName, Query, SelectItem,
     SelectItemQualifiedWildcardKind, SetExpr, Statement, TableWithJoins, Truncate, Update,
     UpdateTableFromKind, WildcardAdditionalOptions,
@@ -24,12 +24,13 @@ use crate::arrow_conv::{arrow_type, cast_to_column, row_values};
 use crate::ast_build;
 use crate::ast_shape::plain_table;
 use crate::copy_options::{CopyOptions, Encoding};
-use crate::ddl::{ident_name, object_name};
 use crate::error::df_error;
 use crate::error::{Result, SqlError, state};
 use crate::keyed::{and_also, key_literal, key_of, keyed_column, keyed_name};
+use crate::names::{ident_name, object_name};
 use crate::provider::load_batch;
 use crate::read_point::{ReadPoint, changed_since};
+use crate::referential::{self, RowChange};
 use crate::row_locks::{LockMode, WaitPolicy};
 use crate::session::Session;
 use crate::table::{Table, TableWriter};
@@ -231,41 +232,77 @@ async fn change_found(
             rows.retain(|r| !changed.contains(&r.key));
             rows.extend(again);
         }
-        let mut writer = TableWriter::new(&table)
+        let mut writer = TableWriter::new(&table, session.catalog.references(&table)?)
             .through(&read_point)
             .claiming(&mut locker);
         let written = rows.iter().try_for_each(|row| match &row.new {
             Some(new) => writer.update(&row.key, &row.old, new),
             None => writer.delete(&row.key, &row.old),
         });
-        if let Some(claim) = writer.blocked().map(<[u8]>::to_vec) {
+        if let Some(claim) = writer.blocked().cloned() {
             // Another writer holds a key this statement writes: wait for it without the
             // table, then find the rows anew.
             drop(writer);
             drop(guard);
-            locker.claim_waiting(table.as_ref(), &claim).await?;
+            locker.claim_waiting(&claim).await?;
             continue;
         }
         written?;
         writer.commit().await?;
-        let rows = rows.into_iter().map(|r| r.new.unwrap_or(r.old)).collect();
+        let count = writer.rows();
+        drop(writer);
+        let changes = rows.into_iter().map(|r| (r.old, r.new)).collect();
         return Ok(Changed {
-            count: writer.rows(),
+            count,
             table,
             alias: finding.alias.clone(),
-            rows,
+            changes,
         });
     }
 }
 
-/// What an UPDATE or DELETE changed: how many rows, and each row as the statement left
-/// it (an UPDATE's new values, a DELETE's old ones), for RETURNING.
+/// What an UPDATE or DELETE changed: how many rows, and each row before and after
+/// (`None`: deleted).
 pub(crate) struct Changed {
     pub count: u64,
     pub table: Arc<Table>,
     /// The name the statement gave the table.
     pub alias: String,
-    pub rows: Vec<Vec<Value>>,
+    pub changes: Vec<RowChange>,
+}
+
+impl Changed {
+    /// Each row as the statement left it (an UPDATE's new values, a DELETE's old
+    /// ones), for RETURNING.
+    pub fn rows(self) -> Vec<Vec<Value>> {
+        self.changes
+            .into_iter()
+            .map(|(old, new)| new.unwrap_or(old))
+            .collect()
+    }
+}
+
+/// Finds and changes the rows of an UPDATE or DELETE (see [`change_found`]), then
+/// applies the actions of the foreign keys that reference the rows it deleted or whose
+/// referenced columns (among `targets`) it changed: in the statement's block, or in
+/// one of its own, so that every table changed commits together.
+async fn change_found_and_referencing(
+    session: &Session,
+    read_point: &ReadPoint,
+    finding: &Finding,
+    targets: &[usize],
+    mode: LockMode,
+) -> Result<Changed> {
+    let table = session.catalog.table_or_error(&finding.name)?;
+    let changed_columns = (mode != LockMode::Update || !targets.is_empty()).then_some(targets);
+    if !referential::reaches_references(session, table.def().id, changed_columns) {
+        return change_found(session, read_point, finding, targets, mode).await;
+    }
+    let (read_point, own) = referential::block_for(session, read_point);
+    let changed = change_found(session, &read_point, finding, targets, mode).await?;
+    referential::parents_changed(session, &read_point, &changed.table, &changed.changes).await?;
+    referential::end_block(own).await?;
+    Ok(changed)
 }
 
 pub async fn delete(session: &Session, read_point: &ReadPoint, d: &Delete) -> Result<Changed> {
@@ -283,7 +320,7 @@ pub async fn delete(session: &Session, read_point: &ReadPoint, d: &Delete) -> Re
     let (name, alias) = target(t)?;
     let using = d.using.as_deref().unwrap_or(&[]);
     let finding = Finding::new(&name, &alias, Vec::new(), using, d.selection.as_ref())?;
-    change_found(session, read_point, &finding, &[], LockMode::Update).await
+    change_found_and_referencing(session, read_point, &finding, &[], LockMode::Update).await
 }
 
 pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Result<Changed> {
@@ -324,17 +361,21 @@ pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Re
         targets.push(pos);
         exprs.push(a.value.clone());
     }
-    // Assigning a key column takes the lock a DELETE takes, as in PostgreSQL.
-    let mode = if targets
-        .iter()
-        .any(|t| def.primary_key.contains(&(*t as u16)))
-    {
+    // Assigning a key column (the primary key's, or a unique index's, which foreign
+    // keys may reference) takes the lock a DELETE takes, as in PostgreSQL.
+    let mode = if targets.iter().any(|&t| {
+        def.primary_key.contains(&(t as u16))
+            || def
+                .indexes
+                .iter()
+                .any(|ix| ix.unique && ix.columns.contains(&(t as u16)))
+    }) {
         LockMode::Update
     } else {
         LockMode::NoKeyUpdate
     };
     let finding = Finding::new(&name, &alias, exprs, from, u.selection.as_ref())?;
-    change_found(session, read_point, &finding, &targets, mode).await
+    change_found_and_referencing(session, read_point, &finding, &targets, mode).await
 }
 
 /// How COPY reads its file: CSV unless the statement says otherwise or the file's name
@@ -452,7 +493,7 @@ pub async fn copy_from(
         .map_err(|e| copy_error(&name, 0, df_error(e)))?;
     let mut locker = read_point.locker(&session.row_locks);
     // A claim held by another writer fails the COPY (55P03): it holds the table.
-    let mut writer = TableWriter::for_load(&table)?
+    let mut writer = TableWriter::for_load(&table, session.catalog.references(&table)?)?
         .through(read_point)
         .claiming(&mut locker);
     while let Some(batch) = stream.next().await {
@@ -485,12 +526,39 @@ fn copy_error(table: &str, committed: u64, e: SqlError) -> SqlError {
 /// through the block; in autocommit, committed as it goes, table by table). The rows
 /// deleted.
 pub async fn truncate(session: &Session, read_point: &ReadPoint, t: &Truncate) -> Result<u64> {
+    let mut names = t
+        .table_names
+        .iter()
+        .map(|target| object_name(&target.name))
+        .collect::<Result<Vec<_>>>()?;
+    let cascade = matches!(t.cascade, Some(CascadeOption::Cascade));
+    // A table others reference goes only with them (all of them, with CASCADE).
+    let mut i = 0;
+    while i < names.len() {
+        let table = session.catalog.table_or_error(&names[i])?;
+        for (child, _) in session.catalog.referencing(table.def().id) {
+            let child = &child.def().name;
+            if names.contains(child) {
+                continue;
+            }
+            if !cascade {
+                return Err(SqlError::unsupported(format!(
+                    "cannot truncate a table referenced in a foreign key constraint: table \
+                     \"{child}\" references \"{}\" (truncate table \"{child}\" at the same \
+                     time, or use TRUNCATE ... CASCADE)",
+                    names[i]
+                )));
+            }
+            names.push(child.clone());
+        }
+        i += 1;
+    }
     let mut deleted = 0;
-    for target in &t.table_names {
-        let name = object_name(&target.name)?;
+    for name in names {
         let (table, _guard) = session.catalog.lock_table_async(&name).await?;
         let read_point = read_point.under_lock(&session.db);
-        let mut writer = TableWriter::new(&table).through(&read_point);
+        // Deletes check no parent (a table that others reference is refused above).
+        let mut writer = TableWriter::new(&table, Vec::new()).through(&read_point);
         let limit = table.fill_batch_bytes();
         let mut scan = read_point.scan(table.rows(), (Bound::Unbounded, Bound::Unbounded))?;
         while let Some(entry) = scan.next_ref() {

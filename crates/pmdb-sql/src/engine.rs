@@ -172,7 +172,9 @@ impl SqlEngine {
             .locker(&self.session.row_locks);
         self.runtime.block_on(async {
             // A claim held by another writer fails the load (55P03): it holds the table.
-            let mut writer = TableWriter::for_load(&table)?.claiming(&mut locker);
+            let mut writer =
+                TableWriter::for_load(&table, self.session.catalog.references(&table)?)?
+                    .claiming(&mut locker);
             for batch in batches {
                 crate::provider::load_batch(&table, &mut writer, &batch?).await?;
             }

@@ -67,6 +67,10 @@ pub mod state {
     pub const WRONG_OBJECT_TYPE: &str = "42809";
     pub const INVALID_NAME: &str = "42602";
     pub const DUPLICATE_COLUMN: &str = "42701";
+    pub const FOREIGN_KEY_VIOLATION: &str = "23503";
+    pub const CHECK_VIOLATION: &str = "23514";
+    pub const INVALID_FOREIGN_KEY: &str = "42830";
+    pub const DATATYPE_MISMATCH: &str = "42804";
 }
 
 /// `e` carried through DataFusion (from a table provider or a function), to come out
@@ -174,4 +178,12 @@ pub enum CodecError {
     Invalid { what: &'static str, reason: String },
     #[error("{0}")]
     Mismatch(String),
+}
+
+/// Column `column` is not one of table `table`'s.
+pub fn undefined_column(column: &str, table: &str) -> SqlError {
+    SqlError::user(
+        state::UNDEFINED_COLUMN,
+        format!("column \"{column}\" of relation \"{table}\" does not exist"),
+    )
 }

@@ -13,9 +13,10 @@ use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{Insert, Query, SetExpr, Statement};
 
 use crate::arrow_conv::{cast_to_column, row_values};
-use crate::catalog::{Catalog, undefined_column};
-use crate::ddl::ident_name;
+use crate::catalog::Catalog;
+use crate::error::undefined_column;
 use crate::error::{Result, SqlError, state};
+use crate::names::ident_name;
 use crate::read_point::ReadPoint;
 use crate::row_locks::RowLocks;
 use crate::session::Session;
@@ -42,14 +43,14 @@ pub(crate) async fn insert_rows(
     loop {
         let (table, guard) = catalog.lock_table_async(name).await?;
         let rows = rows_of(&table)?;
-        let mut writer = TableWriter::new(&table)
+        let mut writer = TableWriter::new(&table, catalog.references(&table)?)
             .through(read_point)
             .claiming(&mut locker);
         let written = rows.iter().try_for_each(|row| writer.insert(row));
-        if let Some(claim) = writer.blocked().map(<[u8]>::to_vec) {
+        if let Some(claim) = writer.blocked().cloned() {
             drop(writer);
             drop(guard);
-            locker.claim_waiting(table.as_ref(), &claim).await?;
+            locker.claim_waiting(&claim).await?;
             continue;
         }
         written?;

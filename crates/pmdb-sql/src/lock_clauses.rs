@@ -9,8 +9,8 @@ use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::Parser;
 use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 
-use crate::ddl::ident_name;
 use crate::error::{Result, SqlError, state};
+use crate::names::ident_name;
 use crate::row_locks::{LockMode, WaitPolicy};
 
 /// First part of the name after `OF` that [`rewrite_clauses`] writes for the modes the

@@ -25,10 +25,10 @@ use datafusion::sql::sqlparser::ast::{
     Statement, TableAlias, TableFactor, Value as Literal,
 };
 
-use crate::ddl::{ident_name, object_name};
 use crate::error::{Result, SqlError, df_error, state};
 use crate::keyed::{and_also, key_literal, key_of, keyed_column, keyed_name};
 use crate::lock_clauses::{Clause, clause};
+use crate::names::{ident_name, object_name};
 use crate::output::Output;
 use crate::read_point::{ReadPoint, changed_since};
 use crate::row_locks::{LockMode, WaitPolicy};

@@ -179,36 +179,44 @@ impl RowLocker {
     }
 }
 
+/// A row lock a writer needs and found held: it lets the table's write lock go, waits
+/// for this with [`RowLocker::claim_waiting`], and starts its statement again.
+#[derive(Clone, Debug)]
+pub(crate) struct Claim {
+    pub table: u64,
+    /// The table's name, for messages.
+    pub name: String,
+    pub key: Vec<u8>,
+    pub mode: LockMode,
+}
+
 impl RowLocker {
-    /// Takes the exclusive lock of `key` (a row's, or a claim on a unique value) of
-    /// `table` if that needs no wait; `false` (nothing taken) if another owner holds it,
-    /// and the caller must wait for it ([`RowLocker::lock`]) without the table's lock.
-    pub(crate) fn try_claim(&mut self, table: u64, key: &[u8]) -> bool {
+    /// Takes `claim` if that needs no wait; `false` (nothing taken) if another owner
+    /// holds a lock in conflict, and the caller must wait for it
+    /// ([`RowLocker::claim_waiting`]) without the table's lock.
+    pub(crate) fn try_claim(&mut self, claim: &Claim) -> bool {
         match self {
-            RowLocker::Statement(held) => held.try_lock(table, key, LockMode::Update),
+            RowLocker::Statement(held) => held.try_lock(claim.table, &claim.key, claim.mode),
             // A block's statements run one at a time: its locks are free unless a lock
             // wait of its own is under way, and then the claim waits too.
             RowLocker::Block(t) => match t.locks.try_lock() {
-                Ok(mut held) => held.try_lock(table, key, LockMode::Update),
+                Ok(mut held) => held.try_lock(claim.table, &claim.key, claim.mode),
                 Err(_) => false,
             },
         }
     }
 
-    /// Waits for, and takes, the claim `key` of `table` that [`RowLocker::try_claim`]
-    /// found held (with no table lock held meanwhile).
-    pub(crate) async fn claim_waiting(&mut self, table: &dyn TxnTable, key: &[u8]) -> Result<()> {
-        let (id, name) = (table.id(), table.name());
+    /// Waits for, and takes, `claim`, which [`RowLocker::try_claim`] found held (with
+    /// no table lock held meanwhile).
+    pub(crate) async fn claim_waiting(&mut self, claim: &Claim) -> Result<()> {
+        let (id, key, mode, name) = (claim.table, &claim.key, claim.mode, &claim.name);
         match self {
-            RowLocker::Statement(held) => {
-                held.lock(id, key, LockMode::Update, WaitPolicy::Wait, name)
-                    .await?
-            }
+            RowLocker::Statement(held) => held.lock(id, key, mode, WaitPolicy::Wait, name).await?,
             RowLocker::Block(t) => {
                 t.locks
                     .lock()
                     .await
-                    .lock(id, key, LockMode::Update, WaitPolicy::Wait, name)
+                    .lock(id, key, mode, WaitPolicy::Wait, name)
                     .await?
             }
         };
@@ -318,6 +326,18 @@ impl SqlTxn {
     /// Whether the transaction reads `key` of `sub` as present.
     pub fn exists(&self, sub: &Subtable, key: &[u8]) -> Result<bool> {
         Ok(self.with(|tx| tx.get(sub, key))?.is_some())
+    }
+
+    /// The value of `key` in `sub` as this block wrote it, else as committed now: what
+    /// a constraint check must see (the block's own changes, and the commits of others
+    /// its snapshot may predate).
+    pub(crate) fn own_or_committed(&self, sub: &Subtable, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let view = self.with(|tx| tx.get(sub, key))?;
+        let seen = self.snapshot.lock().get(sub, key)?;
+        if view.as_deref() != seen.as_deref() {
+            return Ok(view);
+        }
+        Ok(sub.get(key)?.map(|v| v.to_vec()))
     }
 
     /// Whether the block's snapshot holds `key` of `sub`.

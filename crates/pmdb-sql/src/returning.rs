@@ -20,10 +20,10 @@ use datafusion::sql::sqlparser::ast::{FromTable, Insert, SelectItem, Statement, 
 
 use crate::arrow_conv::{BatchBuilder, arrow_schema, row_values};
 use crate::ast_build;
-use crate::ddl::{ident_name, object_name};
 use crate::dml::target;
 use crate::error::{Result, SqlError, df_error};
 use crate::insert::{Inserted, insert_from_query, insert_rows, source_query};
+use crate::names::{ident_name, object_name};
 use crate::output::{CommandTag, Output};
 use crate::provider::cast_columns;
 use crate::read_point::ReadPoint;

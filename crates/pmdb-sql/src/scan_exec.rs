@@ -210,7 +210,10 @@ impl ExecutionPlan for TableScanExec {
             &self.projection,
             batch_rows,
         )
-        .for_rows_of(&self.table);
+        .with_missing(
+            self.table.required_columns(),
+            Arc::clone(self.table.missing_values()),
+        );
         let ranges = match &self.access {
             Access::Rows(r) | Access::Index { ranges: r, .. } => r.iter().cloned().collect(),
             Access::Split(r) | Access::Columns { ranges: r, .. } => {

@@ -8,14 +8,20 @@ use crate::rowcode::{MAX_COLUMNS, decode_row, encode_row};
 use crate::types::{MAX_DECIMAL_PRECISION, SqlType, Value};
 
 /// Format version of an encoded definition: 2 adds each column's default and identity
-/// and each index's flags; definitions of version 1 (no defaults, no unique indexes)
-/// are still read.
-const VERSION: u8 = 2;
+/// and each index's flags, 3 the foreign keys and CHECK constraints; definitions of
+/// version 1 (no defaults, no unique indexes) and 2 (no foreign keys or checks) are
+/// still read.
+const VERSION: u8 = 3;
+const VERSION_WITHOUT_CONSTRAINTS: u8 = 2;
 const VERSION_WITHOUT_DEFAULTS: u8 = 1;
 /// Longest table, column or index name, in bytes (as PostgreSQL's 63, rounded up).
 pub const MAX_IDENT: usize = 128;
 /// Most secondary indexes on one table.
 pub const MAX_INDEXES: usize = 64;
+/// Most foreign keys, and most CHECK constraints, on one table.
+pub const MAX_CONSTRAINTS: usize = 256;
+/// Most columns in one foreign key (PostgreSQL's limit).
+pub const MAX_KEY_COLUMNS: usize = 32;
 /// Longest text of a column's default expression, in bytes.
 pub const MAX_DEFAULT: usize = 64 << 10;
 
@@ -90,6 +96,84 @@ pub struct IndexDef {
 const INDEX_UNIQUE: u8 = 1;
 const INDEX_CONSTRAINT: u8 = 2;
 
+/// What a foreign key does to the rows that reference a row being deleted, or whose
+/// referenced columns change. Its byte in the codec is persistent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Action {
+    /// The statement fails (23503). PostgreSQL's NO ACTION checks at the end of the
+    /// statement and RESTRICT at once; with checks that are never deferred, the two
+    /// refuse the same statements.
+    NoAction,
+    Restrict,
+    /// The referencing rows are deleted, or take the new values.
+    Cascade,
+    /// The referencing columns become NULL.
+    SetNull,
+}
+
+impl Action {
+    fn code(self) -> u8 {
+        match self {
+            Action::NoAction => 0,
+            Action::Restrict => 1,
+            Action::Cascade => 2,
+            Action::SetNull => 3,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Action> {
+        Some(match code {
+            0 => Action::NoAction,
+            1 => Action::Restrict,
+            2 => Action::Cascade,
+            3 => Action::SetNull,
+            _ => return None,
+        })
+    }
+
+    /// As PostgreSQL's `pg_constraint` codes it.
+    pub fn pg_code(self) -> char {
+        match self {
+            Action::NoAction => 'a',
+            Action::Restrict => 'r',
+            Action::Cascade => 'c',
+            Action::SetNull => 'n',
+        }
+    }
+
+    pub fn sql(self) -> &'static str {
+        match self {
+            Action::NoAction => "NO ACTION",
+            Action::Restrict => "RESTRICT",
+            Action::Cascade => "CASCADE",
+            Action::SetNull => "SET NULL",
+        }
+    }
+}
+
+/// `FOREIGN KEY (columns) REFERENCES parent (parent_columns)`: a row whose columns are
+/// all non-NULL must find a row of the parent with those values (MATCH SIMPLE). The
+/// parent is named by its table id, which a rename keeps; its columns are its primary
+/// key's or a unique index's, in the order the constraint gives them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ForeignKeyDef {
+    pub name: String,
+    pub columns: Vec<u16>,
+    pub parent: u64,
+    pub parent_columns: Vec<u16>,
+    pub on_delete: Action,
+    pub on_update: Action,
+}
+
+/// `CHECK (expr)`: a row for which the expression is false is refused (23514); true
+/// and NULL pass.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CheckDef {
+    pub name: String,
+    /// The expression's SQL text, over the table's columns.
+    pub expr: String,
+}
+
 #[derive(Clone, Debug, PartialEq)]
 pub struct TableDef {
     /// Names the table's subtables; never reused within a database.
@@ -101,6 +185,8 @@ pub struct TableDef {
     pub indexes: Vec<IndexDef>,
     /// The id the next index gets.
     pub next_index_id: u32,
+    pub foreign_keys: Vec<ForeignKeyDef>,
+    pub checks: Vec<CheckDef>,
 }
 
 impl TableDef {
@@ -217,7 +303,59 @@ impl TableDef {
                 return Err(format!("index {} is defined twice", ix.name));
             }
         }
+        if self.foreign_keys.len() > MAX_CONSTRAINTS || self.checks.len() > MAX_CONSTRAINTS {
+            return Err(format!(
+                "more than {MAX_CONSTRAINTS} foreign keys or checks on {}",
+                self.name
+            ));
+        }
+        for fk in &self.foreign_keys {
+            check_ident("constraint", &fk.name)?;
+            check_positions("foreign key", &fk.columns, self.columns.len())?;
+            if fk.columns.is_empty()
+                || fk.columns.len() > MAX_KEY_COLUMNS
+                || fk.columns.len() != fk.parent_columns.len()
+            {
+                return Err(format!(
+                    "foreign key {} has {} columns referencing {}",
+                    fk.name,
+                    fk.columns.len(),
+                    fk.parent_columns.len()
+                ));
+            }
+            // The parent's own columns are checked against the parent when it is found.
+            check_positions("referenced key", &fk.parent_columns, MAX_COLUMNS)?;
+        }
+        for c in &self.checks {
+            check_ident("constraint", &c.name)?;
+            if c.expr.is_empty() || c.expr.len() > MAX_DEFAULT {
+                return Err(format!(
+                    "check {}: an expression of {} bytes (1 to {MAX_DEFAULT})",
+                    c.name,
+                    c.expr.len()
+                ));
+            }
+        }
+        let names: Vec<&str> = self
+            .foreign_keys
+            .iter()
+            .map(|f| f.name.as_str())
+            .chain(self.checks.iter().map(|c| c.name.as_str()))
+            .collect();
+        for (i, n) in names.iter().enumerate() {
+            if names[..i].contains(n) {
+                return Err(format!("constraint {n} is defined twice"));
+            }
+        }
         Ok(())
+    }
+
+    /// Whether a constraint (a foreign key, a check, a unique constraint's index) is
+    /// called `name`.
+    pub fn has_constraint(&self, name: &str) -> bool {
+        self.foreign_keys.iter().any(|f| f.name == name)
+            || self.checks.iter().any(|c| c.name == name)
+            || self.indexes.iter().any(|i| i.constraint && i.name == name)
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -271,6 +409,21 @@ impl TableDef {
             );
         }
         out.extend_from_slice(&self.next_index_id.to_le_bytes());
+        out.extend_from_slice(&(self.foreign_keys.len() as u16).to_le_bytes());
+        for fk in &self.foreign_keys {
+            put_str(&mut out, &fk.name);
+            put_positions(&mut out, &fk.columns);
+            out.extend_from_slice(&fk.parent.to_le_bytes());
+            put_positions(&mut out, &fk.parent_columns);
+            out.push(fk.on_delete.code());
+            out.push(fk.on_update.code());
+        }
+        out.extend_from_slice(&(self.checks.len() as u16).to_le_bytes());
+        for c in &self.checks {
+            put_str(&mut out, &c.name);
+            out.extend_from_slice(&(c.expr.len() as u32).to_le_bytes());
+            out.extend_from_slice(c.expr.as_bytes());
+        }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -292,7 +445,7 @@ impl TableDef {
         }
         let mut r = Reader::new("table definition", body);
         let version = r.byte()?;
-        if version != VERSION && version != VERSION_WITHOUT_DEFAULTS {
+        if !(VERSION_WITHOUT_DEFAULTS..=VERSION).contains(&version) {
             return Err(invalid(format!("format version {version}")));
         }
         let id = u64::from_le_bytes(r.take()?);
@@ -381,6 +534,49 @@ impl TableDef {
             });
         }
         let next_index_id = u32::from_le_bytes(r.take()?);
+        let mut foreign_keys = Vec::new();
+        let mut checks = Vec::new();
+        if version > VERSION_WITHOUT_CONSTRAINTS {
+            let n = u16::from_le_bytes(r.take()?) as usize;
+            if n > MAX_CONSTRAINTS {
+                return Err(invalid(format!("{n} foreign keys")));
+            }
+            for _ in 0..n {
+                let name = get_str(&mut r)?;
+                let columns = get_positions(&mut r)?;
+                let parent = u64::from_le_bytes(r.take()?);
+                let parent_columns = get_positions(&mut r)?;
+                let mut action = || {
+                    let code = r.byte()?;
+                    Action::from_code(code)
+                        .ok_or_else(|| invalid(format!("referential action {code}")))
+                };
+                let on_delete = action()?;
+                let on_update = action()?;
+                foreign_keys.push(ForeignKeyDef {
+                    name,
+                    columns,
+                    parent,
+                    parent_columns,
+                    on_delete,
+                    on_update,
+                });
+            }
+            let n = u16::from_le_bytes(r.take()?) as usize;
+            if n > MAX_CONSTRAINTS {
+                return Err(invalid(format!("{n} checks")));
+            }
+            for _ in 0..n {
+                let name = get_str(&mut r)?;
+                let len = u32::from_le_bytes(r.take()?) as usize;
+                if len > MAX_DEFAULT {
+                    return Err(invalid(format!("a check of {len} bytes")));
+                }
+                let expr = String::from_utf8(r.slice(len)?.to_vec())
+                    .map_err(|_| invalid("a check that is not UTF-8".into()))?;
+                checks.push(CheckDef { name, expr });
+            }
+        }
         if r.left() != 0 {
             return Err(invalid(format!("{} bytes after the end", r.left())));
         }
@@ -391,6 +587,8 @@ impl TableDef {
             primary_key,
             indexes,
             next_index_id,
+            foreign_keys,
+            checks,
         };
         def.validate().map_err(invalid)?;
         Ok(def)
@@ -533,7 +731,38 @@ mod tests {
                 })
                 .collect(),
             next_index_id: 9,
+            foreign_keys: (0..pk.min(n) as u16)
+                .map(|i| ForeignKeyDef {
+                    name: format!("t_c{i}_fkey"),
+                    columns: vec![i],
+                    parent: 3 + u64::from(i),
+                    parent_columns: vec![i + 1],
+                    on_delete: Action::from_code(i as u8 % 4).unwrap(),
+                    on_update: Action::from_code(3 - i as u8 % 4).unwrap(),
+                })
+                .collect(),
+            checks: (0..indexed.min(n))
+                .map(|i| CheckDef {
+                    name: format!("t_c{i}_check"),
+                    expr: format!("c{i} > {i}"),
+                })
+                .collect(),
         }
+    }
+
+    /// `def` encoded as format version `version` wrote it: without the constraints'
+    /// counts (version 2), and without the index flags too (version 1).
+    fn encoded_as(def: &TableDef, version: u8) -> Vec<u8> {
+        let mut bytes = def.encode();
+        bytes.truncate(bytes.len() - 4);
+        bytes.truncate(bytes.len() - 4);
+        if version == VERSION_WITHOUT_DEFAULTS {
+            bytes.remove(bytes.len() - 5);
+        }
+        bytes[0] = version;
+        let crc = crc32fast::hash(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        bytes
     }
 
     proptest! {
@@ -567,13 +796,20 @@ mod tests {
             c.identity = None;
             c.added = false;
         }
-        // Version 1 had no index flags byte (the one index here is not unique).
-        let mut bytes = def.encode();
-        bytes.truncate(bytes.len() - 4);
-        bytes.remove(bytes.len() - 5);
-        bytes[0] = VERSION_WITHOUT_DEFAULTS;
-        let crc = crc32fast::hash(&bytes);
-        bytes.extend_from_slice(&crc.to_le_bytes());
+        def.foreign_keys.clear();
+        def.checks.clear();
+        // The one index here is not unique: version 1 had no flags for it.
+        let bytes = encoded_as(&def, VERSION_WITHOUT_DEFAULTS);
+        assert_eq!(TableDef::decode(&bytes).unwrap(), def);
+    }
+
+    /// A definition as version 2 wrote it (no foreign keys or checks) still reads.
+    #[test]
+    fn version_2_definitions_are_read() {
+        let mut def = def_of(vec![SqlType::Int, SqlType::Text, SqlType::Date], 1, 2);
+        def.foreign_keys.clear();
+        def.checks.clear();
+        let bytes = encoded_as(&def, VERSION_WITHOUT_CONSTRAINTS);
         assert_eq!(TableDef::decode(&bytes).unwrap(), def);
     }
 
@@ -584,6 +820,12 @@ mod tests {
         assert!(def.validate().unwrap_err().contains("named twice"));
         let mut def = def_of(vec![SqlType::Int], 1, 0);
         def.primary_key = vec![3];
+        assert!(def.validate().is_err());
+        let mut def = def_of(vec![SqlType::Int, SqlType::Int], 1, 1);
+        def.checks[0].name = def.foreign_keys[0].name.clone();
+        assert!(def.validate().unwrap_err().contains("defined twice"));
+        let mut def = def_of(vec![SqlType::Int, SqlType::Int], 1, 0);
+        def.foreign_keys[0].parent_columns.push(0);
         assert!(def.validate().is_err());
         let def = def_of(
             vec![SqlType::Decimal {

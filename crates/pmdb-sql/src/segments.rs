@@ -277,8 +277,8 @@ pub fn rebuild(table: &Table) -> Result<bool, SqlError> {
     let types: Arc<[SqlType]> = Arc::from(table.types());
     let schema = crate::arrow_conv::arrow_schema(table.def(), None);
     let all: Vec<usize> = (0..types.len()).collect();
-    let mut rows =
-        BatchBuilder::new(Arc::clone(&types), &schema, &all, MAX_CHUNK_ROWS).for_rows_of(table);
+    let mut rows = BatchBuilder::new(Arc::clone(&types), &schema, &all, MAX_CHUNK_ROWS)
+        .with_missing(table.required_columns(), Arc::clone(table.missing_values()));
     let mut builder = SegmentBuilder::new(types);
     let limit = table.fill_batch_bytes();
     let (mut chunk_bytes, mut pending_bytes) = (0usize, 0usize);

@@ -51,7 +51,9 @@ pub(crate) async fn run(
                 check_defaults(session, &new.def).await?;
                 let if_not_exists = create.if_not_exists;
                 session
-                    .off_executor(move |c| c.create_table(new.def, new.serials, if_not_exists))
+                    .off_executor(move |c| {
+                        c.create_table(new.def, new.serials, new.references, if_not_exists)
+                    })
                     .await?;
                 return Ok(Output::Command(CommandTag::of("CREATE TABLE")));
             }
@@ -73,11 +75,13 @@ pub(crate) async fn run(
                 object_type,
                 if_exists,
                 names,
+                cascade,
                 ..
             } => {
-                let (object_type, names, if_exists) = (*object_type, names.clone(), *if_exists);
+                let (object_type, names, if_exists, cascade) =
+                    (*object_type, names.clone(), *if_exists, *cascade);
                 let tag = session
-                    .off_executor(move |c| ddl::drop(c, &object_type, &names, if_exists))
+                    .off_executor(move |c| ddl::drop(c, &object_type, &names, if_exists, cascade))
                     .await?;
                 return Ok(Output::Command(CommandTag::of(tag)));
             }
@@ -106,7 +110,7 @@ pub(crate) async fn run(
                 let TableObject::TableName(name) = &insert.table else {
                     return Err(SqlError::unsupported("INSERT into a table function"));
                 };
-                let name = ddl::object_name(name)?;
+                let name = crate::names::object_name(name)?;
                 let inserted =
                     insert_from_query(session, &read_point, insert, &name, query).await?;
                 return Ok(Output::Command(CommandTag::insert(inserted.count)));
@@ -117,7 +121,7 @@ pub(crate) async fn run(
             }
             Statement::Analyze(analyze) => {
                 let tables = match &analyze.table_name {
-                    Some(name) => vec![crate::ddl::object_name(name)?],
+                    Some(name) => vec![crate::names::object_name(name)?],
                     None => session
                         .catalog
                         .tables()
@@ -195,7 +199,7 @@ pub(crate) async fn run_prepared(
                     let plan = plan.clone().with_param_values(params).map_err(df_error)?;
                     let state = session.statement_state(read_point.clone());
                     let batches = session.collect(DataFrame::new(state, plan)).await?;
-                    let name = ddl::object_name(name)?;
+                    let name = crate::names::object_name(name)?;
                     let inserted =
                         insert_batches(session, &read_point, insert, &name, &batches).await?;
                     return Ok(Output::Command(CommandTag::insert(inserted.count)));
@@ -251,9 +255,8 @@ async fn returned(
     match items {
         None => Ok(Output::Command(tag)),
         Some(items) => {
-            let Changed {
-                table, alias, rows, ..
-            } = changed;
+            let (table, alias) = (Arc::clone(&changed.table), changed.alias.clone());
+            let rows = changed.rows();
             returning::project(session, &table, &alias, items, &rows, tag).await
         }
     }

@@ -1,5 +1,6 @@
 //! Crash simulation of the SQL layer: a script of DDL and DML (serial and unique
-//! columns, sequences and unique indexes among them) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
+//! columns, sequences, unique indexes, foreign keys with a cascading delete and checks
+//! among them) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
 //! left after its acknowledged statements (or after the one in flight too: each
 //! statement is all there or not at all), row counts and index entries agree with the
 //! rows, columnar segments that say they hold the rows hold exactly them, and no
@@ -31,6 +32,11 @@ const SCRIPT: &[&str] = &[
     "COPY c FROM '{csv}' WITH (FORMAT csv)",
     "INSERT INTO c VALUES (DATE '2024-01-01', 1.50), (DATE '2024-01-02', 2.25)",
     "ANALYZE c",
+    "CREATE TABLE f (id INT PRIMARY KEY, cd DATE REFERENCES c ON DELETE CASCADE, q INT CHECK (q > 0))",
+    "INSERT INTO f VALUES (1, DATE '2024-01-01', 1), (2, DATE '2024-01-02', 2), (3, NULL, 3)",
+    "DELETE FROM c WHERE d >= DATE '2024-01-02'",
+    "ALTER TABLE f ADD CONSTRAINT f_small CHECK (q < 10)",
+    "ALTER TABLE f DROP CONSTRAINT f_cd_fkey",
     "UPDATE a SET k = k + 100 WHERE n > 20",
     "CREATE TABLE s (id SERIAL PRIMARY KEY, u TEXT UNIQUE, n INT DEFAULT 5)",
     "INSERT INTO s (u) VALUES ('x'), ('y'), (NULL)",

@@ -11,7 +11,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
     Volatility,
 };
-use pmdb_sql::schema::TableDef;
+use pmdb_sql::schema::{Action, TableDef};
 
 use super::oids::{self, Object};
 use super::source::Source;
@@ -188,6 +188,27 @@ fn constraint_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
         Some(Object::UniqueConstraint(t, i)) => {
             text(Some(format!("UNIQUE ({})", column_list(&t, &i.columns))))
         }
+        Some(Object::ForeignKey(t, i)) => {
+            let fk = &t.foreign_keys[i];
+            let Some(parent) = source.catalog().table_by_id(fk.parent) else {
+                return text(None);
+            };
+            let parent = parent.def();
+            let mut def = format!(
+                "FOREIGN KEY ({}) REFERENCES {}({})",
+                column_list(&t, &fk.columns),
+                parent.name,
+                column_list(parent, &fk.parent_columns)
+            );
+            // PostgreSQL leaves out the default action.
+            for (what, action) in [("UPDATE", fk.on_update), ("DELETE", fk.on_delete)] {
+                if action != Action::NoAction {
+                    def.push_str(&format!(" ON {what} {}", action.sql()));
+                }
+            }
+            text(Some(def))
+        }
+        Some(Object::Check(t, i)) => text(Some(format!("CHECK (({}))", t.checks[i].expr))),
         _ => text(None),
     }
 }

@@ -57,6 +57,21 @@ pub fn unique_constraint(def: &TableDef, index: &IndexDef) -> i64 {
         + i64::from(index.id) % (PER_TABLE - 3)
 }
 
+/// Where the oids of foreign keys and of CHECK constraints start: one per constraint,
+/// by its place in its table's definition (at most 256 of each).
+const FIRST_FOREIGN_KEY: i64 = 2_300_000_000;
+const FIRST_CHECK: i64 = 2_600_000_000;
+
+/// The oid of the `i`th foreign key of a table.
+pub fn foreign_key(def: &TableDef, i: usize) -> i64 {
+    FIRST_FOREIGN_KEY + (def.id as i64).saturating_mul(256) + i as i64
+}
+
+/// The oid of the `i`th CHECK constraint of a table.
+pub fn check(def: &TableDef, i: usize) -> i64 {
+    FIRST_CHECK + (def.id as i64).saturating_mul(256) + i as i64
+}
+
 /// Where the oids of column defaults start: above every table's range for the ids a
 /// database gives out in practice, and within 32 bits.
 const FIRST_ATTRDEF: i64 = 3_000_000_000;
@@ -77,6 +92,9 @@ pub enum Object {
     Index(TableDef, IndexDef),
     PrimaryKeyConstraint(TableDef),
     UniqueConstraint(TableDef, IndexDef),
+    /// The table and the position of the key in its definition.
+    ForeignKey(TableDef, usize),
+    Check(TableDef, usize),
     Sequence(SequenceDef),
 }
 
@@ -98,6 +116,10 @@ pub fn find(catalog: &Catalog, oid: i64) -> Option<Object> {
             Some(Object::PrimaryKeyConstraint(def.clone()))
         } else if let Some(i) = def.indexes.iter().find(|i| index(def, i) == oid) {
             Some(Object::Index(def.clone(), i.clone()))
+        } else if let Some(i) = (0..def.foreign_keys.len()).find(|&i| foreign_key(def, i) == oid) {
+            Some(Object::ForeignKey(def.clone(), i))
+        } else if let Some(i) = (0..def.checks.len()).find(|&i| check(def, i) == oid) {
+            Some(Object::Check(def.clone(), i))
         } else {
             def.indexes
                 .iter()

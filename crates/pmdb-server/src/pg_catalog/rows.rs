@@ -1,7 +1,7 @@
 //! The rows of the `pg_catalog` relations that have any, built from pmdb's catalog:
 //! one function per relation, its cells in the order of the relation's columns.
 
-use pmdb_sql::schema::{Identity, TableDef};
+use pmdb_sql::schema::{ForeignKeyDef, Identity, TableDef};
 
 use super::oids;
 use super::source::Source;
@@ -326,6 +326,7 @@ pub fn constraints(source: &Source) -> Vec<Vec<Cell>> {
                 &def,
                 oids::primary_key_index(&def),
                 &def.primary_key,
+                None,
             ));
         }
         for index in def.indexes.iter().filter(|i| i.constraint) {
@@ -336,10 +337,39 @@ pub fn constraints(source: &Source) -> Vec<Vec<Cell>> {
                 &def,
                 oids::index(&def, index),
                 &index.columns,
+                None,
+            ));
+        }
+        for (i, fk) in def.foreign_keys.iter().enumerate() {
+            let parent = source.tables().into_iter().find(|t| t.id == fk.parent);
+            rows.push(constraint(
+                oids::foreign_key(&def, i),
+                &fk.name,
+                "f",
+                &def,
+                0,
+                &fk.columns,
+                parent.map(|p| (p, fk)),
+            ));
+        }
+        for (i, c) in def.checks.iter().enumerate() {
+            rows.push(constraint(
+                oids::check(&def, i),
+                &c.name,
+                "c",
+                &def,
+                0,
+                &[],
+                None,
             ));
         }
     }
     rows
+}
+
+/// Column numbers as PostgreSQL's `int2[]` prints them: `{1,2}`.
+fn column_array(columns: &[u16]) -> String {
+    format!("{{{}}}", column_numbers(columns).replace(' ', ","))
 }
 
 fn constraint(
@@ -349,7 +379,18 @@ fn constraint(
     def: &TableDef,
     index: i64,
     columns: &[u16],
+    references: Option<(TableDef, &ForeignKeyDef)>,
 ) -> Vec<Cell> {
+    let (parent, parent_columns, on_update, on_delete, matching) = match &references {
+        Some((p, fk)) => (
+            Int(oids::table(p)),
+            Text(column_array(&fk.parent_columns)),
+            text(&fk.on_update.pg_code().to_string()),
+            text(&fk.on_delete.pg_code().to_string()),
+            text("s"),
+        ),
+        None => (Int(0), Null, text(" "), text(" "), text(" ")),
+    };
     vec![
         Int(oid),
         text(name),
@@ -361,10 +402,18 @@ fn constraint(
         Int(oids::table(def)),
         Int(0),
         Int(index),
-        Int(0),
+        parent,
         Bool(true),
         Int(0),
-        Text(format!("{{{}}}", column_numbers(columns).replace(' ', ","))),
+        if columns.is_empty() {
+            Null
+        } else {
+            Text(column_array(columns))
+        },
+        parent_columns,
+        on_update,
+        on_delete,
+        matching,
     ]
 }
 

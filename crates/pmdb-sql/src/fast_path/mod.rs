@@ -200,16 +200,20 @@ async fn locked<R>(
             return None;
         }
         let read_point = read_point.under_lock(&session.db);
-        let mut writer = TableWriter::new(table)
+        let references = match session.catalog.references(table) {
+            Ok(r) => r,
+            Err(e) => return Some(Err(e)),
+        };
+        let mut writer = TableWriter::new(table, references)
             .through(&read_point)
             .claiming(&mut locker);
         let out = f(&mut writer, &read_point);
-        if let Some(claim) = writer.blocked().map(<[u8]>::to_vec) {
+        if let Some(claim) = writer.blocked().cloned() {
             // A key it writes is claimed by another writer: wait for it without the
             // table, then run again.
             drop(writer);
             drop(guard);
-            if let Err(e) = locker.claim_waiting(table.as_ref(), &claim).await {
+            if let Err(e) = locker.claim_waiting(&claim).await {
                 return Some(Err(e));
             }
             continue;
@@ -288,8 +292,8 @@ fn select_rows(
     projection: &[usize],
 ) -> Result<Output> {
     let schema = arrow_schema(table.def(), None);
-    let mut builder =
-        BatchBuilder::new(Arc::from(table.types()), &schema, projection, 1).for_rows_of(table);
+    let mut builder = BatchBuilder::new(Arc::from(table.types()), &schema, projection, 1)
+        .with_missing(table.required_columns(), Arc::clone(table.missing_values()));
     let Some(key) = key else {
         return Ok(Output::Rows {
             schema: builder

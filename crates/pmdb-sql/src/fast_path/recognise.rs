@@ -14,8 +14,9 @@ use datafusion::sql::sqlparser::ast::{
 
 use super::shape::{Kind, NewValue, Operand, RowLock, Shape};
 use crate::ast_shape;
-use crate::ddl::{ident_name, object_name};
 use crate::lock_clauses::clause;
+use crate::names::{ident_name, object_name};
+use crate::referential::reaches_references;
 use crate::sequence_functions::named_sequence;
 use crate::session::Session;
 use crate::table::Table;
@@ -358,6 +359,11 @@ fn update(session: &Session, u: &Update) -> Option<Shape> {
         }
         changes.push((target, new_value(&table, target, value)?));
     }
+    // Rows that reference the changed columns need their foreign keys' actions.
+    let targets: Vec<usize> = changes.iter().map(|(t, _)| *t).collect();
+    if reaches_references(session, table.def().id, Some(&targets)) {
+        return None;
+    }
     Some(Shape {
         table,
         kind: Kind::Update { key, changes },
@@ -386,6 +392,9 @@ fn delete(session: &Session, d: &Delete) -> Option<Shape> {
     let [from] = from.as_slice() else { return None };
     let table = plain_table(from, session)?;
     let key = key_equality(&table, selection)?;
+    if reaches_references(session, table.def().id, None) {
+        return None;
+    }
     Some(Shape {
         table,
         kind: Kind::Delete { key },

@@ -1,14 +1,15 @@
 //! What a row must satisfy before it is written: the column count, each column's type
-//! and length, NOT NULL (the primary key's columns included), and the uniqueness of the
-//! primary key and the unique indexes, whose violations are reported here.
+//! and length, NOT NULL (the primary key's columns included), its CHECK constraints,
+//! and the uniqueness of the primary key and the unique indexes, whose violations are
+//! reported here.
 
 use super::Table;
 use crate::error::{Result, SqlError, state};
 use crate::types::Value;
 
 impl Table {
-    /// Checks `row` against the columns: count, types, lengths, NOT NULL and the
-    /// primary key's implied NOT NULL.
+    /// Checks `row` against the columns (count, types, lengths, NOT NULL and the
+    /// primary key's implied NOT NULL) and the CHECK constraints.
     pub(super) fn check(&self, row: &[Value]) -> Result<()> {
         if row.len() != self.types.len() {
             return Err(SqlError::user(
@@ -45,7 +46,7 @@ impl Table {
                 )
             })?;
         }
-        Ok(())
+        self.check_constraints(&[row])
     }
 
     /// The positions of the unique indexes.

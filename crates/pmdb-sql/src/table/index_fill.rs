@@ -58,12 +58,7 @@ impl Table {
 
     /// The names of index `i`'s columns.
     pub fn index_column_names(&self, i: usize) -> Vec<&str> {
-        self.indexes[i]
-            .def
-            .columns
-            .iter()
-            .map(|&c| self.def.columns[usize::from(c)].name.as_str())
-            .collect()
+        self.column_names(&self.indexes[i].def.columns)
     }
 
     fn write_index_entries(&self, i: usize) -> Result<()> {

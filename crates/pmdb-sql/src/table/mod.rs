@@ -3,15 +3,21 @@
 //! (key: the index columns' tuple followed by the row key; value empty). Every change
 //! to a row and its index entries goes into one `WriteBatch`, so they commit together.
 //! This module owns the handle and what every version of it shares; the keys of rows
-//! and index entries ([`row_keys`]), the checks a row must pass ([`constraints`]), the
-//! writer of a statement's changes ([`writer`]) and index builds ([`index_fill`]) live
-//! beside it.
+//! and index entries ([`row_keys`]), the checks a row must pass ([`constraints`], with
+//! the CHECK constraints in [`checks`] and the parents of its foreign keys in
+//! [`references`]), the writer of a statement's changes ([`writer`]) and index builds
+//! ([`index_fill`]) live beside it.
 
+mod checks;
 mod constraints;
 mod index_fill;
+mod references;
 mod row_keys;
 mod writer;
 
+pub(crate) use checks::Checks;
+pub use references::Reference;
+pub(crate) use references::{holds, in_types, shown};
 pub use writer::TableWriter;
 
 use std::sync::Arc;
@@ -45,6 +51,8 @@ pub struct Table {
     unique: Vec<usize>,
     /// Each column's default expression, parsed from its definition.
     defaults: Vec<Option<SqlExpr>>,
+    /// The CHECK constraints, planned.
+    checks: Checks,
     /// Columns every stored row holds: those after were added by ALTER TABLE, and a
     /// row written before lacks them.
     required: usize,
@@ -186,6 +194,7 @@ impl Table {
                     .transpose()
             })
             .collect::<Result<Vec<_>>>()?;
+        let checks = Checks::plan(&def)?;
         let segments = if db.read_only().is_some() {
             db.existing_subtable(&def.segments_subtable()).ok()
         } else {
@@ -206,6 +215,7 @@ impl Table {
                 .collect(),
             indexes,
             defaults,
+            checks,
             required: def
                 .columns
                 .iter()

@@ -14,9 +14,11 @@ use std::sync::atomic::Ordering;
 
 use pmdb_engine::{Subtable, WriteBatch};
 
+use super::references::{Reference, in_types, key_of_row};
 use super::{Table, count_key};
 use crate::error::{Result, SqlError, state};
-use crate::read_point::{ReadPoint, RowLocker, SqlTxn, TxnTable};
+use crate::read_point::{Claim, ReadPoint, RowLocker, SqlTxn, TxnTable};
+use crate::row_locks::LockMode;
 use crate::rowcode::encode_row;
 use crate::segment_layout::{SegmentBuilder, covered_key};
 use crate::types::Value;
@@ -50,7 +52,9 @@ pub struct TableWriter<'t> {
     /// Takes the claims on the keys written (none without it: the checks still run).
     locker: Option<&'t mut RowLocker>,
     /// The claim another writer holds, which stopped the last change.
-    blocked: Option<Vec<u8>>,
+    blocked: Option<Claim>,
+    /// The table's foreign keys, with their parents.
+    references: Vec<Reference>,
     /// The values each unique index (by position) has been given by this statement,
     /// and the row that has them.
     claimed: HashMap<(usize, Vec<u8>), Vec<u8>>,
@@ -77,7 +81,9 @@ fn value_claim(index_id: u32, values: &[u8]) -> Vec<u8> {
 }
 
 impl<'t> TableWriter<'t> {
-    pub fn new(table: &'t Arc<Table>) -> TableWriter<'t> {
+    /// A writer of `table`, whose rows must find their parents among `references`
+    /// (the catalog's [`crate::catalog::Catalog::references`] of the table).
+    pub fn new(table: &'t Arc<Table>, references: Vec<Reference>) -> TableWriter<'t> {
         TableWriter {
             table,
             txn: None,
@@ -92,6 +98,7 @@ impl<'t> TableWriter<'t> {
             segments: None,
             locker: None,
             blocked: None,
+            references,
             claimed: HashMap::new(),
             removed: HashSet::new(),
         }
@@ -105,14 +112,14 @@ impl<'t> TableWriter<'t> {
 
     /// The claim that stopped the last change, held by another writer: the caller must
     /// drop this writer and the table's lock, wait for the claim, and start again.
-    pub(crate) fn blocked(&self) -> Option<&[u8]> {
-        self.blocked.as_deref()
+    pub(crate) fn blocked(&self) -> Option<&Claim> {
+        self.blocked.as_ref()
     }
 
     /// A writer for a bulk load: while rows arrive in ascending key order above the
     /// table's last key it skips the lookups of the duplicate check.
-    pub fn for_load(table: &'t Arc<Table>) -> Result<TableWriter<'t>> {
-        let mut w = TableWriter::new(table);
+    pub fn for_load(table: &'t Arc<Table>, references: Vec<Reference>) -> Result<TableWriter<'t>> {
+        let mut w = TableWriter::new(table, references);
         w.load = true;
         if table.covered.load(Ordering::Acquire) {
             w.segments = Some(SegmentBuilder::new(Arc::from(table.types())));
@@ -214,17 +221,93 @@ impl<'t> TableWriter<'t> {
         }
     }
 
-    /// Claims `lock` (a row key, or a [`value_claim`]).
+    /// Claims `lock` (a row key, or a [`value_claim`]) of the table, exclusively.
     fn claim(&mut self, lock: &[u8]) -> Result<()> {
+        let t = self.table;
+        self.claim_in(t, lock, LockMode::Update)
+    }
+
+    /// Locks `key` of `table` in `mode`, if that needs no wait.
+    fn claim_in(&mut self, table: &Table, key: &[u8], mode: LockMode) -> Result<()> {
         let Some(locker) = self.locker.as_deref_mut() else {
             return Ok(());
         };
-        if locker.try_claim(self.table.def.id, lock) {
+        let claim = Claim {
+            table: table.def.id,
+            name: table.def.name.clone(),
+            key: key.to_vec(),
+            mode,
+        };
+        if locker.try_claim(&claim) {
             Ok(())
         } else {
-            self.blocked = Some(lock.to_vec());
+            self.blocked = Some(claim);
             Err(blocked_error())
         }
+    }
+
+    /// Checks that each foreign key of `row` (all of its columns non-NULL, and for an
+    /// update, changed from `old`) finds its parent row, locked FOR KEY SHARE so that it
+    /// stays until this block ends: as this statement wrote it, as the block wrote it,
+    /// or as committed now.
+    fn check_references(&mut self, row: &[Value], key: &[u8], old: Option<&[Value]>) -> Result<()> {
+        for i in 0..self.references.len() {
+            let Reference { def: fk, parent } = self.references[i].clone();
+            let Some(values) = key_of_row(&fk, row) else {
+                continue;
+            };
+            if let Some(old) = old
+                && fk
+                    .columns
+                    .iter()
+                    .zip(&values)
+                    .all(|(&c, v)| &old[usize::from(c)] == v)
+            {
+                continue;
+            }
+            let missing = || self.table.missing_parent(&fk, &parent, &values);
+            let Some(wanted) = in_types(&values, &parent, &fk.parent_columns) else {
+                return Err(missing());
+            };
+            if !self.parent_found(&parent, &fk.parent_columns, &wanted, row, key)? {
+                return Err(missing());
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether a row of `parent` holds `wanted` in `columns`, locking the one found.
+    /// `row` (stored under `key`) is the row being written: in a table that references
+    /// itself, it may be its own parent.
+    fn parent_found(
+        &mut self,
+        parent: &Arc<Table>,
+        columns: &[u16],
+        wanted: &[Value],
+        row: &[Value],
+        key: &[u8],
+    ) -> Result<bool> {
+        let holds = |r: &[Value]| super::references::holds(r, columns, wanted);
+        let own = parent.def.id == self.table.def.id;
+        if own && holds(row) {
+            return Ok(true);
+        }
+        for candidate in parent.keys_holding(columns, wanted, self.txn.as_deref())? {
+            if own && let Some(&present) = self.written.get(&candidate) {
+                // This statement wrote it: it holds the values it was found by.
+                if present && candidate != key {
+                    return Ok(true);
+                }
+                continue;
+            }
+            self.claim_in(parent, &candidate, LockMode::KeyShare)?;
+            if let Some(r) = parent.row_for_check(&candidate, self.txn.as_deref())?
+                && holds(&r)
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// Claims the values `row` (stored under `key`) gives each unique index in
@@ -303,6 +386,9 @@ impl<'t> TableWriter<'t> {
         let t = self.table;
         t.check(row)?;
         let key = t.key_of(row)?;
+        if !self.references.is_empty() {
+            self.check_references(row, &key, None)?;
+        }
         if !t.def.primary_key.is_empty() {
             let fresh = match &mut self.ascending_after {
                 Some(last) if key.as_slice() > last.as_slice() => {
@@ -402,6 +488,9 @@ impl<'t> TableWriter<'t> {
             if self.exists(&new_key)? {
                 return Err(t.duplicate(new));
             }
+        }
+        if !self.references.is_empty() {
+            self.check_references(new, &new_key, Some(old))?;
         }
         let mut changed = Vec::new();
         for (i, ix) in t.indexes.iter().enumerate() {

@@ -1,16 +1,32 @@
 """An application written for PostgreSQL with SQLAlchemy 2's ORM and its default
-psycopg dialect, run unchanged against a server: tables with generated keys, a unique
-column and a server default are created, filled, queried, changed and dropped. It
-prints one line per step and `OK` at the end; any failure names its step.
+psycopg dialect, run unchanged against a server: two related models (generated keys, a
+unique column, a server default, a foreign key with ON DELETE CASCADE, a CHECK) are
+created, reflected, filled through their relationship, queried, changed and dropped.
+It prints `OK` at the end; any failure names its step.
 
 Usage: python3 sqlalchemy_app.py PORT
 """
 
 import sys
 
-from sqlalchemy import Integer, String, create_engine, func, inspect, select
+from sqlalchemy import (
+    CheckConstraint,
+    ForeignKey,
+    Integer,
+    String,
+    create_engine,
+    func,
+    inspect,
+    select,
+)
 from sqlalchemy.exc import IntegrityError
-from sqlalchemy.orm import DeclarativeBase, Mapped, Session, mapped_column
+from sqlalchemy.orm import (
+    DeclarativeBase,
+    Mapped,
+    Session,
+    mapped_column,
+    relationship,
+)
 
 
 class Base(DeclarativeBase):
@@ -21,14 +37,21 @@ class Author(Base):
     __tablename__ = "author"
     id: Mapped[int] = mapped_column(primary_key=True)
     name: Mapped[str] = mapped_column(String(50), unique=True)
+    books: Mapped[list["Book"]] = relationship(
+        back_populates="author", passive_deletes=True, order_by="Book.id"
+    )
 
 
 class Book(Base):
     __tablename__ = "book"
+    __table_args__ = (CheckConstraint("pages > 0", name="book_pages_positive"),)
     id: Mapped[int] = mapped_column(primary_key=True)
     title: Mapped[str] = mapped_column(String(100))
     pages: Mapped[int] = mapped_column(Integer, server_default="100")
-    author_id: Mapped[int] = mapped_column(Integer, index=True)
+    author_id: Mapped[int] = mapped_column(
+        ForeignKey("author.id", ondelete="CASCADE"), index=True
+    )
+    author: Mapped[Author] = relationship(back_populates="books")
 
 
 def main(port: str) -> None:
@@ -40,8 +63,15 @@ def main(port: str) -> None:
         step = "create_all"
         Base.metadata.create_all(engine)
         step = "inspect"
-        tables = sorted(inspect(engine).get_table_names())
+        inspector = inspect(engine)
+        tables = sorted(inspector.get_table_names())
         assert {"author", "book"} <= set(tables), tables
+        keys = inspector.get_foreign_keys("book")
+        assert [
+            (k["constrained_columns"], k["referred_table"], k["referred_columns"])
+            for k in keys
+        ] == [(["author_id"], "author", ["id"])], keys
+        assert keys[0]["options"].get("ondelete") == "CASCADE", keys
         step = "insert"
         with Session(engine) as s:
             ann, bob = Author(name="ann"), Author(name="bob")
@@ -86,8 +116,33 @@ def main(port: str) -> None:
                         inner.rollback()
             names = s.scalars(select(Author.name).order_by(Author.id)).all()
             assert names == ["ann", "bob", "cy"], names
+            step = "relationship"
+            ann = s.scalars(select(Author).where(Author.name == "ann")).one()
+            assert [b.title for b in ann.books] == ["one", "two"], ann.books
+            cy = s.scalars(select(Author).where(Author.name == "cy")).one()
+            cy.books.append(Book(title="four", pages=4))
+            s.commit()
+            assert s.get(Book, cy.books[0].id).author.name == "cy"
+            step = "foreign key"
+            s.add(Book(title="orphan", author_id=9999))
+            try:
+                s.commit()
+                raise AssertionError("a book without its author was accepted")
+            except IntegrityError:
+                s.rollback()
+            step = "check"
+            s.add(Book(title="empty", pages=0, author_id=ann.id))
+            try:
+                s.commit()
+                raise AssertionError("a book of 0 pages was accepted")
+            except IntegrityError:
+                s.rollback()
             step = "delete"
             s.delete(books[1])
+            s.commit()
+            assert s.scalar(select(func.count()).select_from(Book)) == 3
+            step = "cascade"
+            s.delete(s.get(Author, ann.id))
             s.commit()
             assert s.scalar(select(func.count()).select_from(Book)) == 2
         step = "drop_all again"
