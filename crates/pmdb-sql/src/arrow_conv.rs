@@ -294,6 +294,27 @@ impl BatchBuilder {
     }
 }
 
+/// `columns` (one per column of the table `def`, in its order) cast to the Arrow
+/// types of its columns.
+pub fn cast_columns(def: &TableDef, columns: &[ArrayRef]) -> Result<Vec<ArrayRef>, SqlError> {
+    if columns.len() != def.columns.len() {
+        return Err(SqlError::user(
+            state::DATA_EXCEPTION,
+            format!(
+                "table {:?} has {} columns; {} were given",
+                def.name,
+                def.columns.len(),
+                columns.len()
+            ),
+        ));
+    }
+    columns
+        .iter()
+        .zip(&def.columns)
+        .map(|(a, c)| cast_to_column(a, c))
+        .collect()
+}
+
 /// One array per column of `rows`, each a row of values of `types`.
 pub fn arrays_of(types: &[SqlType], rows: &[&[Value]]) -> Vec<ArrayRef> {
     types

@@ -57,6 +57,7 @@ mod statement_kind;
 pub mod table;
 pub mod types;
 mod unhonoured;
+mod upsert;
 
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};

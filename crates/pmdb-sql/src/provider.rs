@@ -23,10 +23,10 @@ use futures::StreamExt;
 use pmdb_engine::Snapshot;
 use pmdb_prefetch::Prefetcher;
 
-use crate::arrow_conv::{arrow_schema, cast_to_column, row_values};
+use crate::arrow_conv::{arrow_schema, cast_columns, row_values};
 use crate::catalog::Catalog;
 use crate::error::{SqlError, external};
-use crate::insert::insert_rows;
+use crate::insert::{insert_rows, rows_of_batches};
 use crate::keyed::keyed;
 use crate::pushdown::{KeyRange, key_ranges, stored_keys};
 use crate::read_point::ReadPoint;
@@ -299,14 +299,14 @@ impl DataSink for InsertSink {
         let row_locks = config.get_extension::<RowLocks>().ok_or_else(|| {
             DataFusionError::Internal("no row locks in the session's configuration".into())
         })?;
-        let inserted = insert_rows(&self.catalog, &row_locks, &read_point, &self.name, |t| {
-            let mut rows = Vec::new();
-            for batch in &batches {
-                let columns = cast_columns(t, batch.columns())?;
-                rows.extend((0..batch.num_rows()).map(|r| row_values(&columns, t.types(), r)));
-            }
-            Ok(rows)
-        })
+        let inserted = insert_rows(
+            &self.catalog,
+            &row_locks,
+            &read_point,
+            &self.name,
+            |t| rows_of_batches(t, &batches),
+            None,
+        )
         .await
         .map_err(external)?;
         Ok(inserted.count)
@@ -321,7 +321,7 @@ pub async fn load_batch(
     writer: &mut TableWriter<'_>,
     batch: &RecordBatch,
 ) -> Result<(), SqlError> {
-    let columns = cast_columns(table, batch.columns())?;
+    let columns = cast_columns(table.def(), batch.columns())?;
     let slice = |from: usize, to: usize| -> Vec<datafusion::arrow::array::ArrayRef> {
         columns.iter().map(|c| c.slice(from, to - from)).collect()
     };
@@ -337,29 +337,6 @@ pub async fn load_batch(
     }
     writer.add_columns(&slice(from, batch.num_rows()));
     Ok(())
-}
-
-/// `columns` cast to the Arrow types of the table's columns.
-pub fn cast_columns(
-    table: &Table,
-    columns: &[datafusion::arrow::array::ArrayRef],
-) -> Result<Vec<datafusion::arrow::array::ArrayRef>, SqlError> {
-    if columns.len() != table.types().len() {
-        return Err(SqlError::user(
-            crate::error::state::DATA_EXCEPTION,
-            format!(
-                "table {:?} has {} columns; {} were given",
-                table.def().name,
-                table.types().len(),
-                columns.len()
-            ),
-        ));
-    }
-    columns
-        .iter()
-        .zip(table.def().columns.iter())
-        .map(|(a, c)| cast_to_column(a, c))
-        .collect()
 }
 
 /// Cuts the whole table into `parts` key ranges of about equal width, by the first and

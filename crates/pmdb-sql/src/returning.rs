@@ -14,19 +14,15 @@ use datafusion::catalog::{
 use datafusion::dataframe::DataFrame;
 use datafusion::datasource::MemTable;
 use datafusion::execution::session_state::SessionStateBuilder;
-use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{FromTable, Insert, SelectItem, Statement, TableObject};
+use datafusion::sql::sqlparser::ast::{FromTable, SelectItem, Statement};
 
-use crate::arrow_conv::{BatchBuilder, arrow_schema, row_values};
+use crate::arrow_conv::{BatchBuilder, arrow_schema};
 use crate::ast_build;
 use crate::dml::target;
 use crate::error::{Result, SqlError, df_error};
-use crate::insert::{Inserted, insert_from_query, insert_rows, source_query};
-use crate::names::{ident_name, object_name};
+use crate::insert::inserted_into;
 use crate::output::{CommandTag, Output};
-use crate::provider::cast_columns;
-use crate::read_point::ReadPoint;
 use crate::rowcode::encode_row;
 use crate::session::Session;
 use crate::table::Table;
@@ -157,74 +153,4 @@ impl Returning {
         let frame = plan(session, schema, Vec::new(), &self.alias, &self.items).await?;
         Ok(Arc::clone(frame.schema().inner()))
     }
-}
-
-/// The table an INSERT names, and what it calls it.
-fn inserted_into(insert: &Insert) -> Result<(String, String)> {
-    let TableObject::TableName(name) = &insert.table else {
-        return Err(SqlError::unsupported("INSERT into a table function"));
-    };
-    let name = object_name(name)?;
-    let alias = insert
-        .table_alias
-        .as_ref()
-        .map_or_else(|| name.clone(), |a| ident_name(&a.alias));
-    Ok((name, alias))
-}
-
-/// INSERT … RETURNING: DataFusion plans the rows to insert (the source, cast to the
-/// table's columns, missing ones null), pmdb writes them in one batch, as any INSERT,
-/// and evaluates the list over them.
-pub(crate) async fn insert(
-    session: &Session,
-    read_point: &ReadPoint,
-    insert: &Insert,
-) -> Result<Output> {
-    let Some(items) = &insert.returning else {
-        return Err(SqlError::Query("INSERT without RETURNING".into()));
-    };
-    let (name, alias) = inserted_into(insert)?;
-    let plain = Insert {
-        returning: None,
-        ..insert.clone()
-    };
-    let inserted = match source_query(&plain) {
-        Some(query) => insert_from_query(session, read_point, &plain, &name, query).await?,
-        None => {
-            let state = session.statement_state(read_point.clone());
-            let plan = state
-                .statement_to_plan(DfStatement::Statement(Box::new(Statement::Insert(
-                    plain.clone(),
-                ))))
-                .await
-                .map_err(df_error)?;
-            let LogicalPlan::Dml(dml) = plan else {
-                return Err(SqlError::Query("an INSERT that plans as no insert".into()));
-            };
-            let source = Arc::unwrap_or_clone(dml.input);
-            let batches = session.collect(DataFrame::new(state, source)).await?;
-            insert_rows(
-                &session.catalog,
-                &session.row_locks,
-                read_point,
-                &name,
-                |table| {
-                    let mut rows = Vec::new();
-                    for batch in &batches {
-                        let columns = cast_columns(table, batch.columns())?;
-                        rows.extend(
-                            (0..batch.num_rows()).map(|r| row_values(&columns, table.types(), r)),
-                        );
-                    }
-                    Ok(rows)
-                },
-            )
-            .await?
-        }
-    };
-    let Inserted {
-        table, rows, count, ..
-    } = inserted;
-    let tag = CommandTag::insert(count);
-    project(session, &table, &alias, items, &rows, tag).await
 }

@@ -404,9 +404,18 @@ impl SqlSession {
         let state = self.shared.statement_state(read_point);
         // DataFusion plans no RETURNING: the statement without it, for its parameters.
         let returning = Returning::of(&statement)?;
-        let planned = returning
+        let mut planned = returning
             .as_ref()
             .map_or_else(|| statement.clone(), |r| r.without.clone());
+        // DataFusion plans no ON CONFLICT either: pmdb runs it, its parameters bound as
+        // literals at each run.
+        let mut upsert = false;
+        if let DfStatement::Statement(s) = &mut planned
+            && let Statement::Insert(i) = s.as_mut()
+            && i.on.take().is_some()
+        {
+            upsert = true;
+        }
         // An INSERT from a query: the query alone, for its parameters (see
         // [`crate::insert`]); pmdb runs it.
         let from_query = match &planned {
@@ -443,6 +452,7 @@ impl SqlSession {
             _ => None,
         };
         let kept = match (fast, planning) {
+            (_, _) if upsert => Plan::Unplanned,
             (Some(shape), _) => Plan::Fast(shape),
             (None, Planning::Kept) if returning.is_none() && query_only => Plan::InsertQuery(plan),
             (None, Planning::Kept) if returning.is_none() => Plan::Logical(plan),

@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use crate::dml::Changed;
 use crate::error::{Result, SqlError, df_error};
-use crate::insert::{insert_batches, insert_from_query, source_query};
+use crate::insert::{Inserted, insert_batches, insert_from_query, insert_statement, source_query};
 use crate::output::{CommandTag, Output};
 use crate::prepared::{Plan, Prepared};
 use crate::read_point::ReadPoint;
@@ -103,8 +103,16 @@ pub(crate) async fn run(
                 let tag = CommandTag::update(changed.count);
                 return returned(session, changed, update.returning.as_deref(), tag).await;
             }
-            Statement::Insert(insert) if insert.returning.is_some() => {
-                return returning::insert(session, &read_point, insert).await;
+            Statement::Insert(insert) if insert.returning.is_some() || insert.on.is_some() => {
+                let (inserted, alias) = insert_statement(session, &read_point, insert).await?;
+                let tag = CommandTag::insert(inserted.count);
+                return match &insert.returning {
+                    Some(items) => {
+                        let Inserted { table, rows, .. } = inserted;
+                        returning::project(session, &table, &alias, items, &rows, tag).await
+                    }
+                    None => Ok(Output::Command(tag)),
+                };
             }
             Statement::Insert(insert) if let Some(query) = source_query(insert) => {
                 let TableObject::TableName(name) = &insert.table else {
@@ -201,7 +209,7 @@ pub(crate) async fn run_prepared(
                     let batches = session.collect(DataFrame::new(state, plan)).await?;
                     let name = crate::names::object_name(name)?;
                     let inserted =
-                        insert_batches(session, &read_point, insert, &name, &batches).await?;
+                        insert_batches(session, &read_point, insert, &name, &batches, None).await?;
                     return Ok(Output::Command(CommandTag::insert(inserted.count)));
                 }
             }

@@ -18,7 +18,7 @@ mod writer;
 pub(crate) use checks::Checks;
 pub use references::Reference;
 pub(crate) use references::{holds, in_types, shown};
-pub use writer::TableWriter;
+pub use writer::{Arbiter, Conflict, TableWriter};
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};

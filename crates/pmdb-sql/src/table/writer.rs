@@ -62,6 +62,23 @@ pub struct TableWriter<'t> {
     removed: HashSet<(usize, Vec<u8>)>,
 }
 
+/// A unique key an INSERT … ON CONFLICT checks its rows against.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Arbiter {
+    PrimaryKey,
+    /// The unique index at this position.
+    Unique(usize),
+}
+
+/// The row an INSERT … ON CONFLICT's row conflicts with.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Conflict {
+    /// A row stored (committed, or the block's), by its key, now locked.
+    Stored(Vec<u8>),
+    /// A row this statement wrote.
+    ThisStatement,
+}
+
 /// What a change returns when a claim it needs is held by another writer.
 fn blocked_error() -> SqlError {
     SqlError::user(
@@ -328,7 +345,7 @@ impl<'t> TableWriter<'t> {
             let entry = t.index_key(ix, row, key)?;
             let values = entry[..entry.len() - key.len()].to_vec();
             self.claim(&value_claim(ix.def.id, &values))?;
-            if self.taken(i, &values, key)? {
+            if self.holder(i, &values, key)?.is_some() {
                 return Err(t.duplicate_in_index(i, row));
             }
             self.claimed.insert((i, values), key.to_vec());
@@ -336,14 +353,14 @@ impl<'t> TableWriter<'t> {
         Ok(())
     }
 
-    /// Whether a row other than `key` has `values` in unique index `i`: in this
-    /// statement, in what is committed now, or in the block's own changes.
-    fn taken(&mut self, i: usize, values: &[u8], key: &[u8]) -> Result<bool> {
+    /// The key of a row other than `key` that has `values` in unique index `i`: in
+    /// this statement, in what is committed now, or in the block's own changes.
+    fn holder(&mut self, i: usize, values: &[u8], key: &[u8]) -> Result<Option<Vec<u8>>> {
         let ix = &self.table.indexes[i];
         if let Some(other) = self.claimed.get(&(i, values.to_vec()))
             && other != key
         {
-            return Ok(true);
+            return Ok(Some(other.clone()));
         }
         let other_row = |entry: &[u8]| &entry[values.len()..] != key;
         let mut scan = ix.subtable.scan(values.to_vec()..);
@@ -359,17 +376,72 @@ impl<'t> TableWriter<'t> {
                 // The block removed a row its snapshot held.
                 Some(txn)
                     if txn.saw(&ix.subtable, entry)? && !txn.exists(&ix.subtable, entry)? => {}
-                _ => return Ok(true),
+                _ => return Ok(Some(entry[values.len()..].to_vec())),
             }
         }
         if let Some(txn) = &self.txn {
             for entry in txn.keys_with_prefix(&ix.subtable, values)? {
-                if other_row(&entry) && !self.removed.contains(&(i, entry)) {
-                    return Ok(true);
+                if other_row(&entry) && !self.removed.contains(&(i, entry.clone())) {
+                    return Ok(Some(entry[values.len()..].to_vec()));
                 }
             }
         }
-        Ok(false)
+        Ok(None)
+    }
+
+    /// For INSERT … ON CONFLICT: the row `row` conflicts with on one of `arbiters`
+    /// (each claimed first, as an insert claims it), or `None` if it conflicts with
+    /// none, and then it is inserted. A row found stored is locked (its key claimed)
+    /// before it is returned.
+    pub fn insert_unless_conflict(
+        &mut self,
+        row: &[Value],
+        arbiters: &[Arbiter],
+    ) -> Result<Option<Conflict>> {
+        let t = self.table;
+        t.check(row)?;
+        let key = t.key_of(row)?;
+        for arbiter in arbiters {
+            match *arbiter {
+                Arbiter::PrimaryKey => {
+                    self.claim(&key)?;
+                    match self.written.get(&key).copied() {
+                        Some(true) => return Ok(Some(Conflict::ThisStatement)),
+                        Some(false) => {}
+                        None if self.exists(&key)? => return Ok(Some(Conflict::Stored(key))),
+                        None => {}
+                    }
+                }
+                Arbiter::Unique(i) => {
+                    let ix = &t.indexes[i];
+                    if ix
+                        .def
+                        .columns
+                        .iter()
+                        .any(|&c| row[usize::from(c)] == Value::Null)
+                    {
+                        continue;
+                    }
+                    let entry = t.index_key(ix, row, &key)?;
+                    let values = entry[..entry.len() - key.len()].to_vec();
+                    self.claim(&value_claim(ix.def.id, &values))?;
+                    if self.claimed.contains_key(&(i, values.clone())) {
+                        return Ok(Some(Conflict::ThisStatement));
+                    }
+                    // Any row holding the values conflicts, whatever its key: the row
+                    // proposed is not stored (and no row key is empty).
+                    if let Some(other) = self.holder(i, &values, &[])? {
+                        if self.written.get(&other) == Some(&true) {
+                            return Ok(Some(Conflict::ThisStatement));
+                        }
+                        self.claim(&other)?;
+                        return Ok(Some(Conflict::Stored(other)));
+                    }
+                }
+            }
+        }
+        self.insert_keyed(row, key)?;
+        Ok(None)
     }
 
     fn put(&mut self, sub: &Subtable, key: &[u8], value: &[u8]) {
@@ -386,6 +458,12 @@ impl<'t> TableWriter<'t> {
         let t = self.table;
         t.check(row)?;
         let key = t.key_of(row)?;
+        self.insert_keyed(row, key)
+    }
+
+    /// Inserts `row`, checked, under its row key `key`.
+    fn insert_keyed(&mut self, row: &[Value], key: Vec<u8>) -> Result<()> {
+        let t = self.table;
         if !self.references.is_empty() {
             self.check_references(row, &key, None)?;
         }
