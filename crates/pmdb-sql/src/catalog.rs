@@ -305,6 +305,52 @@ impl Catalog {
         Ok(true)
     }
 
+    /// Creates `def` filled by `fill` (given the new table, it writes the rows and says
+    /// how many), for CREATE TABLE … AS: the rows go into the new subtables first, and
+    /// the table appears with them in one catalog batch, so a crash or an error before
+    /// leaves no table (its subtables, which no entry names, are dropped). `Ok(None)` if
+    /// the table exists and `if_not_exists` was given.
+    pub fn create_table_filled(
+        &self,
+        mut def: TableDef,
+        if_not_exists: bool,
+        fill: impl FnOnce(&Arc<Table>) -> Result<u64>,
+    ) -> Result<Option<u64>> {
+        let _ddl = self.ddl();
+        if self.relation_exists(&def.name) {
+            return if if_not_exists {
+                Ok(None)
+            } else {
+                Err(SqlError::user(
+                    state::DUPLICATE_TABLE,
+                    format!("relation {:?} already exists", def.name),
+                ))
+            };
+        }
+        let cat = self.catalog_subtable()?;
+        let id = self.next_id(&cat)?;
+        def.id = id;
+        def.validate()
+            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+        let table = Arc::new(Table::open(&self.db, &cat, def.clone())?);
+        let rows = match fill(&table) {
+            Ok(rows) => rows,
+            Err(e) => {
+                for sub in table.subtable_names() {
+                    self.db.drop_subtable(&sub)?;
+                }
+                return Err(e);
+            }
+        };
+        let mut batch = WriteBatch::new();
+        batch.put(&cat, table_key(&def.name), def.encode());
+        batch.put(&cat, count_key(id), (rows as i64).to_le_bytes());
+        batch.put(&cat, NEXT_ID_KEY, (id + 1).to_le_bytes());
+        self.db.write(batch, WriteOptions::default())?;
+        self.tables.write().insert(def.name.clone(), table);
+        Ok(Some(rows))
+    }
+
     /// Whether a table or a sequence (which share PostgreSQL's namespace of relations)
     /// is called `name`.
     fn relation_exists(&self, name: &str) -> bool {

@@ -299,8 +299,8 @@ fn sequence_options(list: &[SqlSequenceOptions]) -> Result<SequenceOptions> {
 /// The definition a CREATE TABLE statement asks for.
 pub fn table_def(create: &CreateTable) -> Result<NewTable> {
     if create.query.is_some() {
-        return Err(SqlError::unsupported(
-            "CREATE TABLE ... AS SELECT: create the table, then INSERT INTO ... SELECT",
+        return Err(SqlError::Query(
+            "CREATE TABLE … AS runs in create_as, not from a definition".into(),
         ));
     }
     if create.or_replace || create.temporary || create.external {

@@ -22,6 +22,7 @@ mod column_defaults;
 mod constraint_defs;
 mod copy_in;
 mod copy_options;
+mod create_as;
 mod ddl;
 mod dml;
 mod engine;

@@ -57,6 +57,11 @@ impl CommandTag {
         CommandTag::counted("COPY", rows)
     }
 
+    /// CREATE TABLE … AS's tag, as PostgreSQL gives it.
+    pub const fn select(rows: u64) -> CommandTag {
+        CommandTag::counted("SELECT", rows)
+    }
+
     const fn counted(command: &'static str, rows: u64) -> CommandTag {
         CommandTag {
             command,

@@ -46,6 +46,14 @@ pub(crate) async fn run(
             return Ok(Output::Command(CommandTag::of("VACUUM")));
         }
         match s.as_ref() {
+            Statement::CreateTable(create) if create.query.is_some() => {
+                return Ok(Output::Command(
+                    match crate::create_as::run(session, &read_point, create).await? {
+                        Some(rows) => CommandTag::select(rows),
+                        None => CommandTag::of("CREATE TABLE AS"),
+                    },
+                ));
+            }
             Statement::CreateTable(create) => {
                 let new = ddl::table_def(create)?;
                 check_defaults(session, &new.def).await?;

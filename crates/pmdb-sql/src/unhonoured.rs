@@ -1,8 +1,8 @@
 //! Clauses the parser accepts and nothing in pmdb (or in DataFusion's planner) honours:
 //! each is refused with 0A000 before a statement is planned or run, so that no
 //! statement is accepted and quietly done otherwise than it says. Clauses that are only
-//! hints with no effect on a result (table options, index ordering, `CONCURRENTLY`,
-//! `TRUNCATE … CASCADE` with no foreign keys to follow) are left alone.
+//! hints with no effect on a result (table options, index ordering, `CONCURRENTLY`) are
+//! left alone.
 
 use std::ops::ControlFlow;
 

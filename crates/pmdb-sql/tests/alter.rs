@@ -208,6 +208,8 @@ fn a_migration_applies_and_survives_a_reopen() {
             "ALTER TABLE app_book ADD COLUMN pages INTEGER DEFAULT 100 NOT NULL;
              ALTER TABLE app_book ALTER COLUMN pages DROP DEFAULT;
              CREATE INDEX app_book_author_id ON app_book (author_id);
+             ALTER TABLE app_book ADD CONSTRAINT app_book_author_id_fk_app_author_id
+                 FOREIGN KEY (author_id) REFERENCES app_author (id);
              ALTER TABLE app_book RENAME COLUMN title TO name",
         )
         .unwrap();
@@ -232,4 +234,57 @@ fn a_migration_applies_and_survives_a_reopen() {
         sql.execute("INSERT INTO app_author (name) VALUES ('a3')")
             .is_err()
     );
+    // The foreign key added over the loaded rows holds after the reopen.
+    assert_eq!(
+        sql.execute("INSERT INTO app_book (name, author_id, pages) VALUES ('y', 999, 1)")
+            .unwrap_err()
+            .sqlstate(),
+        "23503"
+    );
+}
+
+/// CREATE TABLE … AS: the query's columns and rows, in a table with no key; refused
+/// (and leaving nothing) when a row does not fit.
+#[test]
+fn tables_created_from_a_query() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
+    let one = |q: &str| rows_of(sql.execute(q).unwrap().pop().unwrap());
+    sql.execute(
+        "CREATE TABLE src (k INT PRIMARY KEY, name TEXT, price DECIMAL(8,2));
+         INSERT INTO src VALUES (1, 'a', 1.50), (2, 'b', 2.25), (3, 'c', NULL)",
+    )
+    .unwrap();
+    let tag = sql
+        .execute("CREATE TABLE dst AS SELECT k, upper(name) AS up, price FROM src WHERE k > 1")
+        .unwrap()
+        .pop()
+        .unwrap();
+    assert!(
+        matches!(&tag, pmdb_sql::Output::Command(t) if *t == pmdb_sql::CommandTag::select(2)),
+        "{tag:?}"
+    );
+    assert_eq!(
+        one("SELECT k, up, price FROM dst ORDER BY k"),
+        ["2|B|2.25", "3|C|"]
+    );
+    let def = sql.catalog().table("dst").unwrap().def().clone();
+    assert!(def.primary_key.is_empty());
+    assert_eq!(def.columns[2].ty.to_string(), "DECIMAL(8,2)");
+    // The new table is an ordinary one.
+    sql.execute("INSERT INTO dst VALUES (9, 'Z', 0)").unwrap();
+    assert_eq!(
+        sql.execute("CREATE TABLE dst AS SELECT 1 AS x")
+            .unwrap_err()
+            .sqlstate(),
+        "42P07"
+    );
+    sql.execute("CREATE TABLE IF NOT EXISTS dst AS SELECT 1 AS x")
+        .unwrap();
+    // A query that fails leaves no table.
+    assert!(
+        sql.execute("CREATE TABLE bad AS SELECT 1 / (k - 2) FROM src")
+            .is_err()
+    );
+    assert!(sql.catalog().table("bad").is_none());
 }

@@ -25,6 +25,7 @@ const SCRIPT: &[&str] = &[
     "UPDATE a SET v = 'deux', n = n + 1 WHERE k = 2",
     "INSERT INTO a SELECT x + 10, y, x FROM b WHERE x IS NOT NULL",
     "DELETE FROM a WHERE k IN (SELECT x FROM b)",
+    "CREATE TABLE g AS SELECT k, v, n * 2 AS twice FROM a WHERE k > 1",
     "CREATE INDEX a_n ON a (n, v)",
     "DROP INDEX a_v",
     "DROP TABLE b",
