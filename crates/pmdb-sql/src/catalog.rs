@@ -19,6 +19,7 @@ use crate::schema::{CheckDef, ForeignKeyDef, IndexDef, TableDef};
 use crate::segment_layout::{COVERED, covered_key};
 use crate::sequence::{self, Sequence, SequenceDef, SequenceState};
 use crate::table::{Checks, Reference, Table, TableWriter, WriteGuard, count_key};
+use crate::view::{VIEW_PREFIX, ViewDef, view_key};
 
 const CATALOG: &str = "sql.catalog";
 /// Key of the id the next table gets (a u64, little-endian).
@@ -30,6 +31,7 @@ pub struct Catalog {
     db: Db,
     tables: RwLock<BTreeMap<String, Arc<Table>>>,
     sequences: RwLock<BTreeMap<String, Arc<Sequence>>>,
+    views: RwLock<BTreeMap<String, Arc<ViewDef>>>,
     /// Serializes DDL, so two statements never race on the next id or on one table.
     ddl: Mutex<()>,
     /// Counts finished DDL statements: a plan made at one generation may name tables
@@ -90,10 +92,15 @@ impl Catalog {
             Some(cat) => load_sequences(db, cat)?,
             None => BTreeMap::new(),
         };
+        let views = match &cat {
+            Some(cat) => load_views(cat)?,
+            None => BTreeMap::new(),
+        };
         let catalog = Catalog {
             db: db.clone(),
             tables: RwLock::new(tables),
             sequences: RwLock::new(sequences),
+            views: RwLock::new(views),
             ddl: Mutex::new(()),
             generation: AtomicU64::new(0),
         };
@@ -354,7 +361,115 @@ impl Catalog {
     /// Whether a table or a sequence (which share PostgreSQL's namespace of relations)
     /// is called `name`.
     fn relation_exists(&self, name: &str) -> bool {
-        self.table(name).is_some() || self.sequence(name).is_some()
+        self.table(name).is_some() || self.sequence(name).is_some() || self.view(name).is_some()
+    }
+
+    pub fn view(&self, name: &str) -> Option<Arc<ViewDef>> {
+        self.views.read().get(name).cloned()
+    }
+
+    pub fn views(&self) -> Vec<Arc<ViewDef>> {
+        self.views.read().values().cloned().collect()
+    }
+
+    /// Whether any view is defined: statements expand none otherwise.
+    pub fn has_views(&self) -> bool {
+        !self.views.read().is_empty()
+    }
+
+    /// Creates view `def` (its id is given here), or with `or_replace` replaces the view
+    /// of that name (which keeps its id), in one catalog write.
+    pub fn create_view(&self, mut def: ViewDef, or_replace: bool) -> Result<()> {
+        let _ddl = self.ddl();
+        let cat = self.catalog_subtable()?;
+        let mut batch = WriteBatch::new();
+        match self.view(&def.name) {
+            Some(old) if or_replace => def.id = old.id,
+            None if !self.relation_exists(&def.name) => {
+                def.id = self.next_id(&cat)?;
+                batch.put(&cat, NEXT_ID_KEY, (def.id + 1).to_le_bytes());
+            }
+            _ => {
+                return Err(SqlError::user(
+                    state::DUPLICATE_TABLE,
+                    format!("relation {:?} already exists", def.name),
+                ));
+            }
+        }
+        def.validate()
+            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+        batch.put(&cat, view_key(&def.name), def.encode());
+        self.db.write(batch, WriteOptions::default())?;
+        self.views.write().insert(def.name.clone(), Arc::new(def));
+        Ok(())
+    }
+
+    /// The views whose queries name relation `name`, other than `name` itself.
+    fn views_over(&self, name: &str) -> Vec<Arc<ViewDef>> {
+        self.views()
+            .into_iter()
+            .filter(|v| v.name != name && v.relations().iter().any(|r| r == name))
+            .collect()
+    }
+
+    /// The views that depend on relation `name`, and on those, and so on, for a DROP:
+    /// refused (2BP01) unless `cascade`, which drops them too.
+    fn dependent_views(&self, name: &str, cascade: bool) -> Result<Vec<Arc<ViewDef>>> {
+        let mut found: Vec<Arc<ViewDef>> = Vec::new();
+        let mut next = vec![name.to_owned()];
+        while let Some(n) = next.pop() {
+            for v in self.views_over(&n) {
+                if !cascade {
+                    return Err(SqlError::user(
+                        state::DEPENDENT_OBJECTS_STILL_EXIST,
+                        format!(
+                            "cannot drop {name} because other objects depend on it: view {} \
+                             depends on {n} (use DROP ... CASCADE to drop the dependent objects \
+                             too)",
+                            v.name
+                        ),
+                    ));
+                }
+                if !found.iter().any(|f| f.name == v.name) {
+                    next.push(v.name.clone());
+                    found.push(v);
+                }
+            }
+        }
+        Ok(found)
+    }
+
+    /// Drops view `name` (with the views that depend on it, given `cascade`).
+    /// `Ok(false)` if it does not exist and `if_exists` was given.
+    pub fn drop_view(&self, name: &str, if_exists: bool, cascade: bool) -> Result<bool> {
+        let _ddl = self.ddl();
+        if self.view(name).is_none() {
+            return match (self.table(name).is_some(), if_exists) {
+                (true, _) => Err(SqlError::user(
+                    state::WRONG_OBJECT_TYPE,
+                    format!("\"{name}\" is not a view (use DROP TABLE to remove a table)"),
+                )),
+                (false, true) => Ok(false),
+                (false, false) => Err(SqlError::user(
+                    state::UNDEFINED_TABLE,
+                    format!("view \"{name}\" does not exist"),
+                )),
+            };
+        }
+        let dependents = self.dependent_views(name, cascade)?;
+        let cat = self.catalog_subtable()?;
+        let mut batch = WriteBatch::new();
+        batch.delete(&cat, view_key(name));
+        for v in &dependents {
+            batch.delete(&cat, view_key(&v.name));
+        }
+        self.db.write(batch, WriteOptions::default())?;
+        let mut views = self.views.write();
+        views.remove(name);
+        for v in dependents {
+            views.remove(&v.name);
+        }
+        Ok(true)
     }
 
     /// `wanted`, or with the first number after it that makes it a name no relation
@@ -476,12 +591,16 @@ impl Catalog {
     pub fn drop_table(&self, name: &str, if_exists: bool, cascade: bool) -> Result<bool> {
         let _ddl = self.ddl();
         let Some(table) = self.table(name) else {
-            return if if_exists {
-                Ok(false)
-            } else {
-                Err(self.table_or_error(name).err().expect("no such table"))
+            return match (self.view(name).is_some(), if_exists) {
+                (true, _) => Err(SqlError::user(
+                    state::WRONG_OBJECT_TYPE,
+                    format!("\"{name}\" is not a table (use DROP VIEW to remove a view)"),
+                )),
+                (false, true) => Ok(false),
+                (false, false) => Err(self.table_or_error(name).err().expect("no such table")),
             };
         };
+        let views = self.dependent_views(name, cascade)?;
         let dependents = self.referenced_from_elsewhere(table.def().id);
         if let Some((child, fk)) = dependents.first()
             && !cascade
@@ -526,6 +645,9 @@ impl Catalog {
         for (_, new, _) in &children {
             batch.put(&cat, table_key(&new.def().name), new.def().encode());
         }
+        for v in &views {
+            batch.delete(&cat, view_key(&v.name));
+        }
         for seq in &owned {
             batch.delete(&cat, sequence::def_key(&seq.def().name));
             batch.delete(&cat, sequence::state_key(seq.def().id));
@@ -540,6 +662,9 @@ impl Catalog {
         }
         self.tables.write().remove(name);
         table.retire();
+        for v in views {
+            self.views.write().remove(&v.name);
+        }
         for (old, new, _guard) in children {
             self.tables
                 .write()
@@ -901,6 +1026,28 @@ fn load_sequences(db: &Db, cat: &pmdb_engine::Subtable) -> Result<BTreeMap<Strin
         })?;
         let state = SequenceState::decode(&stored).map_err(damaged)?;
         out.insert(name, Arc::new(Sequence::new(db, cat, def, state)));
+    }
+    Ok(out)
+}
+
+/// Every view in `cat`. A damaged entry fails the open with the view's name.
+fn load_views(cat: &pmdb_engine::Subtable) -> Result<BTreeMap<String, Arc<ViewDef>>> {
+    let mut out = BTreeMap::new();
+    for entry in cat.scan(vec![VIEW_PREFIX]..vec![VIEW_PREFIX + 1]) {
+        let entry = entry?;
+        let name = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
+        let damaged = |source| SqlError::Damaged {
+            what: format!("catalog entry of view {name:?}"),
+            source,
+        };
+        let def = ViewDef::decode(entry.value()).map_err(damaged)?;
+        if def.name != name {
+            return Err(damaged(crate::error::CodecError::Mismatch(format!(
+                "it defines a view named {:?}",
+                def.name
+            ))));
+        }
+        out.insert(name, Arc::new(def));
     }
     Ok(out)
 }

@@ -590,7 +590,7 @@ pub fn drop(
     if_exists: bool,
     cascade: bool,
 ) -> Result<&'static str> {
-    if cascade && *object_type != ObjectType::Table {
+    if cascade && !matches!(object_type, ObjectType::Table | ObjectType::View) {
         return Err(SqlError::unsupported(format!(
             "DROP {object_type} … CASCADE (pmdb drops the foreign keys of a table's dependents \
              with DROP TABLE … CASCADE)"
@@ -600,6 +600,7 @@ pub fn drop(
         let n = object_name(n)?;
         match object_type {
             ObjectType::Table => catalog.drop_table(&n, if_exists, cascade)?,
+            ObjectType::View => catalog.drop_view(&n, if_exists, cascade)?,
             ObjectType::Index => catalog.drop_index(&n, if_exists)?,
             ObjectType::Sequence => catalog.drop_sequence(&n, if_exists, |table, c| {
                 table
@@ -611,6 +612,7 @@ pub fn drop(
     }
     Ok(match object_type {
         ObjectType::Table => "DROP TABLE",
+        ObjectType::View => "DROP VIEW",
         ObjectType::Sequence => "DROP SEQUENCE",
         _ => "DROP INDEX",
     })

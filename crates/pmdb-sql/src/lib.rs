@@ -59,6 +59,8 @@ pub mod table;
 pub mod types;
 mod unhonoured;
 mod upsert;
+pub mod view;
+mod view_expansion;
 
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};

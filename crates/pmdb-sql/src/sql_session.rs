@@ -409,6 +409,9 @@ impl SqlSession {
             .map_or_else(|| statement.clone(), |r| r.without.clone());
         // DataFusion plans no ON CONFLICT either: pmdb runs it, its parameters bound as
         // literals at each run.
+        if let DfStatement::Statement(s) = &mut planned {
+            crate::view_expansion::expand(&self.shared.catalog, s)?;
+        }
         let mut upsert = false;
         if let DfStatement::Statement(s) = &mut planned
             && let Statement::Insert(i) = s.as_mut()

@@ -30,6 +30,9 @@ pub(crate) async fn run(
 ) -> Result<Output> {
     if let DfStatement::Statement(s) = &mut statement {
         column_defaults::apply(&session.catalog, s)?;
+        if !matches!(s.as_ref(), Statement::CreateView(_)) {
+            crate::view_expansion::expand(&session.catalog, s)?;
+        }
     }
     if let DfStatement::Statement(s) = &statement {
         unhonoured::check(s)?;
@@ -156,8 +159,9 @@ pub(crate) async fn run(
                 }
                 return Ok(Output::Command(CommandTag::of("ANALYZE")));
             }
-            Statement::CreateView(_) => {
-                return Err(SqlError::unsupported("CREATE VIEW: use WITH ... SELECT"));
+            Statement::CreateView(create) => {
+                crate::view_expansion::create(session, &read_point, create).await?;
+                return Ok(Output::Command(CommandTag::of("CREATE VIEW")));
             }
             _ => {}
         }

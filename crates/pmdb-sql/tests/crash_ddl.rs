@@ -1,6 +1,6 @@
 //! Crash simulation of the SQL layer: a script of DDL and DML (serial and unique
 //! columns, sequences, unique indexes, foreign keys with a cascading delete and checks
-//! among them) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
+//! among them, and views, whose rows count as their own) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
 //! left after its acknowledged statements (or after the one in flight too: each
 //! statement is all there or not at all), row counts and index entries agree with the
 //! rows, columnar segments that say they hold the rows hold exactly them, and no
@@ -26,6 +26,7 @@ const SCRIPT: &[&str] = &[
     "INSERT INTO a SELECT x + 10, y, x FROM b WHERE x IS NOT NULL",
     "DELETE FROM a WHERE k IN (SELECT x FROM b)",
     "CREATE TABLE g AS SELECT k, v, n * 2 AS twice FROM a WHERE k > 1",
+    "CREATE VIEW w AS SELECT k, v FROM a WHERE k > 2",
     "CREATE INDEX a_n ON a (n, v)",
     "DROP INDEX a_v",
     "DROP TABLE b",
@@ -47,6 +48,8 @@ const SCRIPT: &[&str] = &[
     "ALTER TABLE s RENAME TO s2",
     "CREATE UNIQUE INDEX a_n_unique ON a (n)",
     "CREATE SEQUENCE later START WITH 10",
+    "CREATE OR REPLACE VIEW w AS SELECT k FROM a WHERE k > 100",
+    "DROP VIEW w",
     "DROP TABLE a",
     "DROP TABLE s2",
 ];
@@ -82,8 +85,9 @@ type Contents = BTreeMap<String, Vec<String>>;
 
 fn contents(sql: &SqlEngine) -> Result<Contents, String> {
     let mut out = Contents::new();
-    for t in sql.catalog().tables() {
-        let name = t.def().name.clone();
+    let tables = sql.catalog().tables().into_iter().map(|t| t.def().name.clone());
+    let views = sql.catalog().views().into_iter().map(|v| v.name.clone());
+    for name in tables.chain(views) {
         let q = format!("SELECT * FROM {name}");
         let batches = match sql.execute(&q).map_err(|e| format!("{q}: {e}"))?.pop() {
             Some(Output::Rows { batches, .. }) => batches,

@@ -213,6 +213,15 @@ fn constraint_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     }
 }
 
+/// `pg_get_viewdef(oid [, pretty])`: the view's query, as PostgreSQL prints it (a
+/// leading space, a closing semicolon).
+fn view_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    match int(args.first()).and_then(|oid| oids::find(source.catalog(), oid)) {
+        Some(Object::View(v)) => text(Some(format!(" {};", v.query))),
+        _ => text(None),
+    }
+}
+
 fn format_type(_: &Source, args: &[ScalarValue]) -> ScalarValue {
     text(int(args.first()).and_then(|oid| oids::format_type(oid, int(args.get(1)))))
 }
@@ -351,6 +360,7 @@ fn size_pretty(_: &Source, args: &[ScalarValue]) -> ScalarValue {
 const FUNCTIONS: &[(&str, Returns, Body)] = &[
     ("pg_get_indexdef", Returns::Text, index_def),
     ("pg_get_constraintdef", Returns::Text, constraint_def),
+    ("pg_get_viewdef", Returns::Text, view_def),
     ("format_type", Returns::Text, format_type),
     ("regclass", Returns::OidOrName, regclass),
     ("regtype", Returns::OidOrName, regtype),

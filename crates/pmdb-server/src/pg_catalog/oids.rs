@@ -5,6 +5,7 @@
 
 use pmdb_sql::schema::{IndexDef, TableDef};
 use pmdb_sql::sequence::SequenceDef;
+use pmdb_sql::view::ViewDef;
 use pmdb_sql::{SqlType, catalog::Catalog};
 
 pub const BOOTSTRAP_ROLE: i64 = 10;
@@ -43,6 +44,11 @@ pub fn index(def: &TableDef, index: &IndexDef) -> i64 {
 /// A sequence's oid: sequences take their ids from the counter tables take theirs from,
 /// so the two never share an oid.
 pub fn sequence(def: &SequenceDef) -> i64 {
+    FIRST_USER_OID + (def.id as i64).saturating_mul(PER_TABLE)
+}
+
+/// A view's oid: views take their ids from the counter tables take theirs from.
+pub fn view(def: &ViewDef) -> i64 {
     FIRST_USER_OID + (def.id as i64).saturating_mul(PER_TABLE)
 }
 
@@ -96,6 +102,7 @@ pub enum Object {
     ForeignKey(TableDef, usize),
     Check(TableDef, usize),
     Sequence(SequenceDef),
+    View(ViewDef),
 }
 
 pub fn find(catalog: &Catalog, oid: i64) -> Option<Object> {
@@ -105,6 +112,9 @@ pub fn find(catalog: &Catalog, oid: i64) -> Option<Object> {
         .find(|s| sequence(s.def()) == oid)
     {
         return Some(Object::Sequence(seq.def().clone()));
+    }
+    if let Some(v) = catalog.views().iter().find(|v| view(v) == oid) {
+        return Some(Object::View(v.as_ref().clone()));
     }
     catalog.tables().into_iter().find_map(|t| {
         let def = t.def();

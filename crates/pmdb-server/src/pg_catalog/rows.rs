@@ -85,6 +85,16 @@ pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
             false,
         ));
     }
+    for v in source.catalog().views() {
+        rows.push(class(
+            oids::view(&v),
+            &v.name,
+            "v",
+            0,
+            v.columns.len(),
+            false,
+        ));
+    }
     for def in source.tables() {
         rows.push(class(
             oids::table(&def),
@@ -460,6 +470,22 @@ pub fn roles(source: &Source) -> Vec<Vec<Cell>> {
                 Null,
                 Bool(false),
                 Null,
+            ]
+        })
+        .collect()
+}
+
+pub fn view_list(source: &Source) -> Vec<Vec<Cell>> {
+    source
+        .catalog()
+        .views()
+        .iter()
+        .map(|v| {
+            vec![
+                text("public"),
+                Text(v.name.clone()),
+                text(source.owner()),
+                Text(format!(" {};", v.query)),
             ]
         })
         .collect()

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::rows::{
     Cell, access_methods, attrdefs, attributes, classes, constraints, databases, indexes,
-    namespaces, roles, sequences, table_list, types,
+    namespaces, roles, sequences, table_list, types, view_list,
 };
 use super::source::Source;
 use async_trait::async_trait;
@@ -245,6 +245,16 @@ const RELATIONS: &[Relation] = &[
             ("rowsecurity", K::Bool),
         ],
         rows: Some(table_list),
+    },
+    Relation {
+        name: "pg_views",
+        columns: &[
+            ("schemaname", K::Text),
+            ("viewname", K::Text),
+            ("viewowner", K::Text),
+            ("definition", K::Text),
+        ],
+        rows: Some(view_list),
     },
     Relation {
         name: "pg_attrdef",

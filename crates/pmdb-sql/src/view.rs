@@ -1,0 +1,212 @@
+//! A view's definition (its name, the names it gives its columns, and its query as SQL
+//! text) and its persistent codec, the value of the view's entry in the catalog
+//! subtable (`v` + name). Byte table: `docs/format.md`, "View definition".
+
+use std::ops::ControlFlow;
+
+use datafusion::sql::sqlparser::ast::visit_relations;
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use crate::error::CodecError;
+use crate::names::object_name;
+use crate::reader::Reader;
+use crate::rowcode::MAX_COLUMNS;
+use crate::schema::MAX_IDENT;
+
+const VERSION: u8 = 1;
+/// Longest query text of a view, in bytes.
+pub const MAX_QUERY: usize = 1 << 20;
+/// Prefix of a view entry's key; the view's name follows.
+pub const VIEW_PREFIX: u8 = b'v';
+
+/// `v` + name: where a view's definition lives.
+pub fn view_key(name: &str) -> Vec<u8> {
+    let mut k = vec![VIEW_PREFIX];
+    k.extend_from_slice(name.as_bytes());
+    k
+}
+
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ViewDef {
+    /// From the counter table ids come from: no table or sequence shares it.
+    pub id: u64,
+    pub name: String,
+    /// The names `CREATE VIEW v (a, b)` gives the first columns of the query; empty
+    /// when it gives none.
+    pub columns: Vec<String>,
+    /// The query, as SQL text.
+    pub query: String,
+}
+
+impl ViewDef {
+    /// Checks what a decoder or a CREATE VIEW must not let through.
+    pub fn validate(&self) -> Result<(), String> {
+        let ident = |what: &str, n: &str| {
+            if n.is_empty() || n.len() > MAX_IDENT {
+                Err(format!(
+                    "a {what} name of {} bytes (1 to {MAX_IDENT})",
+                    n.len()
+                ))
+            } else {
+                Ok(())
+            }
+        };
+        ident("view", &self.name)?;
+        if self.columns.len() > MAX_COLUMNS {
+            return Err(format!("{} column names", self.columns.len()));
+        }
+        for (i, c) in self.columns.iter().enumerate() {
+            ident("column", c)?;
+            if self.columns[..i].contains(c) {
+                return Err(format!("column {c} is named twice"));
+            }
+        }
+        if self.query.is_empty() || self.query.len() > MAX_QUERY {
+            return Err(format!(
+                "a query of {} bytes (1 to {MAX_QUERY})",
+                self.query.len()
+            ));
+        }
+        Ok(())
+    }
+
+    /// The relations the query names (tables, views, and names of its own CTEs: a
+    /// dependency is never missed, at worst one too many is seen); none if the text
+    /// no longer parses.
+    pub fn relations(&self) -> Vec<String> {
+        let Ok(query) = Parser::new(&PostgreSqlDialect {})
+            .try_with_sql(&self.query)
+            .and_then(|mut p| p.parse_query())
+        else {
+            return Vec::new();
+        };
+        let mut names = Vec::new();
+        let _ = visit_relations(&query, |name| {
+            if let Ok(n) = object_name(name)
+                && !names.contains(&n)
+            {
+                names.push(n);
+            }
+            ControlFlow::<()>::Continue(())
+        });
+        names
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = vec![VERSION];
+        out.extend_from_slice(&self.id.to_le_bytes());
+        put_name(&mut out, &self.name);
+        out.extend_from_slice(&(self.columns.len() as u16).to_le_bytes());
+        for c in &self.columns {
+            put_name(&mut out, c);
+        }
+        out.extend_from_slice(&(self.query.len() as u32).to_le_bytes());
+        out.extend_from_slice(self.query.as_bytes());
+        let crc = crc32fast::hash(&out);
+        out.extend_from_slice(&crc.to_le_bytes());
+        out
+    }
+
+    pub fn decode(bytes: &[u8]) -> Result<ViewDef, CodecError> {
+        let invalid = |reason: String| CodecError::Invalid {
+            what: "view definition",
+            reason,
+        };
+        let body_len = bytes
+            .len()
+            .checked_sub(4)
+            .ok_or_else(|| invalid(format!("{} bytes", bytes.len())))?;
+        let (body, crc) = bytes.split_at(body_len);
+        if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
+            return Err(invalid("checksum mismatch".into()));
+        }
+        let mut r = Reader::new("view definition", body);
+        let version = r.byte()?;
+        if version != VERSION {
+            return Err(invalid(format!("format version {version}")));
+        }
+        let id = u64::from_le_bytes(r.take()?);
+        let name = get_name(&mut r)?;
+        let n = u16::from_le_bytes(r.take()?) as usize;
+        if n > MAX_COLUMNS {
+            return Err(invalid(format!("{n} column names")));
+        }
+        let columns = (0..n)
+            .map(|_| get_name(&mut r))
+            .collect::<Result<Vec<_>, _>>()?;
+        let len = u32::from_le_bytes(r.take()?) as usize;
+        if len > MAX_QUERY {
+            return Err(invalid(format!("a query of {len} bytes")));
+        }
+        let query = String::from_utf8(r.slice(len)?.to_vec())
+            .map_err(|_| invalid("a query that is not UTF-8".into()))?;
+        if r.left() != 0 {
+            return Err(invalid(format!("{} bytes after the end", r.left())));
+        }
+        let def = ViewDef {
+            id,
+            name,
+            columns,
+            query,
+        };
+        def.validate().map_err(invalid)?;
+        Ok(def)
+    }
+}
+
+fn put_name(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u16).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn get_name(r: &mut Reader<'_>) -> Result<String, CodecError> {
+    let len = u16::from_le_bytes(r.take()?) as usize;
+    if len > MAX_IDENT {
+        return Err(r.invalid(format!("a name of {len} bytes")));
+    }
+    String::from_utf8(r.slice(len)?.to_vec())
+        .map_err(|_| r.invalid("a name that is not UTF-8".into()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    fn view(columns: usize, query: &str) -> ViewDef {
+        ViewDef {
+            id: 42,
+            name: "recent_orders".into(),
+            columns: (0..columns).map(|i| format!("c{i}")).collect(),
+            query: query.into(),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn definitions_round_trip(columns in 0usize..6, query in "[a-z0-9 ,*()=<>']{1,200}") {
+            let def = view(columns, &query);
+            prop_assert_eq!(ViewDef::decode(&def.encode()).unwrap(), def);
+        }
+
+        #[test]
+        fn damage_is_reported(columns in 0usize..4, at in any::<prop::sample::Index>(),
+                              bit in 0u8..8) {
+            let def = view(columns, "SELECT k FROM t WHERE k > 1");
+            let mut bytes = def.encode();
+            let i = at.index(bytes.len());
+            bytes[i] ^= 1 << bit;
+            prop_assert!(ViewDef::decode(&bytes).is_err());
+            prop_assert!(ViewDef::decode(&bytes[..i]).is_err());
+        }
+    }
+
+    #[test]
+    fn bad_definitions_are_refused() {
+        assert!(view(0, "").validate().is_err());
+        let mut def = view(2, "SELECT 1, 2");
+        def.columns[1] = "c0".into();
+        assert!(def.validate().unwrap_err().contains("twice"));
+    }
+}

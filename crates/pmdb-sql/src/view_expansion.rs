@@ -1,0 +1,303 @@
+//! Views in statements. CREATE VIEW plans the query once (so a view that does not plan
+//! is refused when made) and stores its text. Before a statement is planned, each
+//! reference to a view (a table name that is a view's and not one of the statement's
+//! CTEs) becomes the view's query as a derived table under the view's name (or the
+//! statement's alias), with the column names the view gives; views inside views expand
+//! too, up to a depth that catches a view defined through itself. A statement that would
+//! change a view's rows is refused (0A000): pmdb's views are read-only.
+
+use std::collections::HashSet;
+use std::ops::ControlFlow;
+
+use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::{
+    CreateView, FromTable, Ident, Insert, Query, Statement, TableAlias, TableAliasColumnDef,
+    TableFactor, TableObject, Visit, VisitMut, Visitor, VisitorMut,
+};
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
+
+use crate::catalog::Catalog;
+use crate::error::{Result, SqlError, df_error, state};
+use crate::names::{ident_name, object_name};
+use crate::read_point::ReadPoint;
+use crate::session::Session;
+use crate::view::ViewDef;
+
+/// Views inside views expand to at most this depth.
+const MAX_DEPTH: usize = 32;
+
+/// Expands the views `statement` names; refuses one it would change.
+pub(crate) fn expand(catalog: &Catalog, statement: &mut Statement) -> Result<()> {
+    if !catalog.has_views() {
+        return Ok(());
+    }
+    if let Some(target) = changed_relation(statement)?
+        && catalog.view(&target).is_some()
+    {
+        return Err(SqlError::unsupported(format!(
+            "changing the rows of view \"{target}\" (pmdb's views are read-only: change its \
+             tables)"
+        )));
+    }
+    expand_in(catalog, statement, 0)
+}
+
+/// The relation whose rows `statement` changes, if it changes one by name.
+fn changed_relation(statement: &Statement) -> Result<Option<String>> {
+    let table_name = |f: &TableFactor| match f {
+        TableFactor::Table { name, .. } => object_name(name).map(Some),
+        _ => Ok(None),
+    };
+    match statement {
+        Statement::Insert(Insert {
+            table: TableObject::TableName(name),
+            ..
+        }) => object_name(name).map(Some),
+        Statement::Update(u) => table_name(&u.table.relation),
+        Statement::Delete(d) => match &d.from {
+            FromTable::WithFromKeyword(t) | FromTable::WithoutKeyword(t) => match t.first() {
+                Some(t) => table_name(&t.relation),
+                None => Ok(None),
+            },
+        },
+        Statement::Copy {
+            source: datafusion::sql::sqlparser::ast::CopySource::Table { table_name, .. },
+            to: false,
+            ..
+        } => object_name(table_name).map(Some),
+        Statement::Truncate(t) => match t.table_names.first() {
+            Some(t) => object_name(&t.name).map(Some),
+            None => Ok(None),
+        },
+        _ => Ok(None),
+    }
+}
+
+fn expand_in<V: VisitMut + Visit>(catalog: &Catalog, node: &mut V, depth: usize) -> Result<()> {
+    let mut ctes = CteNames::default();
+    let _ = Visit::visit(&*node, &mut ctes);
+    let mut expander = Expander {
+        catalog,
+        ctes: ctes.0,
+        depth,
+        error: None,
+    };
+    let _ = VisitMut::visit(node, &mut expander);
+    match expander.error {
+        Some(e) => Err(e),
+        None => Ok(()),
+    }
+}
+
+/// The names of every CTE a statement defines, which shadow views of those names.
+#[derive(Default)]
+struct CteNames(HashSet<String>);
+
+impl Visitor for CteNames {
+    type Break = ();
+
+    fn pre_visit_query(&mut self, q: &Query) -> ControlFlow<()> {
+        if let Some(with) = &q.with {
+            for cte in &with.cte_tables {
+                self.0.insert(ident_name(&cte.alias.name));
+            }
+        }
+        ControlFlow::Continue(())
+    }
+}
+
+struct Expander<'c> {
+    catalog: &'c Catalog,
+    ctes: HashSet<String>,
+    depth: usize,
+    error: Option<SqlError>,
+}
+
+impl Expander<'_> {
+    /// The derived table view `view` becomes where `alias` names it.
+    fn derived(&self, view: &ViewDef, alias: Option<TableAlias>) -> Result<TableFactor> {
+        if self.depth >= MAX_DEPTH {
+            return Err(SqlError::user(
+                "42P17",
+                format!(
+                    "infinite recursion detected in rules for relation \"{}\"",
+                    view.name
+                ),
+            ));
+        }
+        let mut query = parse_query(&view.query).map_err(|e| SqlError::Damaged {
+            what: format!("query of view {:?}", view.name),
+            source: crate::error::CodecError::Mismatch(e),
+        })?;
+        expand_in(self.catalog, &mut query, self.depth + 1)?;
+        let mut alias = alias.unwrap_or_else(|| TableAlias {
+            explicit: false,
+            name: Ident::with_quote('"', &view.name),
+            columns: Vec::new(),
+            at: None,
+        });
+        if alias.columns.is_empty() {
+            alias.columns = view
+                .columns
+                .iter()
+                .map(|c| TableAliasColumnDef {
+                    name: Ident::with_quote('"', c),
+                    data_type: None,
+                })
+                .collect();
+        }
+        Ok(TableFactor::Derived {
+            lateral: false,
+            subquery: Box::new(query),
+            alias: Some(alias),
+            sample: None,
+        })
+    }
+}
+
+impl VisitorMut for Expander<'_> {
+    type Break = ();
+
+    fn post_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+        let TableFactor::Table {
+            name,
+            alias,
+            args: None,
+            with_hints,
+            version: None,
+            with_ordinality: false,
+            partitions,
+            json_path: None,
+            sample: None,
+            index_hints,
+        } = factor
+        else {
+            return ControlFlow::Continue(());
+        };
+        if !with_hints.is_empty() || !partitions.is_empty() || !index_hints.is_empty() {
+            return ControlFlow::Continue(());
+        }
+        let Ok(n) = object_name(name) else {
+            return ControlFlow::Continue(());
+        };
+        if self.ctes.contains(&n) {
+            return ControlFlow::Continue(());
+        }
+        let Some(view) = self.catalog.view(&n) else {
+            return ControlFlow::Continue(());
+        };
+        match self.derived(&view, alias.take()) {
+            Ok(derived) => {
+                *factor = derived;
+                ControlFlow::Continue(())
+            }
+            Err(e) => {
+                self.error = Some(e);
+                ControlFlow::Break(())
+            }
+        }
+    }
+}
+
+fn parse_query(text: &str) -> std::result::Result<Query, String> {
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_query())
+        .map(|q| *q)
+        .map_err(|e| e.to_string())
+}
+
+/// CREATE [OR REPLACE] VIEW: the query is planned (its views expanded) at `read_point`
+/// for its columns, then the view stored.
+pub(crate) async fn create(
+    session: &Session,
+    read_point: &ReadPoint,
+    create: &CreateView,
+) -> Result<()> {
+    let CreateView {
+        or_alter,
+        or_replace,
+        materialized,
+        secure,
+        name,
+        name_before_not_exists: _,
+        columns,
+        query,
+        options,
+        cluster_by,
+        comment,
+        with_no_schema_binding,
+        if_not_exists,
+        temporary,
+        copy_grants,
+        to,
+        params,
+    } = create;
+    if *or_alter
+        || *materialized
+        || *secure
+        || *with_no_schema_binding
+        || *if_not_exists
+        || *temporary
+        || *copy_grants
+        || to.is_some()
+        || params.is_some()
+        || comment.is_some()
+        || !cluster_by.is_empty()
+        || !matches!(
+            options,
+            datafusion::sql::sqlparser::ast::CreateTableOptions::None
+        )
+        || columns
+            .iter()
+            .any(|c| c.data_type.is_some() || c.options.is_some())
+    {
+        return Err(SqlError::unsupported(
+            "CREATE VIEW with MATERIALIZED, TEMPORARY, IF NOT EXISTS, options or typed columns \
+             (pmdb has CREATE [OR REPLACE] VIEW name [(columns)] AS query)",
+        ));
+    }
+    let name = object_name(name)?;
+    let mut planned = Statement::Query(query.clone());
+    expand(&session.catalog, &mut planned)?;
+    let state = session.statement_state(read_point.clone());
+    let plan = state
+        .statement_to_plan(DfStatement::Statement(Box::new(planned)))
+        .await
+        .map_err(df_error)?;
+    let fields: Vec<String> = plan
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let given: Vec<String> = columns.iter().map(|c| ident_name(&c.name)).collect();
+    if given.len() > fields.len() {
+        return Err(SqlError::user(
+            state::SYNTAX,
+            "CREATE VIEW specifies more column names than columns",
+        ));
+    }
+    let names: Vec<String> = given
+        .iter()
+        .cloned()
+        .chain(fields[given.len()..].iter().cloned())
+        .collect();
+    if let Some(twice) = (0..names.len()).find(|&i| names[..i].contains(&names[i])) {
+        return Err(SqlError::user(
+            state::DUPLICATE_COLUMN,
+            format!("column \"{}\" specified more than once", names[twice]),
+        ));
+    }
+    let def = ViewDef {
+        id: 0,
+        name,
+        columns: if given.is_empty() { Vec::new() } else { names },
+        query: query.to_string(),
+    };
+    let or_replace = *or_replace;
+    session
+        .off_executor(move |c| c.create_view(def, or_replace))
+        .await
+}
