@@ -1,5 +1,6 @@
 //! Results on the wire: the PostgreSQL type of each Arrow column, and rows encoded in
-//! the text or the binary format the client asked for, column by column.
+//! the text or the binary format the client asked for, column by column, as DataRow
+//! messages of a query's result or as the CopyData of a COPY … TO STDOUT.
 
 use std::sync::Arc;
 
@@ -13,9 +14,15 @@ use datafusion::arrow::datatypes::{
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use pgwire::api::Type;
 use pgwire::api::portal::Format;
-use pgwire::api::results::{DataRowEncoder, FieldInfo};
+use pgwire::api::results::{
+    CopyCsvOptions, CopyEncoder, CopyTextOptions, DataRowEncoder, FieldInfo,
+};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::DataRow;
+use pgwire::types::ToSqlText;
+use pmdb_sql::{CopyEncoding, CopyOutFormat};
+use postgres_types::ToSql;
 use rust_decimal::Decimal;
 
 /// The PostgreSQL type a column of `ty` is sent as; types without one are sent as
@@ -65,10 +72,69 @@ fn internal(message: String) -> PgWireError {
     )))
 }
 
-/// Encodes every row of `batches` against `schema` (the fields [`fields`] gave).
-pub fn rows(batches: &[RecordBatch], schema: Arc<Vec<FieldInfo>>) -> PgWireResult<Vec<DataRow>> {
-    let mut out = Vec::with_capacity(batches.iter().map(RecordBatch::num_rows).sum());
-    let mut encoder = DataRowEncoder::new(Arc::clone(&schema));
+/// A TIMESTAMP as PostgreSQL writes it: in text, ISO with only the fraction's digits
+/// that are not trailing zeros (`2024-01-02 03:04:05.5`); in binary, as any timestamp.
+#[derive(Debug)]
+struct Timestamp(NaiveDateTime);
+
+impl ToSql for Timestamp {
+    fn to_sql(
+        &self,
+        ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        self.0.to_sql(ty, out)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        <NaiveDateTime as ToSql>::accepts(ty)
+    }
+
+    postgres_types::to_sql_checked!();
+}
+
+impl ToSqlText for Timestamp {
+    fn to_sql_text(
+        &self,
+        _ty: &Type,
+        out: &mut bytes::BytesMut,
+        _options: &pgwire::types::format::FormatOptions,
+    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        let mut text = self.0.format("%Y-%m-%d %H:%M:%S%.6f").to_string();
+        while text.ends_with('0') {
+            text.pop();
+        }
+        if text.ends_with('.') {
+            text.pop();
+        }
+        out.extend_from_slice(text.as_bytes());
+        Ok(postgres_types::IsNull::No)
+    }
+}
+
+/// What takes a row's values one after the other: a DataRow's encoder or a COPY's.
+trait FieldEncoder {
+    fn field<T: ToSql + ToSqlText + Sized>(&mut self, value: &T) -> PgWireResult<()>;
+}
+
+impl FieldEncoder for DataRowEncoder {
+    fn field<T: ToSql + ToSqlText + Sized>(&mut self, value: &T) -> PgWireResult<()> {
+        self.encode_field(value)
+    }
+}
+
+impl FieldEncoder for CopyEncoder {
+    fn field<T: ToSql + ToSqlText + Sized>(&mut self, value: &T) -> PgWireResult<()> {
+        self.encode_field(value)
+    }
+}
+
+/// Encodes each row of `batches` with `encoder`, handing it to `row` when complete.
+fn each_row<E: FieldEncoder>(
+    batches: &[RecordBatch],
+    encoder: &mut E,
+    mut row_done: impl FnMut(&mut E),
+) -> PgWireResult<()> {
     let options = FormatOptions::default().with_null("");
     for batch in batches {
         let formatters = batch
@@ -79,16 +145,87 @@ pub fn rows(batches: &[RecordBatch], schema: Arc<Vec<FieldInfo>>) -> PgWireResul
             .map_err(|e| internal(e.to_string()))?;
         for row in 0..batch.num_rows() {
             for (c, column) in batch.columns().iter().enumerate() {
-                encode(&mut encoder, column, &formatters[c], row)?;
+                encode(encoder, column, &formatters[c], row)?;
             }
-            out.push(encoder.take_row());
+            row_done(encoder);
         }
+    }
+    Ok(())
+}
+
+/// Encodes every row of `batches` against `schema` (the fields [`fields`] gave).
+pub fn rows(batches: &[RecordBatch], schema: Arc<Vec<FieldInfo>>) -> PgWireResult<Vec<DataRow>> {
+    let mut out = Vec::with_capacity(batches.iter().map(RecordBatch::num_rows).sum());
+    let mut encoder = DataRowEncoder::new(Arc::clone(&schema));
+    each_row(batches, &mut encoder, |e| out.push(e.take_row()))?;
+    Ok(out)
+}
+
+/// The binary COPY format's header: signature, flags, header extension length.
+const BINARY_HEADER: &[u8] = b"PGCOPY\n\xff\r\n\0\0\0\0\0\0\0\0\0";
+
+/// The CopyData of a COPY … TO STDOUT of `batches` (columns as `schema` has them), in
+/// `format`: one per row, after the header line (CSV) or header (binary). The binary
+/// trailer is the caller's.
+pub fn copy_rows(
+    schema: &Schema,
+    batches: &[RecordBatch],
+    format: &CopyOutFormat,
+) -> PgWireResult<Vec<CopyData>> {
+    let fields = Arc::new(fields(schema, &Format::UnifiedText));
+    let delimiter = char::from(format.delimiter).to_string();
+    let mut encoder = match format.encoding {
+        CopyEncoding::Binary => CopyEncoder::new_binary(fields),
+        CopyEncoding::Text => CopyEncoder::new_text(
+            fields,
+            CopyTextOptions {
+                delimiter: delimiter.into(),
+                null_string: format.null.as_str().into(),
+            },
+        ),
+        CopyEncoding::Csv => CopyEncoder::new_csv(
+            fields,
+            CopyCsvOptions {
+                delimiter: delimiter.into(),
+                null_string: format.null.as_str().into(),
+                ..CopyCsvOptions::default()
+            },
+        ),
+    };
+    let mut out = Vec::new();
+    if format.header && format.encoding == CopyEncoding::Csv {
+        for f in schema.fields() {
+            encoder.encode_field(&Some(f.name().clone()))?;
+        }
+        out.push(encoder.take_copy());
+    }
+    each_row(batches, &mut encoder, |e| out.push(e.take_copy()))?;
+    if out.is_empty() && format.encoding == CopyEncoding::Binary {
+        // The encoder writes the header with the first row; with none, it is alone.
+        out.push(CopyData::new(bytes::Bytes::from_static(BINARY_HEADER)));
     }
     Ok(out)
 }
 
-fn encode(
-    e: &mut DataRowEncoder,
+/// The bytes a COPY … TO STDOUT writes, as one stream (what a client saves to a file):
+/// [`copy_rows`] joined, with the binary trailer.
+pub fn copy_bytes(
+    schema: &Schema,
+    batches: &[RecordBatch],
+    format: &CopyOutFormat,
+) -> PgWireResult<Vec<u8>> {
+    let mut out: Vec<u8> = copy_rows(schema, batches, format)?
+        .into_iter()
+        .flat_map(|d| d.data.to_vec())
+        .collect();
+    if format.encoding == CopyEncoding::Binary {
+        out.extend_from_slice(&CopyEncoder::finish_copy_binary().data);
+    }
+    Ok(out)
+}
+
+fn encode<E: FieldEncoder>(
+    e: &mut E,
     column: &ArrayRef,
     text: &ArrayFormatter<'_>,
     row: usize,
@@ -101,14 +238,14 @@ fn encode(
                 .then(|| <$into>::try_from(a.value(row)))
                 .transpose()
                 .map_err(|_| internal(format!("{} out of range", a.value(row))))?;
-            e.encode_field(&v)
+            e.field(&v)
         }};
     }
     if column.is_null(row) {
-        return e.encode_field(&None::<i32>);
+        return e.field(&None::<i32>);
     }
     match column.data_type() {
-        DataType::Boolean => e.encode_field(&Some(column.as_boolean().value(row))),
+        DataType::Boolean => e.field(&Some(column.as_boolean().value(row))),
         DataType::Int8 => primitive!(Int8Type, i16),
         DataType::Int16 => primitive!(Int16Type, i16),
         DataType::UInt8 => primitive!(UInt8Type, i16),
@@ -117,20 +254,20 @@ fn encode(
         DataType::Int64 => primitive!(Int64Type, i64),
         DataType::UInt32 => primitive!(UInt32Type, i64),
         DataType::UInt64 => primitive!(UInt64Type, i64),
-        DataType::Float32 => e.encode_field(&Some(column.as_primitive::<Float32Type>().value(row))),
-        DataType::Float64 => e.encode_field(&Some(column.as_primitive::<Float64Type>().value(row))),
+        DataType::Float32 => e.field(&Some(column.as_primitive::<Float32Type>().value(row))),
+        DataType::Float64 => e.field(&Some(column.as_primitive::<Float64Type>().value(row))),
         DataType::Decimal128(_, scale) => {
             let raw = column.as_primitive::<Decimal128Type>().value(row);
             let scale = u32::try_from(*scale).map_err(|_| internal("negative scale".into()))?;
             let d = Decimal::try_from_i128_with_scale(raw, scale)
                 .map_err(|e| internal(format!("numeric {raw}e-{scale}: {e}")))?;
-            e.encode_field(&Some(d))
+            e.field(&Some(d))
         }
         DataType::Date32 => {
             let days = column.as_primitive::<Date32Type>().value(row);
             let date = NaiveDate::from_num_days_from_ce_opt(days + 719_163)
                 .ok_or_else(|| internal(format!("date {days} out of range")))?;
-            e.encode_field(&Some(date))
+            e.field(&Some(date))
         }
         DataType::Timestamp(unit, tz) => {
             let v = match unit {
@@ -147,13 +284,13 @@ fn encode(
             };
             let at = DateTime::from_timestamp_nanos(v);
             match tz {
-                None => e.encode_field(&Some::<NaiveDateTime>(at.naive_utc())),
-                Some(_) => e.encode_field(&Some(at)),
+                None => e.field(&Some(Timestamp(at.naive_utc()))),
+                Some(_) => e.field(&Some(at)),
             }
         }
-        DataType::Binary => e.encode_field(&Some(column.as_binary::<i32>().value(row))),
-        DataType::LargeBinary => e.encode_field(&Some(column.as_binary::<i64>().value(row))),
-        DataType::BinaryView => e.encode_field(&Some(column.as_binary_view().value(row))),
-        _ => e.encode_field(&Some(text.value(row).to_string())),
+        DataType::Binary => e.field(&Some(column.as_binary::<i32>().value(row))),
+        DataType::LargeBinary => e.field(&Some(column.as_binary::<i64>().value(row))),
+        DataType::BinaryView => e.field(&Some(column.as_binary_view().value(row))),
+        _ => e.field(&Some(text.value(row).to_string())),
     }
 }

@@ -27,14 +27,15 @@ use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::extendedquery::Flush;
 use pmdb_sql::{
-    CommandTag, Output, Prepared, SqlError, SqlSession, StatementKind, TxnStatus, copy_failed,
+    CommandTag, CopyEncoding, Output, Prepared, SqlError, SqlSession, StatementKind, TxnStatus,
+    copy_failed,
 };
 use tokio::sync::Mutex;
 
 use crate::auth::Gate;
 use crate::compat::{self, IsolationSetting, Settings};
 use crate::copy::Receiving;
-use crate::encode::{fields, rows};
+use crate::encode::{copy_rows, fields, rows};
 use crate::params::{param_type, values};
 use crate::sync_flush::{FlushRequest, SessionStatus};
 
@@ -181,6 +182,20 @@ impl Client {
                     false => tag.command().to_owned(),
                 });
                 Response::Query(response)
+            }
+            Output::CopyOut {
+                schema,
+                batches,
+                format,
+            } => {
+                let data = copy_rows(&schema, &batches, &format)
+                    .map_err(|e| SqlError::Query(format!("cannot encode the rows: {e}")))?;
+                let binary = i8::from(format.encoding == CopyEncoding::Binary);
+                Response::CopyOut(CopyResponse::new(
+                    binary,
+                    schema.fields().len(),
+                    stream::iter(data.into_iter().map(Ok)),
+                ))
             }
             Output::Command(command) => {
                 let t = tag(&command);

@@ -24,6 +24,7 @@ mod socket;
 mod sync_flush;
 mod tls;
 
+pub use encode::copy_bytes;
 pub use error::ServerError;
 pub use options::{Auth, ServerOptions, TlsFiles, Users};
 pub use server::{RunningServer, Server};

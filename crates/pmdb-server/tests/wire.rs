@@ -718,6 +718,90 @@ fn copy_from_stdin_truncate_and_adding_a_primary_key() {
 }
 
 /// The tables `\d` lists, by psql's query.
+/// COPY … TO STDOUT writes what PostgreSQL writes: text with its escapes and `\\N`, CSV
+/// with a header and quotes, binary with its header and trailer; COPY … FROM STDIN with a
+/// column list fills the other columns with their defaults.
+#[test]
+fn copy_to_stdout_and_from_stdin_with_a_column_list() {
+    use futures::{SinkExt, TryStreamExt};
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE ct (id SERIAL PRIMARY KEY, s TEXT, d DECIMAL(8,2) DEFAULT 1.25,
+                              at TIMESTAMP);
+             INSERT INTO ct (s, d, at) VALUES ('a\tb', 1.5, '2024-01-02 03:04:05'),
+                                              (NULL, NULL, '2024-01-02 03:04:05.5'),
+                                              ('q\"u,o', -2, NULL)",
+        )
+        .await
+        .unwrap();
+        let copied = |sql: &'static str| {
+            let c = &c;
+            async move {
+                let stream = c.copy_out(sql).await.unwrap();
+                let parts: Vec<bytes::Bytes> = stream.try_collect().await.unwrap();
+                parts.concat()
+            }
+        };
+        assert_eq!(
+            String::from_utf8(copied("COPY ct TO STDOUT").await).unwrap(),
+            "1\ta\\tb\t1.50\t2024-01-02 03:04:05\n\
+             2\t\\N\t\\N\t2024-01-02 03:04:05.5\n\
+             3\tq\"u,o\t-2.00\t\\N\n"
+        );
+        assert_eq!(
+            String::from_utf8(
+                copied("COPY (SELECT id, s FROM ct ORDER BY id) TO STDOUT (FORMAT csv, HEADER)")
+                    .await
+            )
+            .unwrap(),
+            "id,s\n1,a\tb\n2,\n3,\"q\"\"u,o\"\n"
+        );
+        let binary = copied("COPY ct (id) TO STDOUT (FORMAT binary)").await;
+        assert!(binary.starts_with(b"PGCOPY\n\xff\r\n\0"), "{binary:?}");
+        assert!(binary.ends_with(&[0xff, 0xff]), "{binary:?}");
+        // Header, 3 rows of one 4-byte field (2 + 4 + 4 bytes each), trailer.
+        assert_eq!(binary.len(), 19 + 3 * 10 + 2);
+        let empty = copied("COPY (SELECT 1 WHERE false) TO STDOUT (FORMAT binary)").await;
+        assert_eq!(empty.len(), 19 + 2);
+        // A column list in: the serial and the default fill the rest.
+        let sink = c.copy_in("COPY ct (at, s) FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(
+            b"\\N\tx\n2020-01-01 00:00:00\ty\n",
+        ))
+        .await
+        .unwrap();
+        assert_eq!(sink.finish().await.unwrap(), 2);
+        let rows = c
+            .query(
+                "SELECT id, s, d::text FROM ct WHERE id > 3 ORDER BY id",
+                &[],
+            )
+            .await
+            .unwrap();
+        let got: Vec<(i32, String, String)> = rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        assert_eq!(
+            got,
+            [
+                (4, "x".into(), "1.25".into()),
+                (5, "y".into(), "1.25".into())
+            ]
+        );
+        let Err(e) = c
+            .copy_in::<_, bytes::Bytes>("COPY ct (nope) FROM STDIN")
+            .await
+        else {
+            panic!("a column that does not exist");
+        };
+        assert_eq!(sqlstate(&e), "42703", "{e}");
+    });
+}
+
 async fn table_names(c: &Client) -> Vec<String> {
     c.query(
         "SELECT c.relname FROM pg_catalog.pg_class c

@@ -1,20 +1,24 @@
 //! COPY … FROM STDIN: the client sends the rows in pieces. [`CopyIn`] hands them, as
 //! record batches of text columns, to a task that loads them into the table as a bulk
 //! load does (casting each column strictly to the column's type, committing as it goes
-//! in autocommit; in a transaction block, into the block).
+//! in autocommit; in a transaction block, into the block). With a column list, the rows
+//! hold those columns and the others take their defaults, computed for each batch by a
+//! query of the default expressions (so `nextval` gives each row its own value).
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::datatypes::{Field, Schema};
 use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget, Statement};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::copy_options::{CopyOptions, Encoding};
-use crate::error::{Result, SqlError, state};
-use crate::names::object_name;
+use crate::error::{Result, SqlError, state, undefined_column};
+use crate::names::{ident_name, object_name};
 use crate::provider::load_batch;
 use crate::read_point::ReadPoint;
+use crate::schema::TableDef;
 use crate::session::Session;
 use crate::table::TableWriter;
 
@@ -37,8 +41,9 @@ pub struct CopyIn {
     task: JoinHandle<Result<u64>>,
 }
 
-/// The COPY … FROM STDIN `statement` asks for, if it is one: its table and format.
-pub fn copy_from_stdin(statement: &Statement) -> Option<Result<(String, CopyFormat)>> {
+/// The COPY … FROM STDIN `statement` asks for, if it is one: its table, format, and
+/// the columns it lists (none: every column).
+pub fn copy_from_stdin(statement: &Statement) -> Option<Result<(String, CopyFormat, Vec<String>)>> {
     let Statement::Copy {
         source,
         to: false,
@@ -58,11 +63,6 @@ pub fn copy_from_stdin(statement: &Statement) -> Option<Result<(String, CopyForm
         else {
             return Err(SqlError::unsupported("COPY (query) FROM STDIN"));
         };
-        if !columns.is_empty() {
-            return Err(SqlError::unsupported(
-                "COPY with a column list: the rows must hold every column in order",
-            ));
-        }
         let o = CopyOptions::parse(options, legacy_options)?;
         let csv = match o.encoding.unwrap_or(Encoding::Text) {
             Encoding::Text => false,
@@ -70,6 +70,11 @@ pub fn copy_from_stdin(statement: &Statement) -> Option<Result<(String, CopyForm
             Encoding::Parquet => {
                 return Err(SqlError::unsupported(
                     "COPY … FROM STDIN in Parquet: give a file",
+                ));
+            }
+            Encoding::Binary => {
+                return Err(SqlError::unsupported(
+                    "COPY … FROM STDIN in binary (pmdb reads text and CSV)",
                 ));
             }
         };
@@ -81,7 +86,8 @@ pub fn copy_from_stdin(statement: &Statement) -> Option<Result<(String, CopyForm
                 .null
                 .unwrap_or_else(|| if csv { "" } else { "\\N" }.into()),
         };
-        Ok((object_name(table_name)?, f))
+        let listed = columns.iter().map(ident_name).collect();
+        Ok((object_name(table_name)?, f, listed))
     })())
 }
 
@@ -92,15 +98,26 @@ impl CopyIn {
         read_point: ReadPoint,
         table: &str,
         format: CopyFormat,
+        listed: Vec<String>,
     ) -> Result<CopyIn> {
-        let columns = session
-            .catalog
-            .table_or_error(table)?
-            .def()
-            .columns
-            .iter()
-            .map(|c| c.name.clone())
-            .collect();
+        let def = session.catalog.table_or_error(table)?.def().clone();
+        for (i, c) in listed.iter().enumerate() {
+            if def.column(c).is_none() {
+                return Err(undefined_column(c, table));
+            }
+            if listed[..i].contains(c) {
+                return Err(SqlError::user(
+                    state::DUPLICATE_COLUMN,
+                    format!("column \"{c}\" specified more than once"),
+                ));
+            }
+        }
+        let columns = if listed.is_empty() {
+            def.columns.iter().map(|c| c.name.clone()).collect()
+        } else {
+            listed
+        };
+        let given = columns.clone();
         let (tx, mut rx) = mpsc::channel::<RecordBatch>(4);
         let session = Arc::clone(session);
         let name = table.to_owned();
@@ -113,6 +130,8 @@ impl CopyIn {
                 .through(&read_point)
                 .claiming(&mut locker);
             while let Some(batch) = rx.recv().await {
+                let batch =
+                    with_defaults(&session, &read_point, table.def(), &given, batch).await?;
                 load_batch(&table, &mut writer, &batch).await?;
             }
             writer.commit().await?;
@@ -160,6 +179,88 @@ impl CopyIn {
     pub(crate) fn abort(self) {
         self.task.abort();
     }
+}
+
+/// `batch` (the columns `given` of table `def`, in that order) as a batch of every
+/// column in table order, those not given filled with their defaults (NULL without).
+async fn with_defaults(
+    session: &Session,
+    read_point: &ReadPoint,
+    def: &TableDef,
+    given: &[String],
+    batch: RecordBatch,
+) -> Result<RecordBatch> {
+    let all_given = given.len() == def.columns.len()
+        && given.iter().zip(&def.columns).all(|(g, c)| *g == c.name);
+    if all_given {
+        return Ok(batch);
+    }
+    let rows = batch.num_rows();
+    let missing: Vec<usize> = (0..def.columns.len())
+        .filter(|&i| !given.contains(&def.columns[i].name))
+        .collect();
+    let defaults = match missing.is_empty() {
+        true => None,
+        false => Some(defaults_of(session, read_point, def, &missing, rows).await?),
+    };
+    let columns: Vec<ArrayRef> = (0..def.columns.len())
+        .map(
+            |i| match given.iter().position(|g| *g == def.columns[i].name) {
+                Some(at) => Arc::clone(batch.column(at)),
+                None => {
+                    let at = missing
+                        .iter()
+                        .position(|&m| m == i)
+                        .expect("a missing column");
+                    Arc::clone(defaults.as_ref().expect("defaults computed").column(at))
+                }
+            },
+        )
+        .collect();
+    let fields: Vec<Field> = def
+        .columns
+        .iter()
+        .zip(&columns)
+        .map(|(c, a)| Field::new(&c.name, a.data_type().clone(), true))
+        .collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+        .map_err(|e| SqlError::Query(e.to_string()))
+}
+
+/// The defaults of the columns `missing` of `def` for `rows` rows, one column each,
+/// from one query: `SELECT d1, d2 … FROM generate_series(1, rows)`.
+async fn defaults_of(
+    session: &Session,
+    read_point: &ReadPoint,
+    def: &TableDef,
+    missing: &[usize],
+    rows: usize,
+) -> Result<RecordBatch> {
+    // Each named: two alike (`NULL, NULL`) must stay apart.
+    let items: Vec<String> = missing
+        .iter()
+        .enumerate()
+        .map(|(n, &i)| match def.columns[i].default.as_deref() {
+            Some(d) => format!("({d}) AS d{n}"),
+            None => format!("NULL AS d{n}"),
+        })
+        .collect();
+    let sql = format!(
+        "SELECT {} FROM generate_series(1, {rows})",
+        items.join(", ")
+    );
+    let statement = crate::session::parse(&sql)?
+        .pop_front()
+        .ok_or_else(|| SqlError::Query("no default query".into()))?;
+    let defaults = session.plan_and_collect(statement, read_point).await?;
+    datafusion::arrow::compute::concat_batches(
+        &defaults
+            .first()
+            .map(|b| b.schema())
+            .unwrap_or_else(|| Arc::new(Schema::empty())),
+        &defaults,
+    )
+    .map_err(|e| SqlError::Query(e.to_string()))
 }
 
 /// The error of a COPY whose data the client gave up on.

@@ -11,6 +11,8 @@ use crate::error::{Result, SqlError};
 pub(crate) enum Encoding {
     Text,
     Csv,
+    /// PostgreSQL's binary COPY format.
+    Binary,
     /// A Parquet file (pmdb's own; files only).
     Parquet,
 }
@@ -44,6 +46,7 @@ impl CopyOptions {
                     o.encoding = Some(match name.value.to_lowercase().as_str() {
                         "text" => Encoding::Text,
                         "csv" => Encoding::Csv,
+                        "binary" => Encoding::Binary,
                         "parquet" => Encoding::Parquet,
                         other => {
                             return Err(SqlError::unsupported(format!("COPY format {other}")));
@@ -70,6 +73,7 @@ impl CopyOptions {
                     }
                 }
                 CopyLegacyOption::Header => o.header = true,
+                CopyLegacyOption::Binary => o.encoding = Some(Encoding::Binary),
                 CopyLegacyOption::Delimiter(c) => o.delimiter = Some(delimiter(*c)?),
                 CopyLegacyOption::Null(n) => o.null = Some(n.clone()),
                 other => return Err(refused(other)),
@@ -115,7 +119,9 @@ mod tests {
             (none.encoding, none.delimiter, none.null),
             (None, None, None)
         );
-        let e = options("COPY t FROM STDIN WITH (FORMAT binary)").unwrap_err();
+        let binary = options("COPY t TO STDOUT WITH (FORMAT binary)").unwrap();
+        assert_eq!(binary.encoding, Some(Encoding::Binary));
+        let e = options("COPY t FROM STDIN WITH (FORMAT xml)").unwrap_err();
         assert_eq!(e.sqlstate(), "0A000");
     }
 }

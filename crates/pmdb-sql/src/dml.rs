@@ -403,12 +403,17 @@ fn copy_format(
         Encoding::Csv
     };
     let encoding = o.encoding.unwrap_or(default);
+    if encoding == Encoding::Binary {
+        return Err(SqlError::unsupported(
+            "COPY … FROM a file in binary (pmdb reads CSV, text and Parquet files)",
+        ));
+    }
     Ok(CopyFormat {
         parquet: encoding == Encoding::Parquet,
         header: o.header,
         delimiter: o.delimiter.unwrap_or(match encoding {
             Encoding::Text => b'\t',
-            Encoding::Csv | Encoding::Parquet => b',',
+            Encoding::Csv | Encoding::Parquet | Encoding::Binary => b',',
         }),
     })
 }

@@ -22,6 +22,32 @@ pub enum Output {
         schema: SchemaRef,
         batches: Vec<RecordBatch>,
     },
+    /// The rows a COPY … TO STDOUT writes, and how.
+    CopyOut {
+        schema: SchemaRef,
+        batches: Vec<RecordBatch>,
+        format: CopyOutFormat,
+    },
+}
+
+/// How COPY TO writes its rows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CopyEncoding {
+    Text,
+    Csv,
+    /// PostgreSQL's binary COPY format.
+    Binary,
+}
+
+/// What a COPY … TO says of the data it writes, its defaults applied.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CopyOutFormat {
+    pub encoding: CopyEncoding,
+    pub delimiter: u8,
+    /// How NULL is written (text and CSV).
+    pub null: String,
+    /// A first line of column names (CSV).
+    pub header: bool,
 }
 
 /// A command's tag as PostgreSQL reports it: the command, and for those that count rows,

@@ -55,6 +55,7 @@ fn planning(kind: StatementKind) -> Planning {
         | K::Setting
         | K::CopyFromStdin
         | K::CopyFromFile
+        | K::CopyToStdout
         | K::Ddl
         | K::Vacuum
         | K::Other => Planning::None,
@@ -315,7 +316,7 @@ impl SqlSession {
             DfStatement::Statement(s) => copy_from_stdin(s),
             _ => None,
         };
-        let (table, format) = match found {
+        let (table, format, listed) = match found {
             Some(Ok(found)) => found,
             Some(Err(e)) => return Err(self.failed(e)),
             None => {
@@ -341,7 +342,7 @@ impl SqlSession {
                 Err(e) => return Err(self.failed(e)),
             },
         };
-        CopyIn::start(&self.shared, read_point, &table, format).map_err(|e| self.failed(e))
+        CopyIn::start(&self.shared, read_point, &table, format, listed).map_err(|e| self.failed(e))
     }
 
     /// Ends a COPY … FROM STDIN: the rows loaded.

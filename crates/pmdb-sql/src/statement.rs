@@ -134,6 +134,9 @@ pub(crate) async fn run(
                     insert_from_query(session, &read_point, insert, &name, query).await?;
                 return Ok(Output::Command(CommandTag::insert(inserted.count)));
             }
+            Statement::Copy { to: true, .. } => {
+                return crate::copy_out::run(session, &read_point, s).await;
+            }
             Statement::Copy { to: false, .. } => {
                 let n = dml::copy_from(session, &read_point, s).await?;
                 return Ok(Output::Command(CommandTag::copy(n)));

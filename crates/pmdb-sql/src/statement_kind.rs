@@ -26,6 +26,8 @@ pub enum StatementKind {
     CopyFromStdin,
     /// COPY … FROM a file.
     CopyFromFile,
+    /// COPY … TO STDOUT: rows for the client.
+    CopyToStdout,
     /// CREATE TABLE, CREATE INDEX, CREATE SEQUENCE, DROP, TRUNCATE, ALTER TABLE,
     /// ANALYZE: pmdb's own,
     /// on the catalog or whole tables.
@@ -68,13 +70,15 @@ impl StatementKind {
                 ..
             } => K::CopyFromStdin,
             Statement::Copy { to: false, .. } => K::CopyFromFile,
+            Statement::Copy { to: true, .. } => K::CopyToStdout,
             Statement::CreateTable(_)
             | Statement::CreateIndex(_)
             | Statement::CreateSequence { .. }
             | Statement::Drop { .. }
             | Statement::Truncate(_)
             | Statement::AlterTable(_)
-            | Statement::Analyze(_) => K::Ddl,
+            | Statement::Analyze(_)
+            | Statement::CreateView(_) => K::Ddl,
             Statement::Vacuum(_) => K::Vacuum,
             Statement::Explain { .. } => K::Explain,
             _ => K::Other,
@@ -123,6 +127,7 @@ mod tests {
             ("UPDATE t SET a = 1", K::Update),
             ("COPY t FROM STDIN", K::CopyFromStdin),
             ("COPY t FROM '/tmp/x.csv'", K::CopyFromFile),
+            ("COPY t TO STDOUT", K::CopyToStdout),
             ("TRUNCATE t", K::Ddl),
             ("CREATE SEQUENCE s START 5", K::Ddl),
             ("VACUUM", K::Vacuum),

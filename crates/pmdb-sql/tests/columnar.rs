@@ -18,7 +18,7 @@ fn text(sql: &SqlEngine, q: &str) -> String {
         Output::Rows { batches, .. } | Output::Returned { batches, .. } => {
             pretty_format_batches(&batches).unwrap().to_string()
         }
-        Output::Command(c) => panic!("{q}: a command ({c}), not rows"),
+        other => panic!("{q}: {other:?}, not rows"),
     }
 }
 

@@ -85,7 +85,11 @@ type Contents = BTreeMap<String, Vec<String>>;
 
 fn contents(sql: &SqlEngine) -> Result<Contents, String> {
     let mut out = Contents::new();
-    let tables = sql.catalog().tables().into_iter().map(|t| t.def().name.clone());
+    let tables = sql
+        .catalog()
+        .tables()
+        .into_iter()
+        .map(|t| t.def().name.clone());
     let views = sql.catalog().views().into_iter().map(|v| v.name.clone());
     for name in tables.chain(views) {
         let q = format!("SELECT * FROM {name}");

@@ -23,6 +23,7 @@ fn show(out: Result<Vec<Output>, pmdb_sql::SqlError>) -> String {
                 pretty_format_batches(&batches).unwrap()
             ),
             Output::Command(tag) => tag.to_string(),
+            copy @ Output::CopyOut { .. } => format!("{copy:?}"),
         },
         Err(e) => format!("error {}", e.sqlstate()),
     }

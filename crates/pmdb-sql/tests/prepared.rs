@@ -26,6 +26,7 @@ fn show(out: Result<Output, SqlError>) -> String {
             pretty_format_batches(&batches).unwrap()
         ),
         Ok(Output::Command(tag)) => tag.to_string(),
+        Ok(copy @ Output::CopyOut { .. }) => format!("{copy:?}"),
         Err(e) => format!("error {}", e.sqlstate()),
     }
 }

@@ -19,7 +19,7 @@ fn rows(sql: &SqlEngine, q: &str) -> Vec<String> {
 fn command(sql: &SqlEngine, q: &str) -> String {
     match sql.execute(q).unwrap().pop().unwrap() {
         Output::Command(c) => c.to_string(),
-        Output::Rows { .. } | Output::Returned { .. } => panic!("{q}: rows, not a command"),
+        other => panic!("{q}: {other:?}, not a command"),
     }
 }
 

@@ -39,6 +39,9 @@ impl AsyncDB for Connection {
                 Output::Rows { schema, batches }
                 | Output::Returned {
                     schema, batches, ..
+                }
+                | Output::CopyOut {
+                    schema, batches, ..
                 },
             ) => {
                 let types = schema

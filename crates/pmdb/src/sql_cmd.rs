@@ -96,6 +96,25 @@ impl Shell<'_> {
                     }
                 },
                 Ok(Output::Command(tag)) => println!("{tag}"),
+                Ok(Output::CopyOut {
+                    schema,
+                    batches,
+                    format,
+                }) => match pmdb_server::copy_bytes(&schema, &batches, &format) {
+                    Ok(bytes) => {
+                        use std::io::Write;
+                        let mut out = std::io::stdout().lock();
+                        let rows: usize = batches.iter().map(|b| b.num_rows()).sum();
+                        if out.write_all(&bytes).and_then(|()| out.flush()).is_err() {
+                            return false;
+                        }
+                        println!("{}", pmdb_sql::CommandTag::copy(rows as u64));
+                    }
+                    Err(e) => {
+                        eprintln!("ERROR:  {e}");
+                        return false;
+                    }
+                },
                 Ok(Output::Returned {
                     tag,
                     schema,

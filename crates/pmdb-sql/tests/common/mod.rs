@@ -30,6 +30,7 @@ pub fn rows_of(out: Output) -> Vec<String> {
                 .collect()
         }
         Output::Command(c) => panic!("a command ({c}), not rows"),
+        Output::CopyOut { .. } => panic!("COPY data, not rows"),
     }
 }
 
@@ -72,7 +73,9 @@ impl Fixture {
     pub fn tag(&self, s: &mut SqlSession, sql: &str) -> String {
         match self.run(s, sql) {
             Output::Command(tag) => tag.to_string(),
-            Output::Rows { .. } | Output::Returned { .. } => panic!("{sql}: rows, not a command"),
+            Output::Rows { .. } | Output::Returned { .. } | Output::CopyOut { .. } => {
+                panic!("{sql}: rows, not a command")
+            }
         }
     }
 
