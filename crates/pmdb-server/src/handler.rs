@@ -17,15 +17,17 @@ use futures::{Sink, SinkExt, stream};
 use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::api::copy::CopyHandler;
 use pgwire::api::portal::{Format, Portal};
-use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler};
-use pgwire::api::results::{CopyResponse, FieldInfo, QueryResponse, Response, Tag};
+use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler, send_describe_response};
+use pgwire::api::results::{
+    CopyResponse, DescribePortalResponse, FieldInfo, QueryResponse, Response, Tag,
+};
 use pgwire::api::stmt::QueryParser;
 use pgwire::api::store::PortalStore;
 use pgwire::api::{ClientInfo, ClientPortalStore, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
-use pgwire::messages::extendedquery::Flush;
+use pgwire::messages::extendedquery::{Describe, Flush};
 use pmdb_sql::{
     CommandTag, CopyEncoding, Output, Prepared, SqlError, SqlSession, StatementKind, TxnStatus,
     copy_failed,
@@ -371,6 +373,29 @@ impl ExtendedQueryHandler for Handler {
 
     fn query_parser(&self) -> Arc<Planner> {
         Arc::clone(&self.planner)
+    }
+
+    /// Describe: a portal no Bind made may be a cursor DECLAREd in SQL, which
+    /// PostgreSQL describes as a portal too (psycopg's server-side cursors ask).
+    async fn on_describe<C>(&self, client: &mut C, message: Describe) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        if message.target_type == b'P' {
+            let name = message.name.as_deref().unwrap_or_default();
+            if client.portal_store().get_portal(name).is_none() {
+                let columns = self.client.lock().await.sql.cursor_columns(name);
+                if let Some(schema) = columns {
+                    let response =
+                        DescribePortalResponse::new(fields(&schema, &Format::UnifiedText));
+                    return send_describe_response(client, &response).await;
+                }
+            }
+        }
+        self._on_describe(client, message).await
     }
 
     /// Flush: what the socket holds until Sync goes now.

@@ -24,6 +24,7 @@ mod copy_in;
 mod copy_options;
 mod copy_out;
 mod create_as;
+mod cursors;
 mod ddl;
 mod dml;
 mod engine;

@@ -83,6 +83,10 @@ impl CommandTag {
         CommandTag::counted("COPY", rows)
     }
 
+    pub const fn fetch(rows: u64) -> CommandTag {
+        CommandTag::counted("FETCH", rows)
+    }
+
     /// CREATE TABLE … AS's tag, as PostgreSQL gives it.
     pub const fn select(rows: u64) -> CommandTag {
         CommandTag::counted("SELECT", rows)

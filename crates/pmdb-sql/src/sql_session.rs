@@ -14,15 +14,18 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    Ident, Set, Statement, TransactionAccessMode, TransactionIsolationLevel, TransactionMode,
+    DeclareType, Ident, Set, Statement, TransactionAccessMode, TransactionIsolationLevel,
+    TransactionMode,
 };
 use pmdb_engine::Isolation;
 
 use crate::copy_in::{CopyIn, copy_from_stdin};
+use crate::cursors::Cursors;
 use crate::error::{Result, SqlError, df_error, state};
 use crate::fast_path;
 use crate::output::{CommandTag, Output};
@@ -58,6 +61,7 @@ fn planning(kind: StatementKind) -> Planning {
         | K::CopyToStdout
         | K::Ddl
         | K::Vacuum
+        | K::Cursor
         | K::Other => Planning::None,
     }
 }
@@ -134,6 +138,7 @@ pub struct SqlSession {
     /// What the session's statements run with, its DataFusion context its own.
     shared: Arc<Session>,
     block: Block,
+    cursors: Cursors,
     /// The isolation and access mode of blocks that do not name theirs.
     default_isolation: Isolation,
     default_read_only: bool,
@@ -203,6 +208,7 @@ impl SqlSession {
         SqlSession {
             shared: Arc::new(engine.for_client()),
             block: Block::None,
+            cursors: Cursors::default(),
             // PostgreSQL's default.
             default_isolation: Isolation::ReadCommitted,
             default_read_only: false,
@@ -259,10 +265,73 @@ impl SqlSession {
         {
             return out.map_err(|e| self.failed(e));
         }
+        if kind == StatementKind::Cursor
+            && let DfStatement::Statement(s) = &statement
+        {
+            return self.cursor(s).await.map_err(|e| self.failed(e));
+        }
         let read_point = self.enter(kind)?;
         let out = statement::run(&self.shared, read_point, kind, statement).await;
         self.leave(out.is_ok());
         out
+    }
+
+    /// The columns of the cursor called `name`, if the session has one: a DECLAREd
+    /// cursor is also a portal of the protocol, as in PostgreSQL.
+    pub fn cursor_columns(&self, name: &str) -> Option<SchemaRef> {
+        self.cursors.schema(name)
+    }
+
+    /// DECLARE … CURSOR, FETCH or CLOSE (see [`crate::cursors`]).
+    async fn cursor(&mut self, s: &Statement) -> Result<Output> {
+        match s {
+            Statement::Declare { stmts } => {
+                let [d] = stmts.as_slice() else {
+                    return Err(SqlError::unsupported("DECLARE of several cursors"));
+                };
+                let (Some(DeclareType::Cursor), Some(query), [name]) =
+                    (&d.declare_type, &d.for_query, d.names.as_slice())
+                else {
+                    return Err(SqlError::unsupported(
+                        "DECLARE of anything but one cursor FOR a query",
+                    ));
+                };
+                if d.binary == Some(true) || d.data_type.is_some() || d.assignment.is_some() {
+                    return Err(SqlError::unsupported("DECLARE BINARY CURSOR"));
+                }
+                let hold = d.hold == Some(true);
+                if !hold && matches!(self.block, Block::None) {
+                    return Err(outside_block("DECLARE CURSOR"));
+                }
+                let query = DfStatement::Statement(Box::new(Statement::Query(query.clone())));
+                let kind = StatementKind::of(&query);
+                let read_point = self.enter(kind)?;
+                let out = statement::run(&self.shared, read_point, kind, query).await;
+                self.leave(out.is_ok());
+                let Output::Rows { schema, batches } = out? else {
+                    return Err(SqlError::Query("a cursor's query gave no rows".into()));
+                };
+                self.cursors
+                    .declare(name, schema, &batches, d.scroll == Some(true), hold)?;
+                Ok(Output::Command(CommandTag::of("DECLARE CURSOR")))
+            }
+            Statement::Fetch {
+                name,
+                direction,
+                position: _,
+                into: None,
+            } => {
+                if let Block::Open(OpenBlock { failed: true, .. }) = self.block {
+                    return Err(aborted());
+                }
+                self.cursors.fetch(name, direction)
+            }
+            Statement::Close { cursor } => {
+                self.cursors.close(cursor)?;
+                Ok(Output::Command(CommandTag::of("CLOSE CURSOR")))
+            }
+            _ => Err(SqlError::unsupported(format!("{s}"))),
+        }
     }
 
     /// Runs a statement [`SqlSession::prepare`] gave, with `params` for its `$n`.
@@ -388,10 +457,18 @@ impl SqlSession {
         }
         let planning = planning(StatementKind::of(&statement));
         if planning == Planning::None {
+            // A FETCH gives its cursor's columns.
+            let columns = match &statement {
+                DfStatement::Statement(s) => match s.as_ref() {
+                    Statement::Fetch { name, .. } => self.cursors.schema(&savepoint_name(name)),
+                    _ => None,
+                },
+                _ => None,
+            };
             return Ok(Prepared::new(
                 statement,
                 Vec::new(),
-                None,
+                columns,
                 generation,
                 Plan::Unplanned,
             ));
@@ -486,6 +563,7 @@ impl SqlSession {
                 command("BEGIN")
             }
             Statement::Commit { chain: false, .. } => {
+                self.cursors.block_ended();
                 match std::mem::replace(&mut self.block, Block::None) {
                     Block::None => command("COMMIT"),
                     Block::Open(OpenBlock { failed: true, .. }) => command("ROLLBACK"),
@@ -502,6 +580,7 @@ impl SqlSession {
                 savepoint: None,
             } => {
                 self.block = Block::None;
+                self.cursors.block_ended();
                 command("ROLLBACK")
             }
             Statement::Commit { chain: true, .. } | Statement::Rollback { chain: true, .. } => {

@@ -34,6 +34,8 @@ pub enum StatementKind {
     Ddl,
     /// VACUUM, which the engine's own merges make a no-op.
     Vacuum,
+    /// DECLARE … CURSOR, FETCH, CLOSE: the session's cursors.
+    Cursor,
     Explain,
     /// Anything else, left to DataFusion.
     Other,
@@ -80,6 +82,9 @@ impl StatementKind {
             | Statement::Analyze(_)
             | Statement::CreateView(_) => K::Ddl,
             Statement::Vacuum(_) => K::Vacuum,
+            Statement::Declare { .. } | Statement::Fetch { .. } | Statement::Close { .. } => {
+                K::Cursor
+            }
             Statement::Explain { .. } => K::Explain,
             _ => K::Other,
         }

@@ -1,0 +1,162 @@
+//! A session's cursors: `DECLARE name [NO] SCROLL CURSOR [WITH[OUT] HOLD] FOR query`
+//! runs the query at the statement's read point and keeps its rows (so the cursor reads
+//! the snapshot it was declared at, as PostgreSQL's does), FETCH returns them from the
+//! cursor's position on, and CLOSE drops it. A cursor without HOLD ends with its
+//! transaction block (and is refused outside one, 25P01); one WITH HOLD lives until
+//! CLOSE or the session's end. Only a SCROLL cursor moves backward (55000 otherwise).
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::compute::concat_batches;
+use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::sql::sqlparser::ast::{CloseCursor, FetchDirection, Ident, Value as Literal};
+
+use crate::error::{Result, SqlError, state};
+use crate::names::ident_name;
+use crate::output::{CommandTag, Output};
+
+struct Cursor {
+    rows: RecordBatch,
+    /// PostgreSQL's position: 0 before the first row, `n + 1` after the last.
+    at: usize,
+    scroll: bool,
+    hold: bool,
+}
+
+#[derive(Default)]
+pub(crate) struct Cursors(HashMap<String, Cursor>);
+
+fn no_cursor(name: &str) -> SqlError {
+    SqlError::user("34000", format!("cursor \"{name}\" does not exist"))
+}
+
+/// The count of a FETCH direction's literal.
+fn count(limit: &datafusion::sql::sqlparser::ast::ValueWithSpan) -> Result<i64> {
+    match &limit.value {
+        Literal::Number(n, _) => n.parse::<i64>().ok(),
+        _ => None,
+    }
+    .ok_or_else(|| SqlError::user(state::SYNTAX, format!("FETCH count {limit}")))
+}
+
+impl Cursors {
+    /// Keeps the rows of a cursor's query under `name`.
+    pub(crate) fn declare(
+        &mut self,
+        name: &Ident,
+        schema: SchemaRef,
+        batches: &[RecordBatch],
+        scroll: bool,
+        hold: bool,
+    ) -> Result<()> {
+        let name = ident_name(name);
+        if self.0.contains_key(&name) {
+            return Err(SqlError::user(
+                "42P03",
+                format!("cursor \"{name}\" already exists"),
+            ));
+        }
+        let rows = concat_batches(&schema, batches).map_err(|e| SqlError::Query(e.to_string()))?;
+        self.0.insert(
+            name,
+            Cursor {
+                rows,
+                at: 0,
+                scroll,
+                hold,
+            },
+        );
+        Ok(())
+    }
+
+    /// The columns the cursor called `name` (as stored: folded) returns.
+    pub(crate) fn schema(&self, name: &str) -> Option<SchemaRef> {
+        self.0.get(name).map(|c| c.rows.schema())
+    }
+
+    /// FETCH `direction` FROM `name`: the rows, tagged `FETCH n`.
+    pub(crate) fn fetch(&mut self, name: &Ident, direction: &FetchDirection) -> Result<Output> {
+        let key = ident_name(name);
+        let cursor = self.0.get_mut(&key).ok_or_else(|| no_cursor(&key))?;
+        let n = cursor.rows.num_rows() as i64;
+        let at = cursor.at as i64;
+        use FetchDirection as D;
+        // The rows to return as a step from the position: how many, and which way.
+        let (target, step): (i64, i64) = match direction {
+            D::Next => (at + 1, 1),
+            D::Prior => (at - 1, -1),
+            D::First => (1, 0),
+            D::Last => (n, 0),
+            D::Absolute { limit } => {
+                let k = count(limit)?;
+                (if k < 0 { n + 1 + k } else { k }, 0)
+            }
+            D::Relative { limit } => (at + count(limit)?, 0),
+            D::Count { limit } | D::Forward { limit: Some(limit) } => (at + count(limit)?, 1),
+            D::Forward { limit: None } => (at + 1, 1),
+            D::All | D::ForwardAll => (n + 1, 1),
+            D::Backward { limit: Some(limit) } => (at - count(limit)?, -1),
+            D::Backward { limit: None } => (at - 1, -1),
+            D::BackwardAll => (0, -1),
+        };
+        let backward = step < 0 || (step == 0 && target < at);
+        if backward && !cursor.scroll {
+            return Err(SqlError::user(
+                "55000",
+                "cursor can only scan forward (declare it SCROLL)",
+            ));
+        }
+        let target = target.clamp(0, n + 1);
+        // A single-row move (FIRST, LAST, ABSOLUTE, RELATIVE) returns the row it lands on;
+        // a count returns every row it passes, in the order it passes them.
+        let picked: Vec<i64> = if step == 0 {
+            (1..=n).filter(|&r| r == target).collect()
+        } else if step > 0 {
+            ((at + 1)..=target.min(n)).collect()
+        } else {
+            ((target.max(1))..at.min(n + 1)).rev().collect()
+        };
+        cursor.at = target as usize;
+        let indices = datafusion::arrow::array::UInt32Array::from(
+            picked.iter().map(|&r| (r - 1) as u32).collect::<Vec<_>>(),
+        );
+        let columns = cursor
+            .rows
+            .columns()
+            .iter()
+            .map(|c| datafusion::arrow::compute::take(c.as_ref(), &indices, None))
+            .collect::<std::result::Result<Vec<_>, _>>()
+            .map_err(|e| SqlError::Query(e.to_string()))?;
+        let schema = cursor.rows.schema();
+        let batch = RecordBatch::try_new_with_options(
+            Arc::clone(&schema),
+            columns,
+            &datafusion::arrow::array::RecordBatchOptions::new().with_row_count(Some(picked.len())),
+        )
+        .map_err(|e| SqlError::Query(e.to_string()))?;
+        Ok(Output::Returned {
+            tag: CommandTag::fetch(picked.len() as u64),
+            schema,
+            batches: vec![batch],
+        })
+    }
+
+    /// CLOSE `which`.
+    pub(crate) fn close(&mut self, which: &CloseCursor) -> Result<()> {
+        match which {
+            CloseCursor::All => self.0.clear(),
+            CloseCursor::Specific { name } => {
+                let key = ident_name(name);
+                self.0.remove(&key).ok_or_else(|| no_cursor(&key))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The block ended: its cursors (those without HOLD) with it.
+    pub(crate) fn block_ended(&mut self) {
+        self.0.retain(|_, c| c.hold);
+    }
+}

@@ -1,0 +1,90 @@
+//! Cursors as PostgreSQL has them: DECLARE … CURSOR in a block (WITH HOLD outside one),
+//! FETCH by count, NEXT, ALL, and for SCROLL cursors backward and absolute, each
+//! tagged `FETCH n`; the rows of the snapshot the cursor was declared at; CLOSE, and
+//! the end of the block closing cursors without HOLD.
+
+mod common;
+
+use common::{Fixture, rows_of};
+use pmdb_sql::{CommandTag, Output};
+
+const T: &str = "
+    CREATE TABLE t (k INT PRIMARY KEY);
+    INSERT INTO t VALUES (1), (2), (3), (4), (5);
+";
+
+fn fetched(f: &Fixture, s: &mut pmdb_sql::SqlSession, sql: &str) -> (Vec<String>, CommandTag) {
+    match f.run(s, sql) {
+        Output::Returned {
+            tag,
+            schema,
+            batches,
+        } => (rows_of(Output::Rows { schema, batches }), tag),
+        other => panic!("{sql}: {other:?}"),
+    }
+}
+
+#[test]
+fn fetch_walks_the_rows_of_the_declaring_snapshot() {
+    let f = Fixture::new(T);
+    let mut s = f.session();
+    assert_eq!(
+        f.sqlstate(&mut s, "DECLARE c CURSOR FOR SELECT k FROM t"),
+        "25P01"
+    );
+    f.tag(&mut s, "BEGIN");
+    assert_eq!(
+        f.tag(&mut s, "DECLARE c CURSOR FOR SELECT k FROM t ORDER BY k"),
+        "DECLARE CURSOR"
+    );
+    // Rows written after the DECLARE are not the cursor's.
+    f.tag(&mut s, "INSERT INTO t VALUES (6)");
+    assert_eq!(
+        fetched(&f, &mut s, "FETCH 2 FROM c"),
+        (vec!["1".into(), "2".into()], CommandTag::fetch(2))
+    );
+    assert_eq!(fetched(&f, &mut s, "FETCH NEXT FROM c").0, ["3"]);
+    assert_eq!(fetched(&f, &mut s, "FETCH ALL FROM c").0, ["4", "5"]);
+    assert_eq!(
+        fetched(&f, &mut s, "FETCH NEXT FROM c"),
+        (vec![], CommandTag::fetch(0))
+    );
+    // Not declared SCROLL: no way back.
+    assert_eq!(f.sqlstate(&mut s, "FETCH PRIOR FROM c"), "55000");
+    f.tag(&mut s, "ROLLBACK");
+    // The block's end closed it.
+    f.tag(&mut s, "BEGIN");
+    assert_eq!(f.sqlstate(&mut s, "FETCH NEXT FROM c"), "34000");
+    f.tag(&mut s, "ROLLBACK");
+}
+
+#[test]
+fn scroll_and_hold_cursors() {
+    let f = Fixture::new(T);
+    let mut s = f.session();
+    f.tag(
+        &mut s,
+        "DECLARE h SCROLL CURSOR WITH HOLD FOR SELECT k FROM t ORDER BY k",
+    );
+    assert_eq!(fetched(&f, &mut s, "FETCH ABSOLUTE 4 FROM h").0, ["4"]);
+    assert_eq!(fetched(&f, &mut s, "FETCH BACKWARD 2 FROM h").0, ["3", "2"]);
+    assert_eq!(fetched(&f, &mut s, "FETCH LAST FROM h").0, ["5"]);
+    assert_eq!(fetched(&f, &mut s, "FETCH FIRST FROM h").0, ["1"]);
+    assert_eq!(fetched(&f, &mut s, "FETCH RELATIVE 2 FROM h").0, ["3"]);
+    // A held cursor outlives blocks.
+    f.tag(&mut s, "BEGIN");
+    f.tag(&mut s, "COMMIT");
+    assert_eq!(
+        fetched(&f, &mut s, "FETCH FORWARD ALL FROM h").0,
+        ["4", "5"]
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "DECLARE h CURSOR WITH HOLD FOR SELECT 1"),
+        "42P03"
+    );
+    assert_eq!(f.tag(&mut s, "CLOSE h"), "CLOSE CURSOR");
+    assert_eq!(f.sqlstate(&mut s, "CLOSE h"), "34000");
+    f.tag(&mut s, "DECLARE a CURSOR WITH HOLD FOR SELECT 1");
+    f.tag(&mut s, "CLOSE ALL");
+    assert_eq!(f.sqlstate(&mut s, "FETCH NEXT FROM a"), "34000");
+}
