@@ -1,8 +1,9 @@
 """An application written for PostgreSQL with SQLAlchemy 2's ORM and its default
 psycopg dialect, run unchanged against a server: two related models (generated keys, a
 unique column, a server default, a foreign key with ON DELETE CASCADE, a CHECK) are
-created, reflected, filled through their relationship, queried, changed and dropped.
-It prints `OK` at the end; any failure names its step.
+created, reflected, filled through their relationship, queried, changed, upserted
+(INSERT … ON CONFLICT), streamed through a server-side cursor and dropped. It prints
+`OK` at the end; any failure names its step.
 
 Usage: python3 sqlalchemy_app.py PORT
 """
@@ -19,6 +20,7 @@ from sqlalchemy import (
     inspect,
     select,
 )
+from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.orm import (
     DeclarativeBase,
@@ -78,6 +80,7 @@ def main(port: str) -> None:
             s.add_all([ann, bob])
             s.flush()
             assert ann.id is not None and bob.id == ann.id + 1, (ann.id, bob.id)
+            bob_id = bob.id
             s.add_all(
                 [
                     Book(title="one", author_id=ann.id),
@@ -145,6 +148,28 @@ def main(port: str) -> None:
             s.delete(s.get(Author, ann.id))
             s.commit()
             assert s.scalar(select(func.count()).select_from(Book)) == 2
+        step = "upsert"
+        with engine.begin() as conn:
+            for name in ["dee", "dee", "cy"]:
+                stmt = pg_insert(Author).values(name=name)
+                conn.execute(stmt.on_conflict_do_nothing(index_elements=["name"]))
+            stmt = pg_insert(Book).values(id=1000, title="up", pages=1, author_id=bob_id)
+            for _ in range(3):
+                conn.execute(
+                    stmt.on_conflict_do_update(
+                        index_elements=["id"], set_={"pages": Book.pages + 1}
+                    )
+                )
+            assert conn.scalar(select(Book.pages).where(Book.id == 1000)) == 3
+            names = conn.scalars(select(Author.name).order_by(Author.name)).all()
+            assert names == ["bob", "cy", "dee"], names
+        step = "stream_results"
+        with engine.connect() as conn:
+            result = conn.execution_options(stream_results=True, max_row_buffer=2).execute(
+                select(Book.title).order_by(Book.id)
+            )
+            titles = [row.title for row in result]
+            assert titles == ["three", "four", "up"], titles
         step = "drop_all again"
         Base.metadata.drop_all(engine)
         print("OK")
