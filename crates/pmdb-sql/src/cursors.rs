@@ -3,7 +3,9 @@
 //! the snapshot it was declared at, as PostgreSQL's does), FETCH returns them from the
 //! cursor's position on, and CLOSE drops it. A cursor without HOLD ends with its
 //! transaction block (and is refused outside one, 25P01); one WITH HOLD lives until
-//! CLOSE or the session's end. Only a SCROLL cursor moves backward (55000 otherwise).
+//! CLOSE or the session's end. The rows are kept, so a cursor moves backward unless it
+//! was declared NO SCROLL (55000 then), as PostgreSQL's does when its plan allows.
+//! MOVE moves as FETCH does and returns no rows.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,11 +13,78 @@ use std::sync::Arc;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::sql::sqlparser::ast::{CloseCursor, FetchDirection, Ident, Value as Literal};
+use datafusion::sql::sqlparser::ast::{
+    CloseCursor, FetchDirection, Ident, ObjectName, Statement, Value as Literal,
+};
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::error::{Result, SqlError, state};
 use crate::names::ident_name;
 use crate::output::{CommandTag, Output};
+
+/// What marks a FETCH as a MOVE: the parser knows no MOVE, so `MOVE …` is parsed as
+/// `FETCH …` with this as its INTO target, which PostgreSQL's FETCH never has.
+const MOVE_MARKER: &str = "__pmdb_move";
+
+/// PostgreSQL's `FETCH` and `MOVE` (one statement) where the parser has no form for
+/// them: MOVE (as the FETCH it moves like, marked), and negative counts (`FETCH -2`,
+/// `MOVE RELATIVE -1`), whose sign the parser does not take.
+pub(crate) fn parse_move(sql: &str) -> Option<Vec<Statement>> {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let trimmed = sql.trim_start();
+    let (first, rest) = trimmed.split_at(trimmed.find(char::is_whitespace)?);
+    let moved = first.eq_ignore_ascii_case("move");
+    if !(moved || first.eq_ignore_ascii_case("fetch"))
+        || rest.trim_end().trim_end_matches(';').contains(';')
+    {
+        return None;
+    }
+    let dialect = PostgreSqlDialect {};
+    let tokens = Tokenizer::new(&dialect, &format!("FETCH{rest}"))
+        .tokenize()
+        .ok()?;
+    // A minus before a number joins it.
+    let mut joined: Vec<Token> = Vec::with_capacity(tokens.len());
+    let mut minus = false;
+    for t in tokens {
+        match t {
+            Token::Minus => minus = true,
+            Token::Number(n, long) if minus => {
+                joined.push(Token::Number(format!("-{n}"), long));
+                minus = false;
+            }
+            t => {
+                if std::mem::take(&mut minus) {
+                    joined.push(Token::Minus);
+                }
+                joined.push(t);
+            }
+        }
+    }
+    let mut parsed = Parser::new(&dialect)
+        .with_tokens(joined)
+        .parse_statements()
+        .ok()?;
+    match parsed.as_mut_slice() {
+        [Statement::Fetch { into, .. }] if into.is_none() => {
+            if moved {
+                *into = Some(ObjectName::from(vec![Ident::new(MOVE_MARKER)]));
+            }
+            Some(parsed)
+        }
+        _ => None,
+    }
+}
+
+/// Whether a FETCH's INTO target is the mark of a MOVE; an error for any other target.
+pub(crate) fn is_move(into: &Option<ObjectName>) -> Result<bool> {
+    match into {
+        None => Ok(false),
+        Some(name) if name.to_string() == MOVE_MARKER => Ok(true),
+        Some(name) => Err(SqlError::unsupported(format!("FETCH … INTO {name}"))),
+    }
+}
 
 struct Cursor {
     rows: RecordBatch,
@@ -94,10 +163,16 @@ impl Cursors {
                 (if k < 0 { n + 1 + k } else { k }, 0)
             }
             D::Relative { limit } => (at + count(limit)?, 0),
-            D::Count { limit } | D::Forward { limit: Some(limit) } => (at + count(limit)?, 1),
+            D::Count { limit } | D::Forward { limit: Some(limit) } => {
+                let k = count(limit)?;
+                (at + k, if k < 0 { -1 } else { 1 })
+            }
             D::Forward { limit: None } => (at + 1, 1),
             D::All | D::ForwardAll => (n + 1, 1),
-            D::Backward { limit: Some(limit) } => (at - count(limit)?, -1),
+            D::Backward { limit: Some(limit) } => {
+                let k = count(limit)?;
+                (at - k, if k < 0 { 1 } else { -1 })
+            }
             D::Backward { limit: None } => (at - 1, -1),
             D::BackwardAll => (0, -1),
         };
@@ -105,7 +180,7 @@ impl Cursors {
         if backward && !cursor.scroll {
             return Err(SqlError::user(
                 "55000",
-                "cursor can only scan forward (declare it SCROLL)",
+                "cursor can only scan forward (it was declared NO SCROLL)",
             ));
         }
         let target = target.clamp(0, n + 1);

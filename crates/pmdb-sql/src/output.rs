@@ -87,6 +87,10 @@ impl CommandTag {
         CommandTag::counted("FETCH", rows)
     }
 
+    pub const fn moved(rows: u64) -> CommandTag {
+        CommandTag::counted("MOVE", rows)
+    }
+
     /// CREATE TABLE … AS's tag, as PostgreSQL gives it.
     pub const fn select(rows: u64) -> CommandTag {
         CommandTag::counted("SELECT", rows)

@@ -114,6 +114,7 @@ pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
     };
     if let Some(s) = with_boolean_options(sql)
         .or_else(|| vacuum(sql))
+        .or_else(|| crate::cursors::parse_move(sql))
         .or_else(|| crate::lock_clauses::rewrite_clauses(sql))
     {
         return Ok(statements(s));

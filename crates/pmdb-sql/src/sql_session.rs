@@ -312,19 +312,25 @@ impl SqlSession {
                     return Err(SqlError::Query("a cursor's query gave no rows".into()));
                 };
                 self.cursors
-                    .declare(name, schema, &batches, d.scroll == Some(true), hold)?;
+                    .declare(name, schema, &batches, d.scroll != Some(false), hold)?;
                 Ok(Output::Command(CommandTag::of("DECLARE CURSOR")))
             }
             Statement::Fetch {
                 name,
                 direction,
                 position: _,
-                into: None,
+                into,
             } => {
                 if let Block::Open(OpenBlock { failed: true, .. }) = self.block {
                     return Err(aborted());
                 }
-                self.cursors.fetch(name, direction)
+                let moved = crate::cursors::is_move(into)?;
+                match self.cursors.fetch(name, direction)? {
+                    Output::Returned { tag, .. } if moved => {
+                        Ok(Output::Command(CommandTag::moved(tag.rows().unwrap_or(0))))
+                    }
+                    out => Ok(out),
+                }
             }
             Statement::Close { cursor } => {
                 self.cursors.close(cursor)?;
@@ -460,7 +466,10 @@ impl SqlSession {
             // A FETCH gives its cursor's columns.
             let columns = match &statement {
                 DfStatement::Statement(s) => match s.as_ref() {
-                    Statement::Fetch { name, .. } => self.cursors.schema(&savepoint_name(name)),
+                    // A MOVE (marked by its INTO) returns no rows.
+                    Statement::Fetch {
+                        name, into: None, ..
+                    } => self.cursors.schema(&savepoint_name(name)),
                     _ => None,
                 },
                 _ => None,

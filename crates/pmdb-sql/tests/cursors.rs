@@ -49,8 +49,11 @@ fn fetch_walks_the_rows_of_the_declaring_snapshot() {
         fetched(&f, &mut s, "FETCH NEXT FROM c"),
         (vec![], CommandTag::fetch(0))
     );
-    // Not declared SCROLL: no way back.
-    assert_eq!(f.sqlstate(&mut s, "FETCH PRIOR FROM c"), "55000");
+    // Its rows are kept, so it can go back (as PostgreSQL's can when its plan allows).
+    assert_eq!(fetched(&f, &mut s, "FETCH PRIOR FROM c").0, ["5"]);
+    // Declared NO SCROLL: no way back.
+    f.tag(&mut s, "DECLARE n NO SCROLL CURSOR FOR SELECT k FROM t");
+    assert_eq!(f.sqlstate(&mut s, "FETCH PRIOR FROM n"), "55000");
     f.tag(&mut s, "ROLLBACK");
     // The block's end closed it.
     f.tag(&mut s, "BEGIN");
@@ -71,12 +74,20 @@ fn scroll_and_hold_cursors() {
     assert_eq!(fetched(&f, &mut s, "FETCH LAST FROM h").0, ["5"]);
     assert_eq!(fetched(&f, &mut s, "FETCH FIRST FROM h").0, ["1"]);
     assert_eq!(fetched(&f, &mut s, "FETCH RELATIVE 2 FROM h").0, ["3"]);
+    // MOVE goes as FETCH would, returning nothing.
+    assert_eq!(f.tag(&mut s, "MOVE BACKWARD 2 IN h"), "MOVE 2");
+    assert_eq!(fetched(&f, &mut s, "FETCH NEXT FROM h").0, ["2"]);
+    assert_eq!(f.tag(&mut s, "move forward 1 from h;"), "MOVE 1");
+    // Negative counts go backward.
+    assert_eq!(fetched(&f, &mut s, "FETCH -1 FROM h").0, ["2"]);
+    assert_eq!(f.tag(&mut s, "MOVE RELATIVE -1 FROM h"), "MOVE 1");
+    assert_eq!(fetched(&f, &mut s, "FETCH NEXT FROM h").0, ["2"]);
     // A held cursor outlives blocks.
     f.tag(&mut s, "BEGIN");
     f.tag(&mut s, "COMMIT");
     assert_eq!(
         fetched(&f, &mut s, "FETCH FORWARD ALL FROM h").0,
-        ["4", "5"]
+        ["3", "4", "5"]
     );
     assert_eq!(
         f.sqlstate(&mut s, "DECLARE h CURSOR WITH HOLD FOR SELECT 1"),
