@@ -172,18 +172,24 @@ impl Catalog {
     /// Every foreign key that references table `id` (its own among them): the
     /// referencing table and the key.
     pub fn referencing(&self, id: u64) -> Vec<(Arc<Table>, ForeignKeyDef)> {
-        self.tables
-            .read()
-            .values()
-            .flat_map(|t| {
-                t.def()
-                    .foreign_keys
-                    .iter()
-                    .filter(|fk| fk.parent == id)
-                    .map(|fk| (Arc::clone(t), fk.clone()))
-                    .collect::<Vec<_>>()
-            })
-            .collect()
+        let mut found = Vec::new();
+        for t in self.tables.read().values() {
+            for fk in t.def().foreign_keys.iter().filter(|fk| fk.parent == id) {
+                found.push((Arc::clone(t), fk.clone()));
+            }
+        }
+        found
+    }
+
+    /// Whether a foreign key that references table `id` passes `test`; nothing is
+    /// copied, as the fast path asks this of every UPDATE and DELETE it recognises.
+    pub fn any_reference_to(&self, id: u64, test: impl Fn(&ForeignKeyDef) -> bool) -> bool {
+        self.tables.read().values().any(|t| {
+            t.def()
+                .foreign_keys
+                .iter()
+                .any(|fk| fk.parent == id && test(fk))
+        })
     }
 
     /// The foreign keys of other tables that reference table `id`, for the errors of
@@ -243,15 +249,8 @@ impl Catalog {
         if_not_exists: bool,
     ) -> Result<bool> {
         let _ddl = self.ddl();
-        if self.relation_exists(&def.name) {
-            return if if_not_exists {
-                Ok(false)
-            } else {
-                Err(SqlError::user(
-                    state::DUPLICATE_TABLE,
-                    format!("relation {:?} already exists", def.name),
-                ))
-            };
+        if self.taken(&def.name, if_not_exists)? {
+            return Ok(false);
         }
         let cat = self.catalog_subtable()?;
         let id = self.next_id(&cat)?;
@@ -324,15 +323,8 @@ impl Catalog {
         fill: impl FnOnce(&Arc<Table>) -> Result<u64>,
     ) -> Result<Option<u64>> {
         let _ddl = self.ddl();
-        if self.relation_exists(&def.name) {
-            return if if_not_exists {
-                Ok(None)
-            } else {
-                Err(SqlError::user(
-                    state::DUPLICATE_TABLE,
-                    format!("relation {:?} already exists", def.name),
-                ))
-            };
+        if self.taken(&def.name, if_not_exists)? {
+            return Ok(None);
         }
         let cat = self.catalog_subtable()?;
         let id = self.next_id(&cat)?;
@@ -356,6 +348,19 @@ impl Catalog {
         self.db.write(batch, WriteOptions::default())?;
         self.tables.write().insert(def.name.clone(), table);
         Ok(Some(rows))
+    }
+
+    /// Whether a relation called `name` exists, for a CREATE: `Ok(true)` if it does and
+    /// `if_not_exists` was given, 42P07 if it does and was not.
+    fn taken(&self, name: &str, if_not_exists: bool) -> Result<bool> {
+        match (self.relation_exists(name), if_not_exists) {
+            (false, _) => Ok(false),
+            (true, true) => Ok(true),
+            (true, false) => Err(SqlError::user(
+                state::DUPLICATE_TABLE,
+                format!("relation {name:?} already exists"),
+            )),
+        }
     }
 
     /// Whether a table or a sequence (which share PostgreSQL's namespace of relations)

@@ -3,6 +3,21 @@
 
 use crate::error::CodecError;
 
+/// A reader of the body of `bytes`, a `what` that ends with the CRC-32 of the bytes
+/// before it (little-endian), once the checksum matches.
+pub(crate) fn checked<'a>(what: &'static str, bytes: &'a [u8]) -> Result<Reader<'a>, CodecError> {
+    let invalid = |reason: String| CodecError::Invalid { what, reason };
+    let body_len = bytes
+        .len()
+        .checked_sub(4)
+        .ok_or_else(|| invalid(format!("{} bytes", bytes.len())))?;
+    let (body, crc) = bytes.split_at(body_len);
+    if crc32fast::hash(body).to_le_bytes() != crc {
+        return Err(invalid("checksum mismatch".into()));
+    }
+    Ok(Reader::new(what, body))
+}
+
 pub(crate) struct Reader<'a> {
     what: &'static str,
     bytes: &'a [u8],

@@ -57,17 +57,13 @@ pub(crate) async fn end_block(own: Option<Arc<SqlTxn>>) -> Result<()> {
 /// Whether a change to `columns` of table `id` (all of them when `None`: a delete) may
 /// reach rows that reference it.
 pub(crate) fn reaches_references(session: &Session, id: u64, columns: Option<&[usize]>) -> bool {
-    session
-        .catalog
-        .referencing(id)
-        .iter()
-        .any(|(_, fk)| match columns {
-            None => true,
-            Some(columns) => fk
-                .parent_columns
-                .iter()
-                .any(|&c| columns.contains(&usize::from(c))),
-        })
+    session.catalog.any_reference_to(id, |fk| match columns {
+        None => true,
+        Some(columns) => fk
+            .parent_columns
+            .iter()
+            .any(|&c| columns.contains(&usize::from(c))),
+    })
 }
 
 /// What a foreign key does to the rows that reference one changed parent row.

@@ -434,16 +434,7 @@ impl TableDef {
             what: "table definition",
             reason,
         };
-        let body_len = bytes
-            .len()
-            .checked_sub(4)
-            .ok_or_else(|| invalid(format!("{} bytes", bytes.len())))?;
-        let (body, crc) = bytes.split_at(body_len);
-        let crc = u32::from_le_bytes(crc.try_into().expect("4 bytes"));
-        if crc32fast::hash(body) != crc {
-            return Err(invalid("checksum mismatch".into()));
-        }
-        let mut r = Reader::new("table definition", body);
+        let mut r = crate::reader::checked("table definition", bytes)?;
         let version = r.byte()?;
         if !(VERSION_WITHOUT_DEFAULTS..=VERSION).contains(&version) {
             return Err(invalid(format!("format version {version}")));

@@ -311,16 +311,7 @@ fn sealed(mut out: Vec<u8>) -> Vec<u8> {
 /// A reader of `bytes` after its version byte, once the CRC-32 trailer matches and the
 /// version is this codec's.
 fn opened<'b>(what: &'static str, bytes: &'b [u8]) -> Result<Reader<'b>, CodecError> {
-    let invalid = |reason: String| CodecError::Invalid { what, reason };
-    let body_len = bytes
-        .len()
-        .checked_sub(4)
-        .ok_or_else(|| invalid(format!("{} bytes", bytes.len())))?;
-    let (body, crc) = bytes.split_at(body_len);
-    if crc32fast::hash(body).to_le_bytes() != crc {
-        return Err(invalid("checksum mismatch".into()));
-    }
-    let mut r = Reader::new(what, body);
+    let mut r = crate::reader::checked(what, bytes)?;
     let version = r.byte()?;
     if version != VERSION {
         return Err(r.invalid(format!("format version {version}")));

@@ -113,15 +113,7 @@ impl ViewDef {
             what: "view definition",
             reason,
         };
-        let body_len = bytes
-            .len()
-            .checked_sub(4)
-            .ok_or_else(|| invalid(format!("{} bytes", bytes.len())))?;
-        let (body, crc) = bytes.split_at(body_len);
-        if crc32fast::hash(body) != u32::from_le_bytes(crc.try_into().expect("4 bytes")) {
-            return Err(invalid("checksum mismatch".into()));
-        }
-        let mut r = Reader::new("view definition", body);
+        let mut r = crate::reader::checked("view definition", bytes)?;
         let version = r.byte()?;
         if version != VERSION {
             return Err(invalid(format!("format version {version}")));

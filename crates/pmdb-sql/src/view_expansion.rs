@@ -17,6 +17,7 @@ use datafusion::sql::sqlparser::ast::{
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
+use crate::ast_shape::plain_table;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error, state};
 use crate::names::{ident_name, object_name};
@@ -160,25 +161,7 @@ impl VisitorMut for Expander<'_> {
     type Break = ();
 
     fn post_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
-        let TableFactor::Table {
-            name,
-            alias,
-            args: None,
-            with_hints,
-            version: None,
-            with_ordinality: false,
-            partitions,
-            json_path: None,
-            sample: None,
-            index_hints,
-        } = factor
-        else {
-            return ControlFlow::Continue(());
-        };
-        if !with_hints.is_empty() || !partitions.is_empty() || !index_hints.is_empty() {
-            return ControlFlow::Continue(());
-        }
-        let Ok(n) = object_name(name) else {
+        let Some(Ok(n)) = plain_table(factor).map(|(name, _)| object_name(name)) else {
             return ControlFlow::Continue(());
         };
         if self.ctes.contains(&n) {
@@ -187,7 +170,11 @@ impl VisitorMut for Expander<'_> {
         let Some(view) = self.catalog.view(&n) else {
             return ControlFlow::Continue(());
         };
-        match self.derived(&view, alias.take()) {
+        let alias = match factor {
+            TableFactor::Table { alias, .. } => alias.take(),
+            _ => None,
+        };
+        match self.derived(&view, alias) {
             Ok(derived) => {
                 *factor = derived;
                 ControlFlow::Continue(())
