@@ -21,7 +21,8 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::DataRow;
 use pgwire::types::ToSqlText;
-use pmdb_sql::{CopyEncoding, CopyOutFormat};
+use pmdb_sql::text_forms::{parse_uuid, uuid_text};
+use pmdb_sql::{CopyEncoding, CopyOutFormat, is_uuid};
 use postgres_types::ToSql;
 use rust_decimal::Decimal;
 
@@ -44,6 +45,16 @@ pub fn pg_type(ty: &DataType) -> Type {
     }
 }
 
+/// The PostgreSQL type of a result column: the one its field's metadata names (a uuid
+/// is Arrow text), else its Arrow type's.
+pub fn pg_type_of(f: &Field) -> Type {
+    if is_uuid(f) {
+        Type::UUID
+    } else {
+        pg_type(f.data_type())
+    }
+}
+
 /// The row description of `schema`, each column in the format `format` gives it.
 pub fn fields(schema: &Schema, format: &Format) -> Vec<FieldInfo> {
     schema
@@ -59,7 +70,7 @@ fn field(f: &Field, format: &Format, i: usize) -> FieldInfo {
         f.name().clone(),
         None,
         None,
-        pg_type(f.data_type()),
+        pg_type_of(f),
         format.format_for(i),
     )
 }
@@ -72,22 +83,28 @@ fn internal(message: String) -> PgWireError {
     )))
 }
 
-/// A TIMESTAMP as PostgreSQL writes it: in text, ISO with only the fraction's digits
-/// that are not trailing zeros (`2024-01-02 03:04:05.5`); in binary, as any timestamp.
+/// A TIMESTAMP or (with `zone`) a TIMESTAMPTZ, in UTC, as PostgreSQL writes it: in
+/// text, ISO with only the fraction's digits that are not trailing zeros
+/// (`2024-01-02 03:04:05.5`, then `+00` for a TIMESTAMPTZ); in binary, as any
+/// timestamp (the microseconds are the same for both).
 #[derive(Debug)]
-struct Timestamp(NaiveDateTime);
+struct Timestamp {
+    at: NaiveDateTime,
+    zone: bool,
+}
 
 impl ToSql for Timestamp {
     fn to_sql(
         &self,
-        ty: &Type,
+        _ty: &Type,
         out: &mut bytes::BytesMut,
     ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        self.0.to_sql(ty, out)
+        // Both types are microseconds since 2000-01-01 UTC.
+        self.at.to_sql(&Type::TIMESTAMP, out)
     }
 
     fn accepts(ty: &Type) -> bool {
-        <NaiveDateTime as ToSql>::accepts(ty)
+        *ty == Type::TIMESTAMP || *ty == Type::TIMESTAMPTZ
     }
 
     postgres_types::to_sql_checked!();
@@ -100,14 +117,50 @@ impl ToSqlText for Timestamp {
         out: &mut bytes::BytesMut,
         _options: &pgwire::types::format::FormatOptions,
     ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        let mut text = self.0.format("%Y-%m-%d %H:%M:%S%.6f").to_string();
+        let mut text = self.at.format("%Y-%m-%d %H:%M:%S%.6f").to_string();
         while text.ends_with('0') {
             text.pop();
         }
         if text.ends_with('.') {
             text.pop();
         }
+        if self.zone {
+            text.push_str("+00");
+        }
         out.extend_from_slice(text.as_bytes());
+        Ok(postgres_types::IsNull::No)
+    }
+}
+
+/// A UUID, held as its canonical text by Arrow: 16 bytes in binary.
+#[derive(Debug)]
+struct Uuid(u128);
+
+impl ToSql for Uuid {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(&self.0.to_be_bytes());
+        Ok(postgres_types::IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::UUID
+    }
+
+    postgres_types::to_sql_checked!();
+}
+
+impl ToSqlText for Uuid {
+    fn to_sql_text(
+        &self,
+        _ty: &Type,
+        out: &mut bytes::BytesMut,
+        _options: &pgwire::types::format::FormatOptions,
+    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(uuid_text(self.0).as_bytes());
         Ok(postgres_types::IsNull::No)
     }
 }
@@ -143,9 +196,21 @@ fn each_row<E: FieldEncoder>(
             .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| internal(e.to_string()))?;
+        let uuids: Vec<bool> = batch
+            .schema()
+            .fields()
+            .iter()
+            .map(|f| pg_type_of(f) == Type::UUID)
+            .collect();
         for row in 0..batch.num_rows() {
             for (c, column) in batch.columns().iter().enumerate() {
-                encode(encoder, column, &formatters[c], row)?;
+                if uuids[c] && column.is_valid(row) {
+                    let text = column.as_string::<i32>().value(row);
+                    let u = parse_uuid(text).map_err(|e| internal(e.to_string()))?;
+                    encoder.field(&Some(Uuid(u)))?;
+                } else {
+                    encode(encoder, column, &formatters[c], row)?;
+                }
             }
             row_done(encoder);
         }
@@ -282,11 +347,10 @@ fn encode<E: FieldEncoder>(
                 }
                 TimeUnit::Nanosecond => column.as_primitive::<TimestampNanosecondType>().value(row),
             };
-            let at = DateTime::from_timestamp_nanos(v);
-            match tz {
-                None => e.field(&Some(Timestamp(at.naive_utc()))),
-                Some(_) => e.field(&Some(at)),
-            }
+            e.field(&Some(Timestamp {
+                at: DateTime::from_timestamp_nanos(v).naive_utc(),
+                zone: tz.is_some(),
+            }))
         }
         DataType::Binary => e.field(&Some(column.as_binary::<i32>().value(row))),
         DataType::LargeBinary => e.field(&Some(column.as_binary::<i64>().value(row))),

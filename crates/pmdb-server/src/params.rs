@@ -10,6 +10,9 @@ use pgwire::api::portal::Portal;
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use rust_decimal::Decimal;
 
+use pmdb_sql::UTC;
+use pmdb_sql::text_forms::{parse_uuid, uuid_text};
+
 use crate::encode::pg_type;
 
 fn user_error(code: &str, message: String) -> PgWireError {
@@ -62,8 +65,10 @@ fn scalar<S: Clone>(portal: &Portal<S>, i: usize, ty: &Type) -> PgWireResult<Sca
             portal
                 .parameter::<DateTime<FixedOffset>>(i, ty)?
                 .map(|t| micros(t.naive_utc())),
-            None,
+            Some(UTC.into()),
         ),
+        &Type::BYTEA => ScalarValue::Binary(portal.parameter::<Vec<u8>>(i, ty)?),
+        &Type::UUID => ScalarValue::Utf8(uuid(portal, i)?.map(uuid_text)),
         &Type::TEXT | &Type::VARCHAR | &Type::BPCHAR | &Type::NAME | &Type::UNKNOWN => {
             ScalarValue::Utf8(portal.parameter::<String>(i, ty)?)
         }
@@ -74,6 +79,23 @@ fn scalar<S: Clone>(portal: &Portal<S>, i: usize, ty: &Type) -> PgWireResult<Sca
             ));
         }
     })
+}
+
+/// Parameter `i` of `portal`, a UUID: 16 bytes in binary, else any text PostgreSQL
+/// reads as one.
+fn uuid<S: Clone>(portal: &Portal<S>, i: usize) -> PgWireResult<Option<u128>> {
+    let Some(Some(raw)) = portal.parameters.get(i) else {
+        return Ok(None);
+    };
+    let invalid = || user_error("22P02", format!("invalid uuid parameter {raw:?}"));
+    if portal.parameter_format.is_binary(i) {
+        let bytes: [u8; 16] = raw.as_ref().try_into().map_err(|_| invalid())?;
+        return Ok(Some(u128::from_be_bytes(bytes)));
+    }
+    let text = std::str::from_utf8(raw).map_err(|_| invalid())?;
+    parse_uuid(text)
+        .map(Some)
+        .map_err(|e| user_error("22P02", e.to_string()))
 }
 
 /// The values bound in `portal`, each decoded by its type (see [`param_type`]).

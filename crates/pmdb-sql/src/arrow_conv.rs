@@ -5,9 +5,9 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryBuilder, BooleanBuilder, Date32Builder, Decimal128Builder,
-    Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder, RecordBatch,
-    RecordBatchOptions, StringBuilder, TimestampMicrosecondBuilder,
+    Array, ArrayRef, AsArray, BinaryArray, BinaryBuilder, BooleanBuilder, Date32Builder,
+    Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
+    RecordBatch, RecordBatchOptions, StringArray, StringBuilder, TimestampMicrosecondBuilder,
 };
 use datafusion::arrow::compute::{CastOptions, cast_with_options};
 use datafusion::arrow::datatypes::{
@@ -20,10 +20,18 @@ use crate::error::CodecError;
 use crate::error::{SqlError, state};
 use crate::rowcode::{Field, walk_row_from};
 use crate::schema::{ColumnDef, TableDef};
+use crate::text_forms::{parse_bytea, parse_uuid, uuid_text};
 use crate::types::{SqlType, Value};
 
 /// Name of the extra column a keyed scan adds: the row's stored key.
 pub const KEY_COLUMN: &str = "__pmdb_key";
+
+/// The time zone of TIMESTAMPTZ's Arrow type (DataFusion's own `now()` has it too).
+pub const UTC: &str = "+00:00";
+
+/// Field metadata naming the PostgreSQL type of a column whose Arrow type does not say
+/// it (a uuid is Arrow text): the server describes the column by it.
+const PG_TYPE: &str = "pmdb.pg_type";
 
 pub fn arrow_type(ty: SqlType) -> DataType {
     match ty {
@@ -36,7 +44,20 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => DataType::Utf8,
         SqlType::Date => DataType::Date32,
         SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
+        SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
         SqlType::Boolean => DataType::Boolean,
+        SqlType::Bytea => DataType::Binary,
+        SqlType::Uuid => DataType::Utf8,
+    }
+}
+
+/// The Arrow field of a column `name` of type `ty`: nullable (see [`arrow_schema`]),
+/// marked with its PostgreSQL type where Arrow's does not tell it.
+pub fn arrow_field(name: &str, ty: SqlType) -> ArrowField {
+    let field = ArrowField::new(name, arrow_type(ty), true);
+    match ty {
+        SqlType::Uuid => field.with_metadata([(PG_TYPE.to_owned(), "uuid".to_owned())].into()),
+        _ => field,
     }
 }
 
@@ -48,6 +69,9 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
         ..Default::default()
     };
     let to = arrow_type(col.ty);
+    if let Some(text) = text_input(array, col.ty) {
+        return text;
+    }
     cast_with_options(array, &to, &strict).map_err(|e| {
         // A number that does not fit a numeric column is out of range, as PostgreSQL
         // says; anything else is data of the wrong form.
@@ -60,16 +84,38 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
     })
 }
 
-/// The Arrow schema of a table's rows, plus the key column when `with_key`. Every
-/// column is nullable to Arrow: pmdb checks NOT NULL itself when it writes, with
-/// PostgreSQL's error, where Arrow would fail the batch with its own.
+/// Whether `f` holds uuids (as their text).
+pub fn is_uuid(f: &ArrowField) -> bool {
+    f.metadata().get(PG_TYPE).is_some_and(|t| t == "uuid")
+}
+
+/// Text read as a BYTEA or UUID the way PostgreSQL reads it (Arrow's cast would take a
+/// string's bytes as they are): `None` when `array` is not text or `ty` not one of them.
+fn text_input(array: &ArrayRef, ty: SqlType) -> Option<Result<ArrayRef, SqlError>> {
+    let strings = array.as_string_opt::<i32>()?;
+    Some(match ty {
+        SqlType::Bytea => strings
+            .iter()
+            .map(|s| s.map(parse_bytea).transpose())
+            .collect::<Result<BinaryArray, _>>()
+            .map(|a| Arc::new(a) as ArrayRef),
+        SqlType::Uuid => strings
+            .iter()
+            .map(|s| s.map(|s| parse_uuid(s).map(uuid_text)).transpose())
+            .collect::<Result<StringArray, _>>()
+            .map(|a| Arc::new(a) as ArrayRef),
+        _ => return None,
+    })
+}
+
 /// The Arrow schema of a table's rows, with the stored key last as column `key` if
-/// given.
+/// given. Every column is nullable to Arrow: pmdb checks NOT NULL itself when it
+/// writes, with PostgreSQL's error, where Arrow would fail the batch with its own.
 pub fn arrow_schema(def: &TableDef, key: Option<&str>) -> SchemaRef {
     let mut fields: Vec<ArrowField> = def
         .columns
         .iter()
-        .map(|c| ArrowField::new(&c.name, arrow_type(c.ty), true))
+        .map(|c| arrow_field(&c.name, c.ty))
         .collect();
     if let Some(key) = key {
         fields.push(ArrowField::new(key, DataType::Binary, false));
@@ -88,6 +134,7 @@ enum Builder {
     Real(Float32Builder),
     Double(Float64Builder),
     Str(StringBuilder),
+    Bytes(BinaryBuilder),
 }
 
 impl Builder {
@@ -101,6 +148,10 @@ impl Builder {
             SqlType::Timestamp => {
                 Builder::Timestamp(TimestampMicrosecondBuilder::with_capacity(capacity))
             }
+            SqlType::TimestampTz => Builder::Timestamp(
+                TimestampMicrosecondBuilder::with_capacity(capacity).with_timezone(UTC),
+            ),
+            SqlType::Bytea => Builder::Bytes(BinaryBuilder::with_capacity(capacity, capacity * 16)),
             SqlType::Decimal { precision, scale } => Builder::Decimal(
                 Decimal128Builder::with_capacity(capacity)
                     .with_precision_and_scale(precision, scale as i8)
@@ -108,7 +159,7 @@ impl Builder {
             ),
             SqlType::Real => Builder::Real(Float32Builder::with_capacity(capacity)),
             SqlType::Double => Builder::Double(Float64Builder::with_capacity(capacity)),
-            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => {
+            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Uuid => {
                 Builder::Str(StringBuilder::with_capacity(capacity, capacity * 16))
             }
         }
@@ -126,6 +177,8 @@ impl Builder {
             (Builder::Real(b), Field::Real(v)) => b.append_value(v),
             (Builder::Double(b), Field::Double(v)) => b.append_value(v),
             (Builder::Str(b), Field::Str(v)) => b.append_value(v),
+            (Builder::Str(b), Field::Uuid(v)) => b.append_value(uuid_text(v)),
+            (Builder::Bytes(b), Field::Bytes(v)) => b.append_value(v),
             (b, _) => b.append_null(),
         }
     }
@@ -143,6 +196,8 @@ impl Builder {
             (Builder::Real(b), Value::Real(x)) => b.append_value(*x),
             (Builder::Double(b), Value::Double(x)) => b.append_value(*x),
             (Builder::Str(b), Value::Str(x)) => b.append_value(x),
+            (Builder::Str(b), Value::Uuid(x)) => b.append_value(uuid_text(*x)),
+            (Builder::Bytes(b), Value::Bytes(x)) => b.append_value(x),
             (b, _) => b.append_null(),
         }
     }
@@ -159,6 +214,7 @@ impl Builder {
             Builder::Real(b) => b.append_null(),
             Builder::Double(b) => b.append_null(),
             Builder::Str(b) => b.append_null(),
+            Builder::Bytes(b) => b.append_null(),
         }
     }
 
@@ -174,6 +230,7 @@ impl Builder {
             Builder::Real(b) => Arc::new(b.finish()),
             Builder::Double(b) => Arc::new(b.finish()),
             Builder::Str(b) => Arc::new(b.finish()),
+            Builder::Bytes(b) => Arc::new(b.finish()),
         }
     }
 }
@@ -349,8 +406,14 @@ fn value_at(a: &dyn Array, ty: SqlType, row: usize) -> Value {
         SqlType::Int => Value::Int(a.as_primitive::<Int32Type>().value(row)),
         SqlType::Date => Value::Date(a.as_primitive::<Date32Type>().value(row)),
         SqlType::BigInt => Value::BigInt(a.as_primitive::<Int64Type>().value(row)),
-        SqlType::Timestamp => {
+        SqlType::Timestamp | SqlType::TimestampTz => {
             Value::Timestamp(a.as_primitive::<TimestampMicrosecondType>().value(row))
+        }
+        SqlType::Bytea => Value::Bytes(a.as_binary::<i32>().value(row).to_vec()),
+        // A text that is no uuid stays text, which the column's check refuses.
+        SqlType::Uuid => {
+            let s = a.as_string::<i32>().value(row);
+            parse_uuid(s).map_or_else(|_| Value::Str(s.to_owned()), Value::Uuid)
         }
         SqlType::Decimal { .. } => Value::Decimal(a.as_primitive::<Decimal128Type>().value(row)),
         SqlType::Real => Value::Real(a.as_primitive::<Float32Type>().value(row)),

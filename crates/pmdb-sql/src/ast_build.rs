@@ -3,8 +3,8 @@
 //! and parsed again.
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, Ident, ObjectName, Query, SelectItem, SetExpr, Statement, TableAlias, TableFactor,
-    TableWithJoins,
+    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, Ident, ObjectName, Query,
+    SelectItem, SetExpr, Statement, TableAlias, TableFactor, TableWithJoins,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -49,6 +49,23 @@ pub(crate) fn values(rows: Vec<Vec<Expr>>) -> Result<Query> {
         })
         .collect();
     Ok(*query)
+}
+
+/// A call of the function `name` (one unquoted identifier) on `arg`.
+pub(crate) fn call(name: &str, arg: Expr) -> Result<Expr> {
+    let mut call = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(&format!("{name}(NULL)"))
+        .and_then(|mut p| p.parse_expr())
+        .map_err(|e| SqlError::Query(e.to_string()))?;
+    let Expr::Function(Function {
+        args: FunctionArguments::List(list),
+        ..
+    }) = &mut call
+    else {
+        return Err(SqlError::Query("no skeleton call".into()));
+    };
+    list.args = vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))];
+    Ok(call)
 }
 
 /// The table `name` (one unquoted identifier, as pmdb names its own relations), under

@@ -7,14 +7,17 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BooleanArray, Date32Array, Decimal128Array, Float32Array,
-    Float64Array, Int16Array, Int32Array, Int64Array, StringArray, TimestampMicrosecondArray,
+    Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
+    Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, StringArray,
+    TimestampMicrosecondArray,
 };
 use datafusion::arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::ArrowNativeType;
 
+use crate::arrow_conv::UTC;
 use crate::error::CodecError;
 use crate::reader::Reader;
+use crate::text_forms::is_canonical_uuid;
 use crate::types::SqlType;
 
 /// Rows a chunk holds at most; a scan hands out one chunk as one record batch.
@@ -32,6 +35,8 @@ enum Layout {
     Bits,
     /// 32-bit offsets (one more than rows, the first 0), then the UTF-8 bytes.
     Utf8,
+    /// As `Utf8`, for bytes of any value.
+    Bytes,
 }
 
 impl Layout {
@@ -40,9 +45,13 @@ impl Layout {
             SqlType::Boolean => Layout::Bits,
             SqlType::SmallInt => Layout::Fixed(2),
             SqlType::Int | SqlType::Date | SqlType::Real => Layout::Fixed(4),
-            SqlType::BigInt | SqlType::Timestamp | SqlType::Double => Layout::Fixed(8),
+            SqlType::BigInt | SqlType::Timestamp | SqlType::TimestampTz | SqlType::Double => {
+                Layout::Fixed(8)
+            }
             SqlType::Decimal { .. } => Layout::Fixed(16),
-            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => Layout::Utf8,
+            // A uuid's Arrow form is its canonical text.
+            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Uuid => Layout::Utf8,
+            SqlType::Bytea => Layout::Bytes,
         }
     }
 
@@ -51,6 +60,7 @@ impl Layout {
             Layout::Fixed(_) => 0,
             Layout::Bits => 1,
             Layout::Utf8 => 2,
+            Layout::Bytes => 3,
         }
     }
 }
@@ -93,14 +103,22 @@ pub fn encode_chunk(ty: SqlType, array: &dyn Array, out: &mut Vec<u8>) {
             let values = array.as_boolean();
             out.extend_from_slice(&bits_of(rows, |i| values.value(i)));
         }
-        Layout::Utf8 => {
-            let strings = array.as_string::<i32>();
-            let offsets = strings.value_offsets();
+        Layout::Utf8 | Layout::Bytes => {
+            let (offsets, bytes) = match layout {
+                Layout::Utf8 => {
+                    let a = array.as_string::<i32>();
+                    (a.value_offsets(), a.value_data())
+                }
+                _ => {
+                    let a = array.as_binary::<i32>();
+                    (a.value_offsets(), a.value_data())
+                }
+            };
             let base = offsets[0];
             for o in offsets {
                 out.extend_from_slice(&((o - base) as u32).to_le_bytes());
             }
-            out.extend_from_slice(&strings.value_data()[base as usize..offsets[rows] as usize]);
+            out.extend_from_slice(&bytes[base as usize..offsets[rows] as usize]);
         }
     }
     let data_len = (out.len() - data_start) as u32;
@@ -213,6 +231,11 @@ pub fn decode_chunk(ty: SqlType, bytes: &[u8]) -> Result<ArrayRef, CodecError> {
         (SqlType::Timestamp, _) => Arc::new(
             TimestampMicrosecondArray::try_new(values(fixed(8)?, rows), validity).map_err(arrow)?,
         ),
+        (SqlType::TimestampTz, _) => Arc::new(
+            TimestampMicrosecondArray::try_new(values(fixed(8)?, rows), validity)
+                .map_err(arrow)?
+                .with_timezone(UTC),
+        ),
         (SqlType::Double, _) => {
             Arc::new(Float64Array::try_new(values(fixed(8)?, rows), validity).map_err(arrow)?)
         }
@@ -221,39 +244,43 @@ pub fn decode_chunk(ty: SqlType, bytes: &[u8]) -> Result<ArrayRef, CodecError> {
                 .and_then(|a| a.with_precision_and_scale(precision, scale as i8))
                 .map_err(arrow)?,
         ),
-        (SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text, _) => {
-            let offsets_len = (rows + 1) * 4;
-            if data.len() < offsets_len {
-                return Err(invalid(format!(
-                    "{} bytes for {} offsets",
-                    data.len(),
-                    rows + 1
-                )));
+        (SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Uuid, _) => {
+            let (offsets, text) = offsets_and_bytes(data, rows).map_err(invalid)?;
+            let strings = StringArray::try_new(offsets, text, validity).map_err(arrow)?;
+            if ty == SqlType::Uuid && !strings.iter().flatten().all(is_canonical_uuid) {
+                return Err(invalid("a uuid that is not in its canonical form".into()));
             }
-            let (offsets, text) = data.split_at(offsets_len);
-            let offsets: Vec<i32> = offsets
-                .chunks_exact(4)
-                .map(|o| i32::from_le_bytes(o.try_into().expect("4 bytes")))
-                .collect();
-            let ordered = offsets[0] == 0
-                && offsets.windows(2).all(|w| w[0] <= w[1])
-                && usize::try_from(offsets[rows]).is_ok_and(|end| end == text.len());
-            if !ordered {
-                return Err(invalid(
-                    "string offsets do not rise from 0 to the end of the text".into(),
-                ));
-            }
-            Arc::new(
-                StringArray::try_new(
-                    OffsetBuffer::new(ScalarBuffer::from(offsets)),
-                    Buffer::from(text),
-                    validity,
-                )
-                .map_err(arrow)?,
-            )
+            Arc::new(strings)
+        }
+        (SqlType::Bytea, _) => {
+            let (offsets, bytes) = offsets_and_bytes(data, rows).map_err(invalid)?;
+            Arc::new(BinaryArray::try_new(offsets, bytes, validity).map_err(arrow)?)
         }
     };
     Ok(array)
+}
+
+/// The offsets (`rows + 1` of them, rising from 0 to the end) and the bytes after them.
+fn offsets_and_bytes(data: &[u8], rows: usize) -> Result<(OffsetBuffer<i32>, Buffer), String> {
+    let offsets_len = (rows + 1) * 4;
+    if data.len() < offsets_len {
+        return Err(format!("{} bytes for {} offsets", data.len(), rows + 1));
+    }
+    let (offsets, bytes) = data.split_at(offsets_len);
+    let offsets: Vec<i32> = offsets
+        .chunks_exact(4)
+        .map(|o| i32::from_le_bytes(o.try_into().expect("4 bytes")))
+        .collect();
+    let ordered = offsets[0] == 0
+        && offsets.windows(2).all(|w| w[0] <= w[1])
+        && usize::try_from(offsets[rows]).is_ok_and(|end| end == bytes.len());
+    if !ordered {
+        return Err("value offsets do not rise from 0 to the end of the data".into());
+    }
+    Ok((
+        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+        Buffer::from(bytes),
+    ))
 }
 
 #[cfg(test)]
@@ -263,7 +290,10 @@ mod tests {
     use datafusion::arrow::array::new_empty_array;
     use proptest::prelude::*;
 
-    const TYPES: [SqlType; 9] = [
+    const TYPES: [SqlType; 12] = [
+        SqlType::TimestampTz,
+        SqlType::Bytea,
+        SqlType::Uuid,
         SqlType::Boolean,
         SqlType::SmallInt,
         SqlType::Int,
@@ -310,6 +340,18 @@ mod tests {
             SqlType::Timestamp => Arc::new(TimestampMicrosecondArray::from(
                 seeds.iter().map(v).collect::<Vec<_>>(),
             )),
+            SqlType::TimestampTz => Arc::new(
+                TimestampMicrosecondArray::from(seeds.iter().map(v).collect::<Vec<_>>())
+                    .with_timezone(UTC),
+            ),
+            SqlType::Bytea => {
+                Arc::new(BinaryArray::from_iter(seeds.iter().map(|s| {
+                    v(s).map(|x| x.to_le_bytes()[..(x as usize) % 9].to_vec())
+                })))
+            }
+            SqlType::Uuid => Arc::new(StringArray::from_iter(seeds.iter().map(|s| {
+                v(s).map(|x| crate::text_forms::uuid_text((x as u128).wrapping_mul(7919)))
+            }))),
             SqlType::Decimal { precision, scale } => Arc::new(
                 Decimal128Array::from(
                     seeds

@@ -8,6 +8,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{CreateTable, Statement};
 
+use crate::arrow_conv::is_uuid;
 use crate::error::{Result, SqlError, df_error};
 use crate::names::object_name;
 use crate::provider::load_batch;
@@ -39,6 +40,8 @@ fn column_type(name: &str, ty: &DataType) -> Result<SqlType> {
             None,
         )
         | DataType::Timestamp(TimeUnit::Nanosecond, None) => SqlType::Timestamp,
+        DataType::Timestamp(_, Some(_)) => SqlType::TimestampTz,
+        DataType::Binary | DataType::LargeBinary | DataType::BinaryView => SqlType::Bytea,
         other => {
             return Err(SqlError::unsupported(format!(
                 "CREATE TABLE … AS with column {name:?} of type {other}"
@@ -82,7 +85,11 @@ pub(crate) async fn run(
         .map(|f| {
             Ok(ColumnDef::new(
                 f.name().clone(),
-                column_type(f.name(), f.data_type())?,
+                if is_uuid(f) {
+                    SqlType::Uuid
+                } else {
+                    column_type(f.name(), f.data_type())?
+                },
                 false,
             ))
         })

@@ -136,11 +136,17 @@ pub fn sql_type(ty: &DataType) -> Result<SqlType> {
         DataType::Date => SqlType::Date,
         DataType::Timestamp(_, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone)
         | DataType::Datetime(_) => SqlType::Timestamp,
+        DataType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => {
+            SqlType::TimestampTz
+        }
         DataType::Bool | DataType::Boolean => SqlType::Boolean,
+        DataType::Bytea => SqlType::Bytea,
+        DataType::Uuid => SqlType::Uuid,
         other => {
             return Err(SqlError::unsupported(format!(
                 "type {other} is not supported; pmdb has SMALLINT, INT, BIGINT, DECIMAL(p,s), \
-                 REAL, DOUBLE PRECISION, CHAR(n), VARCHAR(n), TEXT, DATE, TIMESTAMP and BOOLEAN"
+                 REAL, DOUBLE PRECISION, CHAR(n), VARCHAR(n), TEXT, DATE, TIMESTAMP, TIMESTAMPTZ, \
+                 BOOLEAN, BYTEA and UUID"
             )));
         }
     })

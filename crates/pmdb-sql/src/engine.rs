@@ -92,6 +92,7 @@ impl SqlEngine {
             .map_err(|e| SqlError::Query(format!("cannot start the SQL runtime: {e}")))?;
         let sequence_calls = Arc::default();
         crate::sequence_functions::register(&ctx, &catalog, &sequence_calls);
+        crate::type_input::register(&ctx);
         let session = Arc::new(Session {
             db,
             catalog,

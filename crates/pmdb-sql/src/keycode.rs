@@ -52,16 +52,20 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Decimal(x) => out.extend_from_slice(&((*x as u128) ^ 1 << 127).to_be_bytes()),
         Value::Real(x) => out.extend_from_slice(&ordered_f32(*x).to_be_bytes()),
         Value::Double(x) => out.extend_from_slice(&ordered_f64(*x).to_be_bytes()),
-        Value::Str(s) => {
-            for &b in s.as_bytes() {
-                out.push(b);
-                if b == 0 {
-                    out.push(ESCAPE);
-                }
-            }
-            out.extend_from_slice(&[0, 0]);
+        Value::Str(s) => escaped(s.as_bytes(), out),
+        Value::Bytes(b) => escaped(b, out),
+        Value::Uuid(u) => out.extend_from_slice(&u.to_be_bytes()),
+    }
+}
+
+fn escaped(bytes: &[u8], out: &mut Vec<u8>) {
+    for &b in bytes {
+        out.push(b);
+        if b == 0 {
+            out.push(ESCAPE);
         }
     }
+    out.extend_from_slice(&[0, 0]);
 }
 
 /// Float bits whose unsigned order is SQL's: -0 as +0, every NaN as one NaN above +inf.
@@ -144,13 +148,19 @@ fn value(r: &mut Reader<'_>, ty: SqlType) -> Result<Value, CodecError> {
         SqlType::Int => Value::Int((u32::from_be_bytes(r.take()?) ^ 1 << 31) as i32),
         SqlType::Date => Value::Date((u32::from_be_bytes(r.take()?) ^ 1 << 31) as i32),
         SqlType::BigInt => Value::BigInt((u64::from_be_bytes(r.take()?) ^ 1 << 63) as i64),
-        SqlType::Timestamp => Value::Timestamp((u64::from_be_bytes(r.take()?) ^ 1 << 63) as i64),
+        SqlType::Timestamp | SqlType::TimestampTz => {
+            Value::Timestamp((u64::from_be_bytes(r.take()?) ^ 1 << 63) as i64)
+        }
         SqlType::Decimal { .. } => {
             Value::Decimal((u128::from_be_bytes(r.take()?) ^ 1 << 127) as i128)
         }
         SqlType::Real => Value::Real(f32_from_ordered(u32::from_be_bytes(r.take()?))),
         SqlType::Double => Value::Double(f64_from_ordered(u64::from_be_bytes(r.take()?))),
-        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => string(r)?,
+        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => String::from_utf8(unescaped(r)?)
+            .map(Value::Str)
+            .map_err(|_| r.invalid("a string that is not UTF-8".into()))?,
+        SqlType::Bytea => Value::Bytes(unescaped(r)?),
+        SqlType::Uuid => Value::Uuid(u128::from_be_bytes(r.take()?)),
     };
     // What decodes must also be what the column takes (a decimal within its precision,
     // a string within its length).
@@ -158,7 +168,7 @@ fn value(r: &mut Reader<'_>, ty: SqlType) -> Result<Value, CodecError> {
     Ok(v)
 }
 
-fn string(r: &mut Reader<'_>) -> Result<Value, CodecError> {
+fn unescaped(r: &mut Reader<'_>) -> Result<Vec<u8>, CodecError> {
     let mut s = Vec::new();
     loop {
         match r.byte()? {
@@ -170,9 +180,7 @@ fn string(r: &mut Reader<'_>) -> Result<Value, CodecError> {
             b => s.push(b),
         }
     }
-    String::from_utf8(s)
-        .map(Value::Str)
-        .map_err(|_| r.invalid("a string that is not UTF-8".into()))
+    Ok(s)
 }
 
 #[cfg(test)]

@@ -58,12 +58,15 @@ mod sql_session;
 mod statement;
 mod statement_kind;
 pub mod table;
+pub mod text_forms;
+mod type_input;
 pub mod types;
 mod unhonoured;
 mod upsert;
 pub mod view;
 mod view_expansion;
 
+pub use arrow_conv::{UTC, is_uuid};
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};
 pub use error::{CodecError, Result, SqlError};

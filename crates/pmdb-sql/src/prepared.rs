@@ -21,6 +21,7 @@ use datafusion::sql::sqlparser::ast::{
 use crate::error::{Result, SqlError, state};
 use crate::fast_path::Shape;
 use crate::statement_kind::StatementKind;
+use crate::text_forms::bytea_text;
 
 /// What a prepared statement keeps of its planning.
 #[derive(Clone, Debug)]
@@ -181,6 +182,16 @@ fn literal(v: &ScalarValue) -> Result<Expr> {
                 None => return Err(out_of_range(v)),
             }
         }
+        ScalarValue::TimestampMicrosecond(Some(micros), Some(_)) => {
+            match timestamp_us_to_datetime(*micros) {
+                Some(t) => typed(
+                    format!("{t}+00"),
+                    SqlDataType::Timestamp(None, TimezoneInfo::WithTimeZone),
+                ),
+                None => return Err(out_of_range(v)),
+            }
+        }
+        ScalarValue::Binary(Some(b)) => typed(bytea_text(b), SqlDataType::Bytea),
         other => {
             return Err(SqlError::user(
                 state::FEATURE_NOT_SUPPORTED,

@@ -10,6 +10,7 @@ use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
 
 use crate::keycode::encode_key;
+use crate::text_forms::parse_uuid;
 use crate::types::{SqlType, Value};
 
 /// Most point prefixes an IN list (times the ones before it) expands to.
@@ -295,7 +296,18 @@ pub fn value_of(v: &ScalarValue, ty: SqlType) -> Option<Value> {
         (SqlType::Timestamp, ScalarValue::TimestampMicrosecond(Some(t), None)) => {
             Value::Timestamp(*t)
         }
+        // Both are microseconds since the epoch in UTC, whatever zone the literal shows.
+        (SqlType::TimestampTz, ScalarValue::TimestampMicrosecond(Some(t), Some(_))) => {
+            Value::Timestamp(*t)
+        }
         (SqlType::Boolean, ScalarValue::Boolean(Some(b))) => Value::Boolean(*b),
+        (SqlType::Bytea, ScalarValue::Binary(Some(b))) => Value::Bytes(b.clone()),
+        (
+            SqlType::Uuid,
+            ScalarValue::Utf8(Some(s))
+            | ScalarValue::LargeUtf8(Some(s))
+            | ScalarValue::Utf8View(Some(s)),
+        ) => Value::Uuid(parse_uuid(s).ok()?),
         _ => return None,
     };
     ty.check(&out).ok()?;

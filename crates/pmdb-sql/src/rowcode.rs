@@ -41,6 +41,11 @@ pub fn encode_row(
                 put_varint(out, s.len() as u64);
                 out.extend_from_slice(s.as_bytes());
             }
+            Value::Bytes(b) => {
+                put_varint(out, b.len() as u64);
+                out.extend_from_slice(b);
+            }
+            Value::Uuid(u) => out.extend_from_slice(&u.to_be_bytes()),
         }
     }
     Ok(())
@@ -62,12 +67,14 @@ pub enum Field<'a> {
     SmallInt(i16),
     /// INT and DATE.
     Int(i32),
-    /// BIGINT and TIMESTAMP.
+    /// BIGINT, TIMESTAMP and TIMESTAMPTZ.
     BigInt(i64),
     Decimal(i128),
     Real(f32),
     Double(f64),
     Str(&'a str),
+    Bytes(&'a [u8]),
+    Uuid(u128),
     /// Not in the row: it was written before the column was added (see
     /// [`walk_row_from`]).
     Absent,
@@ -86,6 +93,8 @@ impl<'a> Field<'a> {
             Value::Real(x) => Field::Real(*x),
             Value::Double(x) => Field::Double(*x),
             Value::Str(s) => Field::Str(s),
+            Value::Bytes(b) => Field::Bytes(b),
+            Value::Uuid(u) => Field::Uuid(*u),
         }
     }
 }
@@ -113,12 +122,16 @@ pub fn decode_row_from(
             Field::SmallInt(x) => Value::SmallInt(x),
             Field::Int(x) if types[i] == SqlType::Date => Value::Date(x),
             Field::Int(x) => Value::Int(x),
-            Field::BigInt(x) if types[i] == SqlType::Timestamp => Value::Timestamp(x),
+            Field::BigInt(x) if matches!(types[i], SqlType::Timestamp | SqlType::TimestampTz) => {
+                Value::Timestamp(x)
+            }
             Field::BigInt(x) => Value::BigInt(x),
             Field::Decimal(x) => Value::Decimal(x),
             Field::Real(x) => Value::Real(x),
             Field::Double(x) => Value::Double(x),
             Field::Str(s) => Value::Str(s.to_owned()),
+            Field::Bytes(b) => Value::Bytes(b.to_vec()),
+            Field::Uuid(u) => Value::Uuid(u),
         })
     })?;
     Ok(values)
@@ -172,7 +185,9 @@ pub fn walk_row_from<'a>(
             },
             SqlType::SmallInt => Field::SmallInt(i16::from_le_bytes(r.take()?)),
             SqlType::Int | SqlType::Date => Field::Int(i32::from_le_bytes(r.take()?)),
-            SqlType::BigInt | SqlType::Timestamp => Field::BigInt(i64::from_le_bytes(r.take()?)),
+            SqlType::BigInt | SqlType::Timestamp | SqlType::TimestampTz => {
+                Field::BigInt(i64::from_le_bytes(r.take()?))
+            }
             SqlType::Decimal { precision, .. } => {
                 let v = i128::from_le_bytes(r.take()?);
                 if !fits_precision(precision, v) {
@@ -182,13 +197,10 @@ pub fn walk_row_from<'a>(
             }
             SqlType::Real => Field::Real(f32::from_le_bytes(r.take()?)),
             SqlType::Double => Field::Double(f64::from_le_bytes(r.take()?)),
+            SqlType::Bytea => Field::Bytes(length_prefixed(&mut r)?),
+            SqlType::Uuid => Field::Uuid(u128::from_be_bytes(r.take()?)),
             SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => {
-                let len = varint(&mut r)?;
-                let len = usize::try_from(len)
-                    .ok()
-                    .filter(|&l| l <= r.left())
-                    .ok_or_else(|| r.invalid(format!("a string of {len} bytes")))?;
-                let s = std::str::from_utf8(r.slice(len)?)
+                let s = std::str::from_utf8(length_prefixed(&mut r)?)
                     .map_err(|_| r.invalid("a string that is not UTF-8".into()))?;
                 if !fits_length(*ty, s) {
                     return Err(r.invalid(format!("a string too long for {ty}")));
@@ -203,6 +215,16 @@ pub fn walk_row_from<'a>(
         f(i, Field::Absent);
     }
     Ok(())
+}
+
+/// A varint length and that many bytes.
+fn length_prefixed<'a>(r: &mut Reader<'a>) -> Result<&'a [u8], CodecError> {
+    let len = varint(r)?;
+    let len = usize::try_from(len)
+        .ok()
+        .filter(|&l| l <= r.left())
+        .ok_or_else(|| r.invalid(format!("a value of {len} bytes")))?;
+    r.slice(len)
 }
 
 fn varint(r: &mut Reader<'_>) -> Result<u64, CodecError> {

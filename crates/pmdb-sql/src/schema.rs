@@ -659,6 +659,9 @@ fn put_type(out: &mut Vec<u8>, ty: SqlType) {
         SqlType::Date => out.push(10),
         SqlType::Timestamp => out.push(11),
         SqlType::Boolean => out.push(12),
+        SqlType::TimestampTz => out.push(13),
+        SqlType::Bytea => out.push(14),
+        SqlType::Uuid => out.push(15),
     }
 }
 
@@ -679,6 +682,9 @@ fn get_type(r: &mut Reader<'_>) -> Result<SqlType, CodecError> {
         10 => SqlType::Date,
         11 => SqlType::Timestamp,
         12 => SqlType::Boolean,
+        13 => SqlType::TimestampTz,
+        14 => SqlType::Bytea,
+        15 => SqlType::Uuid,
         t => return Err(r.invalid(format!("type tag {t}"))),
     })
 }

@@ -459,6 +459,7 @@ impl SqlSession {
         let generation = self.shared.catalog.generation();
         if let DfStatement::Statement(s) = &mut statement {
             crate::column_defaults::apply(&self.shared.catalog, s)?;
+            crate::type_input::rewrite_casts(s)?;
             crate::unhonoured::check(s)?;
         }
         let planning = planning(StatementKind::of(&statement));

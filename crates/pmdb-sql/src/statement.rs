@@ -30,6 +30,7 @@ pub(crate) async fn run(
 ) -> Result<Output> {
     if let DfStatement::Statement(s) = &mut statement {
         column_defaults::apply(&session.catalog, s)?;
+        crate::type_input::rewrite_casts(s)?;
         if !matches!(s.as_ref(), Statement::CreateView(_)) {
             crate::view_expansion::expand(&session.catalog, s)?;
         }

@@ -32,7 +32,14 @@ pub enum SqlType {
     Date,
     /// Microseconds since 1970-01-01 00:00:00, no time zone.
     Timestamp,
+    /// Microseconds since 1970-01-01 00:00:00 UTC: an instant, shown in UTC.
+    TimestampTz,
     Boolean,
+    /// Bytes of any value (BYTEA).
+    Bytea,
+    /// 16 bytes; Arrow carries it as its canonical text (lower-case hex with hyphens),
+    /// which sorts as the bytes do.
+    Uuid,
 }
 
 /// One value of a column; `Null` fits every type.
@@ -50,7 +57,10 @@ pub enum Value {
     /// CHAR, VARCHAR and TEXT.
     Str(String),
     Date(i32),
+    /// TIMESTAMP and TIMESTAMPTZ.
     Timestamp(i64),
+    Bytes(Vec<u8>),
+    Uuid(u128),
 }
 
 impl SqlType {
@@ -65,8 +75,10 @@ impl SqlType {
             | (SqlType::Double, Value::Double(_))
             | (SqlType::Text, Value::Str(_))
             | (SqlType::Date, Value::Date(_))
-            | (SqlType::Timestamp, Value::Timestamp(_))
-            | (SqlType::Boolean, Value::Boolean(_)) => true,
+            | (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(_))
+            | (SqlType::Boolean, Value::Boolean(_))
+            | (SqlType::Bytea, Value::Bytes(_))
+            | (SqlType::Uuid, Value::Uuid(_)) => true,
             (SqlType::Decimal { precision, .. }, Value::Decimal(v)) => {
                 fits_precision(*precision, *v)
             }
@@ -114,7 +126,10 @@ impl fmt::Display for SqlType {
             SqlType::Text => f.write_str("TEXT"),
             SqlType::Date => f.write_str("DATE"),
             SqlType::Timestamp => f.write_str("TIMESTAMP"),
+            SqlType::TimestampTz => f.write_str("TIMESTAMPTZ"),
             SqlType::Boolean => f.write_str("BOOLEAN"),
+            SqlType::Bytea => f.write_str("BYTEA"),
+            SqlType::Uuid => f.write_str("UUID"),
         }
     }
 }
@@ -138,6 +153,8 @@ impl Value {
             (Value::Str(a), Value::Str(b)) => a.as_bytes().cmp(b.as_bytes()),
             (Value::Date(a), Value::Date(b)) => a.cmp(b),
             (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
+            (Value::Bytes(a), Value::Bytes(b)) => a.cmp(b),
+            (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
             _ => return None,
         })
     }
@@ -174,13 +191,20 @@ impl Value {
                 let (y, m, day) = civil_from_days(i64::from(*d));
                 format!("{y:04}-{m:02}-{day:02}")
             }
+            Value::Bytes(b) => format!("'{}'", crate::text_forms::bytea_text(b)),
+            Value::Uuid(u) => format!("'{}'", crate::text_forms::uuid_text(*u)),
             Value::Timestamp(us) => {
+                let zone = if ty == SqlType::TimestampTz {
+                    "+00"
+                } else {
+                    ""
+                };
                 let secs = us.div_euclid(1_000_000);
                 let (y, m, d) = civil_from_days(secs.div_euclid(86_400));
                 let t = secs.rem_euclid(86_400);
                 let frac = us.rem_euclid(1_000_000);
                 format!(
-                    "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{frac:06}",
+                    "{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02}.{frac:06}{zone}",
                     t / 3600,
                     t / 60 % 60,
                     t % 60
@@ -241,8 +265,16 @@ pub(crate) mod tests {
             }
             SqlType::Text => string(12).prop_map(Value::Str).boxed(),
             SqlType::Date => any::<i32>().prop_map(Value::Date).boxed(),
-            SqlType::Timestamp => any::<i64>().prop_map(Value::Timestamp).boxed(),
+            SqlType::Timestamp | SqlType::TimestampTz => {
+                any::<i64>().prop_map(Value::Timestamp).boxed()
+            }
             SqlType::Boolean => any::<bool>().prop_map(Value::Boolean).boxed(),
+            SqlType::Bytea => {
+                proptest::collection::vec(prop_oneof![Just(0u8), Just(0xff), any::<u8>()], 0..12)
+                    .prop_map(Value::Bytes)
+                    .boxed()
+            }
+            SqlType::Uuid => any::<u128>().prop_map(Value::Uuid).boxed(),
         };
         prop_oneof![1 => Just(Value::Null), 9 => v].boxed()
     }
@@ -261,7 +293,10 @@ pub(crate) mod tests {
             Just(SqlType::Text),
             Just(SqlType::Date),
             Just(SqlType::Timestamp),
+            Just(SqlType::TimestampTz),
             Just(SqlType::Boolean),
+            Just(SqlType::Bytea),
+            Just(SqlType::Uuid),
         ]
     }
 

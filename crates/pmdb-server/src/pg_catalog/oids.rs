@@ -158,6 +158,7 @@ pub const TYPES: &[(i64, &str, i64, &str)] = &[
     (1114, "timestamp", 8, "D"),
     (1184, "timestamptz", 8, "D"),
     (1700, "numeric", -1, "N"),
+    (2950, "uuid", 16, "U"),
 ];
 
 /// A column type's oid and type modifier, as `pg_attribute` gives them.
@@ -179,6 +180,9 @@ pub fn column_type(ty: SqlType) -> (i64, i64) {
         SqlType::Text => (25, -1),
         SqlType::Date => (1082, -1),
         SqlType::Timestamp => (1114, -1),
+        SqlType::TimestampTz => (1184, -1),
+        SqlType::Bytea => (17, -1),
+        SqlType::Uuid => (2950, -1),
     }
 }
 
@@ -212,6 +216,7 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
             Some(m) => format!("numeric({},{})", m >> 16, m & 0xffff),
             None => "numeric".into(),
         },
+        2950 => "uuid".into(),
         _ => return None,
     })
 }
@@ -234,6 +239,9 @@ mod tests {
             ),
             (SqlType::Timestamp, "timestamp without time zone"),
             (SqlType::Int, "integer"),
+            (SqlType::TimestampTz, "timestamp with time zone"),
+            (SqlType::Uuid, "uuid"),
+            (SqlType::Bytea, "bytea"),
         ] {
             let (oid, typmod) = column_type(ty);
             assert_eq!(format_type(oid, Some(typmod)).as_deref(), Some(text));

@@ -1,6 +1,7 @@
 """An application written for PostgreSQL with SQLAlchemy 2's ORM and its default
 psycopg dialect, run unchanged against a server: two related models (generated keys, a
-unique column, a server default, a foreign key with ON DELETE CASCADE, a CHECK) are
+unique column, a server default, a foreign key with ON DELETE CASCADE, a CHECK; uuid,
+bytea and timestamptz columns) are
 created, reflected, filled through their relationship, queried, changed, upserted
 (INSERT … ON CONFLICT), streamed through a server-side cursor and dropped. It prints
 `OK` at the end; any failure names its step.
@@ -8,13 +9,18 @@ created, reflected, filled through their relationship, queried, changed, upserte
 Usage: python3 sqlalchemy_app.py PORT
 """
 
+import datetime
 import sys
+import uuid
 
 from sqlalchemy import (
     CheckConstraint,
+    DateTime,
     ForeignKey,
     Integer,
+    LargeBinary,
     String,
+    Uuid,
     create_engine,
     func,
     inspect,
@@ -54,6 +60,11 @@ class Book(Base):
         ForeignKey("author.id", ondelete="CASCADE"), index=True
     )
     author: Mapped[Author] = relationship(back_populates="books")
+    uid: Mapped[uuid.UUID] = mapped_column(Uuid, default=uuid.uuid4, unique=True)
+    cover: Mapped[bytes | None] = mapped_column(LargeBinary)
+    added: Mapped[datetime.datetime] = mapped_column(
+        DateTime(timezone=True), server_default=func.now()
+    )
 
 
 def main(port: str) -> None:
@@ -97,6 +108,15 @@ def main(port: str) -> None:
                 select(func.sum(Book.pages)).where(Book.author_id == ann.id)
             )
             assert total == 200, total
+            step = "types"
+            books[2].cover = bytes(range(256))
+            s.commit()
+            three = s.scalars(select(Book).where(Book.uid == books[2].uid)).one()
+            assert three.title == "three" and three.cover == bytes(range(256)), three
+            assert three.added.tzinfo is not None, three.added
+            age = datetime.datetime.now(datetime.timezone.utc) - three.added
+            assert datetime.timedelta(0) <= age < datetime.timedelta(minutes=5), age
+            assert len({b.uid for b in books}) == 3
             step = "update"
             books[0].pages = 150
             s.commit()

@@ -1,0 +1,172 @@
+//! PostgreSQL's text forms of BYTEA and UUID, read and written as PostgreSQL does: a
+//! bytea is `\x` and hex digits (or the older escape form, `\ooo` and `\\`), a uuid is
+//! 32 hex digits, in either case, with hyphens after any group of four and optionally in
+//! braces, always written lower-case in the 8-4-4-4-12 form.
+
+use crate::error::{SqlError, state};
+
+/// The bytes of the bytea text `s`.
+pub fn parse_bytea(s: &str) -> Result<Vec<u8>, SqlError> {
+    let invalid = || {
+        SqlError::user(
+            state::INVALID_TEXT_REPRESENTATION,
+            format!("invalid input syntax for type bytea: {s:?}"),
+        )
+    };
+    if let Some(hex) = s.strip_prefix("\\x") {
+        let digits: Vec<u8> = hex
+            .bytes()
+            .filter(|b| !b.is_ascii_whitespace())
+            .map(|b| {
+                (b as char)
+                    .to_digit(16)
+                    .map(|d| d as u8)
+                    .ok_or_else(invalid)
+            })
+            .collect::<Result<_, _>>()?;
+        if !digits.len().is_multiple_of(2) {
+            return Err(invalid());
+        }
+        return Ok(digits.chunks(2).map(|p| p[0] << 4 | p[1]).collect());
+    }
+    let mut out = Vec::with_capacity(s.len());
+    let bytes = s.as_bytes();
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+        } else if bytes.get(i + 1) == Some(&b'\\') {
+            out.push(b'\\');
+            i += 2;
+        } else {
+            let octal = bytes.get(i + 1..i + 4).ok_or_else(invalid)?;
+            let valid = octal[0] <= b'3' && octal.iter().all(|b| (b'0'..=b'7').contains(b));
+            if !valid {
+                return Err(invalid());
+            }
+            out.push(octal.iter().fold(0u8, |v, d| v << 3 | (d - b'0')));
+            i += 4;
+        }
+    }
+    Ok(out)
+}
+
+/// The bytea text of `bytes` (PostgreSQL's default `hex` output).
+pub fn bytea_text(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(2 + 2 * bytes.len());
+    s.push_str("\\x");
+    for b in bytes {
+        s.push_str(&format!("{b:02x}"));
+    }
+    s
+}
+
+/// The uuid the text `s` names.
+pub fn parse_uuid(s: &str) -> Result<u128, SqlError> {
+    let invalid = || {
+        SqlError::user(
+            state::INVALID_TEXT_REPRESENTATION,
+            format!("invalid input syntax for type uuid: {s:?}"),
+        )
+    };
+    let inner = match s.strip_prefix('{') {
+        Some(rest) => rest.strip_suffix('}').ok_or_else(invalid)?,
+        None => s,
+    };
+    let mut value = 0u128;
+    let mut digits = 0;
+    let mut chars = inner.chars().peekable();
+    while let Some(c) = chars.next() {
+        let d = c.to_digit(16).ok_or_else(invalid)?;
+        value = value << 4 | u128::from(d);
+        digits += 1;
+        // A hyphen may follow any group of four digits, except the last.
+        if digits % 4 == 0 && digits < 32 && chars.peek() == Some(&'-') {
+            chars.next();
+        }
+    }
+    if digits == 32 {
+        Ok(value)
+    } else {
+        Err(invalid())
+    }
+}
+
+/// The canonical text of the uuid `u`.
+pub fn uuid_text(u: u128) -> String {
+    let h = format!("{u:032x}");
+    format!(
+        "{}-{}-{}-{}-{}",
+        &h[..8],
+        &h[8..12],
+        &h[12..16],
+        &h[16..20],
+        &h[20..]
+    )
+}
+
+/// Whether `s` is a uuid's canonical text (what [`uuid_text`] writes).
+pub fn is_canonical_uuid(s: &str) -> bool {
+    s.len() == 36
+        && s.bytes().enumerate().all(|(i, b)| match i {
+            8 | 13 | 18 | 23 => b == b'-',
+            _ => b.is_ascii_digit() || (b'a'..=b'f').contains(&b),
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    #[test]
+    fn bytea_in_both_forms() {
+        assert_eq!(parse_bytea("\\xDEad01").unwrap(), [0xde, 0xad, 1]);
+        assert_eq!(parse_bytea("\\x").unwrap(), b"");
+        assert_eq!(parse_bytea("ab\\\\c\\000\\377").unwrap(), b"ab\\c\0\xff");
+        for bad in ["\\x1", "\\xzz", "a\\9", "a\\", "\\400"] {
+            assert!(parse_bytea(bad).is_err(), "{bad}");
+        }
+        assert_eq!(bytea_text(&[0, 0xab]), "\\x00ab");
+    }
+
+    #[test]
+    fn uuids_in_every_form_postgresql_reads() {
+        let canonical = "a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11";
+        for form in [
+            canonical,
+            "A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11",
+            "{a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11}",
+            "a0eebc999c0b4ef8bb6d6bb9bd380a11",
+            "a0ee-bc99-9c0b-4ef8-bb6d-6bb9-bd38-0a11",
+        ] {
+            assert_eq!(uuid_text(parse_uuid(form).unwrap()), canonical, "{form}");
+        }
+        for bad in [
+            "",
+            "a0eebc99",
+            "{a0eebc999c0b4ef8bb6d6bb9bd380a11",
+            "g0eebc999c0b4ef8bb6d6bb9bd380a11",
+            "a0eebc999c0b4ef8bb6d6bb9bd380a11-",
+            "a0eebc999c0b4ef8bb6d6bb9bd380a1100",
+        ] {
+            assert!(parse_uuid(bad).is_err(), "{bad}");
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn texts_round_trip(bytes in proptest::collection::vec(any::<u8>(), 0..40), u in any::<u128>()) {
+            prop_assert_eq!(parse_bytea(&bytea_text(&bytes)).unwrap(), bytes);
+            prop_assert_eq!(parse_uuid(&uuid_text(u)).unwrap(), u);
+            prop_assert!(is_canonical_uuid(&uuid_text(u)));
+        }
+
+        /// Canonical uuid texts sort as their values do.
+        #[test]
+        fn uuid_text_order_is_value_order(a in any::<u128>(), b in any::<u128>()) {
+            prop_assert_eq!(uuid_text(a).cmp(&uuid_text(b)), a.cmp(&b));
+        }
+    }
+}

@@ -1,0 +1,382 @@
+//! BYTEA and UUID values written in queries, read as PostgreSQL reads them. DataFusion
+//! cannot plan `CAST(… AS UUID)`, so the syntax tree's uuid casts become calls of
+//! `pmdb_uuid`; its cast of text to binary would take the text's bytes as they are, so
+//! an analyzer rule reads such text as bytea input (`\x…`) instead, and writes a
+//! string compared with a uuid column in the uuid's canonical form (the form the
+//! column holds). `gen_random_uuid()` gives a uuid-typed result.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, AsArray, BinaryArray, StringArray};
+use datafusion::arrow::datatypes::{DataType, FieldRef};
+use datafusion::common::config::ConfigOptions;
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
+use datafusion::logical_expr::expr::{Cast, InList, ScalarFunction};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::{
+    BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ReturnFieldArgs,
+    ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+use datafusion::optimizer::AnalyzerRule;
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::{
+    DataType as SqlDataType, Expr as SqlExpr, Statement, visit_expressions_mut,
+};
+
+use crate::arrow_conv::{arrow_field, is_uuid};
+use crate::error::{Result, SqlError, external};
+use crate::text_forms::{parse_bytea, parse_uuid, uuid_text};
+use crate::types::SqlType;
+
+const UUID_IN: &str = "pmdb_uuid";
+const BYTEA_IN: &str = "pmdb_bytea";
+
+/// Registers the functions and the analyzer rule in `ctx`.
+pub(crate) fn register(ctx: &SessionContext) {
+    ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Uuid)));
+    ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Bytea)));
+    ctx.register_udf(ScalarUDF::from(GenRandomUuid::new()));
+    ctx.add_analyzer_rule(Arc::new(TextInput));
+}
+
+/// Rewrites `CAST(x AS UUID)`, `x::uuid` and `UUID 'x'` in `statement` as calls of
+/// `pmdb_uuid`.
+pub(crate) fn rewrite_casts(statement: &mut Statement) -> Result<()> {
+    let flow = visit_expressions_mut(statement, |e| {
+        let operand = match e {
+            SqlExpr::Cast {
+                data_type: SqlDataType::Uuid,
+                expr,
+                ..
+            } => std::mem::replace(
+                expr.as_mut(),
+                SqlExpr::value(datafusion::sql::sqlparser::ast::Value::Null),
+            ),
+            SqlExpr::TypedString(typed) if typed.data_type == SqlDataType::Uuid => {
+                SqlExpr::Value(typed.value.clone())
+            }
+            _ => return ControlFlow::Continue(()),
+        };
+        match crate::ast_build::call(UUID_IN, operand) {
+            Ok(call) => {
+                *e = call;
+                ControlFlow::Continue(())
+            }
+            Err(err) => ControlFlow::Break(err),
+        }
+    });
+    match flow {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+/// Text read as a value of `ty` (UUID or BYTEA) by PostgreSQL's input rules.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct TextIn {
+    ty: SqlType,
+    signature: Signature,
+}
+
+impl TextIn {
+    fn new(ty: SqlType) -> TextIn {
+        TextIn {
+            ty,
+            signature: Signature::uniform(1, vec![DataType::Utf8], Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for TextIn {
+    fn name(&self) -> &str {
+        match self.ty {
+            SqlType::Uuid => UUID_IN,
+            _ => BYTEA_IN,
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
+        Ok(crate::arrow_conv::arrow_type(self.ty))
+    }
+
+    fn return_field_from_args(&self, _args: ReturnFieldArgs) -> DfResult<FieldRef> {
+        Ok(Arc::new(arrow_field(self.name(), self.ty)))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let [arg] = args.args.as_slice() else {
+            return Err(external(SqlError::Query(format!(
+                "{} takes one argument",
+                self.name()
+            ))));
+        };
+        let array = arg.to_array(args.number_rows)?;
+        let strings = array.as_string::<i32>();
+        let out: ArrayRef = match self.ty {
+            SqlType::Uuid => Arc::new(
+                strings
+                    .iter()
+                    .map(|s| s.map(|s| parse_uuid(s).map(uuid_text)).transpose())
+                    .collect::<Result<StringArray>>()
+                    .map_err(external)?,
+            ),
+            _ => Arc::new(
+                strings
+                    .iter()
+                    .map(|s| s.map(parse_bytea).transpose())
+                    .collect::<Result<BinaryArray>>()
+                    .map_err(external)?,
+            ),
+        };
+        shaped_as(arg, out)
+    }
+}
+
+/// `out`, computed from `arg`, as a scalar when `arg` is one.
+fn shaped_as(arg: &ColumnarValue, out: ArrayRef) -> DfResult<ColumnarValue> {
+    Ok(match arg {
+        ColumnarValue::Scalar(_) => ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?),
+        ColumnarValue::Array(_) => ColumnarValue::Array(out),
+    })
+}
+
+/// `gen_random_uuid()`: DataFusion's `uuid()` (a version 4 uuid in canonical text),
+/// described as a uuid.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct GenRandomUuid {
+    inner: Arc<ScalarUDF>,
+}
+
+impl GenRandomUuid {
+    fn new() -> GenRandomUuid {
+        GenRandomUuid {
+            inner: datafusion::functions::string::uuid(),
+        }
+    }
+}
+
+impl ScalarUDFImpl for GenRandomUuid {
+    fn name(&self) -> &str {
+        "gen_random_uuid"
+    }
+
+    fn signature(&self) -> &Signature {
+        self.inner.signature()
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn return_field_from_args(&self, _args: ReturnFieldArgs) -> DfResult<FieldRef> {
+        Ok(Arc::new(arrow_field(self.name(), SqlType::Uuid)))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        self.inner.invoke_with_args(args)
+    }
+}
+
+/// `length(bytea)`: the bytes a value has.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct ByteaLength {
+    signature: Signature,
+}
+
+impl ByteaLength {
+    fn new() -> ByteaLength {
+        ByteaLength {
+            signature: Signature::exact(vec![DataType::Binary], Volatility::Immutable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for ByteaLength {
+    fn name(&self) -> &str {
+        "pmdb_bytea_length"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Int32)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let [arg] = args.args.as_slice() else {
+            return Err(external(SqlError::Query(
+                "length(bytea) takes one argument".into(),
+            )));
+        };
+        let lengths = datafusion::arrow::compute::kernels::length::length(
+            arg.to_array(args.number_rows)?.as_ref(),
+        )?;
+        shaped_as(arg, lengths)
+    }
+}
+
+/// The analyzer rule: text cast to binary read as bytea input, strings compared with
+/// uuids in canonical form.
+#[derive(Debug)]
+struct TextInput;
+
+impl AnalyzerRule for TextInput {
+    fn name(&self) -> &str {
+        "pmdb_text_input"
+    }
+
+    fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DfResult<LogicalPlan> {
+        plan.transform_up_with_subqueries(|node| {
+            let mut schema = DFSchema::empty();
+            for input in node.inputs() {
+                schema.merge(input.schema());
+            }
+            // Output columns keep the names the unrewritten expressions gave them.
+            let names = NamePreserver::new(&node);
+            node.map_expressions(|e| {
+                let name = names.save(&e);
+                Ok(e.transform_up(|e| rewrite(e, &schema))?
+                    .update_data(|e| name.restore(e)))
+            })
+        })
+        .map(|t| t.data)
+    }
+}
+
+fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
+    let text = |e: &Expr| e.get_type(schema).is_ok_and(|t| t == DataType::Utf8);
+    let uuid = |e: &Expr| e.to_field(schema).is_ok_and(|(_, f)| is_uuid(&f));
+    Ok(match e {
+        Expr::Cast(Cast { expr, field })
+            if *field.data_type() == DataType::Binary && text(&expr) =>
+        {
+            Transformed::yes(match *expr {
+                Expr::Literal(ScalarValue::Utf8(s), _) => Expr::Literal(
+                    ScalarValue::Binary(
+                        s.as_deref()
+                            .map(parse_bytea)
+                            .transpose()
+                            .map_err(external)?,
+                    ),
+                    None,
+                ),
+                other => bytea_in(other),
+            })
+        }
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) if compares(op) => {
+            match (uuid(&left), uuid(&right)) {
+                (true, false) => Transformed::yes(Expr::BinaryExpr(BinaryExpr {
+                    right: Box::new(canonical_uuid(*right)?),
+                    left,
+                    op,
+                })),
+                (false, true) => Transformed::yes(Expr::BinaryExpr(BinaryExpr {
+                    left: Box::new(canonical_uuid(*left)?),
+                    op,
+                    right,
+                })),
+                _ => Transformed::no(Expr::BinaryExpr(BinaryExpr { left, op, right })),
+            }
+        }
+        // PostgreSQL's length(bytea) counts bytes; DataFusion's reads them as text (type
+        // coercion has cast them to it).
+        Expr::ScalarFunction(f) if f.name() == "character_length" => {
+            match bytes_as_text(&f.args, schema) {
+                Some(bytes) => Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(
+                    Arc::new(ScalarUDF::from(ByteaLength::new())),
+                    vec![bytes],
+                ))),
+                None => Transformed::no(Expr::ScalarFunction(f)),
+            }
+        }
+        Expr::InList(InList {
+            expr,
+            list,
+            negated,
+        }) if uuid(&expr) => Transformed::yes(Expr::InList(InList {
+            expr,
+            list: list
+                .into_iter()
+                .map(canonical_uuid)
+                .collect::<DfResult<_>>()?,
+            negated,
+        })),
+        e => Transformed::no(e),
+    })
+}
+
+/// The binary expression that `args`, one cast of binary to text, casts.
+fn bytes_as_text(args: &[Expr], schema: &DFSchema) -> Option<Expr> {
+    match args {
+        [Expr::Cast(Cast { expr, .. })]
+            if expr.get_type(schema).is_ok_and(|t| t == DataType::Binary) =>
+        {
+            Some(expr.as_ref().clone())
+        }
+        _ => None,
+    }
+}
+
+fn compares(op: Operator) -> bool {
+    use Operator::*;
+    matches!(
+        op,
+        Eq | NotEq | Lt | LtEq | Gt | GtEq | IsDistinctFrom | IsNotDistinctFrom
+    )
+}
+
+fn bytea_in(e: Expr) -> Expr {
+    Expr::ScalarFunction(ScalarFunction::new_udf(
+        Arc::new(ScalarUDF::from(TextIn::new(SqlType::Bytea))),
+        vec![e],
+    ))
+}
+
+/// A string literal in a uuid's canonical form (PostgreSQL reads it as a uuid: an
+/// invalid one is an error); anything else as it is.
+fn canonical_uuid(e: Expr) -> DfResult<Expr> {
+    Ok(match e {
+        Expr::Literal(ScalarValue::Utf8(Some(s)), meta) => Expr::Literal(
+            ScalarValue::Utf8(Some(uuid_text(parse_uuid(&s).map_err(external)?))),
+            meta,
+        ),
+        e => e,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn uuid_casts_become_calls() {
+        let mut s = crate::session::parse(
+            "SELECT 'A0EEBC99-9C0B-4EF8-BB6D-6BB9BD380A11'::uuid, CAST(x AS UUID), UUID 'abc'",
+        )
+        .unwrap()
+        .pop_front()
+        .unwrap();
+        let datafusion::sql::parser::Statement::Statement(s) = &mut s else {
+            panic!("a statement");
+        };
+        rewrite_casts(s).unwrap();
+        let text = s.to_string();
+        assert_eq!(text.matches("pmdb_uuid(").count(), 3, "{text}");
+        assert!(!text.to_lowercase().contains("uuid '"), "{text}");
+    }
+
+    #[test]
+    fn a_field_of_uuid_type_is_marked() {
+        let f = arrow_field("u", SqlType::Uuid);
+        assert!(is_uuid(&f));
+        assert!(!is_uuid(&arrow_field("t", SqlType::Text)));
+    }
+}
