@@ -186,6 +186,12 @@ impl Settings {
             return None;
         };
         let set = |this: &mut Settings, name: String, value: String| {
+            // TIMESTAMPTZ values show in UTC: another zone would be ignored.
+            if name == "timezone" && !pmdb_sql::names_utc(&value) {
+                return Some(Err(SqlError::unsupported(format!(
+                    "time zone {value:?}: pmdb shows TIMESTAMPTZ values in UTC only"
+                ))));
+            }
             this.0.insert(name, value);
             Some(Ok(Output::Command(CommandTag::of("SET"))))
         };

@@ -136,6 +136,11 @@ pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
                 .off_executor(move |c| drop_constraint(c, &name, &constraint, if_exists, cascade))
                 .await;
         }
+        [AlterTableOperation::AddColumn { column_def, .. }]
+            if column_def.options.iter().any(|o| is_constraint(&o.option)) =>
+        {
+            return add_column_with_constraints(session, &table, alter).await;
+        }
         _ => {}
     }
     let mut changes = Vec::with_capacity(alter.operations.len());
@@ -151,6 +156,178 @@ pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
             })
         })
         .await
+}
+
+fn is_constraint(option: &ColumnOption) -> bool {
+    matches!(
+        option,
+        ColumnOption::Unique(_) | ColumnOption::ForeignKey(_) | ColumnOption::Check(_)
+    )
+}
+
+/// ADD COLUMN with UNIQUE, REFERENCES or CHECK on the column: the column is added, then
+/// each constraint as ALTER TABLE … ADD CONSTRAINT adds it. What the rows start with
+/// (NULL, or the default's one value) is checked against the constraints first, so the
+/// second step finds nothing to refuse unless another writer gave the new column a
+/// value in between.
+async fn add_column_with_constraints(
+    session: &Session,
+    table: &Table,
+    alter: &AlterTable,
+) -> Result<()> {
+    let mut plain = alter.clone();
+    let AlterTableOperation::AddColumn {
+        if_not_exists,
+        column_def,
+        ..
+    } = &mut plain.operations[0]
+    else {
+        return Err(SqlError::Query("not an ADD COLUMN".into()));
+    };
+    let name = table.def().name.clone();
+    let column = ident_name(&column_def.name);
+    if *if_not_exists && table.def().column(&column).is_some() {
+        return Ok(());
+    }
+    let (constraints, options): (Vec<_>, Vec<_>) = std::mem::take(&mut column_def.options)
+        .into_iter()
+        .partition(|o| is_constraint(&o.option));
+    column_def.options = options;
+    let change = change_of(session, table, &plain.operations[0]).await?;
+    let Change::AddColumn {
+        column: added,
+        volatile,
+        ..
+    } = &change
+    else {
+        return Err(SqlError::Query("not an ADD COLUMN".into()));
+    };
+    let rows = table.row_count();
+    if rows > 0 && (*volatile || added.missing.is_some()) {
+        let initial = added.missing.clone().unwrap_or(Value::Null);
+        for c in &constraints {
+            first_values_hold(session, table, &column, &initial, rows, &c.option)?;
+        }
+    }
+    let table_name = name.clone();
+    session
+        .off_executor(move |c| c.change_table(&table_name, |t, def| apply(t, def, change)))
+        .await?;
+    for c in constraints {
+        let constraint_name = c.name.as_ref().map(ident_name);
+        let (name, column) = (name.clone(), column.clone());
+        match c.option {
+            ColumnOption::Unique(u) => {
+                let given = constraint_name.or_else(|| u.name.as_ref().map(ident_name));
+                let (given, columns) = unique_constraint(&u, given, vec![column.clone()])?;
+                let index = NewIndex {
+                    name: given.unwrap_or_else(|| format!("{name}_{column}_key")),
+                    columns,
+                    unique: true,
+                    constraint: true,
+                };
+                session
+                    .off_executor(move |c| c.create_index(&name, index, false).map(|_| ()))
+                    .await?;
+            }
+            ColumnOption::ForeignKey(fk) => {
+                let r = new_reference(&fk, constraint_name, Some(vec![column]))?;
+                session
+                    .off_executor(move |c| c.add_foreign_key(&name, r))
+                    .await?;
+            }
+            ColumnOption::Check(check) => {
+                session
+                    .off_executor(move |c| {
+                        c.add_check(&name, |def| new_check(def, &check, constraint_name))
+                    })
+                    .await?;
+            }
+            _ => {}
+        }
+    }
+    Ok(())
+}
+
+/// Checks that `rows` rows holding `initial` in the new column `column` (a volatile
+/// default: values not known yet) keep the constraint `option`: 23505 for one value in
+/// two rows, 23503 for a value no parent row holds; a CHECK or a volatile value is
+/// refused (0A000), as the constraint could only be checked after the column is there.
+fn first_values_hold(
+    session: &Session,
+    table: &Table,
+    column: &str,
+    initial: &Value,
+    rows: u64,
+    option: &ColumnOption,
+) -> Result<()> {
+    let later = || {
+        SqlError::unsupported(format!(
+            "ADD COLUMN {column} with a default and {option} on a table with rows: add the \
+             column, then the constraint with ALTER TABLE … ADD CONSTRAINT"
+        ))
+    };
+    if *initial == Value::Null {
+        return Err(later());
+    }
+    match option {
+        ColumnOption::Unique(_) if rows > 1 => Err(SqlError::user(
+            state::UNIQUE_VIOLATION,
+            format!(
+                "could not create unique index on \"{}\": Key ({column})=({}) is duplicated.",
+                table.def().name,
+                initial.display(SqlType::Text)
+            ),
+        )),
+        ColumnOption::Unique(_) => Ok(()),
+        ColumnOption::ForeignKey(fk) => {
+            let r = new_reference(fk, None, Some(vec![column.to_owned()]))?;
+            let parent = session.catalog.table_or_error(&r.parent)?;
+            let columns: Vec<u16> = if r.parent_columns.is_empty() {
+                parent.def().primary_key.clone()
+            } else {
+                r.parent_columns
+                    .iter()
+                    .map(|c| {
+                        parent
+                            .def()
+                            .column(c)
+                            .map(|p| p as u16)
+                            .ok_or_else(|| undefined_column(c, &parent.def().name))
+                    })
+                    .collect::<Result<_>>()?
+            };
+            let [at] = columns.as_slice() else {
+                return Err(later());
+            };
+            let wanted = crate::table::in_types(std::slice::from_ref(initial), &parent, &[*at]);
+            let found = match wanted {
+                None => false,
+                Some(wanted) => parent.keys_holding(&[*at], &wanted, None)?.iter().any(|k| {
+                    parent
+                        .row_for_check(k, None)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|r| crate::table::holds(&r, &[*at], &wanted))
+                }),
+            };
+            if found {
+                Ok(())
+            } else {
+                Err(SqlError::user(
+                    state::FOREIGN_KEY_VIOLATION,
+                    format!(
+                        "insert or update on table \"{}\" violates a foreign key: Key \
+                         ({column})=({}) is not present in table \"{}\".",
+                        table.def().name,
+                        initial.display(SqlType::Text),
+                        parent.def().name
+                    ),
+                ))
+            }
+        }
+        _ => Err(later()),
+    }
 }
 
 /// What `op` changes; refused (0A000) if it is not one of the changes made in place.
@@ -255,10 +432,7 @@ fn is_volatile(text: &str) -> Result<bool> {
 
 /// Plans `text` as a value of type `ty`; with `run`, its value too.
 async fn evaluate(session: &Session, text: &str, ty: SqlType, run: bool) -> Result<Option<Value>> {
-    let sql = format!("SELECT CAST(({text}) AS {ty})");
-    let statement = crate::session::parse(&sql)?
-        .pop_front()
-        .ok_or_else(|| SqlError::user(state::SYNTAX, format!("no expression in {text}")))?;
+    let statement = crate::column_defaults::as_column_value(text, ty)?;
     let read_point = ReadPoint::Snapshot(Arc::new(session.db.snapshot()));
     if !run {
         let state = session.statement_state(read_point);
@@ -429,7 +603,7 @@ fn drop_constraint(
             other => other.map(|_| ()),
         };
     }
-    if !def.primary_key.is_empty() && name == format!("{}_pkey", def.name) {
+    if def.is_primary_key_name(name) {
         return Err(SqlError::unsupported(
             "dropping a primary key (rows are stored by it)",
         ));

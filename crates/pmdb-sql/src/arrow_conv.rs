@@ -29,6 +29,28 @@ pub const KEY_COLUMN: &str = "__pmdb_key";
 /// The time zone of TIMESTAMPTZ's Arrow type (DataFusion's own `now()` has it too).
 pub const UTC: &str = "+00:00";
 
+/// Whether the time zone `name` (as `SET TIME ZONE` or `set_config` give it) is UTC,
+/// the one pmdb shows TIMESTAMPTZ values in.
+pub fn names_utc(name: &str) -> bool {
+    let name = name.trim().trim_matches('\'').to_ascii_lowercase();
+    let name = name.strip_prefix("etc/").unwrap_or(&name);
+    matches!(
+        name,
+        "utc"
+            | "gmt"
+            | "z"
+            | "zulu"
+            | "universal"
+            | "uct"
+            | "+00"
+            | "+00:00"
+            | "00:00"
+            | "0"
+            | "local"
+            | "default"
+    )
+}
+
 /// Field metadata naming the PostgreSQL type of a column whose Arrow type does not say
 /// it (a uuid is Arrow text): the server describes the column by it.
 const PG_TYPE: &str = "pmdb.pg_type";

@@ -11,11 +11,26 @@ use datafusion::sql::sqlparser::ast::{
     TableAliasColumnDef, TableFactor, TableObject, TableWithJoins, Update, Value as Literal,
 };
 
+use datafusion::sql::parser::Statement as DfStatement;
+
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, state};
 use crate::names::{ident_name, object_name};
 use crate::schema::Identity;
 use crate::table::Table;
+use crate::types::SqlType;
+
+/// `SELECT CAST((text) AS ty)`: a default's expression as a value of its column's
+/// type, as a statement to plan (and perhaps run).
+pub(crate) fn as_column_value(text: &str, ty: SqlType) -> Result<DfStatement> {
+    let mut statement = crate::session::parse(&format!("SELECT CAST(({text}) AS {ty})"))?
+        .pop_front()
+        .ok_or_else(|| SqlError::user(state::SYNTAX, format!("no expression in {text}")))?;
+    if let DfStatement::Statement(s) = &mut statement {
+        crate::type_input::rewrite_casts(s)?;
+    }
+    Ok(statement)
+}
 
 /// Gives `statement` the defaults it leaves to its table's columns (an INSERT or UPDATE
 /// of a table the catalog has; anything else is left as it is).

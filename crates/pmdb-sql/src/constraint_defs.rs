@@ -8,14 +8,14 @@
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    CheckConstraint, ConstraintReferenceMatchKind, Expr as SqlExpr, ForeignKeyConstraint,
-    ReferentialAction, visit_expressions,
+    CheckConstraint, ConstraintCharacteristics, ConstraintReferenceMatchKind, DeferrableInitial,
+    Expr as SqlExpr, ForeignKeyConstraint, ReferentialAction, visit_expressions,
 };
 
-use crate::error::{Result, SqlError};
+use crate::error::{Result, SqlError, state};
 use crate::key_rules::{NewReference, duplicate_constraint, free_name};
 use crate::names::{ident_name, object_name};
-use crate::schema::{Action, CheckDef, TableDef};
+use crate::schema::{Action, CheckDef, Deferral, TableDef};
 
 fn action(a: Option<ReferentialAction>) -> Result<Action> {
     Ok(match a {
@@ -38,11 +38,6 @@ pub fn new_reference(
     name: Option<String>,
     columns: Option<Vec<String>>,
 ) -> Result<NewReference> {
-    if fk.characteristics.is_some() {
-        return Err(SqlError::unsupported(
-            "DEFERRABLE or INITIALLY on a FOREIGN KEY: pmdb checks it at each statement",
-        ));
-    }
     if matches!(
         fk.match_kind,
         Some(ConstraintReferenceMatchKind::Full | ConstraintReferenceMatchKind::Partial)
@@ -61,6 +56,29 @@ pub fn new_reference(
         parent_columns: fk.referred_columns.iter().map(ident_name).collect(),
         on_delete: action(fk.on_delete)?,
         on_update: action(fk.on_update)?,
+        deferral: deferral(fk.characteristics.as_ref())?,
+    })
+}
+
+/// When a foreign key with `characteristics` is checked: INITIALLY DEFERRED makes it
+/// DEFERRABLE, as in PostgreSQL; NOT ENFORCED is refused.
+fn deferral(characteristics: Option<&ConstraintCharacteristics>) -> Result<Deferral> {
+    let Some(c) = characteristics else {
+        return Ok(Deferral::NotDeferrable);
+    };
+    if c.enforced == Some(false) {
+        return Err(SqlError::unsupported("NOT ENFORCED on a FOREIGN KEY"));
+    }
+    Ok(match (c.deferrable, c.initially) {
+        (Some(false), Some(DeferrableInitial::Deferred)) => {
+            return Err(SqlError::user(
+                state::SYNTAX,
+                "constraint declared INITIALLY DEFERRED must be DEFERRABLE",
+            ));
+        }
+        (_, Some(DeferrableInitial::Deferred)) => Deferral::InitiallyDeferred,
+        (Some(true), _) => Deferral::InitiallyImmediate,
+        _ => Deferral::NotDeferrable,
     })
 }
 

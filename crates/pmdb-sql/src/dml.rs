@@ -301,7 +301,7 @@ async fn change_found_and_referencing(
     let (read_point, own) = referential::block_for(session, read_point);
     let changed = change_found(session, &read_point, finding, targets, mode).await?;
     referential::parents_changed(session, &read_point, &changed.table, &changed.changes).await?;
-    referential::end_block(own).await?;
+    crate::deferred_checks::commit_own_block(session, own).await?;
     Ok(changed)
 }
 

@@ -93,6 +93,7 @@ impl SqlEngine {
         let sequence_calls = Arc::default();
         crate::sequence_functions::register(&ctx, &catalog, &sequence_calls);
         crate::type_input::register(&ctx);
+        crate::setting_functions::register(&ctx);
         let session = Arc::new(Session {
             db,
             catalog,

@@ -5,7 +5,7 @@
 //! catalog.
 
 use crate::error::{Result, SqlError, state, undefined_column};
-use crate::schema::{Action, ForeignKeyDef, TableDef};
+use crate::schema::{Action, Deferral, ForeignKeyDef, TableDef};
 use crate::types::{SqlType, Value};
 
 /// A FOREIGN KEY a statement asks for, before its parent is looked up.
@@ -18,6 +18,7 @@ pub struct NewReference {
     pub parent_columns: Vec<String>,
     pub on_delete: Action,
     pub on_update: Action,
+    pub deferral: Deferral,
 }
 
 /// Whether a value of type `from` can be looked up in a key column of type `to`: the
@@ -124,6 +125,7 @@ pub fn resolve(child: &TableDef, parent: &TableDef, r: NewReference) -> Result<F
         parent_columns,
         on_delete: r.on_delete,
         on_update: r.on_update,
+        deferral: r.deferral,
     })
 }
 

@@ -16,6 +16,7 @@ use pmdb_engine::{
 };
 
 use crate::error::{Result, SqlError, state};
+use crate::pending_checks::PendingChecks;
 use crate::row_locks::{HeldLocks, LockMode, RowLocks, WaitPolicy};
 
 /// A table as a transaction block's commit needs it: its own bookkeeping.
@@ -269,6 +270,8 @@ pub struct SqlTxn {
     isolation: Isolation,
     tables: Mutex<HashMap<u64, Changed>>,
     locks: tokio::sync::Mutex<HeldLocks>,
+    /// Its deferred foreign keys and the checks they put off.
+    pending: Mutex<PendingChecks>,
 }
 
 impl SqlTxn {
@@ -279,7 +282,13 @@ impl SqlTxn {
             tx: Mutex::new(Some(tx)),
             tables: Mutex::new(HashMap::new()),
             locks: tokio::sync::Mutex::new(locks),
+            pending: Mutex::default(),
         }
+    }
+
+    /// The block's deferred foreign keys and the checks they put off.
+    pub(crate) fn pending_checks(&self) -> parking_lot::MutexGuard<'_, PendingChecks> {
+        self.pending.lock()
     }
 
     pub fn isolation(&self) -> Isolation {

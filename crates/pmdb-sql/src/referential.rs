@@ -19,6 +19,7 @@ use pmdb_engine::Isolation;
 
 use crate::error::{Result, SqlError, state};
 use crate::keycode::{decode_key_prefix, encode_key};
+use crate::pending_checks::ParentCheck;
 use crate::read_point::{ReadPoint, SqlTxn, concurrent_update};
 use crate::row_locks::{LockMode, WaitPolicy};
 use crate::schema::{Action, ForeignKeyDef};
@@ -31,7 +32,8 @@ pub(crate) type RowChange = (Vec<Value>, Option<Vec<Value>>);
 
 /// The read point of a statement that may change rows other tables reference: the
 /// statement's block, or outside one a block of its own (read committed), returned too
-/// so that [`end_block`] commits it once the statement and its actions succeeded.
+/// so that [`crate::deferred_checks::commit_own_block`] commits it once the statement
+/// and its actions succeeded.
 pub(crate) fn block_for(
     session: &Session,
     read_point: &ReadPoint,
@@ -44,14 +46,6 @@ pub(crate) fn block_for(
         session.row_locks.owner(),
     ));
     (ReadPoint::Transaction(Arc::clone(&txn)), Some(txn))
-}
-
-/// Commits the block [`block_for`] began for the statement, if it began one.
-pub(crate) async fn end_block(own: Option<Arc<SqlTxn>>) -> Result<()> {
-    match own {
-        Some(txn) => txn.commit().await,
-        None => Ok(()),
-    }
 }
 
 /// Whether a change to `columns` of table `id` (all of them when `None`: a delete) may
@@ -114,6 +108,19 @@ pub(crate) fn parents_changed<'a>(
                     None => fk.on_delete,
                     Some(_) => fk.on_update,
                 };
+                // A deferred NO ACTION checks at the commit (RESTRICT never waits).
+                if action == Action::NoAction
+                    && let Some(txn) = read_point.txn()
+                    && txn.pending_checks().defers(&fk)
+                {
+                    txn.pending_checks().parent(ParentCheck {
+                        parent: table.def().id,
+                        child: child.def().id,
+                        fk: fk.name.clone(),
+                        values: parent_values,
+                    });
+                    continue;
+                }
                 let effect = match (action, new) {
                     (Action::NoAction | Action::Restrict, _) => {
                         return Err(still_referenced(table, &fk, &child, &parent_values));
@@ -155,7 +162,7 @@ pub(crate) fn parents_changed<'a>(
 }
 
 /// The 23503 of a change that leaves rows of `child` without their parent.
-fn still_referenced(
+pub(crate) fn still_referenced(
     parent: &Table,
     fk: &ForeignKeyDef,
     child: &Table,
@@ -178,7 +185,7 @@ fn still_referenced(
 
 /// The keys of the rows of `child` whose `fk` columns hold `values`, as the block reads
 /// them; above read committed, one a later commit added fails with 40001.
-fn referencing_rows(
+pub(crate) fn referencing_rows(
     session: &Session,
     read_point: &ReadPoint,
     child: &Table,

@@ -8,10 +8,11 @@ use crate::rowcode::{MAX_COLUMNS, decode_row, encode_row};
 use crate::types::{MAX_DECIMAL_PRECISION, SqlType, Value};
 
 /// Format version of an encoded definition: 2 adds each column's default and identity
-/// and each index's flags, 3 the foreign keys and CHECK constraints; definitions of
-/// version 1 (no defaults, no unique indexes) and 2 (no foreign keys or checks) are
-/// still read.
-const VERSION: u8 = 3;
+/// and each index's flags, 3 the foreign keys and CHECK constraints, 4 each foreign
+/// key's deferral; definitions of version 1 (no defaults, no unique indexes), 2 (no
+/// foreign keys or checks) and 3 (foreign keys never deferred) are still read.
+const VERSION: u8 = 4;
+const VERSION_WITHOUT_DEFERRAL: u8 = 3;
 const VERSION_WITHOUT_CONSTRAINTS: u8 = 2;
 const VERSION_WITHOUT_DEFAULTS: u8 = 1;
 /// Longest table, column or index name, in bytes (as PostgreSQL's 63, rounded up).
@@ -163,6 +164,36 @@ pub struct ForeignKeyDef {
     pub parent_columns: Vec<u16>,
     pub on_delete: Action,
     pub on_update: Action,
+    pub deferral: Deferral,
+}
+
+/// When a foreign key's check runs: at once, or (DEFERRABLE) at the commit of the block
+/// when it is deferred, initially or by `SET CONSTRAINTS`. Its byte in the codec is
+/// persistent.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Deferral {
+    NotDeferrable,
+    InitiallyImmediate,
+    InitiallyDeferred,
+}
+
+impl Deferral {
+    fn code(self) -> u8 {
+        match self {
+            Deferral::NotDeferrable => 0,
+            Deferral::InitiallyImmediate => 1,
+            Deferral::InitiallyDeferred => 2,
+        }
+    }
+
+    fn from_code(code: u8) -> Option<Deferral> {
+        Some(match code {
+            0 => Deferral::NotDeferrable,
+            1 => Deferral::InitiallyImmediate,
+            2 => Deferral::InitiallyDeferred,
+            _ => return None,
+        })
+    }
 }
 
 /// `CHECK (expr)`: a row for which the expression is false is refused (23514); true
@@ -350,6 +381,12 @@ impl TableDef {
         Ok(())
     }
 
+    /// Whether `name` is the name of the table's primary key constraint (PostgreSQL's
+    /// `<table>_pkey`).
+    pub fn is_primary_key_name(&self, name: &str) -> bool {
+        !self.primary_key.is_empty() && name.strip_suffix("_pkey") == Some(self.name.as_str())
+    }
+
     /// Whether a constraint (a foreign key, a check, a unique constraint's index) is
     /// called `name`.
     pub fn has_constraint(&self, name: &str) -> bool {
@@ -417,6 +454,7 @@ impl TableDef {
             put_positions(&mut out, &fk.parent_columns);
             out.push(fk.on_delete.code());
             out.push(fk.on_update.code());
+            out.push(fk.deferral.code());
         }
         out.extend_from_slice(&(self.checks.len() as u16).to_le_bytes());
         for c in &self.checks {
@@ -544,6 +582,13 @@ impl TableDef {
                 };
                 let on_delete = action()?;
                 let on_update = action()?;
+                let deferral = if version == VERSION_WITHOUT_DEFERRAL {
+                    Deferral::NotDeferrable
+                } else {
+                    let code = r.byte()?;
+                    Deferral::from_code(code)
+                        .ok_or_else(|| invalid(format!("foreign key deferral {code}")))?
+                };
                 foreign_keys.push(ForeignKeyDef {
                     name,
                     columns,
@@ -551,6 +596,7 @@ impl TableDef {
                     parent_columns,
                     on_delete,
                     on_update,
+                    deferral,
                 });
             }
             let n = u16::from_le_bytes(r.take()?) as usize;
@@ -736,6 +782,7 @@ mod tests {
                     parent_columns: vec![i + 1],
                     on_delete: Action::from_code(i as u8 % 4).unwrap(),
                     on_update: Action::from_code(3 - i as u8 % 4).unwrap(),
+                    deferral: Deferral::from_code(i as u8 % 3).unwrap(),
                 })
                 .collect(),
             checks: (0..indexed.min(n))
@@ -807,6 +854,23 @@ mod tests {
         def.foreign_keys.clear();
         def.checks.clear();
         let bytes = encoded_as(&def, VERSION_WITHOUT_CONSTRAINTS);
+        assert_eq!(TableDef::decode(&bytes).unwrap(), def);
+    }
+
+    /// A definition as version 3 wrote it (no deferral byte) still reads, its foreign
+    /// keys not deferrable.
+    #[test]
+    fn version_3_definitions_are_read() {
+        let mut def = def_of(vec![SqlType::Int, SqlType::Int], 1, 0);
+        def.foreign_keys[0].deferral = Deferral::InitiallyDeferred;
+        let mut bytes = def.encode();
+        bytes.truncate(bytes.len() - 4);
+        // The key's deferral is the byte before the checks' count.
+        assert_eq!(bytes.remove(bytes.len() - 3), 2);
+        bytes[0] = VERSION_WITHOUT_DEFERRAL;
+        let crc = crc32fast::hash(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        def.foreign_keys[0].deferral = Deferral::NotDeferrable;
         assert_eq!(TableDef::decode(&bytes).unwrap(), def);
     }
 

@@ -115,12 +115,37 @@ pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
     if let Some(s) = with_boolean_options(sql)
         .or_else(|| vacuum(sql))
         .or_else(|| crate::cursors::parse_move(sql))
+        .or_else(|| crate::set_constraints::parse(sql))
         .or_else(|| crate::lock_clauses::rewrite_clauses(sql))
     {
         return Ok(statements(s));
     }
+    if let Some(parts) = split_statements(sql) {
+        let mut all = std::collections::VecDeque::new();
+        for part in parts {
+            all.extend(parse(&part)?);
+        }
+        return Ok(all);
+    }
     DFParser::parse_sql_with_dialect(sql, &PostgreSqlDialect {})
         .map_err(|_| SqlError::user(state::SYNTAX, pg.to_string()))
+}
+
+/// The statements of `sql` as texts, split at the semicolons between them (never
+/// inside a string or a quoted name); `None` for one statement: each of several may
+/// need a different one of the forms [`parse`] tries.
+fn split_statements(sql: &str) -> Option<Vec<String>> {
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let mut parts = vec![String::new()];
+    for t in tokens {
+        match t {
+            Token::SemiColon => parts.push(String::new()),
+            t => parts.last_mut()?.push_str(&t.to_string()),
+        }
+    }
+    parts.retain(|p| !p.trim().is_empty());
+    (parts.len() > 1).then_some(parts)
 }
 
 /// PostgreSQL's `VACUUM [options] [tables]`, which the parser knows only in another
@@ -179,4 +204,23 @@ fn with_boolean_options(sql: &str) -> Option<Vec<datafusion::sql::sqlparser::ast
         .with_tokens(tokens)
         .parse_statements()
         .ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Statements of one text are parsed each in the form it needs: a SET CONSTRAINTS
+    /// (which the grammar lacks) after an ALTER TABLE, as Django sends them.
+    #[test]
+    fn statements_of_one_text_are_parsed_one_by_one() {
+        let parsed = parse(
+            "ALTER TABLE t ADD COLUMN c INT DEFAULT 1; SET CONSTRAINTS \"a;b\" IMMEDIATE; \
+             SELECT ';'",
+        )
+        .unwrap();
+        assert_eq!(parsed.len(), 3);
+        assert!(parse("SELECT 1; SELECT 1 +").is_err());
+        assert_eq!(split_statements("SELECT 1"), None);
+    }
 }

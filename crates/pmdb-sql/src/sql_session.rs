@@ -33,6 +33,7 @@ use crate::prepared::{Plan, Prepared};
 use crate::read_point::{ReadPoint, SqlSavepoint, SqlTxn};
 use crate::returning::Returning;
 use crate::session::{Session, parse};
+use crate::set_constraints::SetConstraints;
 use crate::statement;
 use crate::statement_kind::StatementKind;
 
@@ -554,6 +555,29 @@ impl SqlSession {
         ))
     }
 
+    /// SET CONSTRAINTS: outside a block it does nothing (PostgreSQL warns); in one, the
+    /// keys it names are deferred or not from now on, and the checks of those no longer
+    /// deferred run at once.
+    async fn set_constraints(&mut self, set: SetConstraints) -> Result<Output> {
+        if matches!(self.block, Block::None) {
+            return Ok(Output::Command(CommandTag::of("SET CONSTRAINTS")));
+        }
+        let read_point = self.enter(StatementKind::TransactionControl)?;
+        let out = async {
+            if let Some(names) = &set.names {
+                crate::deferred_checks::check_names(&self.shared.catalog, names)?;
+            }
+            let Some(txn) = read_point.txn() else {
+                return Err(SqlError::Query("a block without its transaction".into()));
+            };
+            txn.pending_checks().set(set.names.as_deref(), set.deferred);
+            crate::deferred_checks::run_due(&self.shared, txn, false).await
+        }
+        .await;
+        self.leave(out.is_ok());
+        out.map(|()| Output::Command(CommandTag::of("SET CONSTRAINTS")))
+    }
+
     /// Runs a transaction-control statement; `None` for any other.
     async fn control(&mut self, s: &Statement) -> Option<Result<Output>> {
         let command = |tag: &'static str| Some(Ok(Output::Command(CommandTag::of(tag))));
@@ -579,9 +603,12 @@ impl SqlSession {
                     Block::Open(OpenBlock { failed: true, .. }) => command("ROLLBACK"),
                     Block::Open(OpenBlock { txn: None, .. }) => command("COMMIT"),
                     Block::Open(OpenBlock { txn: Some(txn), .. }) => Some(
-                        txn.commit()
-                            .await
-                            .map(|()| Output::Command(CommandTag::of("COMMIT"))),
+                        async {
+                            crate::deferred_checks::run_due(&self.shared, &txn, true).await?;
+                            txn.commit().await
+                        }
+                        .await
+                        .map(|()| Output::Command(CommandTag::of("COMMIT"))),
                     ),
                 }
             }
@@ -602,6 +629,9 @@ impl SqlSession {
                 savepoint: Some(name),
             } => Some(self.rollback_to(&savepoint_name(name)).await),
             Statement::ReleaseSavepoint { name } => Some(self.release(&savepoint_name(name))),
+            s if let Some(set) = crate::set_constraints::of_statement(s) => {
+                Some(self.set_constraints(set).await)
+            }
             Statement::Set(Set::SetTransaction {
                 modes: list,
                 snapshot: None,

@@ -183,11 +183,7 @@ async fn check_defaults(session: &Session, def: &TableDef) -> Result<()> {
         let Some(text) = c.default.as_deref().filter(|t| !t.is_empty()) else {
             continue;
         };
-        let sql = format!("SELECT CAST(({text}) AS {})", c.ty);
-        let mut parsed = crate::session::parse(&sql)?;
-        let Some(statement) = parsed.pop_front() else {
-            continue;
-        };
+        let statement = column_defaults::as_column_value(text, c.ty)?;
         let state = session.statement_state(ReadPoint::Snapshot(Arc::new(session.db.snapshot())));
         state.statement_to_plan(statement).await.map_err(df_error)?;
     }

@@ -59,6 +59,7 @@ impl StatementKind {
             | Statement::Savepoint { .. }
             | Statement::ReleaseSavepoint { .. }
             | Statement::Set(Set::SetTransaction { .. }) => K::TransactionControl,
+            s if crate::set_constraints::of_statement(s).is_some() => K::TransactionControl,
             Statement::Set(_) | Statement::Reset(_) => K::Setting,
             Statement::ShowVariable { .. } => K::Show,
             Statement::Query(q) if q.locks.is_empty() => K::Query,

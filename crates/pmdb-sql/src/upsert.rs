@@ -88,7 +88,7 @@ impl OnConflict {
             }
             Some(ConflictTarget::OnConstraint(name)) => {
                 let name = object_name(name)?;
-                if !def.primary_key.is_empty() && name == format!("{}_pkey", def.name) {
+                if def.is_primary_key_name(&name) {
                     vec![Arbiter::PrimaryKey]
                 } else {
                     let i = def

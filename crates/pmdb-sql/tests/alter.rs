@@ -175,7 +175,6 @@ fn unique_constraints_added_and_dropped() {
         "ALTER TABLE items DROP COLUMN name",
         "ALTER TABLE items ALTER COLUMN name TYPE VARCHAR(10)",
         "ALTER TABLE items DROP CONSTRAINT items_pkey",
-        "ALTER TABLE items ADD COLUMN code TEXT UNIQUE",
     ] {
         assert_eq!(f.sqlstate(&mut s, refused), "0A000", "{refused}");
     }
@@ -287,4 +286,67 @@ fn tables_created_from_a_query() {
             .is_err()
     );
     assert!(sql.catalog().table("bad").is_none());
+}
+
+/// ADD COLUMN with its constraints inline, as Django adds a unique or foreign key
+/// column to a loaded table: what the rows start with is checked first (a shared
+/// non-NULL value in a unique column is 23505, one no parent holds 23503), then the
+/// column and its constraints are there and enforced.
+#[test]
+fn columns_added_with_inline_constraints() {
+    let f = Fixture::new(ITEMS);
+    let mut s = f.session();
+    f.tag(&mut s, "CREATE TABLE makers (id INT PRIMARY KEY)");
+    f.tag(&mut s, "INSERT INTO makers VALUES (1), (2)");
+    f.tag(
+        &mut s,
+        "ALTER TABLE items ADD COLUMN code VARCHAR(8) NULL UNIQUE",
+    );
+    f.tag(
+        &mut s,
+        "ALTER TABLE items ADD COLUMN maker INT DEFAULT 1 NOT NULL \
+         CONSTRAINT items_maker_fk REFERENCES makers (id) DEFERRABLE INITIALLY DEFERRED; \
+         SET CONSTRAINTS items_maker_fk IMMEDIATE",
+    );
+    f.tag(
+        &mut s,
+        "ALTER TABLE items ADD COLUMN weight INT CHECK (weight > 0)",
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT id, code, maker, weight FROM items ORDER BY id"
+        ),
+        ["1||1|", "2||1|", "3||1|"]
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "UPDATE items SET code = 'a' WHERE id < 3"),
+        "23505"
+    );
+    assert_eq!(f.sqlstate(&mut s, "UPDATE items SET maker = 3"), "23503");
+    assert_eq!(f.sqlstate(&mut s, "UPDATE items SET weight = 0"), "23514");
+    for (sql, state) in [
+        (
+            "ALTER TABLE items ADD COLUMN tag INT DEFAULT 5 UNIQUE",
+            "23505",
+        ),
+        (
+            "ALTER TABLE items ADD COLUMN m2 INT DEFAULT 7 REFERENCES makers",
+            "23503",
+        ),
+        (
+            "ALTER TABLE items ADD COLUMN w2 INT DEFAULT 5 CHECK (w2 > 0)",
+            "0A000",
+        ),
+    ] {
+        assert_eq!(f.sqlstate(&mut s, sql), state, "{sql}");
+    }
+    // None of the refused columns was added.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT count(*) FROM information_schema.columns WHERE table_name = 'items'"
+        ),
+        ["5"]
+    );
 }

@@ -269,7 +269,11 @@ fn ddl_keeps_every_key_whole() {
             "0A000",
         ),
         (
-            "CREATE TABLE t (a INT REFERENCES customers DEFERRABLE INITIALLY DEFERRED)",
+            "CREATE TABLE t (a INT REFERENCES customers NOT DEFERRABLE INITIALLY DEFERRED)",
+            "42601",
+        ),
+        (
+            "CREATE TABLE t (a INT REFERENCES customers NOT ENFORCED)",
             "0A000",
         ),
     ] {

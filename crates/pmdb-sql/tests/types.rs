@@ -209,3 +209,20 @@ fn parameters_of_the_new_types_bind() {
         ["12345678-1234-5678-1234-567812345678|00ff|2024-01-02T01:00:00Z"]
     );
 }
+
+#[test]
+fn the_time_zone_is_set_to_utc_only() {
+    let f = fixture();
+    let mut s = f.session();
+    assert_eq!(
+        f.rows(&mut s, "SELECT set_config('TimeZone', 'Etc/UTC', false)"),
+        ["Etc/UTC"]
+    );
+    assert_eq!(
+        f.sqlstate(
+            &mut s,
+            "SELECT set_config('TimeZone', 'Europe/Paris', false)"
+        ),
+        "0A000"
+    );
+}

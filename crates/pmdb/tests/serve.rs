@@ -465,29 +465,25 @@ fn psql_connects_over_tls() {
     );
 }
 
-/// An application written for PostgreSQL with SQLAlchemy 2's ORM and its default psycopg
-/// dialect (`tests/clients/sqlalchemy_app.py`) runs unchanged against `pmdb serve`, when
-/// Python has both (`pip install sqlalchemy "psycopg[binary]"`).
-#[test]
-fn a_sqlalchemy_application_runs_unchanged() {
+/// Runs the Python client `script` (under `tests/clients/`) against a fresh `pmdb serve`
+/// and checks it ends with `OK`; skipped when Python lacks one of `modules`.
+fn client_runs_unchanged(script: &str, modules: &str) {
     let has = Command::new("python3")
-        .args(["-c", "import sqlalchemy, psycopg"])
+        .args(["-c", &format!("import {modules}")])
         .output()
         .is_ok_and(|o| o.status.success());
     if !has {
-        eprintln!("python3 with sqlalchemy and psycopg is not installed: skipped");
+        eprintln!("python3 with {modules} is not installed: skipped");
         return;
     }
     let dir = tempfile::tempdir().unwrap();
     let server = Serve::start(dir.path());
-    let app = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/tests/clients/sqlalchemy_app.py"
-    );
+    let app = format!("{}/tests/clients/{script}", env!("CARGO_MANIFEST_DIR"));
     let out = Command::new("python3")
         .arg(app)
         .arg(server.port.to_string())
         .env("PGCONNECT_TIMEOUT", "10")
+        .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
@@ -496,4 +492,21 @@ fn a_sqlalchemy_application_runs_unchanged() {
         "{stdout}{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+/// An application written for PostgreSQL with SQLAlchemy 2's ORM and its default psycopg
+/// dialect (`tests/clients/sqlalchemy_app.py`) runs unchanged against `pmdb serve`, when
+/// Python has both (`pip install sqlalchemy "psycopg[binary]"`).
+#[test]
+fn a_sqlalchemy_application_runs_unchanged() {
+    client_runs_unchanged("sqlalchemy_app.py", "sqlalchemy, psycopg");
+}
+
+/// A Django application's migrations (deferred foreign keys, columns added with
+/// defaults and constraints to loaded tables, an index, a rename) and ORM
+/// (`tests/clients/django_shop`) run unchanged against `pmdb serve`, when Python has
+/// Django and psycopg (`pip install django "psycopg[binary]"`).
+#[test]
+fn a_django_application_migrates_and_runs_unchanged() {
+    client_runs_unchanged("django_shop/run.py", "django, psycopg");
 }

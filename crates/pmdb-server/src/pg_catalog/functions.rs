@@ -11,7 +11,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
     Volatility,
 };
-use pmdb_sql::schema::{Action, TableDef};
+use pmdb_sql::schema::{Action, Deferral, TableDef};
 
 use super::oids::{self, Object};
 use super::source::Source;
@@ -206,6 +206,11 @@ fn constraint_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
                     def.push_str(&format!(" ON {what} {}", action.sql()));
                 }
             }
+            def.push_str(match fk.deferral {
+                Deferral::NotDeferrable => "",
+                Deferral::InitiallyImmediate => " DEFERRABLE",
+                Deferral::InitiallyDeferred => " DEFERRABLE INITIALLY DEFERRED",
+            });
             text(Some(def))
         }
         Some(Object::Check(t, i)) => text(Some(format!("CHECK (({}))", t.checks[i].expr))),

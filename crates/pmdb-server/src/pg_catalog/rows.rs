@@ -1,7 +1,7 @@
 //! The rows of the `pg_catalog` relations that have any, built from pmdb's catalog:
 //! one function per relation, its cells in the order of the relation's columns.
 
-use pmdb_sql::schema::{ForeignKeyDef, Identity, TableDef};
+use pmdb_sql::schema::{Deferral, ForeignKeyDef, Identity, TableDef};
 
 use super::oids;
 use super::source::Source;
@@ -391,6 +391,13 @@ fn constraint(
     columns: &[u16],
     references: Option<(TableDef, &ForeignKeyDef)>,
 ) -> Vec<Cell> {
+    let (deferrable, deferred) = match &references {
+        Some((_, fk)) => (
+            fk.deferral != Deferral::NotDeferrable,
+            fk.deferral == Deferral::InitiallyDeferred,
+        ),
+        None => (false, false),
+    };
     let (parent, parent_columns, on_update, on_delete, matching) = match &references {
         Some((p, fk)) => (
             Int(oids::table(p)),
@@ -406,8 +413,8 @@ fn constraint(
         text(name),
         Int(oids::PUBLIC_NAMESPACE),
         text(kind),
-        Bool(false),
-        Bool(false),
+        Bool(deferrable),
+        Bool(deferred),
         Bool(true),
         Int(oids::table(def)),
         Int(0),

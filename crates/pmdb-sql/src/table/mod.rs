@@ -17,7 +17,7 @@ mod writer;
 
 pub(crate) use checks::Checks;
 pub use references::Reference;
-pub(crate) use references::{holds, in_types, shown};
+pub(crate) use references::{holds, in_types, key_of_row, shown};
 pub use writer::{Arbiter, Conflict, TableWriter};
 
 use std::sync::Arc;

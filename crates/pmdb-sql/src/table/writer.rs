@@ -17,6 +17,7 @@ use pmdb_engine::{Subtable, WriteBatch};
 use super::references::{Reference, in_types, key_of_row};
 use super::{Table, count_key};
 use crate::error::{Result, SqlError, state};
+use crate::pending_checks::ChildCheck;
 use crate::read_point::{Claim, ReadPoint, RowLocker, SqlTxn, TxnTable};
 use crate::row_locks::LockMode;
 use crate::rowcode::encode_row;
@@ -280,6 +281,16 @@ impl<'t> TableWriter<'t> {
                     .zip(&values)
                     .all(|(&c, v)| &old[usize::from(c)] == v)
             {
+                continue;
+            }
+            if let Some(txn) = self.txn.as_deref()
+                && txn.pending_checks().defers(&fk)
+            {
+                txn.pending_checks().child(ChildCheck {
+                    table: self.table.def.id,
+                    fk: fk.name,
+                    key: key.to_vec(),
+                });
                 continue;
             }
             let missing = || self.table.missing_parent(&fk, &parent, &values);
