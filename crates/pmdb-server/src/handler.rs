@@ -5,6 +5,7 @@
 //! each Execute). Statement outcomes become responses;
 //! BEGIN, COMMIT and ROLLBACK move the transaction status clients see.
 
+use std::collections::HashSet;
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -13,6 +14,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::ScalarValue;
 use datafusion::sql::parser::Statement as DfStatement;
+use datafusion::sql::sqlparser::ast::Statement;
 use futures::{Sink, SinkExt, stream};
 use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::api::copy::CopyHandler;
@@ -21,13 +23,16 @@ use pgwire::api::query::{ExtendedQueryHandler, SimpleQueryHandler, send_describe
 use pgwire::api::results::{
     CopyResponse, DescribePortalResponse, FieldInfo, QueryResponse, Response, Tag,
 };
-use pgwire::api::stmt::QueryParser;
+use pgwire::api::stmt::{QueryParser, StoredStatement};
 use pgwire::api::store::PortalStore;
-use pgwire::api::{ClientInfo, ClientPortalStore, Type};
+use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
-use pgwire::messages::extendedquery::{Describe, Flush};
+use pgwire::messages::extendedquery::{
+    Close, CloseComplete, Describe, Flush, Parse, ParseComplete, TARGET_TYPE_BYTE_PORTAL,
+    TARGET_TYPE_BYTE_STATEMENT,
+};
 use pmdb_sql::{
     CommandTag, CopyEncoding, Output, Prepared, SqlError, SqlSession, StatementKind, TxnStatus,
     copy_failed,
@@ -49,6 +54,9 @@ pub struct Client {
     copy: Option<Receiving>,
     /// What the next ReadyForQuery reports.
     status: SessionStatus,
+    /// The names of the statements the protocol prepared (Parse), which `DEALLOCATE ALL`
+    /// forgets: the portal store cannot list them.
+    statements: HashSet<String>,
 }
 
 fn error_info(e: &SqlError) -> ErrorInfo {
@@ -351,6 +359,16 @@ impl SimpleQueryHandler for Handler {
         let mut responses = Vec::with_capacity(statements.len());
         for mut statement in statements {
             crate::pg_catalog::adapt(&mut statement);
+            if let Some(out) = deallocate(_client, &mut client.statements, &statement) {
+                match out {
+                    Ok(r) => responses.push(r),
+                    Err(e) => {
+                        responses.push(Response::Error(Box::new(error_info(&e))));
+                        break;
+                    }
+                }
+                continue;
+            }
             match client
                 .execute(Run::Statement(statement), &Format::UnifiedText)
                 .await
@@ -398,6 +416,54 @@ impl ExtendedQueryHandler for Handler {
         self._on_describe(client, message).await
     }
 
+    /// Parse, as pgwire's own, with the statement's name remembered for `DEALLOCATE ALL`.
+    async fn on_parse<C>(&self, client: &mut C, message: Parse) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message
+            .name
+            .clone()
+            .unwrap_or_else(|| DEFAULT_NAME.to_owned());
+        match StoredStatement::parse(client, &message, self.query_parser()).await? {
+            Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
+            None => client.portal_store().put_empty_statement(&name),
+        }
+        if name != DEFAULT_NAME {
+            self.client.lock().await.statements.insert(name);
+        }
+        client
+            .send(PgWireBackendMessage::ParseComplete(ParseComplete::new()))
+            .await?;
+        Ok(())
+    }
+
+    /// Close, as pgwire's own, with a closed statement's name forgotten.
+    async fn on_close<C>(&self, client: &mut C, message: Close) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        match message.target_type {
+            TARGET_TYPE_BYTE_STATEMENT => {
+                self.client.lock().await.statements.remove(name);
+                client.portal_store().rm_statement(name);
+            }
+            TARGET_TYPE_BYTE_PORTAL => client.portal_store().rm_portal(name),
+            _ => {}
+        }
+        client
+            .send(PgWireBackendMessage::CloseComplete(CloseComplete::new()))
+            .await?;
+        Ok(())
+    }
+
     /// Flush: what the socket holds until Sync goes now.
     async fn on_flush<C>(&self, client: &mut C, _message: Flush) -> PgWireResult<()>
     where
@@ -442,6 +508,46 @@ impl ExtendedQueryHandler for Handler {
     }
 }
 
+/// `DEALLOCATE [PREPARE] {name | ALL}`: forgets one statement the protocol prepared
+/// (26000 if there is none of that name) or all of them; `None` for another statement.
+fn deallocate<C>(
+    client: &C,
+    names: &mut HashSet<String>,
+    statement: &DfStatement,
+) -> Option<Result<Response, SqlError>>
+where
+    C: ClientPortalStore,
+    C::PortalStore: PortalStore,
+{
+    let DfStatement::Statement(s) = statement else {
+        return None;
+    };
+    let Statement::Deallocate { name, .. } = s.as_ref() else {
+        return None;
+    };
+    let store = client.portal_store();
+    if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+        for n in names.drain() {
+            store.rm_statement(&n);
+        }
+        return Some(Ok(Response::Execution(Tag::new("DEALLOCATE ALL"))));
+    }
+    let n = if name.quote_style.is_some() {
+        name.value.clone()
+    } else {
+        name.value.to_lowercase()
+    };
+    Some(if names.remove(&n) {
+        store.rm_statement(&n);
+        Ok(Response::Execution(Tag::new("DEALLOCATE")))
+    } else {
+        Err(SqlError::user(
+            "26000",
+            format!("prepared statement \"{n}\" does not exist"),
+        ))
+    })
+}
+
 /// Everything pgwire asks of one connection.
 pub struct Connection {
     pub handler: Arc<Handler>,
@@ -457,6 +563,7 @@ impl Connection {
             settings: Settings::default(),
             copy: None,
             status: status.clone(),
+            statements: HashSet::new(),
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),
