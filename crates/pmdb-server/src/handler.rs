@@ -60,7 +60,9 @@ pub struct Client {
 }
 
 fn error_info(e: &SqlError) -> ErrorInfo {
-    ErrorInfo::new("ERROR".into(), e.sqlstate().into(), e.to_string())
+    let mut info = ErrorInfo::new("ERROR".into(), e.sqlstate().into(), e.message());
+    info.detail = e.detail().map(str::to_owned);
+    info
 }
 
 fn user_error(e: &SqlError) -> PgWireError {

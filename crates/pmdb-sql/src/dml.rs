@@ -518,12 +518,14 @@ pub async fn copy_from(
 }
 
 fn copy_error(table: &str, committed: u64, e: SqlError) -> SqlError {
-    let message = format!("COPY {table}: {e} ({committed} rows were loaded before the error)");
-    match e {
-        SqlError::User { sqlstate, .. } => SqlError::user(sqlstate, message),
-        SqlError::Db(_) | SqlError::Damaged { .. } | SqlError::Query(_) => {
-            SqlError::user(e.sqlstate(), message)
-        }
+    let message = format!(
+        "COPY {table}: {} ({committed} rows were loaded before the error)",
+        e.message()
+    );
+    let again = SqlError::user(e.sqlstate(), message);
+    match e.detail() {
+        Some(d) => again.with_detail(d),
+        None => again,
     }
 }
 

@@ -9,10 +9,12 @@ use pmdb_engine::DbError;
 #[derive(Debug, thiserror::Error)]
 pub enum SqlError {
     /// The statement is wrong or asks for what cannot be done; nothing was changed.
-    #[error("{message}")]
+    /// PostgreSQL's clients get the message and the detail apart.
+    #[error("{message}{}", detail.as_ref().map(|d| format!("\nDETAIL:  {d}")).unwrap_or_default())]
     User {
         sqlstate: &'static str,
         message: String,
+        detail: Option<String>,
     },
     #[error(transparent)]
     Db(#[from] DbError),
@@ -84,6 +86,37 @@ impl SqlError {
         SqlError::User {
             sqlstate,
             message: message.into(),
+            detail: None,
+        }
+    }
+
+    /// The error with `detail` (PostgreSQL's DETAIL line: the key, the row).
+    pub fn with_detail(self, detail: impl Into<String>) -> SqlError {
+        match self {
+            SqlError::User {
+                sqlstate, message, ..
+            } => SqlError::User {
+                sqlstate,
+                message,
+                detail: Some(detail.into()),
+            },
+            other => other,
+        }
+    }
+
+    /// The primary message, without the detail.
+    pub fn message(&self) -> String {
+        match self {
+            SqlError::User { message, .. } => message.clone(),
+            other => other.to_string(),
+        }
+    }
+
+    /// The detail, if the error has one.
+    pub fn detail(&self) -> Option<&str> {
+        match self {
+            SqlError::User { detail, .. } => detail.as_deref(),
+            _ => None,
         }
     }
 
@@ -121,7 +154,11 @@ fn shared_error(e: &DataFusionError) -> SqlError {
         if let Some(DataFusionError::External(inner)) = df
             && let Some(sql) = inner.downcast_ref::<SqlError>()
         {
-            return SqlError::user(sql.sqlstate(), sql.to_string());
+            let again = SqlError::user(sql.sqlstate(), sql.message());
+            return match sql.detail() {
+                Some(d) => again.with_detail(d),
+                None => again,
+            };
         }
         match at.source() {
             Some(next) => at = next,

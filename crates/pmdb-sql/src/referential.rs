@@ -172,15 +172,18 @@ pub(crate) fn still_referenced(
         state::FOREIGN_KEY_VIOLATION,
         format!(
             "update or delete on table \"{}\" violates foreign key constraint \"{}\" on table \
-             \"{}\": Key ({})=({}) is still referenced from table \"{}\".",
+             \"{}\"",
             parent.def().name,
             fk.name,
-            child.def().name,
-            parent.column_names(&fk.parent_columns).join(", "),
-            shown(values, &fk.parent_columns, parent),
             child.def().name
         ),
     )
+    .with_detail(format!(
+        "Key ({})=({}) is still referenced from table \"{}\".",
+        parent.column_names(&fk.parent_columns).join(", "),
+        shown(values, &fk.parent_columns, parent),
+        child.def().name
+    ))
 }
 
 /// The keys of the rows of `child` whose `fk` columns hold `values`, as the block reads

@@ -560,6 +560,10 @@ impl SqlSession {
     /// deferred run at once.
     async fn set_constraints(&mut self, set: SetConstraints) -> Result<Output> {
         if matches!(self.block, Block::None) {
+            // PostgreSQL checks the names, then warns that it does nothing.
+            if let Some(names) = &set.names {
+                crate::deferred_checks::check_names(&self.shared.catalog, names)?;
+            }
             return Ok(Output::Command(CommandTag::of("SET CONSTRAINTS")));
         }
         let read_point = self.enter(StatementKind::TransactionControl)?;

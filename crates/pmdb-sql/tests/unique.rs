@@ -37,11 +37,11 @@ fn repeated_values_are_refused() {
     let err = f
         .try_run(&mut s, "INSERT INTO users VALUES (9, 'a@x', 9, 'z')")
         .unwrap_err();
-    assert!(
-        err.to_string()
-            .contains("unique constraint \"users_email_key\": Key (email)=(a@x)"),
-        "{err}"
+    assert_eq!(
+        err.message(),
+        "duplicate key value violates unique constraint \"users_email_key\""
     );
+    assert_eq!(err.detail(), Some("Key (email)=(a@x) already exists."));
     // NULLs are distinct; a row may keep its own values; a value freed may be reused.
     f.tag(
         &mut s,

@@ -852,7 +852,10 @@ fn sql_runs_statements_files_and_reports_errors() {
     assert_eq!(out.status.code(), Some(1));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.starts_with("ERROR:  duplicate key value"), "{err}");
-    assert_eq!(err.lines().count(), 1, "{err}");
+    // The key comes on a line of its own, as psql shows it.
+    let lines: Vec<&str> = err.lines().collect();
+    assert_eq!(lines.len(), 2, "{err}");
+    assert!(lines[1].starts_with("DETAIL:  Key (k)=(1)"), "{err}");
     let out = pmdb(&["sql", "--path", path, "-c", "SELECT count(*) AS n FROM t"]);
     assert!(
         String::from_utf8_lossy(&out.stdout).contains("\n 2\n"),

@@ -126,14 +126,15 @@ impl Table {
                 continue;
             }
             let passed = result.as_boolean();
-            if (0..passed.len()).any(|i| passed.is_valid(i) && !passed.value(i)) {
+            if let Some(i) = (0..passed.len()).find(|&i| passed.is_valid(i) && !passed.value(i)) {
                 return Err(SqlError::user(
                     state::CHECK_VIOLATION,
                     format!(
                         "new row for relation \"{}\" violates check constraint \"{}\"",
                         self.def.name, check.name
                     ),
-                ));
+                )
+                .with_detail(self.failing_row(rows[i])));
             }
         }
         Ok(())

@@ -4,6 +4,7 @@
 //! reported here.
 
 use super::Table;
+use super::references::shown;
 use crate::error::{Result, SqlError, state};
 use crate::types::Value;
 
@@ -29,10 +30,12 @@ impl Table {
                 return Err(SqlError::user(
                     state::NOT_NULL_VIOLATION,
                     format!(
-                        "null value in column {:?} of table {:?} violates not-null constraint",
+                        "null value in column \"{}\" of relation \"{}\" violates not-null \
+                         constraint",
                         col.name, self.def.name
                     ),
-                ));
+                )
+                .with_detail(self.failing_row(row)));
             }
             col.ty.check(v).map_err(|_| {
                 SqlError::user(
@@ -57,26 +60,18 @@ impl Table {
     /// A row that repeats the values of unique index `i`.
     pub(super) fn duplicate_in_index(&self, i: usize, row: &[Value]) -> SqlError {
         let ix = &self.indexes[i];
-        let values: Vec<String> = ix
-            .def
-            .columns
-            .iter()
-            .map(|&c| match &row[usize::from(c)] {
-                // As PostgreSQL's detail shows them, text without quotes.
-                Value::Str(s) => s.clone(),
-                v => v.display(self.def.columns[usize::from(c)].ty),
-            })
-            .collect();
         SqlError::user(
             state::UNIQUE_VIOLATION,
             format!(
-                "duplicate key value violates unique constraint \"{}\": Key ({})=({}) already \
-                 exists.",
-                ix.def.name,
-                self.index_column_names(i).join(", "),
-                values.join(", ")
+                "duplicate key value violates unique constraint \"{}\"",
+                ix.def.name
             ),
         )
+        .with_detail(format!(
+            "Key ({})=({}) already exists.",
+            self.index_column_names(i).join(", "),
+            shown(&key_values(row, &ix.def.columns), &ix.def.columns, self)
+        ))
     }
 
     pub(super) fn duplicate(&self, row: &[Value]) -> SqlError {
@@ -86,20 +81,29 @@ impl Table {
             .iter()
             .map(|&c| self.def.columns[c as usize].name.as_str())
             .collect();
-        let vals: Vec<String> = self
-            .def
-            .primary_key
-            .iter()
-            .map(|&c| row[c as usize].display(self.def.columns[c as usize].ty))
-            .collect();
         SqlError::user(
             state::UNIQUE_VIOLATION,
             format!(
-                "duplicate key value violates the primary key of table {:?}: ({})=({})",
-                self.def.name,
-                cols.join(", "),
-                vals.join(", ")
+                "duplicate key value violates unique constraint \"{}_pkey\"",
+                self.def.name
             ),
         )
+        .with_detail(format!(
+            "Key ({})=({}) already exists.",
+            cols.join(", "),
+            shown(
+                &key_values(row, &self.def.primary_key),
+                &self.def.primary_key,
+                self
+            )
+        ))
     }
+}
+
+/// The values of `row` in `columns`.
+fn key_values(row: &[Value], columns: &[u16]) -> Vec<Value> {
+    columns
+        .iter()
+        .map(|&c| row[usize::from(c)].clone())
+        .collect()
 }

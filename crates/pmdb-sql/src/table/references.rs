@@ -129,15 +129,22 @@ impl Table {
         SqlError::user(
             state::FOREIGN_KEY_VIOLATION,
             format!(
-                "insert or update on table \"{}\" violates foreign key constraint \"{}\": Key \
-                 ({})=({}) is not present in table \"{}\".",
-                self.def.name,
-                fk.name,
-                self.column_names(&fk.columns).join(", "),
-                shown(values, &fk.columns, self),
-                parent.def.name
+                "insert or update on table \"{}\" violates foreign key constraint \"{}\"",
+                self.def.name, fk.name
             ),
         )
+        .with_detail(format!(
+            "Key ({})=({}) is not present in table \"{}\".",
+            self.column_names(&fk.columns).join(", "),
+            shown(values, &fk.columns, self),
+            parent.def.name
+        ))
+    }
+
+    /// PostgreSQL's detail of a row a constraint refused.
+    pub(crate) fn failing_row(&self, row: &[Value]) -> String {
+        let all: Vec<u16> = (0..row.len() as u16).collect();
+        format!("Failing row contains ({}).", shown(row, &all, self))
     }
 
     /// The names of the columns at `positions`.
@@ -182,7 +189,10 @@ pub(crate) fn shown(values: &[Value], columns: &[u16], table: &Table) -> String 
         .iter()
         .zip(columns)
         .map(|(v, &c)| match v {
+            Value::Null => "null".to_owned(),
             Value::Str(s) => s.clone(),
+            Value::Bytes(b) => crate::text_forms::bytea_text(b),
+            Value::Uuid(u) => crate::text_forms::uuid_text(*u),
             v => v.display(table.def.columns[usize::from(c)].ty),
         })
         .collect::<Vec<_>>()

@@ -13,6 +13,8 @@ import datetime
 import sys
 import uuid
 
+import psycopg
+
 from sqlalchemy import (
     CheckConstraint,
     DateTime,
@@ -190,6 +192,20 @@ def main(port: str) -> None:
             )
             titles = [row.title for row in result]
             assert titles == ["three", "four", "up"], titles
+        step = "prepared statements across a failed transaction"
+        with engine.connect() as conn:
+            # psycopg prepares a query run five times, and after a rollback sends
+            # DEALLOCATE ALL.
+            raw = conn.connection.driver_connection
+            query = "SELECT count(*) FROM author WHERE id > %s"
+            for i in range(8):
+                raw.execute(query, (i,)).fetchone()
+            try:
+                raw.execute("SELECT 1/0")
+                raise AssertionError("1/0 gave a result")
+            except psycopg.errors.DivisionByZero:
+                raw.rollback()
+            assert raw.execute(query, (0,)).fetchone()[0] == 3
         step = "drop_all again"
         Base.metadata.drop_all(engine)
         print("OK")
