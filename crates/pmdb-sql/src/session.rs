@@ -135,15 +135,28 @@ pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
 /// inside a string or a quoted name); `None` for one statement: each of several may
 /// need a different one of the forms [`parse`] tries.
 fn split_statements(sql: &str) -> Option<Vec<String>> {
-    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
-    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
-    let mut parts = vec![String::new()];
-    for t in tokens {
-        match t {
-            Token::SemiColon => parts.push(String::new()),
-            t => parts.last_mut()?.push_str(&t.to_string()),
-        }
+    use datafusion::sql::sqlparser::tokenizer::{Location, Token, Tokenizer};
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
+        .tokenize_with_location()
+        .ok()?;
+    // A token's location (line and column, from 1, in characters) as a byte offset.
+    let lines: Vec<usize> = std::iter::once(0)
+        .chain(sql.match_indices('\n').map(|(i, _)| i + 1))
+        .collect();
+    let offset = |at: Location| -> Option<usize> {
+        let start = *lines.get(usize::try_from(at.line).ok()?.checked_sub(1)?)?;
+        let column = usize::try_from(at.column).ok()?.checked_sub(1)?;
+        let within = sql[start..].char_indices().nth(column).map(|(i, _)| i)?;
+        Some(start + within)
+    };
+    let mut parts = Vec::new();
+    let mut from = 0;
+    for t in tokens.iter().filter(|t| t.token == Token::SemiColon) {
+        let at = offset(t.span.start)?;
+        parts.push(sql.get(from..at)?.to_owned());
+        from = at + 1;
     }
+    parts.push(sql.get(from..)?.to_owned());
     parts.retain(|p| !p.trim().is_empty());
     (parts.len() > 1).then_some(parts)
 }
@@ -214,12 +227,13 @@ mod tests {
     /// (which the grammar lacks) after an ALTER TABLE, as Django sends them.
     #[test]
     fn statements_of_one_text_are_parsed_one_by_one() {
-        let parsed = parse(
-            "ALTER TABLE t ADD COLUMN c INT DEFAULT 1; SET CONSTRAINTS \"a;b\" IMMEDIATE; \
-             SELECT ';'",
-        )
-        .unwrap();
+        let sql = "ALTER TABLE t ADD COLUMN c INT DEFAULT 1;\n SET CONSTRAINTS \"a;b\" \
+                   IMMEDIATE; SELECT 'it''s; é', $$x;y$$ -- a comment; here\n";
+        let parsed = parse(sql).unwrap();
         assert_eq!(parsed.len(), 3);
+        // Each part is the text as written, strings and comments included.
+        let parts = split_statements(sql).unwrap();
+        assert_eq!(parts[2], " SELECT 'it''s; é', $$x;y$$ -- a comment; here\n");
         assert!(parse("SELECT 1; SELECT 1 +").is_err());
         assert_eq!(split_statements("SELECT 1"), None);
     }
