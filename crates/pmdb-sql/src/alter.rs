@@ -1,8 +1,10 @@
 //! ALTER TABLE: renames of the table and its columns, column defaults, NOT NULL, added
 //! columns (rows written before read them as their default when added, computed once,
 //! so no row is rewritten), primary keys, UNIQUE, FOREIGN KEY and CHECK constraints
-//! added (checked against the rows), and constraints dropped. The changes of one statement apply together in one catalog
-//! write; a change that builds an index (ADD PRIMARY KEY, ADD UNIQUE) comes alone.
+//! added (checked against the rows), and constraints dropped. The changes of one
+//! statement apply together in one catalog write; a change that builds an index (ADD
+//! PRIMARY KEY, ADD UNIQUE) comes alone. DROP COLUMN, ALTER COLUMN TYPE and dropping a
+//! primary key rebuild the table ([`crate::column_rewrite`]).
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -13,7 +15,8 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::arrow_conv::{cast_to_column, row_values};
-use crate::catalog::{Catalog, NewIndex};
+use crate::catalog::{Catalog, NewIndex, Rebuild, unchanged_rows};
+use crate::column_rewrite;
 use crate::constraint_defs::{new_check, new_reference};
 use crate::ddl::{default_text, index_columns, sql_type, unique_constraint};
 use crate::error::{Result, SqlError, state, undefined_column};
@@ -141,6 +144,7 @@ pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
         {
             return add_column_with_constraints(session, &table, alter).await;
         }
+        ops if ops.iter().any(rebuilds) => return rewrite(session, &table, ops).await,
         _ => {}
     }
     let mut changes = Vec::with_capacity(alter.operations.len());
@@ -154,6 +158,113 @@ pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
                     .into_iter()
                     .try_for_each(|change| apply(table, def, change))
             })
+        })
+        .await
+}
+
+/// Whether `op` changes what rows hold, so the table is rebuilt.
+fn rebuilds(op: &AlterTableOperation) -> bool {
+    matches!(
+        op,
+        AlterTableOperation::DropColumn { .. }
+            | AlterTableOperation::AlterColumn {
+                op: AlterColumnOperation::SetDataType { .. },
+                ..
+            }
+    )
+}
+
+/// ALTER TABLE with DROP COLUMN or ALTER COLUMN TYPE among `ops`: the in-place changes
+/// among them are made to the definition first, then the table is rebuilt with the
+/// columns dropped and retyped.
+async fn rewrite(session: &Session, table: &Table, ops: &[AlterTableOperation]) -> Result<()> {
+    let def = table.def().clone();
+    let state = session.ctx.state();
+    let (mut drops, mut changes, mut in_place) = (Vec::new(), Vec::new(), Vec::new());
+    let mut cascade = false;
+    for op in ops {
+        match op {
+            AlterTableOperation::DropColumn {
+                column_names,
+                if_exists,
+                drop_behavior,
+                ..
+            } => {
+                cascade |= *drop_behavior == Some(DropBehavior::Cascade);
+                for c in column_names {
+                    let column = ident_name(c);
+                    if !(*if_exists && def.column(&column).is_none()) {
+                        drops.push(column);
+                    }
+                }
+            }
+            AlterTableOperation::AlterColumn {
+                column_name,
+                op:
+                    AlterColumnOperation::SetDataType {
+                        data_type, using, ..
+                    },
+            } => {
+                let column = ident_name(column_name);
+                let ty = sql_type(data_type)?;
+                // The default must take the new type.
+                if let Some(text) = def
+                    .column(&column)
+                    .and_then(|p| def.columns[p].default.as_ref())
+                {
+                    evaluate(session, text, ty, false).await?;
+                }
+                changes.push(column_rewrite::type_change(
+                    &state,
+                    &def,
+                    &column,
+                    ty,
+                    using.as_ref(),
+                )?);
+            }
+            AlterTableOperation::AddColumn { .. } => {
+                return Err(SqlError::unsupported(
+                    "ADD COLUMN in the statement of a DROP COLUMN or ALTER COLUMN TYPE: give \
+                     it a statement of its own",
+                ));
+            }
+            other => in_place.push(change_of(session, table, other).await?),
+        }
+    }
+    let name = def.name.clone();
+    if drops.is_empty() && changes.is_empty() {
+        return session
+            .off_executor(move |c| {
+                c.change_table(&name, |table, def| {
+                    in_place
+                        .into_iter()
+                        .try_for_each(|change| apply(table, def, change))
+                })
+            })
+            .await;
+    }
+    let changes = Arc::new(changes);
+    session
+        .off_executor(move |c| {
+            c.rebuild_table(
+                &name,
+                |old| {
+                    if *old.def() != def {
+                        return Err(SqlError::user(
+                            state::SERIALIZATION_FAILURE,
+                            format!("table {name:?} changed while ALTER TABLE was planned"),
+                        ));
+                    }
+                    let mut def = def;
+                    for change in in_place {
+                        apply(old, &mut def, change)?;
+                    }
+                    column_rewrite::rebuilt(c, &def, &drops, &changes, cascade)
+                },
+                |old, new, positions| {
+                    column_rewrite::converter(old, new, positions, Arc::clone(&changes))
+                },
+            )
         })
         .await
 }
@@ -363,8 +474,8 @@ async fn change_of(session: &Session, table: &Table, op: &AlterTableOperation) -
                 }
                 other => {
                     return Err(SqlError::unsupported(format!(
-                        "ALTER COLUMN … {other}: pmdb changes a column's name, default and NOT \
-                         NULL in place"
+                        "ALTER COLUMN … {other}: pmdb changes a column's name, default, NOT \
+                         NULL and type"
                     )));
                 }
             }
@@ -406,8 +517,8 @@ async fn change_of(session: &Session, table: &Table, op: &AlterTableOperation) -
         }
         other => {
             return Err(SqlError::unsupported(format!(
-                "ALTER TABLE … {other}: pmdb has RENAME [COLUMN], ALTER COLUMN SET/DROP DEFAULT \
-                 and NOT NULL, ADD COLUMN, ADD PRIMARY KEY, ADD/DROP CONSTRAINT (UNIQUE)"
+                "ALTER TABLE … {other}: pmdb has RENAME [COLUMN], ALTER COLUMN SET/DROP DEFAULT, \
+                 NOT NULL and TYPE, ADD/DROP COLUMN, ADD/DROP CONSTRAINT"
             )));
         }
     })
@@ -604,9 +715,20 @@ fn drop_constraint(
         };
     }
     if def.is_primary_key_name(name) {
-        return Err(SqlError::unsupported(
-            "dropping a primary key (rows are stored by it)",
-        ));
+        // Rows are stored by their key: they move to a table keyed by row ids.
+        return catalog.rebuild_table(
+            table,
+            |old| {
+                let mut def = old.def().clone();
+                for &p in &def.primary_key {
+                    def.columns[p as usize].not_null = true;
+                }
+                def.primary_key.clear();
+                let dropping = format!("constraint {name} on table {table}");
+                Ok(Rebuild::same_columns(def, cascade, dropping))
+            },
+            unchanged_rows,
+        );
     }
     if if_exists {
         return Ok(());

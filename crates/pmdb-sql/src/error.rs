@@ -135,7 +135,13 @@ impl SqlError {
                 | DbError::BatchTooLarge { .. },
             ) => state::PROGRAM_LIMIT,
             SqlError::Db(DbError::PoolFull) => state::DISK_FULL,
-            SqlError::Db(DbError::Conflict { .. }) => state::SERIALIZATION_FAILURE,
+            // A table dropped or rebuilt by DDL while a block had written to it: the
+            // block runs again against the table as it is now.
+            SqlError::Db(
+                DbError::Conflict { .. }
+                | DbError::SubtableDropped { .. }
+                | DbError::NoSuchSubtable { .. },
+            ) => state::SERIALIZATION_FAILURE,
             SqlError::Db(DbError::ReadOnly { .. }) => state::READ_ONLY_SQL_TRANSACTION,
             SqlError::Db(_) => state::INTERNAL,
             SqlError::Query(_) => state::INTERNAL,

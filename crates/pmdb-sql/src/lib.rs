@@ -19,6 +19,7 @@ mod ast_shape;
 pub mod catalog;
 mod column_chunk;
 mod column_defaults;
+mod column_rewrite;
 mod constraint_defs;
 mod copy_in;
 mod copy_options;

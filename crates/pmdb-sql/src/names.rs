@@ -35,3 +35,63 @@ pub fn object_name(name: &ObjectName) -> Result<String> {
         )),
     }
 }
+
+/// Whether SQL text `sql` may refer to column `column`: it has an identifier of that
+/// name, or a select list's `*` (which takes every column). Never misses a reference;
+/// may see one that is not there (a name of something else), which errs on the side of
+/// keeping.
+pub fn may_refer_to(sql: &str, column: &str) -> bool {
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    let Ok(tokens) = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize() else {
+        return true;
+    };
+    let mut before = &Token::EOF;
+    for t in tokens.iter().filter(|t| !matches!(t, Token::Whitespace(_))) {
+        let refers = match t {
+            Token::Word(w) => {
+                let name = if w.quote_style.is_some() {
+                    w.value.clone()
+                } else {
+                    w.value.to_lowercase()
+                };
+                name == column
+            }
+            // `SELECT *`, `, *`, `t.*`; not `count(*)` nor a product.
+            Token::Mul => match before {
+                Token::Comma | Token::Period => true,
+                Token::Word(w) => matches!(
+                    w.keyword,
+                    Keyword::SELECT | Keyword::DISTINCT | Keyword::ALL
+                ),
+                _ => false,
+            },
+            _ => false,
+        };
+        if refers {
+            return true;
+        }
+        before = t;
+    }
+    false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn references_are_found_by_their_names() {
+        assert!(may_refer_to("price > 0", "price"));
+        assert!(may_refer_to("\"Price\" > 0", "Price"));
+        assert!(!may_refer_to("\"Price\" > 0", "price"));
+        assert!(may_refer_to("SELECT * FROM t", "anything"));
+        assert!(may_refer_to("SELECT a, t.* FROM t", "anything"));
+        assert!(!may_refer_to("SELECT count(*), a * 2 FROM t", "b"));
+        assert!(!may_refer_to(
+            "SELECT a, b FROM t WHERE c = 'price'",
+            "price"
+        ));
+    }
+}

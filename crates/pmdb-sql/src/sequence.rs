@@ -10,6 +10,8 @@
 //! are lost in a crash — gaps, as PostgreSQL leaves. Values are not transactional: a
 //! rolled-back block gives none back.
 
+use std::sync::Arc;
+
 use parking_lot::Mutex;
 use pmdb_engine::{Db, Subtable, WriteBatch, WriteOptions};
 
@@ -327,6 +329,16 @@ impl Held<'_> {
     pub fn mark_dropped(&mut self) {
         self.0.dropped = true;
     }
+
+    /// The same sequence under definition `def` (a rebuilt table's sequences belong to
+    /// its new id): the new handle goes on from what this one handed out and stored,
+    /// and this one passes every later call on to it.
+    pub fn hand_over(&mut self, db: &Db, catalog: &Subtable, def: SequenceDef) -> Arc<Sequence> {
+        let next = Arc::new(Sequence::new(db, catalog, def, self.0.state));
+        next.progress.lock().covered = self.0.covered;
+        self.0.successor = Some(Arc::clone(&next));
+        next
+    }
 }
 
 /// A sequence in use: its definition, and what it has handed out.
@@ -344,6 +356,8 @@ struct Progress {
     covered: i64,
     /// Set by DROP SEQUENCE: nothing may be handed out or stored any more.
     dropped: bool,
+    /// The handle that took over from this one ([`Held::hand_over`]).
+    successor: Option<Arc<Sequence>>,
 }
 
 impl std::fmt::Debug for Sequence {
@@ -362,6 +376,7 @@ impl Sequence {
                 state,
                 covered: 0,
                 dropped: false,
+                successor: None,
             }),
         }
     }
@@ -380,7 +395,11 @@ impl Sequence {
 
     /// The stored progress as of now (`last_value`, `is_called`).
     pub fn state(&self) -> SequenceState {
-        self.progress.lock().state
+        let p = self.progress.lock();
+        match &p.successor {
+            Some(next) => next.state(),
+            None => p.state,
+        }
     }
 
     fn gone(&self) -> SqlError {
@@ -393,6 +412,10 @@ impl Sequence {
     /// The next value; durable (never given again) before it is returned.
     pub fn next_value(&self) -> Result<i64> {
         let mut p = self.progress.lock();
+        if let Some(next) = p.successor.clone() {
+            drop(p);
+            return next.next_value();
+        }
         if p.dropped {
             return Err(self.gone());
         }
@@ -430,6 +453,10 @@ impl Sequence {
     /// `setval`: the sequence goes on after `value` (or at it, when not `called`).
     pub fn set(&self, value: i64, called: bool) -> Result<i64> {
         let mut p = self.progress.lock();
+        if let Some(next) = p.successor.clone() {
+            drop(p);
+            return next.set(value, called);
+        }
         if p.dropped {
             return Err(self.gone());
         }

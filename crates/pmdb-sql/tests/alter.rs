@@ -171,13 +171,168 @@ fn unique_constraints_added_and_dropped() {
         "42704"
     );
     f.tag(&mut s, "ALTER TABLE items DROP CONSTRAINT IF EXISTS nope");
-    for refused in [
-        "ALTER TABLE items DROP COLUMN name",
-        "ALTER TABLE items ALTER COLUMN name TYPE VARCHAR(10)",
-        "ALTER TABLE items DROP CONSTRAINT items_pkey",
-    ] {
-        assert_eq!(f.sqlstate(&mut s, refused), "0A000", "{refused}");
-    }
+}
+
+/// DROP COLUMN: the rows lose the column, with the indexes, keys and checks that use
+/// it; a foreign key or a view that needs it refuses the drop (2BP01) unless CASCADE,
+/// which takes them along; the serial column's sequence follows the table.
+#[test]
+fn columns_dropped_with_what_needs_them() {
+    let f = Fixture::new(
+        "CREATE TABLE p (id SERIAL PRIMARY KEY, code VARCHAR(10) UNIQUE, qty INT CHECK (qty > 0), \
+             note TEXT, price DECIMAL(6,2));
+         INSERT INTO p (code, qty, note, price) VALUES ('a', 1, 'x', 1.5), ('b', 2, 'y', 2.5);
+         CREATE TABLE c (id INT PRIMARY KEY, pcode VARCHAR(10) REFERENCES p (code));
+         INSERT INTO c VALUES (1, 'a');
+         CREATE VIEW cheap AS SELECT code, price FROM p WHERE price < 2;
+         CREATE VIEW counted AS SELECT count(*) FROM p;",
+    );
+    let mut s = f.session();
+    assert_eq!(
+        f.tag(&mut s, "ALTER TABLE p DROP COLUMN note"),
+        "ALTER TABLE"
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT * FROM p ORDER BY id"),
+        ["1|a|1|1.50", "2|b|2|2.50"]
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TABLE p DROP COLUMN note"),
+        "42703"
+    );
+    f.tag(&mut s, "ALTER TABLE p DROP COLUMN IF EXISTS note");
+    // The check goes with its column.
+    f.tag(&mut s, "ALTER TABLE p DROP COLUMN qty");
+    f.tag(&mut s, "INSERT INTO p (code) VALUES ('c')");
+    // A foreign key and a view need `code`.
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TABLE p DROP COLUMN code"),
+        "2BP01"
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TABLE p DROP COLUMN price"),
+        "2BP01"
+    );
+    f.tag(&mut s, "ALTER TABLE p DROP COLUMN code CASCADE");
+    assert_eq!(
+        f.rows(&mut s, "SELECT * FROM p ORDER BY id"),
+        ["1|1.50", "2|2.50", "3|"]
+    );
+    assert_eq!(f.sqlstate(&mut s, "SELECT * FROM cheap"), "42P01");
+    assert_eq!(f.rows(&mut s, "SELECT * FROM counted"), ["3"]);
+    // The child keeps its rows, without the key.
+    f.tag(&mut s, "INSERT INTO c VALUES (2, 'nowhere')");
+    // The serial column's sequence goes on where it was.
+    f.tag(&mut s, "INSERT INTO p (price) VALUES (9)");
+    assert_eq!(f.rows(&mut s, "SELECT max(id) FROM p"), ["4"]);
+    assert_eq!(f.sqlstate(&mut s, "INSERT INTO p VALUES (1, 1)"), "23505");
+    // Dropping the key column leaves a table keyed by row ids, and its sequence goes.
+    f.tag(&mut s, "ALTER TABLE p DROP COLUMN id");
+    assert_eq!(f.sqlstate(&mut s, "SELECT nextval('p_id_seq')"), "42P01");
+    f.tag(&mut s, "INSERT INTO p VALUES (1.25)");
+    assert_eq!(
+        f.rows(&mut s, "SELECT price FROM p ORDER BY price"),
+        ["1.25", "1.50", "2.50", "9.00", ""]
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TABLE p DROP COLUMN price"),
+        "0A000"
+    );
+}
+
+/// ALTER COLUMN TYPE: values converted as PostgreSQL's assignment casts convert them
+/// (numbers rounded to integers, anything to text in its text form), or by USING;
+/// a type with no assignment cast needs USING (42804); a value that does not fit fails
+/// the statement and leaves the table as it was; keys and foreign keys follow.
+#[test]
+fn column_types_changed() {
+    let f = Fixture::new(
+        "CREATE TABLE m (id INT PRIMARY KEY, amount DECIMAL(8,2), ratio DOUBLE, day DATE, flag BOOLEAN);
+         INSERT INTO m VALUES (1, 2.50, 0.5, DATE '2024-03-01', true), (2, -3.25, 1.5, NULL, false),
+             (3, 7.49, 2.5, DATE '2024-12-31', NULL);
+         CREATE TABLE r (id INT PRIMARY KEY, m_id INT REFERENCES m);
+         INSERT INTO r VALUES (10, 1), (20, 3);",
+    );
+    let mut s = f.session();
+    f.tag(
+        &mut s,
+        "ALTER TABLE m ALTER COLUMN amount TYPE INT, ALTER COLUMN ratio SET DATA TYPE BIGINT",
+    );
+    // Numeric rounds half away from zero, double precision half to even.
+    assert_eq!(
+        f.rows(&mut s, "SELECT amount, ratio FROM m ORDER BY id"),
+        ["3|0", "-3|2", "7|2"]
+    );
+    f.tag(
+        &mut s,
+        "ALTER TABLE m ALTER COLUMN day TYPE TEXT, ALTER COLUMN flag TYPE VARCHAR(5)",
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT day || '!', flag FROM m ORDER BY id"),
+        ["2024-03-01!|true", "|false", "2024-12-31!|"]
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TABLE m ALTER COLUMN day TYPE DATE"),
+        "42804"
+    );
+    f.tag(
+        &mut s,
+        "ALTER TABLE m ALTER COLUMN day TYPE DATE USING day::date",
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT id FROM m WHERE day > DATE '2024-06-01'"),
+        ["3"]
+    );
+    // A value that does not fit: nothing changes.
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TABLE m ALTER COLUMN flag TYPE VARCHAR(4)"),
+        "22000"
+    );
+    assert_eq!(f.rows(&mut s, "SELECT flag FROM m WHERE id = 2"), ["false"]);
+    // The key retyped: the child's foreign key follows it.
+    f.tag(
+        &mut s,
+        "ALTER TABLE m ALTER COLUMN id TYPE BIGINT USING id * 1",
+    );
+    assert_eq!(f.sqlstate(&mut s, "INSERT INTO r VALUES (30, 4)"), "23503");
+    f.tag(&mut s, "INSERT INTO r VALUES (30, 2)");
+    assert_eq!(f.sqlstate(&mut s, "DELETE FROM m WHERE id = 1"), "23503");
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TABLE m ALTER COLUMN id TYPE TEXT"),
+        "42804",
+        "the foreign key's columns would not compare"
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT count(*) FROM m JOIN r ON r.m_id = m.id"),
+        ["3"]
+    );
+}
+
+/// DROP CONSTRAINT of a primary key: the rows stay (keyed by row ids now), the columns
+/// stay NOT NULL, and a foreign key that needs the key refuses it unless CASCADE.
+#[test]
+fn primary_keys_dropped() {
+    let f = Fixture::new(
+        "CREATE TABLE k (id INT PRIMARY KEY, v TEXT);
+         INSERT INTO k VALUES (1, 'a'), (2, 'b');
+         CREATE TABLE kc (id INT PRIMARY KEY, k_id INT REFERENCES k);",
+    );
+    let mut s = f.session();
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TABLE k DROP CONSTRAINT k_pkey"),
+        "2BP01"
+    );
+    f.tag(&mut s, "ALTER TABLE k DROP CONSTRAINT k_pkey CASCADE");
+    f.tag(&mut s, "INSERT INTO k VALUES (1, 'again')");
+    f.tag(&mut s, "INSERT INTO kc VALUES (1, 99)");
+    assert_eq!(
+        f.sqlstate(&mut s, "INSERT INTO k VALUES (NULL, 'c')"),
+        "23502"
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT v FROM k WHERE id = 1 ORDER BY v"),
+        ["a", "again"]
+    );
 }
 
 /// A Django-style migration on a loaded table: tables with serial keys and a unique

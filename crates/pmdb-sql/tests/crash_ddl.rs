@@ -1,6 +1,7 @@
 //! Crash simulation of the SQL layer: a script of DDL and DML (serial and unique
 //! columns, sequences, unique indexes, foreign keys with a cascading delete and checks
-//! among them, and views, whose rows count as their own) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
+//! among them, views, whose rows count as their own, and table rebuilds: columns
+//! dropped and retyped) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
 //! left after its acknowledged statements (or after the one in flight too: each
 //! statement is all there or not at all), row counts and index entries agree with the
 //! rows, columnar segments that say they hold the rows hold exactly them, and no
@@ -46,6 +47,11 @@ const SCRIPT: &[&str] = &[
     "INSERT INTO s (u, extra) VALUES ('z', 4)",
     "ALTER TABLE s RENAME COLUMN u TO w",
     "ALTER TABLE s RENAME TO s2",
+    "ALTER TABLE f ADD FOREIGN KEY (cd) REFERENCES c",
+    "ALTER TABLE c ALTER COLUMN amount TYPE DECIMAL(12,1)",
+    "ALTER TABLE s2 DROP COLUMN n, ALTER COLUMN extra TYPE BIGINT USING extra * 2",
+    "INSERT INTO s2 (w) VALUES ('after')",
+    "ALTER TABLE f DROP COLUMN q",
     "CREATE UNIQUE INDEX a_n_unique ON a (n)",
     "CREATE SEQUENCE later START WITH 10",
     "CREATE OR REPLACE VIEW w AS SELECT k FROM a WHERE k > 100",

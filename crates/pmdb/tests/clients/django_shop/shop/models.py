@@ -10,9 +10,9 @@ class Author(models.Model):
 
 
 class Book(models.Model):
-    name = models.CharField(max_length=100)
+    name = models.CharField(max_length=150)
     author = models.ForeignKey(Author, on_delete=models.CASCADE)
-    pages = models.IntegerField(default=200)
+    pages = models.BigIntegerField(default=200)
     published = models.DateTimeField(null=True)
     isbn = models.CharField(max_length=20, null=True, unique=True)
     editor = models.ForeignKey(

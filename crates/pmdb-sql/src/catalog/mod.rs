@@ -18,8 +18,11 @@ use crate::key_rules::{NewReference, resolve, unique_key_of};
 use crate::schema::{CheckDef, ForeignKeyDef, IndexDef, TableDef};
 use crate::segment_layout::{COVERED, covered_key};
 use crate::sequence::{self, Sequence, SequenceDef, SequenceState};
-use crate::table::{Checks, Reference, Table, TableWriter, WriteGuard, count_key};
+use crate::table::{Checks, Reference, Table, WriteGuard, count_key};
 use crate::view::{VIEW_PREFIX, ViewDef, view_key};
+
+mod rebuild;
+pub use rebuild::{Convert, Rebuild, unchanged_rows};
 
 const CATALOG: &str = "sql.catalog";
 /// Key of the id the next table gets (a u64, little-endian).
@@ -838,66 +841,6 @@ impl Catalog {
         Ok(true)
     }
 
-    /// Gives table `name`, keyed by hidden row ids, the primary key `columns`: its rows
-    /// are copied into a table keyed by them (a new id, so new subtables), which then
-    /// takes the name in one catalog batch, and the old subtables are dropped. A crash
-    /// before that batch leaves subtables no entry names, dropped at the next open; the
-    /// table is as it was.
-    pub fn add_primary_key(&self, name: &str, columns: &[String]) -> Result<()> {
-        let _ddl = self.ddl();
-        let old = self.table_or_error(name)?;
-        let _writes = old.write_lock();
-        if !old.def().primary_key.is_empty() {
-            return Err(SqlError::user(
-                state::INVALID_DEFINITION,
-                format!("multiple primary keys for table {name:?} are not allowed"),
-            ));
-        }
-        if !self.referencing(old.def().id).is_empty() {
-            return Err(SqlError::unsupported(format!(
-                "ADD PRIMARY KEY on table {name:?}, which foreign keys reference (its rows \
-                 move to a new table)"
-            )));
-        }
-        let cat = self.catalog_subtable()?;
-        let id = self.next_id(&cat)?;
-        let mut def = old.def().clone();
-        def.id = id;
-        def.primary_key = def
-            .positions(columns)
-            .map_err(|c| crate::error::undefined_column(&c, name))?;
-        for &p in &def.primary_key {
-            def.columns[p as usize].not_null = true;
-        }
-        // Every row is copied whole: none lacks a column any more.
-        for c in &mut def.columns {
-            c.added = false;
-            c.missing = None;
-        }
-        def.validate()
-            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
-        let new = Arc::new(Table::open(&self.db, &cat, def.clone())?);
-        let copied = copy_rows(&old, &new);
-        if let Err(e) = copied {
-            for sub in new.subtable_names() {
-                self.db.drop_subtable(&sub)?;
-            }
-            return Err(e);
-        }
-        let mut batch = WriteBatch::new();
-        batch.put(&cat, table_key(name), def.encode());
-        batch.put(&cat, NEXT_ID_KEY, (id + 1).to_le_bytes());
-        batch.delete(&cat, count_key(old.def().id));
-        batch.delete(&cat, covered_key(old.def().id));
-        self.db.write(batch, WriteOptions::default())?;
-        self.tables.write().insert(name.to_owned(), new);
-        old.retire();
-        for sub in old.subtable_names() {
-            self.db.drop_subtable(&sub)?;
-        }
-        Ok(())
-    }
-
     /// The id the next table gets.
     fn next_id(&self, cat: &pmdb_engine::Subtable) -> Result<u64> {
         Ok(match cat.get(NEXT_ID_KEY)? {
@@ -1071,23 +1014,4 @@ fn is_table_subtable(name: &str) -> bool {
         [table, sub] => number(table) && (number(sub) || *sub == "columns"),
         _ => false,
     }
-}
-
-/// Copies every row of `from` into `to` (a table of the same columns keyed otherwise),
-/// committing as a bulk load does; a duplicate or NULL key is an error. Runs on a
-/// blocking thread of the runtime, whose commits it waits for.
-fn copy_rows(from: &Table, to: &Arc<Table>) -> Result<()> {
-    let runtime = tokio::runtime::Handle::current();
-    // The rows are those `from` holds, whose foreign keys were checked when written.
-    let mut writer = TableWriter::for_load(to, Vec::new())?;
-    let limit = to.fill_batch_bytes();
-    let mut scan = from.rows().scan::<[u8]>(..);
-    while let Some(e) = scan.next_ref() {
-        let row = from.decode(e?.value)?;
-        writer.insert(&row)?;
-        if writer.bytes >= limit {
-            runtime.block_on(writer.commit())?;
-        }
-    }
-    runtime.block_on(writer.commit())
 }

@@ -1,0 +1,339 @@
+//! Table rebuilds, for the changes that stored rows cannot follow in place (ADD PRIMARY
+//! KEY on a table keyed by row ids, DROP COLUMN, ALTER COLUMN TYPE): the rows are copied
+//! into the subtables of a new table id under the changed definition, which then takes
+//! the table's name in one catalog batch, together with every definition that names the
+//! table by its id or its columns by their places (other tables' foreign keys, the
+//! sequences its columns own). A crash before that batch leaves subtables no entry
+//! names, dropped at the next open: the table is as it was.
+
+use std::sync::Arc;
+
+use pmdb_engine::{WriteBatch, WriteOptions};
+
+use super::{Catalog, NEXT_ID_KEY, table_key};
+use crate::error::{Result, SqlError, state};
+use crate::key_rules::unique_key_of;
+use crate::schema::{ForeignKeyDef, TableDef};
+use crate::segment_layout::covered_key;
+use crate::sequence::{self, Sequence};
+use crate::table::{Table, TableWriter, count_key};
+use crate::types::Value;
+use crate::view::view_key;
+
+/// What a rebuild makes of a table.
+pub struct Rebuild {
+    /// The new definition; its id is the rebuild's to give.
+    pub def: TableDef,
+    /// Where each old column is in `def`; `None` for a dropped one.
+    pub positions: Vec<Option<u16>>,
+    /// Foreign keys and views that need a dropped column or key go with it (otherwise
+    /// they refuse the change, 2BP01).
+    pub cascade: bool,
+    /// What the change drops, for the messages of what depends on it (`column a of
+    /// table t`).
+    pub dropping: String,
+}
+
+impl Rebuild {
+    /// `def`, whose columns are the old ones (only its keys differ).
+    pub fn same_columns(def: TableDef, cascade: bool, dropping: String) -> Rebuild {
+        Rebuild {
+            positions: (0..def.columns.len() as u16).map(Some).collect(),
+            def,
+            cascade,
+            dropping,
+        }
+    }
+}
+
+/// The rows as they are, for a rebuild whose columns stay.
+pub fn unchanged_rows(_: &TableDef, _: &TableDef, _: &[Option<u16>]) -> Convert {
+    Box::new(Ok)
+}
+
+/// Rows as a rebuild copies them: a batch of old rows in, the same rows under the new
+/// definition out.
+pub type Convert = Box<dyn Fn(Vec<Vec<Value>>) -> Result<Vec<Vec<Value>>>>;
+
+impl Catalog {
+    /// Rebuilds table `name` as `plan` says (given the table, under its write lock),
+    /// its rows copied through what `convert` makes of the old definition, the new one
+    /// and the columns' new places.
+    pub fn rebuild_table(
+        &self,
+        name: &str,
+        plan: impl FnOnce(&Table) -> Result<Rebuild>,
+        convert: impl FnOnce(&TableDef, &TableDef, &[Option<u16>]) -> Convert,
+    ) -> Result<()> {
+        let _ddl = self.ddl();
+        let old = self.table_or_error(name)?;
+        let _writes = old.write_lock();
+        let Rebuild {
+            mut def,
+            positions,
+            cascade,
+            dropping,
+        } = plan(&old)?;
+        let old_id = old.def().id;
+        let dropped: Vec<&str> = old
+            .def()
+            .columns
+            .iter()
+            .zip(&positions)
+            .filter(|(_, p)| p.is_none())
+            .map(|(c, _)| c.name.as_str())
+            .collect();
+        let views = self.views_needing(name, &dropped, cascade, &dropping)?;
+        let cat = self.catalog_subtable()?;
+        let id = self.next_id(&cat)?;
+        // A foreign key whose key is gone goes with it (given `cascade`).
+        let depends = |fk: &ForeignKeyDef, table: &str| {
+            SqlError::user(
+                state::DEPENDENT_OBJECTS_STILL_EXIST,
+                format!("cannot drop {dropping} because other objects depend on it"),
+            )
+            .with_detail(format!(
+                "constraint {} on table {table} depends on {dropping} (use DROP ... CASCADE to \
+                 drop the dependent objects too)",
+                fk.name
+            ))
+        };
+        let self_referencing = std::mem::take(&mut def.foreign_keys);
+        for mut fk in self_referencing {
+            if fk.parent == old_id {
+                if unique_key_of(&def, &fk.parent_columns).is_none() {
+                    if cascade {
+                        continue;
+                    }
+                    return Err(depends(&fk, name));
+                }
+                fk.parent = id;
+            }
+            def.foreign_keys.push(fk);
+        }
+        def.id = id;
+        // Every row is copied whole: none lacks a column any more.
+        for c in &mut def.columns {
+            c.added = false;
+            c.missing = None;
+        }
+        def.validate()
+            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+        // Each referencing table, its keys following the columns, under its write lock
+        // so that no writer checks them meanwhile.
+        let mut children = Vec::new();
+        for (child, _) in self.referenced_from_elsewhere(old_id) {
+            if children
+                .iter()
+                .any(|(c, _, _): &(Arc<Table>, Table, _)| Arc::ptr_eq(c, &child))
+            {
+                continue;
+            }
+            let guard = child.write_lock();
+            let mut child_def = child.def().clone();
+            let mut kept = Vec::with_capacity(child_def.foreign_keys.len());
+            for mut fk in std::mem::take(&mut child_def.foreign_keys) {
+                if fk.parent == old_id {
+                    match moved(&fk.parent_columns, &positions)
+                        .filter(|columns| unique_key_of(&def, columns).is_some())
+                    {
+                        Some(columns) => {
+                            fk.parent_columns = columns;
+                            fk.parent = id;
+                        }
+                        None if cascade => continue,
+                        None => return Err(depends(&fk, &child_def.name)),
+                    }
+                }
+                kept.push(fk);
+            }
+            child_def.foreign_keys = kept;
+            let new = Table::replace(&self.db, &child, child_def)?;
+            children.push((child, new, guard));
+        }
+        let new = Arc::new(Table::open(&self.db, &cat, def.clone())?);
+        let convert = convert(old.def(), &def, &positions);
+        if let Err(e) = copy_rows(&old, &new, &convert) {
+            for sub in new.subtable_names() {
+                self.db.drop_subtable(&sub)?;
+            }
+            return Err(e);
+        }
+        let owned: Vec<(Arc<Sequence>, Option<u16>)> = self
+            .sequences()
+            .into_iter()
+            .filter_map(|s| match s.def().owned_by {
+                Some((t, c)) if t == old_id => {
+                    let at = positions.get(c as usize).copied().flatten();
+                    Some((s, at))
+                }
+                _ => None,
+            })
+            .collect();
+        let mut batch = WriteBatch::new();
+        batch.put(&cat, table_key(name), def.encode());
+        batch.put(&cat, NEXT_ID_KEY, (id + 1).to_le_bytes());
+        batch.delete(&cat, count_key(old_id));
+        batch.delete(&cat, covered_key(old_id));
+        for (_, new, _) in &children {
+            batch.put(&cat, table_key(&new.def().name), new.def().encode());
+        }
+        for v in &views {
+            batch.delete(&cat, view_key(&v.name));
+        }
+        let mut moved_defs = Vec::with_capacity(owned.len());
+        for (seq, at) in &owned {
+            match at {
+                Some(column) => {
+                    let mut d = seq.def().clone();
+                    d.owned_by = Some((id, *column));
+                    batch.put(&cat, sequence::def_key(&d.name), d.encode());
+                    moved_defs.push(Some(d));
+                }
+                None => {
+                    batch.delete(&cat, sequence::def_key(&seq.def().name));
+                    batch.delete(&cat, sequence::state_key(seq.def().id));
+                    moved_defs.push(None);
+                }
+            }
+        }
+        // Each owned sequence is held, so that no nextval stores its state between the
+        // batch and the handle that replaces it.
+        let mut held: Vec<_> = owned.iter().map(|(s, _)| s.hold()).collect();
+        self.db.write(batch, WriteOptions::default())?;
+        for ((seq, _), (held, d)) in owned.iter().zip(held.iter_mut().zip(moved_defs)) {
+            let name = seq.def().name.clone();
+            match d {
+                Some(d) => {
+                    let next = held.hand_over(&self.db, &cat, d);
+                    self.sequences.write().insert(name, next);
+                }
+                None => {
+                    held.mark_dropped();
+                    self.sequences.write().remove(&name);
+                }
+            }
+        }
+        drop(held);
+        self.tables.write().insert(name.to_owned(), new);
+        old.retire();
+        for (old_child, new_child, _guard) in children {
+            self.tables
+                .write()
+                .insert(new_child.def().name.clone(), Arc::new(new_child));
+            old_child.retire();
+        }
+        for v in views {
+            self.views.write().remove(&v.name);
+        }
+        // Last: a crash before leaves subtables no entry names, dropped at the next open.
+        for sub in old.subtable_names() {
+            self.db.drop_subtable(&sub)?;
+        }
+        Ok(())
+    }
+
+    /// Gives table `name`, keyed by hidden row ids, the primary key `columns`: its rows
+    /// are copied into a table keyed by them.
+    pub fn add_primary_key(&self, name: &str, columns: &[String]) -> Result<()> {
+        self.rebuild_table(
+            name,
+            |old| {
+                if !old.def().primary_key.is_empty() {
+                    return Err(SqlError::user(
+                        state::INVALID_DEFINITION,
+                        format!("multiple primary keys for table {name:?} are not allowed"),
+                    ));
+                }
+                let mut def = old.def().clone();
+                def.primary_key = def
+                    .positions(columns)
+                    .map_err(|c| crate::error::undefined_column(&c, name))?;
+                for &p in &def.primary_key {
+                    def.columns[p as usize].not_null = true;
+                }
+                Ok(Rebuild::same_columns(def, false, String::new()))
+            },
+            unchanged_rows,
+        )
+    }
+
+    /// The views over table `name` that may read one of the `dropped` columns (with
+    /// the views over those): refused (2BP01) unless `cascade`, which drops them too.
+    fn views_needing(
+        &self,
+        name: &str,
+        dropped: &[&str],
+        cascade: bool,
+        dropping: &str,
+    ) -> Result<Vec<Arc<crate::view::ViewDef>>> {
+        let mut found = Vec::new();
+        for v in self.views_over(name) {
+            let Some(column) = dropped
+                .iter()
+                .find(|c| crate::names::may_refer_to(&v.query, c))
+            else {
+                continue;
+            };
+            if !cascade {
+                return Err(SqlError::user(
+                    state::DEPENDENT_OBJECTS_STILL_EXIST,
+                    format!("cannot drop {dropping} because other objects depend on it"),
+                )
+                .with_detail(format!(
+                    "view {} depends on column {column} of table {name} (use DROP ... CASCADE \
+                     to drop the dependent objects too)",
+                    v.name
+                )));
+            }
+            for d in std::iter::once(Arc::clone(&v)).chain(self.dependent_views(&v.name, true)?) {
+                if !found
+                    .iter()
+                    .any(|f: &Arc<crate::view::ViewDef>| f.name == d.name)
+                {
+                    found.push(d);
+                }
+            }
+        }
+        Ok(found)
+    }
+}
+
+/// `columns` at their places after a rebuild; `None` if one of them was dropped.
+fn moved(columns: &[u16], positions: &[Option<u16>]) -> Option<Vec<u16>> {
+    columns
+        .iter()
+        .map(|&c| positions.get(c as usize).copied().flatten())
+        .collect()
+}
+
+/// Copies the rows of `from` (committed now) into `to` through `convert`, a batch at a
+/// time (the writer keeps the row count).
+fn copy_rows(from: &Table, to: &Arc<Table>, convert: &Convert) -> Result<()> {
+    const BATCH: usize = 1024;
+    let runtime = tokio::runtime::Handle::current();
+    // The rows are those `from` holds, whose foreign keys were checked when written.
+    let mut writer = TableWriter::for_load(to, Vec::new())?;
+    let limit = to.fill_batch_bytes();
+    let mut scan = from.rows().scan::<[u8]>(..);
+    let mut rows = Vec::with_capacity(BATCH);
+    loop {
+        let next = scan.next_ref();
+        let end = next.is_none();
+        if let Some(e) = next {
+            rows.push(from.decode(e?.value)?);
+        }
+        if rows.len() == BATCH || (end && !rows.is_empty()) {
+            for row in convert(std::mem::take(&mut rows))? {
+                writer.insert(&row)?;
+                if writer.bytes >= limit {
+                    runtime.block_on(writer.commit())?;
+                }
+            }
+        }
+        if end {
+            break;
+        }
+    }
+    runtime.block_on(writer.commit())
+}
