@@ -22,7 +22,8 @@ use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::DataRow;
 use pgwire::types::ToSqlText;
 use pmdb_sql::text_forms::{parse_uuid, uuid_text};
-use pmdb_sql::{CopyEncoding, CopyOutFormat, is_uuid};
+use pmdb_sql::types::SqlType;
+use pmdb_sql::{CopyEncoding, CopyOutFormat, text_type};
 use postgres_types::ToSql;
 use rust_decimal::Decimal;
 
@@ -48,10 +49,11 @@ pub fn pg_type(ty: &DataType) -> Type {
 /// The PostgreSQL type of a result column: the one its field's metadata names (a uuid
 /// is Arrow text), else its Arrow type's.
 pub fn pg_type_of(f: &Field) -> Type {
-    if is_uuid(f) {
-        Type::UUID
-    } else {
-        pg_type(f.data_type())
+    match text_type(f) {
+        Some(SqlType::Uuid) => Type::UUID,
+        Some(SqlType::Json) => Type::JSON,
+        Some(SqlType::Jsonb) => Type::JSONB,
+        _ => pg_type(f.data_type()),
     }
 }
 
@@ -165,6 +167,41 @@ impl ToSqlText for Uuid {
     }
 }
 
+/// A jsonb value, held as its text by Arrow: in binary, a version byte (1) before the
+/// text.
+#[derive(Debug)]
+struct Jsonb<'a>(&'a str);
+
+impl ToSql for Jsonb<'_> {
+    fn to_sql(
+        &self,
+        _ty: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(&[1]);
+        out.extend_from_slice(self.0.as_bytes());
+        Ok(postgres_types::IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::JSONB
+    }
+
+    postgres_types::to_sql_checked!();
+}
+
+impl ToSqlText for Jsonb<'_> {
+    fn to_sql_text(
+        &self,
+        _ty: &Type,
+        out: &mut bytes::BytesMut,
+        _options: &pgwire::types::format::FormatOptions,
+    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(self.0.as_bytes());
+        Ok(postgres_types::IsNull::No)
+    }
+}
+
 /// What takes a row's values one after the other: a DataRow's encoder or a COPY's.
 trait FieldEncoder {
     fn field<T: ToSql + ToSqlText + Sized>(&mut self, value: &T) -> PgWireResult<()>;
@@ -196,20 +233,24 @@ fn each_row<E: FieldEncoder>(
             .map(|c| ArrayFormatter::try_new(c.as_ref(), &options))
             .collect::<Result<Vec<_>, _>>()
             .map_err(|e| internal(e.to_string()))?;
-        let uuids: Vec<bool> = batch
+        let kinds: Vec<Option<SqlType>> = batch
             .schema()
             .fields()
             .iter()
-            .map(|f| pg_type_of(f) == Type::UUID)
+            .map(|f| text_type(f))
             .collect();
         for row in 0..batch.num_rows() {
             for (c, column) in batch.columns().iter().enumerate() {
-                if uuids[c] && column.is_valid(row) {
-                    let text = column.as_string::<i32>().value(row);
-                    let u = parse_uuid(text).map_err(|e| internal(e.to_string()))?;
-                    encoder.field(&Some(Uuid(u)))?;
-                } else {
-                    encode(encoder, column, &formatters[c], row)?;
+                match kinds[c] {
+                    Some(SqlType::Uuid) if column.is_valid(row) => {
+                        let text = column.as_string::<i32>().value(row);
+                        let u = parse_uuid(text).map_err(|e| internal(e.to_string()))?;
+                        encoder.field(&Some(Uuid(u)))?;
+                    }
+                    Some(SqlType::Jsonb) if column.is_valid(row) => {
+                        encoder.field(&Some(Jsonb(column.as_string::<i32>().value(row))))?;
+                    }
+                    _ => encode(encoder, column, &formatters[c], row)?,
                 }
             }
             row_done(encoder);

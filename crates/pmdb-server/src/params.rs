@@ -69,6 +69,7 @@ fn scalar<S: Clone>(portal: &Portal<S>, i: usize, ty: &Type) -> PgWireResult<Sca
         ),
         &Type::BYTEA => ScalarValue::Binary(portal.parameter::<Vec<u8>>(i, ty)?),
         &Type::UUID => ScalarValue::Utf8(uuid(portal, i)?.map(uuid_text)),
+        &Type::JSON | &Type::JSONB => ScalarValue::Utf8(json(portal, i, ty == &Type::JSONB)?),
         &Type::TEXT | &Type::VARCHAR | &Type::BPCHAR | &Type::NAME | &Type::UNKNOWN => {
             ScalarValue::Utf8(portal.parameter::<String>(i, ty)?)
         }
@@ -96,6 +97,29 @@ fn uuid<S: Clone>(portal: &Portal<S>, i: usize) -> PgWireResult<Option<u128>> {
     parse_uuid(text)
         .map(Some)
         .map_err(|e| user_error("22P02", e.to_string()))
+}
+
+/// Parameter `i` of `portal`, a json or (`jsonb`) jsonb value, as its text: in binary,
+/// a jsonb value has a version byte (1) before it.
+fn json<S: Clone>(portal: &Portal<S>, i: usize, jsonb: bool) -> PgWireResult<Option<String>> {
+    let Some(Some(raw)) = portal.parameters.get(i) else {
+        return Ok(None);
+    };
+    let mut bytes = raw.as_ref();
+    if jsonb && portal.parameter_format.is_binary(i) {
+        bytes = match bytes.split_first() {
+            Some((1, rest)) => rest,
+            _ => {
+                return Err(user_error(
+                    "22P03",
+                    "unsupported jsonb version number".into(),
+                ));
+            }
+        };
+    }
+    std::str::from_utf8(bytes)
+        .map(|t| Some(t.to_owned()))
+        .map_err(|_| user_error("22021", "a json parameter that is not UTF-8".into()))
 }
 
 /// The values bound in `portal`, each decoded by its type (see [`param_type`]).

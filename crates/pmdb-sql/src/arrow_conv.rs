@@ -69,7 +69,7 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
         SqlType::Boolean => DataType::Boolean,
         SqlType::Bytea => DataType::Binary,
-        SqlType::Uuid => DataType::Utf8,
+        SqlType::Uuid | SqlType::Json | SqlType::Jsonb => DataType::Utf8,
     }
 }
 
@@ -78,7 +78,10 @@ pub fn arrow_type(ty: SqlType) -> DataType {
 pub fn arrow_field(name: &str, ty: SqlType) -> ArrowField {
     let field = ArrowField::new(name, arrow_type(ty), true);
     match ty {
-        SqlType::Uuid => field.with_metadata([(PG_TYPE.to_owned(), "uuid".to_owned())].into()),
+        SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
+            let name = ty.to_string().to_lowercase();
+            field.with_metadata([(PG_TYPE.to_owned(), name)].into())
+        }
         _ => field,
     }
 }
@@ -108,7 +111,18 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
 
 /// Whether `f` holds uuids (as their text).
 pub fn is_uuid(f: &ArrowField) -> bool {
-    f.metadata().get(PG_TYPE).is_some_and(|t| t == "uuid")
+    text_type(f) == Some(SqlType::Uuid)
+}
+
+/// The type of the values `f` holds as text when it is not text itself (uuid, json,
+/// jsonb), as its metadata names it.
+pub fn text_type(f: &ArrowField) -> Option<SqlType> {
+    match f.metadata().get(PG_TYPE)?.as_str() {
+        "uuid" => Some(SqlType::Uuid),
+        "json" => Some(SqlType::Json),
+        "jsonb" => Some(SqlType::Jsonb),
+        _ => None,
+    }
 }
 
 /// Text read as a BYTEA or UUID the way PostgreSQL reads it (Arrow's cast would take a
@@ -124,6 +138,14 @@ fn text_input(array: &ArrayRef, ty: SqlType) -> Option<Result<ArrayRef, SqlError
         SqlType::Uuid => strings
             .iter()
             .map(|s| s.map(|s| parse_uuid(s).map(uuid_text)).transpose())
+            .collect::<Result<StringArray, _>>()
+            .map(|a| Arc::new(a) as ArrayRef),
+        SqlType::Json | SqlType::Jsonb => strings
+            .iter()
+            .map(|s| {
+                s.map(|s| crate::json::input(s, ty == SqlType::Jsonb))
+                    .transpose()
+            })
             .collect::<Result<StringArray, _>>()
             .map(|a| Arc::new(a) as ArrayRef),
         _ => return None,
@@ -181,9 +203,12 @@ impl Builder {
             ),
             SqlType::Real => Builder::Real(Float32Builder::with_capacity(capacity)),
             SqlType::Double => Builder::Double(Float64Builder::with_capacity(capacity)),
-            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Uuid => {
-                Builder::Str(StringBuilder::with_capacity(capacity, capacity * 16))
-            }
+            SqlType::Char(_)
+            | SqlType::Varchar(_)
+            | SqlType::Text
+            | SqlType::Uuid
+            | SqlType::Json
+            | SqlType::Jsonb => Builder::Str(StringBuilder::with_capacity(capacity, capacity * 16)),
         }
     }
 
@@ -440,7 +465,7 @@ fn value_at(a: &dyn Array, ty: SqlType, row: usize) -> Value {
         SqlType::Decimal { .. } => Value::Decimal(a.as_primitive::<Decimal128Type>().value(row)),
         SqlType::Real => Value::Real(a.as_primitive::<Float32Type>().value(row)),
         SqlType::Double => Value::Double(a.as_primitive::<Float64Type>().value(row)),
-        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => {
+        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Json | SqlType::Jsonb => {
             Value::Str(a.as_string::<i32>().value(row).to_owned())
         }
     }

@@ -50,7 +50,12 @@ impl Layout {
             }
             SqlType::Decimal { .. } => Layout::Fixed(16),
             // A uuid's Arrow form is its canonical text.
-            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Uuid => Layout::Utf8,
+            SqlType::Char(_)
+            | SqlType::Varchar(_)
+            | SqlType::Text
+            | SqlType::Uuid
+            | SqlType::Json
+            | SqlType::Jsonb => Layout::Utf8,
             SqlType::Bytea => Layout::Bytes,
         }
     }
@@ -244,7 +249,15 @@ pub fn decode_chunk(ty: SqlType, bytes: &[u8]) -> Result<ArrayRef, CodecError> {
                 .and_then(|a| a.with_precision_and_scale(precision, scale as i8))
                 .map_err(arrow)?,
         ),
-        (SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Uuid, _) => {
+        (
+            SqlType::Char(_)
+            | SqlType::Varchar(_)
+            | SqlType::Text
+            | SqlType::Uuid
+            | SqlType::Json
+            | SqlType::Jsonb,
+            _,
+        ) => {
             let (offsets, text) = offsets_and_bytes(data, rows).map_err(invalid)?;
             let strings = StringArray::try_new(offsets, text, validity).map_err(arrow)?;
             if ty == SqlType::Uuid && !strings.iter().flatten().all(is_canonical_uuid) {

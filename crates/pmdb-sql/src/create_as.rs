@@ -8,7 +8,7 @@ use datafusion::dataframe::DataFrame;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{CreateTable, Statement};
 
-use crate::arrow_conv::is_uuid;
+use crate::arrow_conv::text_type;
 use crate::error::{Result, SqlError, df_error};
 use crate::names::object_name;
 use crate::provider::load_batch;
@@ -85,10 +85,9 @@ pub(crate) async fn run(
         .map(|f| {
             Ok(ColumnDef::new(
                 f.name().clone(),
-                if is_uuid(f) {
-                    SqlType::Uuid
-                } else {
-                    column_type(f.name(), f.data_type())?
+                match text_type(f) {
+                    Some(ty) => ty,
+                    None => column_type(f.name(), f.data_type())?,
                 },
                 false,
             ))

@@ -142,6 +142,8 @@ pub fn sql_type(ty: &DataType) -> Result<SqlType> {
         DataType::Bool | DataType::Boolean => SqlType::Boolean,
         DataType::Bytea => SqlType::Bytea,
         DataType::Uuid => SqlType::Uuid,
+        DataType::JSON => SqlType::Json,
+        DataType::JSONB => SqlType::Jsonb,
         other => {
             return Err(SqlError::unsupported(format!(
                 "type {other} is not supported; pmdb has SMALLINT, INT, BIGINT, DECIMAL(p,s), \

@@ -80,7 +80,7 @@ impl SqlEngine {
         config = config.with_extension(Arc::clone(&row_locks));
         // pmdb's string columns are Utf8; keep SQL's string types the same.
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
-        let ctx = SessionContext::new_with_config(config);
+        let mut ctx = SessionContext::new_with_config(config);
         let cat = MemoryCatalogProvider::new();
         cat.register_schema("public", Arc::new(PmdbSchema::new(Arc::clone(&catalog))))
             .map_err(df_error)?;
@@ -93,6 +93,7 @@ impl SqlEngine {
         let sequence_calls = Arc::default();
         crate::sequence_functions::register(&ctx, &catalog, &sequence_calls);
         crate::type_input::register(&ctx);
+        crate::json_functions::register(&mut ctx).map_err(df_error)?;
         crate::setting_functions::register(&ctx);
         let session = Arc::new(Session {
             db,

@@ -33,6 +33,8 @@ mod engine;
 pub mod error;
 mod fast_path;
 mod insert;
+mod json;
+mod json_functions;
 mod key_rules;
 pub mod keycode;
 mod keyed;
@@ -71,7 +73,7 @@ mod upsert;
 pub mod view;
 mod view_expansion;
 
-pub use arrow_conv::{UTC, is_uuid, names_utc};
+pub use arrow_conv::{UTC, is_uuid, names_utc, text_type};
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};
 pub use error::{CodecError, Result, SqlError};

@@ -199,7 +199,11 @@ pub fn walk_row_from<'a>(
             SqlType::Double => Field::Double(f64::from_le_bytes(r.take()?)),
             SqlType::Bytea => Field::Bytes(length_prefixed(&mut r)?),
             SqlType::Uuid => Field::Uuid(u128::from_be_bytes(r.take()?)),
-            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => {
+            SqlType::Char(_)
+            | SqlType::Varchar(_)
+            | SqlType::Text
+            | SqlType::Json
+            | SqlType::Jsonb => {
                 let s = std::str::from_utf8(length_prefixed(&mut r)?)
                     .map_err(|_| r.invalid("a string that is not UTF-8".into()))?;
                 if !fits_length(*ty, s) {

@@ -708,6 +708,8 @@ fn put_type(out: &mut Vec<u8>, ty: SqlType) {
         SqlType::TimestampTz => out.push(13),
         SqlType::Bytea => out.push(14),
         SqlType::Uuid => out.push(15),
+        SqlType::Json => out.push(16),
+        SqlType::Jsonb => out.push(17),
     }
 }
 
@@ -731,6 +733,8 @@ fn get_type(r: &mut Reader<'_>) -> Result<SqlType, CodecError> {
         13 => SqlType::TimestampTz,
         14 => SqlType::Bytea,
         15 => SqlType::Uuid,
+        16 => SqlType::Json,
+        17 => SqlType::Jsonb,
         t => return Err(r.invalid(format!("type tag {t}"))),
     })
 }

@@ -1,6 +1,6 @@
-//! BYTEA and UUID values written in queries, read as PostgreSQL reads them. DataFusion
-//! cannot plan `CAST(… AS UUID)`, so the syntax tree's uuid casts become calls of
-//! `pmdb_uuid`; its cast of text to binary would take the text's bytes as they are, so
+//! BYTEA, UUID, JSON and JSONB values written in queries, read as PostgreSQL reads
+//! them. DataFusion cannot plan `CAST(… AS UUID)` (nor JSON, JSONB), so the syntax
+//! tree's casts to them become calls of `pmdb_uuid` (`pmdb_json`, `pmdb_jsonb`); its cast of text to binary would take the text's bytes as they are, so
 //! an analyzer rule reads such text as bytea input (`\x…`) instead, and writes a
 //! string compared with a uuid column in the uuid's canonical form (the form the
 //! column holds). `gen_random_uuid()` gives a uuid-typed result.
@@ -25,41 +25,61 @@ use datafusion::sql::sqlparser::ast::{
     DataType as SqlDataType, Expr as SqlExpr, Statement, visit_expressions_mut,
 };
 
-use crate::arrow_conv::{arrow_field, is_uuid};
+use crate::arrow_conv::{arrow_field, is_uuid, text_type};
 use crate::error::{Result, SqlError, external};
 use crate::text_forms::{parse_bytea, parse_uuid, uuid_text};
 use crate::types::SqlType;
 
 const UUID_IN: &str = "pmdb_uuid";
 const BYTEA_IN: &str = "pmdb_bytea";
+const JSON_IN: &str = "pmdb_json";
+const JSONB_IN: &str = "pmdb_jsonb";
 
 /// Registers the functions and the analyzer rule in `ctx`.
 pub(crate) fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Uuid)));
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Bytea)));
+    ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Json)));
+    ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Jsonb)));
     ctx.register_udf(ScalarUDF::from(GenRandomUuid::new()));
     ctx.add_analyzer_rule(Arc::new(TextInput));
 }
 
+/// The function that reads text as a value of `ty`, for the types DataFusion cannot
+/// cast to.
+fn input_function(ty: &SqlDataType) -> Option<&'static str> {
+    match ty {
+        SqlDataType::Uuid => Some(UUID_IN),
+        SqlDataType::JSON => Some(JSON_IN),
+        SqlDataType::JSONB => Some(JSONB_IN),
+        _ => None,
+    }
+}
+
 /// Rewrites `CAST(x AS UUID)`, `x::uuid` and `UUID 'x'` in `statement` as calls of
-/// `pmdb_uuid`.
+/// `pmdb_uuid`, and the same for JSON and JSONB.
 pub(crate) fn rewrite_casts(statement: &mut Statement) -> Result<()> {
     let flow = visit_expressions_mut(statement, |e| {
-        let operand = match e {
+        let (function, operand) = match e {
             SqlExpr::Cast {
-                data_type: SqlDataType::Uuid,
-                expr,
-                ..
-            } => std::mem::replace(
-                expr.as_mut(),
-                SqlExpr::value(datafusion::sql::sqlparser::ast::Value::Null),
+                data_type, expr, ..
+            } if input_function(data_type).is_some() => (
+                input_function(data_type),
+                std::mem::replace(
+                    expr.as_mut(),
+                    SqlExpr::value(datafusion::sql::sqlparser::ast::Value::Null),
+                ),
             ),
-            SqlExpr::TypedString(typed) if typed.data_type == SqlDataType::Uuid => {
-                SqlExpr::Value(typed.value.clone())
-            }
+            SqlExpr::TypedString(typed) if input_function(&typed.data_type).is_some() => (
+                input_function(&typed.data_type),
+                SqlExpr::Value(typed.value.clone()),
+            ),
             _ => return ControlFlow::Continue(()),
         };
-        match crate::ast_build::call(UUID_IN, operand) {
+        let Some(function) = function else {
+            return ControlFlow::Continue(());
+        };
+        match crate::ast_build::call(function, operand) {
             Ok(call) => {
                 *e = call;
                 ControlFlow::Continue(())
@@ -93,6 +113,8 @@ impl ScalarUDFImpl for TextIn {
     fn name(&self) -> &str {
         match self.ty {
             SqlType::Uuid => UUID_IN,
+            SqlType::Json => JSON_IN,
+            SqlType::Jsonb => JSONB_IN,
             _ => BYTEA_IN,
         }
     }
@@ -119,6 +141,16 @@ impl ScalarUDFImpl for TextIn {
         let array = arg.to_array(args.number_rows)?;
         let strings = array.as_string::<i32>();
         let out: ArrayRef = match self.ty {
+            SqlType::Json | SqlType::Jsonb => Arc::new(
+                strings
+                    .iter()
+                    .map(|s| {
+                        s.map(|s| crate::json::input(s, self.ty == SqlType::Jsonb))
+                            .transpose()
+                    })
+                    .collect::<Result<StringArray>>()
+                    .map_err(external)?,
+            ),
             SqlType::Uuid => Arc::new(
                 strings
                     .iter()
@@ -239,6 +271,20 @@ impl AnalyzerRule for TextInput {
             for input in node.inputs() {
                 schema.merge(input.schema());
             }
+            let ordered_or_grouped = match &node {
+                LogicalPlan::Sort(sort) => sort.expr.iter().any(|s| is_json(&s.expr, &schema)),
+                LogicalPlan::Aggregate(a) => a.group_expr.iter().any(|e| is_json(e, &schema)),
+                LogicalPlan::Distinct(_) => node.schema().fields().iter().any(|f| {
+                    text_type(f).is_some_and(|t| matches!(t, SqlType::Json | SqlType::Jsonb))
+                }),
+                _ => false,
+            };
+            if ordered_or_grouped {
+                return Err(external(SqlError::unsupported(
+                    "ORDER BY, GROUP BY or DISTINCT over json or jsonb values (pmdb has no jsonb \
+                     order, and groups by equal text)",
+                )));
+            }
             // Output columns keep the names the unrewritten expressions gave them.
             let names = NamePreserver::new(&node);
             node.map_expressions(|e| {
@@ -251,9 +297,19 @@ impl AnalyzerRule for TextInput {
     }
 }
 
+/// Whether `e` gives json or jsonb values.
+fn is_json(e: &Expr, schema: &DFSchema) -> bool {
+    e.to_field(schema)
+        .is_ok_and(|(_, f)| matches!(text_type(&f), Some(SqlType::Json | SqlType::Jsonb)))
+}
+
 fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
     let text = |e: &Expr| e.get_type(schema).is_ok_and(|t| t == DataType::Utf8);
     let uuid = |e: &Expr| e.to_field(schema).is_ok_and(|(_, f)| is_uuid(&f));
+    let jsonb = |e: &Expr| {
+        e.to_field(schema)
+            .is_ok_and(|(_, f)| text_type(&f) == Some(SqlType::Jsonb))
+    };
     Ok(match e {
         Expr::Cast(Cast { expr, field })
             if *field.data_type() == DataType::Binary && text(&expr) =>
@@ -269,6 +325,24 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
                     None,
                 ),
                 other => bytea_in(other),
+            })
+        }
+        Expr::BinaryExpr(BinaryExpr { left, op, right })
+            if compares(op) && (is_json(&left, schema) || is_json(&right, schema)) =>
+        {
+            if !matches!(op, Operator::Eq | Operator::NotEq) || !(jsonb(&left) || jsonb(&right)) {
+                return Err(external(SqlError::unsupported(format!(
+                    "operator {op} on json values (pmdb compares jsonb values with = and <> \
+                     only)"
+                ))));
+            }
+            let equal = Expr::ScalarFunction(ScalarFunction::new_udf(
+                crate::json_functions::equality(),
+                vec![*left, *right],
+            ));
+            Transformed::yes(match op {
+                Operator::Eq => equal,
+                _ => Expr::Not(Box::new(equal)),
             })
         }
         Expr::BinaryExpr(BinaryExpr { left, op, right }) if compares(op) => {

@@ -40,6 +40,10 @@ pub enum SqlType {
     /// 16 bytes; Arrow carries it as its canonical text (lower-case hex with hyphens),
     /// which sorts as the bytes do.
     Uuid,
+    /// JSON text as it was given (checked to be JSON).
+    Json,
+    /// JSON in its canonical text ([`crate::json`]): equal values, equal text.
+    Jsonb,
 }
 
 /// One value of a column; `Null` fits every type.
@@ -73,7 +77,7 @@ impl SqlType {
             | (SqlType::BigInt, Value::BigInt(_))
             | (SqlType::Real, Value::Real(_))
             | (SqlType::Double, Value::Double(_))
-            | (SqlType::Text, Value::Str(_))
+            | (SqlType::Text | SqlType::Json | SqlType::Jsonb, Value::Str(_))
             | (SqlType::Date, Value::Date(_))
             | (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(_))
             | (SqlType::Boolean, Value::Boolean(_))
@@ -130,6 +134,8 @@ impl fmt::Display for SqlType {
             SqlType::Boolean => f.write_str("BOOLEAN"),
             SqlType::Bytea => f.write_str("BYTEA"),
             SqlType::Uuid => f.write_str("UUID"),
+            SqlType::Json => f.write_str("JSON"),
+            SqlType::Jsonb => f.write_str("JSONB"),
         }
     }
 }
@@ -275,6 +281,11 @@ pub(crate) mod tests {
                     .boxed()
             }
             SqlType::Uuid => any::<u128>().prop_map(Value::Uuid).boxed(),
+            SqlType::Json | SqlType::Jsonb => prop_oneof![
+                Just(Value::Str("{\"a\": [1, 2.5]}".into())),
+                Just(Value::Str("null".into())),
+            ]
+            .boxed(),
         };
         prop_oneof![1 => Just(Value::Null), 9 => v].boxed()
     }
@@ -297,6 +308,8 @@ pub(crate) mod tests {
             Just(SqlType::Boolean),
             Just(SqlType::Bytea),
             Just(SqlType::Uuid),
+            Just(SqlType::Json),
+            Just(SqlType::Jsonb),
         ]
     }
 

@@ -150,6 +150,7 @@ pub const TYPES: &[(i64, &str, i64, &str)] = &[
     (23, "int4", 4, "N"),
     (25, "text", -1, "S"),
     (26, "oid", 4, "N"),
+    (114, "json", -1, "U"),
     (700, "float4", 4, "N"),
     (701, "float8", 8, "N"),
     (1042, "bpchar", -1, "S"),
@@ -159,6 +160,7 @@ pub const TYPES: &[(i64, &str, i64, &str)] = &[
     (1184, "timestamptz", 8, "D"),
     (1700, "numeric", -1, "N"),
     (2950, "uuid", 16, "U"),
+    (3802, "jsonb", -1, "U"),
 ];
 
 /// A column type's oid and type modifier, as `pg_attribute` gives them.
@@ -183,6 +185,8 @@ pub fn column_type(ty: SqlType) -> (i64, i64) {
         SqlType::TimestampTz => (1184, -1),
         SqlType::Bytea => (17, -1),
         SqlType::Uuid => (2950, -1),
+        SqlType::Json => (114, -1),
+        SqlType::Jsonb => (3802, -1),
     }
 }
 
@@ -217,6 +221,8 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
             None => "numeric".into(),
         },
         2950 => "uuid".into(),
+        114 => "json".into(),
+        3802 => "jsonb".into(),
         _ => return None,
     })
 }
@@ -242,6 +248,7 @@ mod tests {
             (SqlType::TimestampTz, "timestamp with time zone"),
             (SqlType::Uuid, "uuid"),
             (SqlType::Bytea, "bytea"),
+            (SqlType::Jsonb, "jsonb"),
         ] {
             let (oid, typmod) = column_type(ty);
             assert_eq!(format_type(oid, Some(typmod)).as_deref(), Some(text));

@@ -19,6 +19,7 @@ use crate::schema::{CheckDef, ForeignKeyDef, IndexDef, TableDef};
 use crate::segment_layout::{COVERED, covered_key};
 use crate::sequence::{self, Sequence, SequenceDef, SequenceState};
 use crate::table::{Checks, Reference, Table, WriteGuard, count_key};
+use crate::types::SqlType;
 use crate::view::{VIEW_PREFIX, ViewDef, view_key};
 
 mod rebuild;
@@ -52,6 +53,27 @@ impl Drop for DdlGuard<'_> {
     fn drop(&mut self) {
         self.generation.fetch_add(1, Ordering::Release);
     }
+}
+
+/// Checks a table definition DDL made: 42P16 for what no definition may have, 0A000
+/// for a key or index over a JSON column (pmdb has no jsonb order; json has none).
+fn valid(def: &TableDef) -> Result<()> {
+    def.validate()
+        .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+    let keys = def
+        .primary_key
+        .iter()
+        .chain(def.indexes.iter().flat_map(|i| &i.columns));
+    for &k in keys {
+        let c = &def.columns[k as usize];
+        if matches!(c.ty, SqlType::Json | SqlType::Jsonb) {
+            return Err(SqlError::unsupported(format!(
+                "column {:?} of type {} as a key or index column",
+                c.name, c.ty
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn table_key(name: &str) -> Vec<u8> {
@@ -275,8 +297,7 @@ impl Catalog {
             };
             def.foreign_keys.push(fk);
         }
-        def.validate()
-            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+        valid(&def)?;
         // The subtable first: a crash before the entry leaves an empty subtable that the
         // next open drops, and the id is given again.
         let table = Table::open(&self.db, &cat, def.clone())?;
@@ -332,8 +353,7 @@ impl Catalog {
         let cat = self.catalog_subtable()?;
         let id = self.next_id(&cat)?;
         def.id = id;
-        def.validate()
-            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+        valid(&def)?;
         let table = Arc::new(Table::open(&self.db, &cat, def.clone())?);
         let rows = match fill(&table) {
             Ok(rows) => rows,
@@ -728,8 +748,7 @@ impl Catalog {
             .checked_add(1)
             .ok_or_else(|| SqlError::user(state::PROGRAM_LIMIT, "index ids are exhausted"))?;
         def.indexes.push(index);
-        def.validate()
-            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+        valid(&def)?;
         // Fill the index subtable, then publish the definition: a crash before that
         // leaves a subtable no definition names, dropped at the next open.
         let new = Table::replace(&self.db, &old, def.clone())?;
@@ -760,8 +779,7 @@ impl Catalog {
         let _writes = old.write_lock();
         let mut def = old.def().clone();
         change(&old, &mut def)?;
-        def.validate()
-            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+        valid(&def)?;
         if def.name != name && self.relation_exists(&def.name) {
             return Err(SqlError::user(
                 state::DUPLICATE_TABLE,

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use pmdb_engine::{WriteBatch, WriteOptions};
 
-use super::{Catalog, NEXT_ID_KEY, table_key};
+use super::{Catalog, NEXT_ID_KEY, table_key, valid};
 use crate::error::{Result, SqlError, state};
 use crate::key_rules::unique_key_of;
 use crate::schema::{ForeignKeyDef, TableDef};
@@ -117,8 +117,7 @@ impl Catalog {
             c.added = false;
             c.missing = None;
         }
-        def.validate()
-            .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
+        valid(&def)?;
         // Each referencing table, its keys following the columns, under its write lock
         // so that no writer checks them meanwhile.
         let mut children = Vec::new();
