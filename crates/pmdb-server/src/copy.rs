@@ -1,13 +1,16 @@
 //! COPY … FROM STDIN on the wire: the client's CopyData pieces are cut into lines,
 //! each line into fields in PostgreSQL's text format (tab-separated, `\N` for NULL,
-//! backslash escapes) or CSV, and every few thousand rows go to pmdb-sql's
-//! [`CopyIn`] as a batch of text columns, which it casts to the columns' types.
+//! backslash escapes) or CSV, or read as binary tuples ([`crate::copy_binary`]), and
+//! every few thousand rows go to pmdb-sql's [`CopyIn`] as a batch of text columns,
+//! which it casts to the columns' types.
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use pmdb_sql::{CopyFormat, CopyIn, SqlError};
+
+use crate::copy_binary::BinaryRows;
 
 /// Rows per batch handed on.
 const BATCH_ROWS: usize = 4096;
@@ -25,6 +28,8 @@ pub struct Receiving {
     /// fails at its end.
     pub failed: Option<SqlError>,
     line: u64,
+    /// The tuples of a binary COPY.
+    binary: BinaryRows,
 }
 
 fn bad(line: u64, message: impl std::fmt::Display) -> SqlError {
@@ -41,12 +46,33 @@ impl Receiving {
             ended: false,
             failed: None,
             line: 0,
+            binary: BinaryRows::default(),
         }
     }
 
     /// Takes a CopyData piece.
     pub async fn data(&mut self, bytes: &[u8]) {
         if self.failed.is_some() || self.ended {
+            return;
+        }
+        if self.copy.format.binary {
+            match self.binary.feed(bytes, &self.copy.types) {
+                Ok(rows) => {
+                    self.line += rows.len() as u64;
+                    self.rows.extend(rows);
+                }
+                Err((sqlstate, message)) => {
+                    let line = self.line + 1;
+                    self.failed = Some(SqlError::user(
+                        sqlstate,
+                        format!("COPY line {line}: {message}"),
+                    ));
+                    return;
+                }
+            }
+            if self.rows.len() >= BATCH_ROWS {
+                self.flush().await;
+            }
             return;
         }
         self.partial.extend_from_slice(bytes);
@@ -70,6 +96,9 @@ impl Receiving {
 
     /// The data is complete: the last line, and the rest of the rows.
     pub async fn done(&mut self) {
+        if self.copy.format.binary && self.failed.is_none() && self.binary.incomplete() {
+            self.failed = Some(bad(self.line + 1, "unexpected EOF in COPY data"));
+        }
         if !self.partial.is_empty() && self.failed.is_none() && !self.ended {
             let line = std::mem::take(&mut self.partial);
             if let Err(e) = self.line(&line) {
@@ -261,6 +290,7 @@ mod tests {
     fn text() -> CopyFormat {
         CopyFormat {
             csv: false,
+            binary: false,
             delimiter: b'\t',
             header: false,
             null: "\\N".into(),
@@ -286,6 +316,7 @@ mod tests {
     fn csv_fields_quotes_and_nulls() {
         let f = CopyFormat {
             csv: true,
+            binary: false,
             delimiter: b',',
             header: false,
             null: String::new(),

@@ -155,9 +155,10 @@ impl Client {
         if kind == StatementKind::CopyFromStdin {
             let copy = self.sql.copy_in(statement)?;
             let columns = copy.columns.len();
+            let binary = i8::from(copy.format.binary);
             self.copy = Some(Receiving::new(copy));
             return Ok(Response::CopyIn(CopyResponse::new(
-                0,
+                binary,
                 columns,
                 stream::empty(),
             )));

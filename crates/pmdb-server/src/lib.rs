@@ -13,6 +13,7 @@
 mod auth;
 mod compat;
 mod copy;
+mod copy_binary;
 mod encode;
 mod error;
 mod handler;

@@ -802,6 +802,102 @@ fn copy_to_stdout_and_from_stdin_with_a_column_list() {
     });
 }
 
+/// COPY … FROM STDIN in binary, as asyncpg's `copy_records_to_table` and
+/// tokio-postgres's binary writer send it: every type's binary form read; a field whose
+/// bytes do not fit its column's type is 22P03 and nothing is loaded.
+#[test]
+fn copy_from_stdin_in_binary() {
+    use tokio_postgres::binary_copy::BinaryCopyInWriter;
+    use tokio_postgres::types::Type;
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE bc (id SERIAL PRIMARY KEY, i INT, b BIGINT, f DOUBLE PRECISION,
+                              t TEXT, d DATE, at TIMESTAMP, ok BOOLEAN, by BYTEA)",
+        )
+        .await
+        .unwrap();
+        let sink = c
+            .copy_in("COPY bc (i, b, f, t, d, at, ok, by) FROM STDIN (FORMAT binary)")
+            .await
+            .unwrap();
+        let types = [
+            Type::INT4,
+            Type::INT8,
+            Type::FLOAT8,
+            Type::TEXT,
+            Type::DATE,
+            Type::TIMESTAMP,
+            Type::BOOL,
+            Type::BYTEA,
+        ];
+        let writer = BinaryCopyInWriter::new(sink, &types);
+        futures::pin_mut!(writer);
+        let day = chrono::NaiveDate::from_ymd_opt(1999, 12, 31).unwrap();
+        let at = day.and_hms_micro_opt(23, 59, 58, 250_000).unwrap();
+        let bytes: &[u8] = &[0, 0xff];
+        writer
+            .as_mut()
+            .write(&[
+                &7i32,
+                &(1i64 << 40),
+                &1.25f64,
+                &"tab\there",
+                &day,
+                &at,
+                &true,
+                &bytes,
+            ])
+            .await
+            .unwrap();
+        let none: [&(dyn tokio_postgres::types::ToSql + Sync); 8] = [
+            &None::<i32>,
+            &None::<i64>,
+            &None::<f64>,
+            &None::<String>,
+            &None::<chrono::NaiveDate>,
+            &None::<chrono::NaiveDateTime>,
+            &None::<bool>,
+            &None::<Vec<u8>>,
+        ];
+        writer.as_mut().write(&none).await.unwrap();
+        assert_eq!(writer.finish().await.unwrap(), 2);
+        let rows = c
+            .query("SELECT i, b, f, t, d, at, ok, by FROM bc ORDER BY id", &[])
+            .await
+            .unwrap();
+        assert_eq!(rows[0].get::<_, i32>(0), 7);
+        assert_eq!(rows[0].get::<_, i64>(1), 1 << 40);
+        assert_eq!(rows[0].get::<_, f64>(2), 1.25);
+        assert_eq!(rows[0].get::<_, String>(3), "tab\there");
+        assert_eq!(rows[0].get::<_, chrono::NaiveDate>(4), day);
+        assert_eq!(rows[0].get::<_, chrono::NaiveDateTime>(5), at);
+        assert!(rows[0].get::<_, bool>(6));
+        assert_eq!(rows[0].get::<_, Vec<u8>>(7), bytes);
+        assert_eq!(rows[1].get::<_, Option<i32>>(0), None);
+        // An 8-byte integer for an INT column.
+        let sink = c
+            .copy_in("COPY bc (i) FROM STDIN (FORMAT binary)")
+            .await
+            .unwrap();
+        let writer = BinaryCopyInWriter::new(sink, &[Type::INT8]);
+        futures::pin_mut!(writer);
+        let sent = writer.as_mut().write(&[&5i64]).await;
+        let e = match sent {
+            Err(e) => e,
+            Ok(()) => writer.finish().await.unwrap_err(),
+        };
+        assert_eq!(sqlstate(&e), "22P03", "{e}");
+        let n: i64 = c
+            .query_one("SELECT count(*) FROM bc", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 2);
+    });
+}
+
 async fn table_names(c: &Client) -> Vec<String> {
     c.query(
         "SELECT c.relname FROM pg_catalog.pg_class c

@@ -1,5 +1,6 @@
-//! COPY … FROM STDIN: the client sends the rows in pieces. [`CopyIn`] hands them, as
-//! record batches of text columns, to a task that loads them into the table as a bulk
+//! COPY … FROM STDIN: the client sends the rows in pieces (in text, CSV, or binary,
+//! whose fields the server writes as their text). [`CopyIn`] hands them, as record
+//! batches of text columns, to a task that loads them into the table as a bulk
 //! load does (casting each column strictly to the column's type, committing as it goes
 //! in autocommit; in a transaction block, into the block). With a column list, the rows
 //! hold those columns and the others take their defaults, computed for each batch by a
@@ -21,11 +22,14 @@ use crate::read_point::ReadPoint;
 use crate::schema::TableDef;
 use crate::session::Session;
 use crate::table::TableWriter;
+use crate::types::SqlType;
 
-/// How the rows are written: PostgreSQL's text format (the default) or CSV.
+/// How the rows are written: PostgreSQL's text format (the default), CSV or binary.
 #[derive(Clone, Debug)]
 pub struct CopyFormat {
     pub csv: bool,
+    /// PostgreSQL's binary format (the other fields do not apply).
+    pub binary: bool,
     pub delimiter: u8,
     pub header: bool,
     /// The text of a NULL: `\N` in text, an unquoted empty field in CSV.
@@ -36,6 +40,8 @@ pub struct CopyFormat {
 pub struct CopyIn {
     /// The table's columns, in the order the rows give them.
     pub columns: Vec<String>,
+    /// Their types.
+    pub types: Vec<SqlType>,
     pub format: CopyFormat,
     batches: Option<mpsc::Sender<RecordBatch>>,
     task: JoinHandle<Result<u64>>,
@@ -64,22 +70,19 @@ pub fn copy_from_stdin(statement: &Statement) -> Option<Result<(String, CopyForm
             return Err(SqlError::unsupported("COPY (query) FROM STDIN"));
         };
         let o = CopyOptions::parse(options, legacy_options)?;
-        let csv = match o.encoding.unwrap_or(Encoding::Text) {
-            Encoding::Text => false,
-            Encoding::Csv => true,
+        let (csv, binary) = match o.encoding.unwrap_or(Encoding::Text) {
+            Encoding::Text => (false, false),
+            Encoding::Csv => (true, false),
+            Encoding::Binary => (false, true),
             Encoding::Parquet => {
                 return Err(SqlError::unsupported(
                     "COPY … FROM STDIN in Parquet: give a file",
                 ));
             }
-            Encoding::Binary => {
-                return Err(SqlError::unsupported(
-                    "COPY … FROM STDIN in binary (pmdb reads text and CSV)",
-                ));
-            }
         };
         let f = CopyFormat {
             csv,
+            binary,
             delimiter: o.delimiter.unwrap_or(if csv { b',' } else { b'\t' }),
             header: o.header,
             null: o
@@ -117,6 +120,10 @@ impl CopyIn {
         } else {
             listed
         };
+        let types = columns
+            .iter()
+            .map(|c| def.columns[def.column(c).expect("a checked column")].ty)
+            .collect();
         let given = columns.clone();
         let (tx, mut rx) = mpsc::channel::<RecordBatch>(4);
         let session = Arc::clone(session);
@@ -139,6 +146,7 @@ impl CopyIn {
         });
         Ok(CopyIn {
             columns,
+            types,
             format,
             batches: Some(tx),
             task,
