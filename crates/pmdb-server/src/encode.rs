@@ -23,7 +23,7 @@ use pgwire::messages::data::DataRow;
 use pgwire::types::ToSqlText;
 use pmdb_sql::text_forms::{parse_uuid, uuid_text};
 use pmdb_sql::types::SqlType;
-use pmdb_sql::{CopyEncoding, CopyOutFormat, text_type};
+use pmdb_sql::{CopyEncoding, CopyOutFormat, padded_chars, text_type};
 use postgres_types::ToSql;
 use rust_decimal::Decimal;
 
@@ -53,6 +53,7 @@ pub fn pg_type_of(f: &Field) -> Type {
         Some(SqlType::Uuid) => Type::UUID,
         Some(SqlType::Json) => Type::JSON,
         Some(SqlType::Jsonb) => Type::JSONB,
+        Some(SqlType::Char(_)) => Type::BPCHAR,
         _ => pg_type(f.data_type()),
     }
 }
@@ -227,6 +228,7 @@ fn each_row<E: FieldEncoder>(
 ) -> PgWireResult<()> {
     let options = FormatOptions::default().with_null("");
     for batch in batches {
+        let batch = &padded_chars(batch);
         let formatters = batch
             .columns()
             .iter()

@@ -82,6 +82,9 @@ pub fn arrow_field(name: &str, ty: SqlType) -> ArrowField {
             let name = ty.to_string().to_lowercase();
             field.with_metadata([(PG_TYPE.to_owned(), name)].into())
         }
+        SqlType::Char(n) => {
+            field.with_metadata([(PG_TYPE.to_owned(), format!("bpchar({n})"))].into())
+        }
         _ => field,
     }
 }
@@ -96,6 +99,16 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
     let to = arrow_type(col.ty);
     if let Some(text) = text_input(array, col.ty) {
         return text;
+    }
+    if matches!(col.ty, SqlType::Char(_)) && array.data_type().is_string() {
+        let text = cast_with_options(array, &DataType::Utf8, &strict)
+            .map_err(|e| SqlError::Query(e.to_string()))?;
+        return Ok(Arc::new(
+            text.as_string::<i32>()
+                .iter()
+                .map(|s| s.map(without_trailing_blanks))
+                .collect::<StringArray>(),
+        ));
     }
     cast_with_options(array, &to, &strict).map_err(|e| {
         // A number that does not fit a numeric column is out of range, as PostgreSQL
@@ -121,8 +134,59 @@ pub fn text_type(f: &ArrowField) -> Option<SqlType> {
         "uuid" => Some(SqlType::Uuid),
         "json" => Some(SqlType::Json),
         "jsonb" => Some(SqlType::Jsonb),
-        _ => None,
+        other => other
+            .strip_prefix("bpchar(")?
+            .strip_suffix(')')?
+            .parse()
+            .ok()
+            .map(SqlType::Char),
     }
+}
+
+/// `batch` with the values of its CHAR(n) columns blank-padded to n characters, as
+/// PostgreSQL shows them (they are kept without trailing blanks, which CHAR's
+/// comparisons ignore).
+pub fn padded_chars(batch: &RecordBatch) -> RecordBatch {
+    let schema = batch.schema();
+    let widths: Vec<Option<u32>> = schema
+        .fields()
+        .iter()
+        .map(|f| match text_type(f) {
+            Some(SqlType::Char(n)) if f.data_type() == &DataType::Utf8 => Some(n),
+            _ => None,
+        })
+        .collect();
+    if widths.iter().all(Option::is_none) {
+        return batch.clone();
+    }
+    let columns = batch
+        .columns()
+        .iter()
+        .zip(&widths)
+        .map(|(c, w)| match w {
+            Some(n) => Arc::new(
+                c.as_string::<i32>()
+                    .iter()
+                    .map(|v| v.map(|s| pad(s, *n as usize)))
+                    .collect::<StringArray>(),
+            ) as ArrayRef,
+            None => Arc::clone(c),
+        })
+        .collect();
+    RecordBatch::try_new(schema, columns).unwrap_or_else(|_| batch.clone())
+}
+
+fn pad(s: &str, n: usize) -> String {
+    let have = s.chars().count();
+    let mut out = String::with_capacity(s.len() + n.saturating_sub(have));
+    out.push_str(s);
+    out.extend(std::iter::repeat_n(' ', n.saturating_sub(have)));
+    out
+}
+
+/// A CHAR(n) value as it is kept: without trailing blanks.
+pub fn without_trailing_blanks(s: &str) -> &str {
+    s.trim_end_matches(' ')
 }
 
 /// Text read as a BYTEA or UUID the way PostgreSQL reads it (Arrow's cast would take a

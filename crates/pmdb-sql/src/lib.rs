@@ -73,7 +73,7 @@ mod upsert;
 pub mod view;
 mod view_expansion;
 
-pub use arrow_conv::{UTC, is_uuid, names_utc, text_type};
+pub use arrow_conv::{UTC, is_uuid, names_utc, padded_chars, text_type};
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};
 pub use error::{CodecError, Result, SqlError};

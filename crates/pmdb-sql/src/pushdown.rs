@@ -9,6 +9,7 @@ use std::ops::Bound;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
 
+use crate::arrow_conv::without_trailing_blanks;
 use crate::keycode::encode_key;
 use crate::text_forms::parse_uuid;
 use crate::types::{SqlType, Value};
@@ -287,7 +288,13 @@ pub fn value_of(v: &ScalarValue, ty: SqlType) -> Option<Value> {
         (SqlType::Double, ScalarValue::Float32(Some(x))) => Value::Double(f64::from(*x)),
         (SqlType::Real, ScalarValue::Float32(Some(x))) => Value::Real(*x),
         (
-            SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text,
+            SqlType::Char(_),
+            ScalarValue::Utf8(Some(s))
+            | ScalarValue::LargeUtf8(Some(s))
+            | ScalarValue::Utf8View(Some(s)),
+        ) => Value::Str(without_trailing_blanks(s).to_owned()),
+        (
+            SqlType::Varchar(_) | SqlType::Text,
             ScalarValue::Utf8(Some(s))
             | ScalarValue::LargeUtf8(Some(s))
             | ScalarValue::Utf8View(Some(s)),

@@ -25,7 +25,7 @@ use datafusion::sql::sqlparser::ast::{
     DataType as SqlDataType, Expr as SqlExpr, Statement, visit_expressions_mut,
 };
 
-use crate::arrow_conv::{arrow_field, is_uuid, text_type};
+use crate::arrow_conv::{arrow_field, text_type, without_trailing_blanks};
 use crate::error::{Result, SqlError, external};
 use crate::text_forms::{parse_bytea, parse_uuid, uuid_text};
 use crate::types::SqlType;
@@ -305,7 +305,13 @@ fn is_json(e: &Expr, schema: &DFSchema) -> bool {
 
 fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
     let text = |e: &Expr| e.get_type(schema).is_ok_and(|t| t == DataType::Utf8);
-    let uuid = |e: &Expr| e.to_field(schema).is_ok_and(|(_, f)| is_uuid(&f));
+    // Uuids and CHAR(n) strings, whose literals are read in the form the column keeps.
+    let kept_as = |e: &Expr| {
+        e.to_field(schema)
+            .ok()
+            .and_then(|(_, f)| text_type(&f))
+            .filter(|t| matches!(t, SqlType::Uuid | SqlType::Char(_)))
+    };
     let jsonb = |e: &Expr| {
         e.to_field(schema)
             .is_ok_and(|(_, f)| text_type(&f) == Some(SqlType::Jsonb))
@@ -346,14 +352,14 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
             })
         }
         Expr::BinaryExpr(BinaryExpr { left, op, right }) if compares(op) => {
-            match (uuid(&left), uuid(&right)) {
-                (true, false) => Transformed::yes(Expr::BinaryExpr(BinaryExpr {
-                    right: Box::new(canonical_uuid(*right)?),
+            match (kept_as(&left), kept_as(&right)) {
+                (Some(ty), None) => Transformed::yes(Expr::BinaryExpr(BinaryExpr {
+                    right: Box::new(literal_as(ty, *right)?),
                     left,
                     op,
                 })),
-                (false, true) => Transformed::yes(Expr::BinaryExpr(BinaryExpr {
-                    left: Box::new(canonical_uuid(*left)?),
+                (None, Some(ty)) => Transformed::yes(Expr::BinaryExpr(BinaryExpr {
+                    left: Box::new(literal_as(ty, *left)?),
                     op,
                     right,
                 })),
@@ -375,14 +381,17 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
             expr,
             list,
             negated,
-        }) if uuid(&expr) => Transformed::yes(Expr::InList(InList {
-            expr,
-            list: list
-                .into_iter()
-                .map(canonical_uuid)
-                .collect::<DfResult<_>>()?,
-            negated,
-        })),
+        }) if kept_as(&expr).is_some() => {
+            let ty = kept_as(&expr).expect("checked");
+            Transformed::yes(Expr::InList(InList {
+                expr,
+                list: list
+                    .into_iter()
+                    .map(|e| literal_as(ty, e))
+                    .collect::<DfResult<_>>()?,
+                negated,
+            }))
+        }
         e => Transformed::no(e),
     })
 }
@@ -414,12 +423,16 @@ fn bytea_in(e: Expr) -> Expr {
     ))
 }
 
-/// A string literal in a uuid's canonical form (PostgreSQL reads it as a uuid: an
-/// invalid one is an error); anything else as it is.
-fn canonical_uuid(e: Expr) -> DfResult<Expr> {
+/// A string literal compared with a column of type `ty` as the column keeps values: a
+/// uuid in its canonical form (PostgreSQL reads it as a uuid: an invalid one is an
+/// error), a CHAR(n) string without trailing blanks; anything else as it is.
+fn literal_as(ty: SqlType, e: Expr) -> DfResult<Expr> {
     Ok(match e {
         Expr::Literal(ScalarValue::Utf8(Some(s)), meta) => Expr::Literal(
-            ScalarValue::Utf8(Some(uuid_text(parse_uuid(&s).map_err(external)?))),
+            ScalarValue::Utf8(Some(match ty {
+                SqlType::Uuid => uuid_text(parse_uuid(&s).map_err(external)?),
+                _ => without_trailing_blanks(&s).to_owned(),
+            })),
             meta,
         ),
         e => e,
@@ -429,6 +442,7 @@ fn canonical_uuid(e: Expr) -> DfResult<Expr> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::arrow_conv::is_uuid;
 
     #[test]
     fn uuid_casts_become_calls() {

@@ -286,7 +286,7 @@ fn column_types_changed() {
     // A value that does not fit: nothing changes.
     assert_eq!(
         f.sqlstate(&mut s, "ALTER TABLE m ALTER COLUMN flag TYPE VARCHAR(4)"),
-        "22000"
+        "22001"
     );
     assert_eq!(f.rows(&mut s, "SELECT flag FROM m WHERE id = 2"), ["false"]);
     // The key retyped: the child's foreign key follows it.

@@ -112,7 +112,7 @@ fn statements_change_rows_atomically_and_check_constraints() {
         &sql,
         "INSERT INTO accounts VALUES (8, 'a name far longer than twenty', 1, NULL, true)",
     );
-    assert_eq!(long.sqlstate(), "22000", "{long}");
+    assert_eq!(long.sqlstate(), "22001", "{long}");
     let big = error(
         &sql,
         "INSERT INTO accounts VALUES (8, 'x', 12345678901.5, NULL, true)",

@@ -226,3 +226,67 @@ fn the_time_zone_is_set_to_utc_only() {
         "0A000"
     );
 }
+
+/// CHAR(n) as PostgreSQL has it: values kept without trailing blanks and shown padded
+/// to n; trailing blanks do not count in comparisons, lookups by key or length; blanks
+/// beyond n are cut, anything else beyond n is 22001.
+#[test]
+fn char_values_are_blank_padded() {
+    let f = Fixture::new(
+        "CREATE TABLE ch (id CHAR(4) PRIMARY KEY, c CHAR(5), v VARCHAR(5));
+         INSERT INTO ch VALUES ('a', 'ab', 'ab'), ('bb  ', 'ab   ', 'ab  '), ('c', 'abcde', NULL);",
+    );
+    let mut s = f.session();
+    // As shown: padded.
+    let batches = match f.run(&mut s, "SELECT id, c FROM ch ORDER BY id") {
+        pmdb_sql::Output::Rows { batches, .. } => batches,
+        other => panic!("{other:?}"),
+    };
+    let shown: Vec<(String, String)> = batches
+        .iter()
+        .map(pmdb_sql::padded_chars)
+        .flat_map(|b| {
+            use datafusion::arrow::array::AsArray;
+            let (id, c) = (
+                b.column(0).as_string::<i32>().clone(),
+                b.column(1).as_string::<i32>().clone(),
+            );
+            (0..b.num_rows())
+                .map(|r| (id.value(r).to_owned(), c.value(r).to_owned()))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    let pair = |a: &str, b: &str| (a.to_owned(), b.to_owned());
+    assert_eq!(
+        shown,
+        [
+            pair("a   ", "ab   "),
+            pair("bb  ", "ab   "),
+            pair("c   ", "abcde")
+        ]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT c || '|', length(c), c = 'ab   ', v = 'ab' FROM ch ORDER BY id"
+        ),
+        ["ab||2|true|true", "ab||2|true|false", "abcde||5|false|"]
+    );
+    assert_eq!(f.rows(&mut s, "SELECT c FROM ch WHERE id = 'bb'"), ["ab"]);
+    assert_eq!(
+        f.rows(&mut s, "SELECT c FROM ch WHERE id = 'bb      '"),
+        ["ab"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT id FROM ch WHERE c IN ('ab  ', 'zz') ORDER BY id"
+        ),
+        ["a", "bb"]
+    );
+    f.tag(&mut s, "INSERT INTO ch VALUES ('d', 'abcde   ', 'x')");
+    assert_eq!(
+        f.sqlstate(&mut s, "INSERT INTO ch VALUES ('e', 'abcdef', 'x')"),
+        "22001"
+    );
+}

@@ -13,7 +13,8 @@ pub fn render(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<String, Arr
     let options = FormatOptions::default()
         .with_null("")
         .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
-    let rows = rows_with(batches, &options)?;
+    let padded: Vec<RecordBatch> = batches.iter().map(pmdb_sql::padded_chars).collect();
+    let rows = rows_with(&padded, &options)?;
     let header: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let right: Vec<bool> = schema
         .fields()

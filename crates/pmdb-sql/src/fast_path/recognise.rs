@@ -13,6 +13,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use super::shape::{Kind, NewValue, Operand, RowLock, Shape};
+use crate::arrow_conv::without_trailing_blanks;
 use crate::ast_shape;
 use crate::lock_clauses::clause;
 use crate::names::{ident_name, object_name};
@@ -106,10 +107,12 @@ fn operand(e: &Expr, ty: SqlType) -> Option<Operand> {
             (Literal::Null, _) => Some(Operand::Value(Value::Null)),
             (Literal::Number(n, false), _) => number(n, ty).map(Operand::Value),
             (Literal::Boolean(b), SqlType::Boolean) => Some(Operand::Value(Value::Boolean(*b))),
-            (
-                Literal::SingleQuotedString(s),
-                SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text,
-            ) => Some(Operand::Value(Value::Str(s.clone()))),
+            (Literal::SingleQuotedString(s), SqlType::Char(_)) => Some(Operand::Value(Value::Str(
+                without_trailing_blanks(s).to_owned(),
+            ))),
+            (Literal::SingleQuotedString(s), SqlType::Varchar(_) | SqlType::Text) => {
+                Some(Operand::Value(Value::Str(s.clone())))
+            }
             _ => None,
         },
         Expr::Function(f)

@@ -6,7 +6,7 @@
 use super::Table;
 use super::references::shown;
 use crate::error::{Result, SqlError, state};
-use crate::types::Value;
+use crate::types::{SqlType, Value};
 
 impl Table {
     /// Checks `row` against the columns (count, types, lengths, NOT NULL and the
@@ -37,8 +37,20 @@ impl Table {
                 )
                 .with_detail(self.failing_row(row)));
             }
-            col.ty.check(v).map_err(|_| {
-                SqlError::user(
+            col.ty.check(v).map_err(|_| match col.ty {
+                // What PostgreSQL says of a string longer than its column.
+                SqlType::Char(n) | SqlType::Varchar(n) if matches!(v, Value::Str(_)) => {
+                    let name = if matches!(col.ty, SqlType::Char(_)) {
+                        "character"
+                    } else {
+                        "character varying"
+                    };
+                    SqlError::user(
+                        state::STRING_DATA_RIGHT_TRUNCATION,
+                        format!("value too long for type {name}({n})"),
+                    )
+                }
+                _ => SqlError::user(
                     state::DATA_EXCEPTION,
                     format!(
                         "value {} does not fit column {:?} of type {}",
@@ -46,7 +58,7 @@ impl Table {
                         col.name,
                         col.ty
                     ),
-                )
+                ),
             })?;
         }
         self.check_constraints(&[row])
