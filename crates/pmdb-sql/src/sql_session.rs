@@ -520,10 +520,8 @@ impl SqlSession {
             _ => None,
         };
         let query_only = from_query.is_some();
-        let plan = state
-            .statement_to_plan(from_query.unwrap_or(planned))
-            .await
-            .map_err(df_error)?;
+        let (plan, names) =
+            crate::select_names::plan(&state, from_query.unwrap_or(planned)).await?;
         let types = plan.get_parameter_types().map_err(df_error)?;
         let count = types
             .keys()
@@ -537,14 +535,18 @@ impl SqlSession {
             (Some(r), _) => Some(r.columns(&self.shared).await?),
             (None, _) if query_only => None,
             (None, LogicalPlan::Dml(_) | LogicalPlan::Statement(_) | LogicalPlan::Ddl(_)) => None,
-            (None, _) => Some(Arc::clone(plan.schema().inner())),
+            (None, _) => Some(match &names {
+                Some(names) => crate::select_names::renamed_schema(plan.schema().inner(), names),
+                None => Arc::clone(plan.schema().inner()),
+            }),
         };
         let fast = match &statement {
             DfStatement::Statement(s) => fast_path::recognise(&self.shared, s),
             _ => None,
         };
         let kept = match (fast, planning) {
-            (_, _) if upsert => Plan::Unplanned,
+            // Its columns are renamed when it runs.
+            (_, _) if upsert || names.is_some() => Plan::Unplanned,
             (Some(shape), _) => Plan::Fast(shape),
             (None, Planning::Kept) if returning.is_none() && query_only => Plan::InsertQuery(plan),
             (None, Planning::Kept) if returning.is_none() => Plan::Logical(plan),

@@ -171,8 +171,15 @@ pub(crate) async fn run(
         }
     }
     let state = session.statement_state(read_point);
-    let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
-    run_plan(session, state, plan).await
+    let (plan, names) = crate::select_names::plan(&state, statement).await?;
+    match (run_plan(session, state, plan).await?, names) {
+        (Output::Rows { schema, batches }, Some(names)) => {
+            let schema = crate::select_names::renamed_schema(&schema, &names);
+            let batches = crate::select_names::renamed_batches(batches, &schema)?;
+            Ok(Output::Rows { schema, batches })
+        }
+        (out, _) => Ok(out),
+    }
 }
 
 /// Plans each column default of `def` as a value of its column's type (not run: it may

@@ -275,7 +275,7 @@ impl Upsert {
 
 fn second_time() -> SqlError {
     SqlError::user(
-        "21000",
+        state::CARDINALITY_VIOLATION,
         "ON CONFLICT DO UPDATE command cannot affect row a second time: ensure that no rows \
          proposed for insertion within the same command have duplicate constrained values",
     )

@@ -1,0 +1,285 @@
+//! Subqueries DataFusion cannot turn into joins (correlated by something other than
+//! equality, as in `(SELECT count(*) FROM t x WHERE x.b < t.b)`), run per outer row as
+//! PostgreSQL runs a SubPlan. An optimizer rule, after DataFusion's own, replaces each
+//! scalar subquery and EXISTS it left with a call of a function that holds the
+//! subquery's plan: for each row it puts the row's values in place of the outer
+//! references and runs the plan at the statement's read point (a scalar subquery gives
+//! NULL for no row, 21000 for more than one). Equal outer values share one run.
+
+use std::collections::HashMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
+
+use datafusion::arrow::array::{ArrayRef, RecordBatch};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{Column, Result as DfResult, ScalarValue};
+use datafusion::dataframe::DataFrame;
+use datafusion::execution::context::SessionState;
+use datafusion::logical_expr::expr::{Exists, ScalarFunction};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::{
+    ColumnarValue, Expr, LogicalPlan, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
+    ScalarUDFImpl, Signature, Subquery, TypeSignature, Volatility,
+};
+use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+
+use crate::error::{SqlError, external, state};
+
+/// Makes the session state a subquery runs with: the statement's (its read point, and
+/// this rule again, for subqueries within).
+pub(crate) type StateMaker = Arc<dyn Fn() -> SessionState + Send + Sync>;
+
+/// The rule, for a statement whose state `make_state` makes.
+pub(crate) fn rule(make_state: StateMaker) -> Arc<dyn OptimizerRule + Send + Sync> {
+    Arc::new(Subplans { make_state })
+}
+
+struct Subplans {
+    make_state: StateMaker,
+}
+
+impl std::fmt::Debug for Subplans {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Subplans")
+    }
+}
+
+impl OptimizerRule for Subplans {
+    fn name(&self) -> &str {
+        "pmdb_subplans"
+    }
+
+    fn rewrite(
+        &self,
+        plan: LogicalPlan,
+        _config: &dyn OptimizerConfig,
+    ) -> DfResult<Transformed<LogicalPlan>> {
+        plan.transform_up(|node| {
+            // Output columns keep the names the subqueries gave them.
+            let names = NamePreserver::new(&node);
+            node.map_expressions(|e| {
+                let name = names.save(&e);
+                Ok(e.transform_up(|e| match e {
+                    Expr::ScalarSubquery(subquery) => {
+                        Ok(Transformed::yes(self.call(subquery, Kind::Scalar)?))
+                    }
+                    Expr::Exists(Exists { subquery, negated }) => Ok(Transformed::yes(
+                        self.call(subquery, Kind::Exists { negated })?,
+                    )),
+                    e => Ok(Transformed::no(e)),
+                })?
+                .update_data(|e| name.restore(e)))
+            })
+        })
+    }
+}
+
+impl Subplans {
+    /// The call that runs `subquery` per row, its arguments the outer columns it
+    /// refers to.
+    fn call(&self, subquery: Subquery, kind: Kind) -> DfResult<Expr> {
+        let mut outer: Vec<Column> = Vec::new();
+        for e in &subquery.outer_ref_columns {
+            if let Expr::OuterReferenceColumn(_, c) = e
+                && !outer.contains(c)
+            {
+                outer.push(c.clone());
+            }
+        }
+        let output = subquery.subquery.schema().field(0).as_ref().clone();
+        let args = outer.iter().cloned().map(Expr::Column).collect();
+        let udf = SubplanFn {
+            plan: Arc::clone(&subquery.subquery),
+            outer,
+            kind,
+            output,
+            make_state: Arc::clone(&self.make_state),
+            signature: Signature::one_of(
+                vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
+                Volatility::Volatile,
+            ),
+        };
+        Ok(Expr::ScalarFunction(ScalarFunction::new_udf(
+            Arc::new(ScalarUDF::from(udf)),
+            args,
+        )))
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+enum Kind {
+    Scalar,
+    Exists { negated: bool },
+}
+
+struct SubplanFn {
+    plan: Arc<LogicalPlan>,
+    /// The outer columns, in the order of the call's arguments.
+    outer: Vec<Column>,
+    kind: Kind,
+    /// The subquery's one column.
+    output: Field,
+    make_state: StateMaker,
+    signature: Signature,
+}
+
+impl std::fmt::Debug for SubplanFn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "SubplanFn({:?}, {:?})", self.kind, self.outer)
+    }
+}
+
+impl PartialEq for SubplanFn {
+    fn eq(&self, other: &SubplanFn) -> bool {
+        self.plan == other.plan && self.outer == other.outer && self.kind == other.kind
+    }
+}
+
+impl Eq for SubplanFn {}
+
+impl Hash for SubplanFn {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.plan.hash(state);
+        self.outer.hash(state);
+        self.kind.hash(state);
+    }
+}
+
+impl ScalarUDFImpl for SubplanFn {
+    fn name(&self) -> &str {
+        match self.kind {
+            Kind::Scalar => "subquery",
+            Kind::Exists { .. } => "exists",
+        }
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
+        Ok(match self.kind {
+            Kind::Scalar => self.output.data_type().clone(),
+            Kind::Exists { .. } => DataType::Boolean,
+        })
+    }
+
+    fn return_field_from_args(&self, _args: ReturnFieldArgs) -> DfResult<FieldRef> {
+        Ok(Arc::new(match self.kind {
+            Kind::Scalar => self.output.clone().with_nullable(true),
+            Kind::Exists { .. } => Field::new(self.name(), DataType::Boolean, false),
+        }))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let rows = args.number_rows;
+        let arrays = args
+            .args
+            .iter()
+            .map(|a| a.to_array(rows))
+            .collect::<DfResult<Vec<ArrayRef>>>()?;
+        let mut done: HashMap<Vec<ScalarValue>, ScalarValue> = HashMap::new();
+        let mut out = Vec::with_capacity(rows);
+        for r in 0..rows {
+            let values = arrays
+                .iter()
+                .map(|a| ScalarValue::try_from_array(a, r))
+                .collect::<DfResult<Vec<_>>>()?;
+            let v = match done.get(&values) {
+                Some(v) => v.clone(),
+                None => {
+                    let v = self.run(&values)?;
+                    done.insert(values, v.clone());
+                    v
+                }
+            };
+            out.push(v);
+        }
+        let array = if out.is_empty() {
+            datafusion::arrow::array::new_empty_array(&self.return_type(&[])?)
+        } else {
+            ScalarValue::iter_to_array(out)?
+        };
+        Ok(ColumnarValue::Array(array))
+    }
+}
+
+impl SubplanFn {
+    /// The subquery's value for a row whose outer columns hold `values`.
+    fn run(&self, values: &[ScalarValue]) -> DfResult<ScalarValue> {
+        let plan = self.bound(values)?;
+        let plan = match self.kind {
+            Kind::Scalar => plan,
+            // One row tells.
+            Kind::Exists { .. } => datafusion::logical_expr::LogicalPlanBuilder::from(plan)
+                .limit(0, Some(1))?
+                .build()?,
+        };
+        let frame = DataFrame::new((self.make_state)(), plan);
+        let batches = wait(frame.collect())?;
+        let count: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        Ok(match self.kind {
+            Kind::Exists { negated } => ScalarValue::Boolean(Some((count > 0) != negated)),
+            Kind::Scalar if count > 1 => {
+                return Err(external(SqlError::user(
+                    state::CARDINALITY_VIOLATION,
+                    "more than one row returned by a subquery used as an expression",
+                )));
+            }
+            Kind::Scalar => match batches.iter().find(|b| b.num_rows() > 0) {
+                Some(b) => ScalarValue::try_from_array(b.column(0), 0)?,
+                None => ScalarValue::try_from(self.output.data_type())?,
+            },
+        })
+    }
+
+    /// The subquery's plan with `values` in place of its outer references.
+    fn bound(&self, values: &[ScalarValue]) -> DfResult<LogicalPlan> {
+        let plan = self.plan.as_ref().clone();
+        plan.transform_up_with_subqueries(|node| {
+            node.map_expressions(|e| {
+                e.transform_up(|e| match e {
+                    Expr::OuterReferenceColumn(field, c) => {
+                        match self.outer.iter().position(|o| *o == c) {
+                            Some(i) => Ok(Transformed::yes(Expr::Literal(
+                                values[i].cast_to(field.data_type())?,
+                                None,
+                            ))),
+                            None => Ok(Transformed::no(Expr::OuterReferenceColumn(field, c))),
+                        }
+                    }
+                    e => Ok(Transformed::no(e)),
+                })
+            })
+        })
+        .map(|t| t.data)
+    }
+}
+
+/// Waits for `work` from inside a function DataFusion calls: on a worker of a
+/// multi-threaded runtime, which lends the thread to the wait; elsewhere on a thread of
+/// its own.
+fn wait<T: Send>(work: impl std::future::Future<Output = DfResult<T>> + Send) -> DfResult<T> {
+    use tokio::runtime::{Handle, RuntimeFlavor};
+    match Handle::try_current() {
+        Ok(h) if h.runtime_flavor() == RuntimeFlavor::MultiThread => {
+            tokio::task::block_in_place(|| h.block_on(work))
+        }
+        _ => std::thread::scope(|s| {
+            s.spawn(|| {
+                tokio::runtime::Builder::new_current_thread()
+                    .enable_all()
+                    .build()
+                    .map_err(|e| external(SqlError::Query(e.to_string())))?
+                    .block_on(work)
+            })
+            .join()
+            .unwrap_or_else(|_| {
+                Err(external(SqlError::Query(
+                    "a subquery's run panicked".into(),
+                )))
+            })
+        }),
+    }
+}

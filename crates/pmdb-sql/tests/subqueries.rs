@@ -1,0 +1,125 @@
+//! Queries PostgreSQL answers that DataFusion alone refuses: subqueries correlated by
+//! something other than equality (run per outer row, as PostgreSQL's SubPlan), in the
+//! select list, in CASE, in WHERE and under EXISTS; and select lists that name two
+//! items alike, whose columns keep the names PostgreSQL gives them. The answers are
+//! PostgreSQL 15's for the same statements.
+
+mod common;
+
+use common::{Fixture, rows_of};
+use datafusion::sql::parser::Statement as DfStatement;
+
+const T1: &str = "
+    CREATE TABLE t1 (a INT, b INT, c INT);
+    INSERT INTO t1 VALUES (1, 10, 5), (2, 20, 3), (3, 30, 4), (4, NULL, 1);
+";
+
+#[test]
+fn subqueries_correlated_by_inequality() {
+    let f = Fixture::new(T1);
+    let mut s = f.session();
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a, (SELECT count(*) FROM t1 AS x WHERE x.b < t1.b) FROM t1 ORDER BY a"
+        ),
+        ["1|0", "2|1", "3|2", "4|0"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a, (SELECT max(x.a) FROM t1 x WHERE x.b > t1.b) FROM t1 ORDER BY a"
+        ),
+        ["1|3", "2|3", "3|", "4|"]
+    );
+    // Uncorrelated in a CASE, beside a correlated one.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a, CASE WHEN c > (SELECT avg(c) FROM t1) THEN 1 ELSE 0 END,
+                    (SELECT count(*) FROM t1 x WHERE x.c > t1.c AND x.a <> t1.a)
+             FROM t1 ORDER BY a"
+        ),
+        ["1|1|0", "2|0|2", "3|1|1", "4|0|3"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a FROM t1 WHERE EXISTS (SELECT 1 FROM t1 x WHERE x.c > t1.c) ORDER BY a"
+        ),
+        ["2", "3", "4"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a FROM t1 WHERE NOT EXISTS (SELECT 1 FROM t1 x WHERE x.c > t1.c)"
+        ),
+        ["1"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a FROM t1 WHERE b > (SELECT min(x.b) FROM t1 x WHERE x.a < t1.a) ORDER BY a"
+        ),
+        ["2", "3"]
+    );
+    // Inside a block, the subquery reads the block's own writes.
+    f.tag(&mut s, "BEGIN");
+    f.tag(&mut s, "INSERT INTO t1 VALUES (5, 5, 9)");
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT (SELECT count(*) FROM t1 x WHERE x.b < t1.b) FROM t1 WHERE a = 1"
+        ),
+        ["1"]
+    );
+    f.tag(&mut s, "ROLLBACK");
+}
+
+#[test]
+fn repeated_names_in_a_select_list() {
+    let f = Fixture::new(T1);
+    let mut s = f.session();
+    let shown = |out: &pmdb_sql::Output| match out {
+        pmdb_sql::Output::Rows { schema, .. } => schema
+            .fields()
+            .iter()
+            .map(|f| f.name().clone())
+            .collect::<Vec<_>>(),
+        other => panic!("{other:?}"),
+    };
+    let out = f.run(&mut s, "SELECT a, a, a + 1, a + 1 FROM t1 WHERE a = 1");
+    assert_eq!(shown(&out), ["a", "a", "?column?", "?column?"]);
+    assert_eq!(rows_of(out), ["1|1|2|2"]);
+    let out = f.run(
+        &mut s,
+        "SELECT (SELECT count(*) FROM t1 x WHERE x.b < t1.b),
+                (SELECT count(*) FROM t1 x WHERE x.b > t1.b)
+         FROM t1 WHERE a = 2",
+    );
+    assert_eq!(shown(&out), ["count", "count"]);
+    assert_eq!(rows_of(out), ["1|1"]);
+    assert_eq!(
+        f.rows(&mut s, "SELECT q.a FROM (SELECT a, a FROM t1) q ORDER BY 1"),
+        ["1", "2", "3", "4"]
+    );
+    // Prepared: described and run with the same names.
+    let statement: DfStatement = pmdb_sql::parse("SELECT a, a FROM t1 WHERE a = $1")
+        .unwrap()
+        .pop_front()
+        .unwrap();
+    let p = f.rt.block_on(s.prepare(statement)).unwrap();
+    let described: Vec<String> = p
+        .columns()
+        .unwrap()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    assert_eq!(described, ["a", "a"]);
+    let out =
+        f.rt.block_on(s.run_prepared(&p, vec![datafusion::common::ScalarValue::Int32(Some(3))]))
+            .unwrap();
+    assert_eq!(shown(&out), ["a", "a"]);
+    assert_eq!(rows_of(out), ["3|3"]);
+}
