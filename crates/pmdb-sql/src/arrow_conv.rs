@@ -103,8 +103,12 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
     if matches!(col.ty, SqlType::Char(_)) && array.data_type().is_string() {
         let text = cast_with_options(array, &DataType::Utf8, &strict)
             .map_err(|e| SqlError::Query(e.to_string()))?;
+        let strings = text.as_string::<i32>();
+        if strings.iter().flatten().all(|s| !s.ends_with(' ')) {
+            return Ok(text);
+        }
         return Ok(Arc::new(
-            text.as_string::<i32>()
+            strings
                 .iter()
                 .map(|s| s.map(without_trailing_blanks))
                 .collect::<StringArray>(),

@@ -97,7 +97,7 @@ impl Session {
 }
 
 /// The session state of a statement of `ctx` at `read_point`: the context's, with the
-/// read point, and the rule that runs the subqueries DataFusion leaves per row
+/// read point, and the planner that runs the subqueries DataFusion leaves per row
 /// ([`crate::subplans`]) in this same state.
 fn statement_state(ctx: &SessionContext, read_point: ReadPoint) -> SessionState {
     let again: crate::subplans::StateMaker = {
@@ -105,7 +105,7 @@ fn statement_state(ctx: &SessionContext, read_point: ReadPoint) -> SessionState 
         Arc::new(move || statement_state(&ctx, read_point.clone()))
     };
     let mut state = SessionStateBuilder::new_from_existing(ctx.state())
-        .with_optimizer_rule(crate::subplans::rule(again))
+        .with_query_planner(crate::subplans::planner(again))
         .build();
     state.config_mut().set_extension(Arc::new(read_point));
     state

@@ -1,8 +1,8 @@
 //! Subqueries DataFusion cannot turn into joins (correlated by something other than
 //! equality, as in `(SELECT count(*) FROM t x WHERE x.b < t.b)`), run per outer row as
-//! PostgreSQL runs a SubPlan. An optimizer rule, after DataFusion's own, replaces each
-//! scalar subquery and EXISTS it left with a call of a function that holds the
-//! subquery's plan: for each row it puts the row's values in place of the outer
+//! PostgreSQL runs a SubPlan. The query planner, given the plan DataFusion's optimizer
+//! made (so after every rewrite of its own), replaces each correlated scalar subquery
+//! and each EXISTS left in it with a call of a function that holds the subquery's plan: for each row it puts the row's values in place of the outer
 //! references and runs the plan at the statement's read point (a scalar subquery gives
 //! NULL for no row, 21000 for more than one). Equal outer values share one run.
 
@@ -12,9 +12,11 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::catalog::Session;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{Column, Result as DfResult, ScalarValue};
 use datafusion::dataframe::DataFrame;
+use datafusion::execution::context::QueryPlanner;
 use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::expr::{Exists, ScalarFunction};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
@@ -22,16 +24,17 @@ use datafusion::logical_expr::{
     ColumnarValue, Expr, LogicalPlan, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
     ScalarUDFImpl, Signature, Subquery, TypeSignature, Volatility,
 };
-use datafusion::optimizer::{OptimizerConfig, OptimizerRule};
+use datafusion::physical_plan::ExecutionPlan;
+use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner};
 
 use crate::error::{SqlError, external, state};
 
 /// Makes the session state a subquery runs with: the statement's (its read point, and
-/// this rule again, for subqueries within).
+/// this planner again, for subqueries within).
 pub(crate) type StateMaker = Arc<dyn Fn() -> SessionState + Send + Sync>;
 
-/// The rule, for a statement whose state `make_state` makes.
-pub(crate) fn rule(make_state: StateMaker) -> Arc<dyn OptimizerRule + Send + Sync> {
+/// The query planner, for a statement whose state `make_state` makes.
+pub(crate) fn planner(make_state: StateMaker) -> Arc<dyn QueryPlanner + Send + Sync> {
     Arc::new(Subplans { make_state })
 }
 
@@ -45,23 +48,31 @@ impl std::fmt::Debug for Subplans {
     }
 }
 
-impl OptimizerRule for Subplans {
-    fn name(&self) -> &str {
-        "pmdb_subplans"
-    }
-
-    fn rewrite(
+#[async_trait::async_trait]
+impl QueryPlanner for Subplans {
+    async fn create_physical_plan(
         &self,
-        plan: LogicalPlan,
-        _config: &dyn OptimizerConfig,
-    ) -> DfResult<Transformed<LogicalPlan>> {
+        plan: &LogicalPlan,
+        session: &dyn Session,
+    ) -> DfResult<Arc<dyn ExecutionPlan>> {
+        let plan = self.rewrite(plan.clone())?;
+        DefaultPhysicalPlanner::default()
+            .create_physical_plan(&plan, session)
+            .await
+    }
+}
+
+impl Subplans {
+    /// `plan` with each subquery left in it a call of the function that runs it.
+    fn rewrite(&self, plan: LogicalPlan) -> DfResult<LogicalPlan> {
         plan.transform_up(|node| {
             // Output columns keep the names the subqueries gave them.
             let names = NamePreserver::new(&node);
             node.map_expressions(|e| {
                 let name = names.save(&e);
                 Ok(e.transform_up(|e| match e {
-                    Expr::ScalarSubquery(subquery) => {
+                    // DataFusion runs an uncorrelated one once, itself.
+                    Expr::ScalarSubquery(subquery) if !subquery.outer_ref_columns.is_empty() => {
                         Ok(Transformed::yes(self.call(subquery, Kind::Scalar)?))
                     }
                     Expr::Exists(Exists { subquery, negated }) => Ok(Transformed::yes(
@@ -72,6 +83,7 @@ impl OptimizerRule for Subplans {
                 .update_data(|e| name.restore(e)))
             })
         })
+        .map(|t| t.data)
     }
 }
 
