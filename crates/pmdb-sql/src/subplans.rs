@@ -85,9 +85,7 @@ impl Subplans {
         })
         .map(|t| t.data)
     }
-}
 
-impl Subplans {
     /// The call that runs `subquery` per row, its arguments the outer columns it
     /// refers to.
     fn call(&self, subquery: Subquery, kind: Kind) -> DfResult<Expr> {
