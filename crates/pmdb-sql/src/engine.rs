@@ -8,6 +8,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
+use datafusion::execution::SessionStateBuilder;
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
 use parking_lot::Mutex;
@@ -80,7 +81,13 @@ impl SqlEngine {
         config = config.with_extension(Arc::clone(&row_locks));
         // pmdb's string columns are Utf8; keep SQL's string types the same.
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
-        let mut ctx = SessionContext::new_with_config(config);
+        // Subqueries DataFusion leaves in a plan run per row (see crate::subplans).
+        let state = SessionStateBuilder::new()
+            .with_config(config)
+            .with_default_features()
+            .with_query_planner(crate::subplans::planner())
+            .build();
+        let mut ctx = SessionContext::new_with_state(state);
         let cat = MemoryCatalogProvider::new();
         cat.register_schema("public", Arc::new(PmdbSchema::new(Arc::clone(&catalog))))
             .map_err(df_error)?;

@@ -8,7 +8,6 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::dataframe::DataFrame;
-use datafusion::execution::SessionStateBuilder;
 use datafusion::execution::context::SessionState;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
@@ -56,7 +55,9 @@ impl Session {
 
     /// The session state a statement plans and runs with, at `read_point`.
     pub(crate) fn statement_state(&self, read_point: ReadPoint) -> SessionState {
-        statement_state(&self.ctx, read_point)
+        let mut state = self.ctx.state();
+        state.config_mut().set_extension(Arc::new(read_point));
+        state
     }
 
     /// Plans a statement (built by pmdb itself) at `read_point` and gives its batches.
@@ -94,21 +95,6 @@ impl Session {
             ))),
         }
     }
-}
-
-/// The session state of a statement of `ctx` at `read_point`: the context's, with the
-/// read point, and the planner that runs the subqueries DataFusion leaves per row
-/// ([`crate::subplans`]) in this same state.
-fn statement_state(ctx: &SessionContext, read_point: ReadPoint) -> SessionState {
-    let again: crate::subplans::StateMaker = {
-        let (ctx, read_point) = (ctx.clone(), read_point.clone());
-        Arc::new(move || statement_state(&ctx, read_point.clone()))
-    };
-    let mut state = SessionStateBuilder::new_from_existing(ctx.state())
-        .with_query_planner(crate::subplans::planner(again))
-        .build();
-    state.config_mut().set_extension(Arc::new(read_point));
-    state
 }
 
 /// Splits `sql` into statements: PostgreSQL's grammar first (it knows COPY FROM), then

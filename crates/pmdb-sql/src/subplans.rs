@@ -2,9 +2,11 @@
 //! equality, as in `(SELECT count(*) FROM t x WHERE x.b < t.b)`), run per outer row as
 //! PostgreSQL runs a SubPlan. The query planner, given the plan DataFusion's optimizer
 //! made (so after every rewrite of its own), replaces each correlated scalar subquery
-//! and each EXISTS left in it with a call of a function that holds the subquery's plan: for each row it puts the row's values in place of the outer
-//! references and runs the plan at the statement's read point (a scalar subquery gives
-//! NULL for no row, 21000 for more than one). Equal outer values share one run.
+//! and each EXISTS left in it with a call of a function that holds the subquery's plan
+//! and the statement's session state: for each row it puts the row's values in place
+//! of the outer references and runs the plan at the statement's read point (a scalar
+//! subquery gives NULL for no row, 21000 for more than one). Equal outer values share
+//! one run.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -29,24 +31,15 @@ use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner};
 
 use crate::error::{SqlError, external, state};
 
-/// Makes the session state a subquery runs with: the statement's (its read point, and
-/// this planner again, for subqueries within).
-pub(crate) type StateMaker = Arc<dyn Fn() -> SessionState + Send + Sync>;
-
-/// The query planner, for a statement whose state `make_state` makes.
-pub(crate) fn planner(make_state: StateMaker) -> Arc<dyn QueryPlanner + Send + Sync> {
-    Arc::new(Subplans { make_state })
+/// The query planner, set once in the context every session copies. It plans with the
+/// statement's own session state, which the subqueries then run with (its read point,
+/// and this planner again, for subqueries within).
+pub(crate) fn planner() -> Arc<dyn QueryPlanner + Send + Sync> {
+    Arc::new(Subplans)
 }
 
-struct Subplans {
-    make_state: StateMaker,
-}
-
-impl std::fmt::Debug for Subplans {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Subplans")
-    }
-}
+#[derive(Debug)]
+struct Subplans;
 
 #[async_trait::async_trait]
 impl QueryPlanner for Subplans {
@@ -55,66 +48,71 @@ impl QueryPlanner for Subplans {
         plan: &LogicalPlan,
         session: &dyn Session,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let plan = self.rewrite(plan.clone())?;
+        let state = session
+            .as_any()
+            .downcast_ref::<SessionState>()
+            .ok_or_else(|| external(SqlError::Query("a session that is no SessionState".into())))?;
+        let plan = rewrite(plan.clone(), state)?;
         DefaultPhysicalPlanner::default()
             .create_physical_plan(&plan, session)
             .await
     }
 }
 
-impl Subplans {
-    /// `plan` with each subquery left in it a call of the function that runs it.
-    fn rewrite(&self, plan: LogicalPlan) -> DfResult<LogicalPlan> {
-        plan.transform_up(|node| {
-            // Output columns keep the names the subqueries gave them.
-            let names = NamePreserver::new(&node);
-            node.map_expressions(|e| {
-                let name = names.save(&e);
-                Ok(e.transform_up(|e| match e {
-                    // DataFusion runs an uncorrelated one once, itself.
-                    Expr::ScalarSubquery(subquery) if !subquery.outer_ref_columns.is_empty() => {
-                        Ok(Transformed::yes(self.call(subquery, Kind::Scalar)?))
-                    }
-                    Expr::Exists(Exists { subquery, negated }) => Ok(Transformed::yes(
-                        self.call(subquery, Kind::Exists { negated })?,
-                    )),
-                    e => Ok(Transformed::no(e)),
-                })?
-                .update_data(|e| name.restore(e)))
-            })
+/// `plan` with each subquery left in it a call of the function that runs it with
+/// `state`.
+fn rewrite(plan: LogicalPlan, state: &SessionState) -> DfResult<LogicalPlan> {
+    plan.transform_up(|node| {
+        // Output columns keep the names the subqueries gave them.
+        let names = NamePreserver::new(&node);
+        node.map_expressions(|e| {
+            let name = names.save(&e);
+            Ok(e.transform_up(|e| match e {
+                // DataFusion runs an uncorrelated one once, itself.
+                Expr::ScalarSubquery(subquery) if !subquery.outer_ref_columns.is_empty() => {
+                    Ok(Transformed::yes(call(subquery, Kind::Scalar, state)?))
+                }
+                Expr::Exists(Exists { subquery, negated }) => Ok(Transformed::yes(call(
+                    subquery,
+                    Kind::Exists { negated },
+                    state,
+                )?)),
+                e => Ok(Transformed::no(e)),
+            })?
+            .update_data(|e| name.restore(e)))
         })
-        .map(|t| t.data)
-    }
+    })
+    .map(|t| t.data)
+}
 
-    /// The call that runs `subquery` per row, its arguments the outer columns it
-    /// refers to.
-    fn call(&self, subquery: Subquery, kind: Kind) -> DfResult<Expr> {
-        let mut outer: Vec<Column> = Vec::new();
-        for e in &subquery.outer_ref_columns {
-            if let Expr::OuterReferenceColumn(_, c) = e
-                && !outer.contains(c)
-            {
-                outer.push(c.clone());
-            }
+/// The call that runs `subquery` per row with `state`, its arguments the outer columns
+/// it refers to.
+fn call(subquery: Subquery, kind: Kind, state: &SessionState) -> DfResult<Expr> {
+    let mut outer: Vec<Column> = Vec::new();
+    for e in &subquery.outer_ref_columns {
+        if let Expr::OuterReferenceColumn(_, c) = e
+            && !outer.contains(c)
+        {
+            outer.push(c.clone());
         }
-        let output = subquery.subquery.schema().field(0).as_ref().clone();
-        let args = outer.iter().cloned().map(Expr::Column).collect();
-        let udf = SubplanFn {
-            plan: Arc::clone(&subquery.subquery),
-            outer,
-            kind,
-            output,
-            make_state: Arc::clone(&self.make_state),
-            signature: Signature::one_of(
-                vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
-                Volatility::Volatile,
-            ),
-        };
-        Ok(Expr::ScalarFunction(ScalarFunction::new_udf(
-            Arc::new(ScalarUDF::from(udf)),
-            args,
-        )))
     }
+    let output = subquery.subquery.schema().field(0).as_ref().clone();
+    let args = outer.iter().cloned().map(Expr::Column).collect();
+    let udf = SubplanFn {
+        plan: Arc::clone(&subquery.subquery),
+        outer,
+        kind,
+        output,
+        state: state.clone(),
+        signature: Signature::one_of(
+            vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
+            Volatility::Volatile,
+        ),
+    };
+    Ok(Expr::ScalarFunction(ScalarFunction::new_udf(
+        Arc::new(ScalarUDF::from(udf)),
+        args,
+    )))
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -130,7 +128,8 @@ struct SubplanFn {
     kind: Kind,
     /// The subquery's one column.
     output: Field,
-    make_state: StateMaker,
+    /// The statement's session state.
+    state: SessionState,
     signature: Signature,
 }
 
@@ -226,7 +225,7 @@ impl SubplanFn {
                 .limit(0, Some(1))?
                 .build()?,
         };
-        let frame = DataFrame::new((self.make_state)(), plan);
+        let frame = DataFrame::new(self.state.clone(), plan);
         let batches = wait(frame.collect())?;
         let count: usize = batches.iter().map(RecordBatch::num_rows).sum();
         Ok(match self.kind {
