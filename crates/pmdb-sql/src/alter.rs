@@ -20,6 +20,7 @@ use crate::column_rewrite;
 use crate::constraint_defs::{new_check, new_reference};
 use crate::ddl::{default_text, index_columns, sql_type, unique_constraint};
 use crate::error::{Result, SqlError, state, undefined_column};
+use crate::large_rows::Committed;
 use crate::names::{ident_name, object_name};
 use crate::read_point::ReadPoint;
 use crate::schema::{ColumnDef, TableDef};
@@ -572,7 +573,8 @@ fn column_position(def: &TableDef, name: &str) -> Result<usize> {
 fn has_null(table: &Table, c: usize) -> Result<bool> {
     let mut scan = table.rows().scan::<[u8]>(..);
     while let Some(e) = scan.next_ref() {
-        if table.decode(e?.value)?[c] == Value::Null {
+        let e = e?;
+        if table.decode(&Committed, e.key, e.value)?[c] == Value::Null {
             return Ok(true);
         }
     }

@@ -570,7 +570,7 @@ pub async fn truncate(session: &Session, read_point: &ReadPoint, t: &Truncate) -
         let mut scan = read_point.scan(table.rows(), (Bound::Unbounded, Bound::Unbounded))?;
         while let Some(entry) = scan.next_ref() {
             let entry = entry?;
-            let old = table.decode(entry.value)?;
+            let old = table.decode(&read_point, entry.key, entry.value)?;
             writer.delete(entry.key, &old)?;
             if writer.bytes >= limit && read_point.txn().is_none() {
                 writer.commit().await?;

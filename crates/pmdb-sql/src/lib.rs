@@ -38,6 +38,7 @@ mod json_functions;
 mod key_rules;
 pub mod keycode;
 mod keyed;
+mod large_rows;
 mod lock_clauses;
 mod locking;
 mod names;

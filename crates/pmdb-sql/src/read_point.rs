@@ -16,6 +16,7 @@ use pmdb_engine::{
 };
 
 use crate::error::{Result, SqlError, state};
+use crate::large_rows::ChunkSource;
 use crate::pending_checks::PendingChecks;
 use crate::row_locks::{HeldLocks, LockMode, RowLocks, WaitPolicy};
 
@@ -135,6 +136,22 @@ impl ReadPoint {
             Some(r) => r.as_ref().clone(),
             None => ReadPoint::Snapshot(Arc::new(db.snapshot())),
         }
+    }
+}
+
+impl ChunkSource for ReadPoint {
+    fn chunk(&self, chunks: &Subtable, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.get(chunks, key, |v| v.map(<[u8]>::to_vec))
+    }
+}
+
+/// A block's own writes, else the committed state as it is now (see
+/// [`SqlTxn::own_or_committed`]).
+pub(crate) struct OwnOrCommitted<'a>(pub &'a SqlTxn);
+
+impl ChunkSource for OwnOrCommitted<'_> {
+    fn chunk(&self, chunks: &Subtable, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.0.own_or_committed(chunks, key)
     }
 }
 

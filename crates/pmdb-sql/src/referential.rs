@@ -254,7 +254,7 @@ fn rows_holding(
     )?;
     while let Some(e) = scan.next_ref() {
         let e = e?;
-        let row = table.decode(e.value)?;
+        let row = table.decode(read_point, e.key, e.value)?;
         if holds(&row, columns, values) {
             keys.push(e.key.to_vec());
         }
@@ -301,7 +301,9 @@ async fn change_referencing(
         let mut changed = Vec::new();
         let mut written = Ok(());
         for (key, values, effect) in &targets {
-            let Some(old) = read_point.get(table.rows(), key, |v| v.map(|v| table.decode(v)))?
+            let Some(old) = read_point.get(table.rows(), key, |v| {
+                v.map(|v| table.decode(read_point, key, v))
+            })?
             else {
                 continue;
             };

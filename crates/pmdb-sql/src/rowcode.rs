@@ -51,6 +51,28 @@ pub fn encode_row(
     Ok(())
 }
 
+/// The length of the encoding [`encode_row`] gives `values`, without making it.
+pub fn encoded_len(values: &[Value]) -> usize {
+    let fields: usize = values
+        .iter()
+        .map(|v| match v {
+            Value::Null => 0,
+            Value::Boolean(_) => 1,
+            Value::SmallInt(_) => 2,
+            Value::Int(_) | Value::Date(_) | Value::Real(_) => 4,
+            Value::BigInt(_) | Value::Timestamp(_) | Value::Double(_) => 8,
+            Value::Decimal(_) | Value::Uuid(_) => 16,
+            Value::Str(s) => varint_len(s.len() as u64) + s.len(),
+            Value::Bytes(b) => varint_len(b.len() as u64) + b.len(),
+        })
+        .sum();
+    2 + values.len().div_ceil(8) + fields
+}
+
+fn varint_len(v: u64) -> usize {
+    (64 - (v | 1).leading_zeros() as usize).div_ceil(7)
+}
+
 fn put_varint(out: &mut Vec<u8>, mut v: u64) {
     while v >= 0x80 {
         out.push(v as u8 | 0x80);
@@ -258,8 +280,16 @@ mod tests {
             let (types, values): (Vec<SqlType>, Vec<Value>) = cols.into_iter().unzip();
             let mut row = Vec::new();
             encode_row(&types, &values, &mut row).unwrap();
+            prop_assert_eq!(encoded_len(&values), row.len());
             let back = decode_row(&types, &row).unwrap();
             prop_assert!(same(&back, &values), "{:?} decoded as {:?}", values, back);
+        }
+
+        #[test]
+        fn varint_lengths_are_what_is_written(v in any::<u64>()) {
+            let mut out = Vec::new();
+            put_varint(&mut out, v);
+            prop_assert_eq!(varint_len(v), out.len());
         }
 
         /// Damaged and cut rows are errors, never panics; a cut row never decodes.

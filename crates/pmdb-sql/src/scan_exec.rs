@@ -278,13 +278,15 @@ impl RowBatches {
             };
             let entry = entry?;
             match self.index {
-                None => self
-                    .builder
-                    .push(entry.key, entry.value)
-                    .map_err(|source| SqlError::Damaged {
-                        what: format!("row in table {:?}", self.table.def().name),
-                        source,
-                    })?,
+                None => {
+                    let row = self.table.whole(&self.read_point, entry.key, entry.value)?;
+                    self.builder
+                        .push(entry.key, &row)
+                        .map_err(|source| SqlError::Damaged {
+                            what: format!("row in table {:?}", self.table.def().name),
+                            source,
+                        })?
+                }
                 Some(i) => {
                     let ix = &self.table.indexes()[i];
                     let damaged = |source| SqlError::Damaged {
@@ -293,14 +295,16 @@ impl RowBatches {
                     };
                     let (_, row_key) = decode_key_prefix(&ix.types, entry.key).map_err(damaged)?;
                     let (table, builder) = (&self.table, &mut self.builder);
-                    self.read_point.get(table.rows(), row_key, |row| {
+                    let read_point = &self.read_point;
+                    read_point.get(table.rows(), row_key, |row| {
                         let row = row.ok_or_else(|| {
                             damaged(crate::error::CodecError::Mismatch(
                                 "it names a row that does not exist".into(),
                             ))
                         })?;
+                        let row = table.whole(read_point, row_key, row)?;
                         builder
-                            .push(row_key, row)
+                            .push(row_key, &row)
                             .map_err(|source| SqlError::Damaged {
                                 what: format!("row in table {:?}", table.def().name),
                                 source,

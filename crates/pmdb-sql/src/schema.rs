@@ -231,6 +231,12 @@ impl TableDef {
         format!("sql.{}.columns", self.id)
     }
 
+    /// The subtable holding the chunks of rows stored out of line (see
+    /// [`crate::large_rows`]), made when the first such row is written.
+    pub fn chunks_subtable(&self) -> String {
+        format!("sql.{}.chunks", self.id)
+    }
+
     pub fn index_subtable(&self, index: &IndexDef) -> String {
         format!("sql.{}.{}", self.id, index.id)
     }

@@ -294,8 +294,9 @@ pub fn rebuild(table: &Table) -> Result<bool, SqlError> {
         if let Some(e) = &entry {
             count += 1;
             builder.note_row(e.key);
-            rows.push(e.key, e.value).map_err(damaged)?;
-            chunk_bytes += e.key.len() + e.value.len();
+            let row = table.whole(&at, e.key, e.value)?;
+            rows.push(e.key, &row).map_err(damaged)?;
+            chunk_bytes += e.key.len() + row.len();
         }
         if rows.is_full() || chunk_bytes >= limit || (end && rows.len() > 0) {
             let columns = rows.finish().map_err(|e| SqlError::Query(e.to_string()))?;

@@ -510,3 +510,10 @@ fn a_sqlalchemy_application_runs_unchanged() {
 fn a_django_application_migrates_and_runs_unchanged() {
     client_runs_unchanged("django_shop/run.py", "django, psycopg");
 }
+
+/// A 50 MB text and a 20 MB bytea round-trip whole through `pmdb serve` with psycopg
+/// (`tests/clients/large_values.py`), stored out of line in chunks.
+#[test]
+fn long_values_round_trip_through_the_server() {
+    client_runs_unchanged("large_values.py", "psycopg");
+}

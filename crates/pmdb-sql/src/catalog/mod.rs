@@ -1019,7 +1019,7 @@ fn load_views(cat: &pmdb_engine::Subtable) -> Result<BTreeMap<String, Arc<ViewDe
 }
 
 /// Whether `name` has the form of a table's subtable, `sql.<id>`, `sql.<id>.<id>` or
-/// `sql.<id>.columns` (other subtables, whatever their names, are never the SQL
+/// `sql.<id>.{columns,chunks}` (other subtables, whatever their names, are never the SQL
 /// layer's to drop).
 fn is_table_subtable(name: &str) -> bool {
     let Some(rest) = name.strip_prefix("sql.") else {
@@ -1029,7 +1029,7 @@ fn is_table_subtable(name: &str) -> bool {
     let parts: Vec<&str> = rest.split('.').collect();
     match parts.as_slice() {
         [table] => number(table),
-        [table, sub] => number(table) && (number(sub) || *sub == "columns"),
+        [table, sub] => number(table) && (number(sub) || *sub == "columns" || *sub == "chunks"),
         _ => false,
     }
 }

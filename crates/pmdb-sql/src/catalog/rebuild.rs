@@ -13,6 +13,7 @@ use pmdb_engine::{WriteBatch, WriteOptions};
 use super::{Catalog, NEXT_ID_KEY, table_key, valid};
 use crate::error::{Result, SqlError, state};
 use crate::key_rules::unique_key_of;
+use crate::large_rows::Committed;
 use crate::schema::{ForeignKeyDef, TableDef};
 use crate::segment_layout::covered_key;
 use crate::sequence::{self, Sequence};
@@ -320,7 +321,8 @@ fn copy_rows(from: &Table, to: &Arc<Table>, convert: &Convert) -> Result<()> {
         let next = scan.next_ref();
         let end = next.is_none();
         if let Some(e) = next {
-            rows.push(from.decode(e?.value)?);
+            let e = e?;
+            rows.push(from.decode(&Committed, e.key, e.value)?);
         }
         if rows.len() == BATCH || (end && !rows.is_empty()) {
             for row in convert(std::mem::take(&mut rows))? {

@@ -258,7 +258,9 @@ async fn change_row(
 /// The row `key` names, decoded, if there is one.
 fn read_row(table: &Table, read_point: &ReadPoint, key: &[u8]) -> Result<Option<Vec<Value>>> {
     read_point
-        .get(table.rows(), key, |row| row.map(|r| table.decode(r)))?
+        .get(table.rows(), key, |row| {
+            row.map(|r| table.decode(read_point, key, r))
+        })?
         .transpose()
 }
 
@@ -305,7 +307,7 @@ fn select_rows(
     };
     read_point.get(table.rows(), key, |row| match row {
         Some(bytes) => builder
-            .push(key, bytes)
+            .push(key, &table.whole(read_point, key, bytes)?)
             .map_err(|source| SqlError::Damaged {
                 what: format!("row in table {:?}", table.def().name),
                 source,

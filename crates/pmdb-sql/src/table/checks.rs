@@ -14,6 +14,7 @@ use datafusion::prelude::SessionContext;
 use super::Table;
 use crate::arrow_conv::{arrays_of, arrow_schema};
 use crate::error::{Result, SqlError, df_error, state};
+use crate::large_rows::Committed;
 use crate::schema::TableDef;
 use crate::types::Value;
 
@@ -84,7 +85,8 @@ impl Table {
             let next = scan.next_ref();
             let end = next.is_none();
             if let Some(e) = next {
-                rows.push(self.decode(e?.value)?);
+                let e = e?;
+                rows.push(self.decode(&Committed, e.key, e.value)?);
             }
             if rows.len() == BATCH || (end && !rows.is_empty()) {
                 let refs: Vec<&[Value]> = rows.iter().map(Vec::as_slice).collect();

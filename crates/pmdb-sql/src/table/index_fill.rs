@@ -7,6 +7,7 @@ use pmdb_engine::WriteBatch;
 use super::Table;
 use crate::error::{Result, SqlError, state};
 use crate::keycode::decode_key_prefix;
+use crate::large_rows::Committed;
 use crate::types::Value;
 
 impl Table {
@@ -73,7 +74,7 @@ impl Table {
         let mut scan = self.rows.scan::<[u8]>(..);
         while let Some(e) = scan.next_ref() {
             let e = e?;
-            let row = self.decode(e.value)?;
+            let row = self.decode(&Committed, e.key, e.value)?;
             let ik = self.index_key(ix, &row, e.key)?;
             bytes += ik.len() + 16;
             batch.put(&ix.subtable, &ik, []);

@@ -20,6 +20,7 @@ pub use references::Reference;
 pub(crate) use references::{holds, in_types, key_of_row, shown};
 pub use writer::{Arbiter, Conflict, TableWriter};
 
+use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
@@ -29,6 +30,7 @@ use datafusion::sql::sqlparser::parser::Parser;
 use pmdb_engine::{Db, Snapshot, Subtable};
 
 use crate::error::{Result, SqlError};
+use crate::large_rows::{self, ChunkSource};
 use crate::read_point::TxnTable;
 use crate::rowcode::decode_row_from;
 use crate::schema::{IndexDef, TableDef};
@@ -309,9 +311,13 @@ impl Table {
         is_covered(&self.def.name, entry.as_deref())
     }
 
+    /// The subtables the table holds, those it has made so far.
     pub fn subtable_names(&self) -> Vec<String> {
+        let chunks = self.def.chunks_subtable();
+        let made = self.db.existing_subtable(&chunks).is_ok();
         [self.def.rows_subtable(), self.def.segments_subtable()]
             .into_iter()
+            .chain(made.then_some(chunks))
             .chain(
                 self.def
                     .indexes
@@ -399,9 +405,35 @@ impl Table {
         self.retired.load(Ordering::Acquire)
     }
 
-    /// Decodes a stored row; damage is an error naming the table.
-    pub fn decode(&self, bytes: &[u8]) -> Result<Vec<Value>> {
-        decode_row_from(&self.types, self.required, &self.missing, bytes).map_err(|source| {
+    /// The subtable of the chunks of rows stored out of line, if a row needed it.
+    pub(crate) fn chunks(&self) -> Option<Subtable> {
+        self.db.existing_subtable(&self.def.chunks_subtable()).ok()
+    }
+
+    /// The whole encoding of the row `stored` under `key`, as read from `source` (its
+    /// chunks, if it is stored out of line, are read there too).
+    pub(crate) fn whole<'a>(
+        &self,
+        source: &dyn ChunkSource,
+        key: &[u8],
+        stored: &'a [u8],
+    ) -> Result<Cow<'a, [u8]>> {
+        if !large_rows::is_reference(stored) {
+            return Ok(Cow::Borrowed(stored));
+        }
+        large_rows::whole(source, self.chunks().as_ref(), &self.def.name, key, stored)
+    }
+
+    /// Decodes the row `stored` under `key`, as read from `source`; damage is an error
+    /// naming the table.
+    pub(crate) fn decode(
+        &self,
+        source: &dyn ChunkSource,
+        key: &[u8],
+        stored: &[u8],
+    ) -> Result<Vec<Value>> {
+        let bytes = self.whole(source, key, stored)?;
+        decode_row_from(&self.types, self.required, &self.missing, &bytes).map_err(|source| {
             SqlError::Damaged {
                 what: format!("row in table {:?}", self.def.name),
                 source,

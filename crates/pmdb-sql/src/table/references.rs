@@ -9,6 +9,8 @@ use std::sync::Arc;
 use super::Table;
 use crate::error::{Result, SqlError, state};
 use crate::keycode::encode_key;
+use crate::large_rows::Committed;
+use crate::read_point::OwnOrCommitted;
 use crate::read_point::SqlTxn;
 use crate::schema::ForeignKeyDef;
 use crate::types::Value;
@@ -81,11 +83,16 @@ impl Table {
         key: &[u8],
         txn: Option<&SqlTxn>,
     ) -> Result<Option<Vec<Value>>> {
-        let stored = match txn {
-            Some(txn) => txn.own_or_committed(&self.rows, key)?,
-            None => self.rows.get(key)?.map(|v| v.to_vec()),
-        };
-        stored.map(|v| self.decode(&v)).transpose()
+        match txn {
+            Some(txn) => txn
+                .own_or_committed(&self.rows, key)?
+                .map(|v| self.decode(&OwnOrCommitted(txn), key, &v)),
+            None => self
+                .rows
+                .get(key)?
+                .map(|v| self.decode(&Committed, key, &v)),
+        }
+        .transpose()
     }
 
     /// Checks that every stored row (committed now) with `fk`'s columns all non-NULL
@@ -93,7 +100,8 @@ impl Table {
     pub(crate) fn check_stored_references(&self, fk: &ForeignKeyDef, parent: &Table) -> Result<()> {
         let mut scan = self.rows.scan::<[u8]>(..);
         while let Some(e) = scan.next_ref() {
-            let row = self.decode(e?.value)?;
+            let e = e?;
+            let row = self.decode(&Committed, e.key, e.value)?;
             let Some(values) = key_of_row(fk, &row) else {
                 continue;
             };

@@ -17,10 +17,11 @@ use pmdb_engine::{Subtable, WriteBatch};
 use super::references::{Reference, in_types, key_of_row};
 use super::{Table, count_key};
 use crate::error::{Result, SqlError, state};
+use crate::large_rows;
 use crate::pending_checks::ChildCheck;
 use crate::read_point::{Claim, ReadPoint, RowLocker, SqlTxn, TxnTable};
 use crate::row_locks::LockMode;
-use crate::rowcode::encode_row;
+use crate::rowcode::{encode_row, encoded_len};
 use crate::segment_layout::{SegmentBuilder, covered_key};
 use crate::types::Value;
 
@@ -37,6 +38,9 @@ pub struct TableWriter<'t> {
     /// Row keys present after this statement's changes so far (`true`) or removed
     /// (`false`).
     written: std::collections::HashMap<Vec<u8>, bool>,
+    /// How many chunks this statement left each row key it wrote out of line (or whose
+    /// chunks it deleted) with.
+    chunked: HashMap<Vec<u8>, u32>,
     /// When set, rows arrive in ascending key order above every stored key, and the
     /// duplicate check compares with the previous key only (a bulk load).
     ascending_after: Option<Vec<u8>>,
@@ -108,6 +112,7 @@ impl<'t> TableWriter<'t> {
             batch: WriteBatch::new(),
             bytes: 0,
             written: Default::default(),
+            chunked: HashMap::new(),
             ascending_after: None,
             load: false,
             rows: 0,
@@ -465,6 +470,73 @@ impl<'t> TableWriter<'t> {
         self.batch.delete(sub, key);
     }
 
+    /// Writes `row` under `key`: whole, or out of line when it is longer than a record
+    /// takes (see [`large_rows`]). `replaced`: the chunks of the row it replaces under
+    /// the same key (those it does not overwrite are deleted).
+    fn put_row(&mut self, key: &[u8], row: &[Value], replaced: u32) -> Result<()> {
+        let t = self.table;
+        let mut value = Vec::with_capacity(64);
+        encode_row(&t.types, row, &mut value)
+            .map_err(|e| SqlError::user(state::DATA_EXCEPTION, e.to_string()))?;
+        let size = large_rows::chunk_size(t.db.options().max_value_size);
+        let chunks = size.map_or(0, |size| large_rows::chunks_for(value.len(), size));
+        if chunks > 0 || replaced > 0 {
+            let sub = t.db.subtable(&t.def.chunks_subtable())?;
+            let size = size.unwrap_or(large_rows::MAX_CHUNK);
+            for (n, part) in (0..chunks).zip(value.chunks(size)) {
+                self.put(&sub, &large_rows::chunk_key(key, n), part);
+            }
+            for n in chunks..replaced {
+                self.del(&sub, &large_rows::chunk_key(key, n));
+            }
+            self.chunked.insert(key.to_vec(), chunks);
+            if chunks > 0 {
+                value = large_rows::reference(&value, size);
+            }
+        }
+        self.put(&t.rows, key, &value);
+        Ok(())
+    }
+
+    /// Deletes the row stored under `key`, whose values are `old`, with its chunks.
+    fn delete_row(&mut self, key: &[u8], old: &[Value]) -> Result<()> {
+        let chunks = self.stored_chunks(key, old)?;
+        if chunks > 0 {
+            let sub = self.table.db.subtable(&self.table.def.chunks_subtable())?;
+            for n in 0..chunks {
+                self.del(&sub, &large_rows::chunk_key(key, n));
+            }
+            self.chunked.insert(key.to_vec(), 0);
+        }
+        self.del(&self.table.rows, key);
+        Ok(())
+    }
+
+    /// How many chunks the row stored under `key` (values `old`) has: as this statement
+    /// wrote it, else as its block or the committed state holds it. Read only for a row
+    /// long enough to have been stored out of line.
+    fn stored_chunks(&self, key: &[u8], old: &[Value]) -> Result<u32> {
+        if let Some(&n) = self.chunked.get(key) {
+            return Ok(n);
+        }
+        // A row written before a column was added is shorter than its values now.
+        if encoded_len(old) <= large_rows::MIN_CHUNK {
+            return Ok(0);
+        }
+        let rows = &self.table.rows;
+        let stored = match &self.txn {
+            Some(txn) => txn.own_or_committed(rows, key)?,
+            None => rows.get(key)?.map(|v| v.to_vec()),
+        };
+        let Some(stored) = stored else {
+            return Ok(0);
+        };
+        large_rows::chunks_of(&stored).map_err(|source| SqlError::Damaged {
+            what: format!("row in table {:?}", self.table.def.name),
+            source,
+        })
+    }
+
     pub fn insert(&mut self, row: &[Value]) -> Result<()> {
         let t = self.table;
         t.check(row)?;
@@ -507,14 +579,11 @@ impl<'t> TableWriter<'t> {
         if !unique.is_empty() {
             self.claim_unique(unique, row, &key)?;
         }
-        let mut value = Vec::with_capacity(64);
-        encode_row(&t.types, row, &mut value)
-            .map_err(|e| SqlError::user(state::DATA_EXCEPTION, e.to_string()))?;
         for ix in &t.indexes {
             let ik = t.index_key(ix, row, &key)?;
             self.put(&ix.subtable, &ik, &[]);
         }
-        self.put(&t.rows, &key, &value);
+        self.put_row(&key, row, 0)?;
         if let Some(s) = &mut self.segments {
             s.note_row(&key);
         }
@@ -541,7 +610,7 @@ impl<'t> TableWriter<'t> {
                 self.unclaim(i, &ik, key);
             }
         }
-        self.del(&t.rows, key);
+        self.delete_row(key, old)?;
         if !t.def.primary_key.is_empty() {
             self.written.insert(key.to_vec(), false);
         }
@@ -593,11 +662,14 @@ impl<'t> TableWriter<'t> {
         // Checked before anything of the change is written: a claim held elsewhere
         // leaves the batch as it was.
         self.claim_unique(&changed, new, &new_key)?;
-        if new_key != key {
-            self.del(&t.rows, key);
+        let replaced = if new_key != key {
+            self.delete_row(key, old)?;
             self.written.insert(key.to_vec(), false);
             self.written.insert(new_key.clone(), true);
-        }
+            0
+        } else {
+            self.stored_chunks(key, old)?
+        };
         for ix in &t.indexes {
             let old_ik = t.index_key(ix, old, key)?;
             let new_ik = t.index_key(ix, new, &new_key)?;
@@ -606,10 +678,7 @@ impl<'t> TableWriter<'t> {
                 self.put(&ix.subtable, &new_ik, &[]);
             }
         }
-        let mut value = Vec::with_capacity(64);
-        encode_row(&t.types, new, &mut value)
-            .map_err(|e| SqlError::user(state::DATA_EXCEPTION, e.to_string()))?;
-        self.put(&t.rows, &new_key, &value);
+        self.put_row(&new_key, new, replaced)?;
         self.rows += 1;
         Ok(())
     }

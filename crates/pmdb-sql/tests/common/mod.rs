@@ -113,3 +113,47 @@ impl Fixture {
         self.try_run(s, sql).expect_err(sql).sqlstate()
     }
 }
+
+/// How many chunks of rows stored out of line table `name` holds, checked against its
+/// rows: every chunk stored belongs to a stored row's reference, and every chunk a
+/// reference names is stored.
+pub fn stored_chunks(engine: &SqlEngine, name: &str) -> Result<usize, String> {
+    let id = engine
+        .catalog()
+        .table(name)
+        .ok_or_else(|| format!("no table {name}"))?
+        .def()
+        .id;
+    let db = engine.db();
+    let mut named = std::collections::BTreeSet::new();
+    let rows = db
+        .existing_subtable(&format!("sql.{id}"))
+        .map_err(|e| e.to_string())?;
+    for e in rows.scan::<[u8]>(..) {
+        let e = e.map_err(|e| e.to_string())?;
+        let v = e.value();
+        if v.starts_with(&[0xff, 0xff]) {
+            // docs/format.md, "Row stored out of line": length u64, chunk size u32.
+            let len = u64::from_le_bytes(v[2..10].try_into().unwrap());
+            let size = u32::from_le_bytes(v[10..14].try_into().unwrap()) as u64;
+            for n in 0..len.div_ceil(size) as u32 {
+                named.insert([e.key(), &n.to_be_bytes()].concat());
+            }
+        }
+    }
+    let mut stored = std::collections::BTreeSet::new();
+    if let Ok(sub) = db.existing_subtable(&format!("sql.{id}.chunks")) {
+        for e in sub.scan::<[u8]>(..) {
+            stored.insert(e.map_err(|e| e.to_string())?.key().to_vec());
+        }
+    }
+    if stored != named {
+        return Err(format!(
+            "table {name} stores {} chunks, its rows name {} ({} stored that no row names)",
+            stored.len(),
+            named.len(),
+            stored.difference(&named).count()
+        ));
+    }
+    Ok(stored.len())
+}
