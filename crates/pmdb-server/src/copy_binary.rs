@@ -6,6 +6,7 @@
 
 use chrono::{NaiveDate, NaiveDateTime};
 use pmdb_sql::text_forms::uuid_text;
+use pmdb_sql::types::Interval;
 use pmdb_sql::types::SqlType;
 use postgres_types::{FromSql, Type};
 use rust_decimal::Decimal;
@@ -212,6 +213,9 @@ fn field_text(ty: SqlType, raw: &[u8]) -> Result<String, String> {
             _ => return Err("unsupported jsonb version number".into()),
         },
         SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Json => utf8(raw)?,
+        SqlType::Interval => Interval::from_binary(fixed(16)?)
+            .expect("16 bytes")
+            .to_string(),
     })
 }
 

@@ -8,8 +8,9 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Field, Float32Type, Float64Type, Int8Type, Int16Type,
-    Int32Type, Int64Type, Schema, TimeUnit, TimestampMicrosecondType, TimestampMillisecondType,
-    TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type, UInt32Type, UInt64Type,
+    Int32Type, Int64Type, IntervalUnit, Schema, TimeUnit, TimestampMicrosecondType,
+    TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type,
+    UInt32Type, UInt64Type,
 };
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use pgwire::api::Type;
@@ -22,8 +23,8 @@ use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::DataRow;
 use pgwire::types::ToSqlText;
 use pmdb_sql::text_forms::{parse_uuid, uuid_text};
-use pmdb_sql::types::SqlType;
-use pmdb_sql::{CopyEncoding, CopyOutFormat, padded_chars, text_type};
+use pmdb_sql::types::{Interval, SqlType};
+use pmdb_sql::{CopyEncoding, CopyOutFormat, interval_at, padded_chars, text_type};
 use postgres_types::ToSql;
 use rust_decimal::Decimal;
 
@@ -42,6 +43,7 @@ pub fn pg_type(ty: &DataType) -> Type {
         DataType::Timestamp(_, None) => Type::TIMESTAMP,
         DataType::Timestamp(_, Some(_)) => Type::TIMESTAMPTZ,
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Type::BYTEA,
+        DataType::Interval(IntervalUnit::MonthDayNano) => Type::INTERVAL,
         _ => Type::TEXT,
     }
 }
@@ -135,73 +137,76 @@ impl ToSqlText for Timestamp {
     }
 }
 
-/// A UUID, held as its canonical text by Arrow: 16 bytes in binary.
-#[derive(Debug)]
-struct Uuid(u128);
+/// A value of a PostgreSQL type Arrow has no type for, with its binary and text forms:
+/// `$name($held)`, accepted as `$ty`.
+macro_rules! wire_value {
+    ($(#[$doc:meta])* $name:ident($held:ty), $ty:expr,
+     binary: |$b:ident, $bout:ident| $binary:expr,
+     text: |$t:ident, $tout:ident| $text:expr $(,)?) => {
+        $(#[$doc])*
+        #[derive(Debug)]
+        struct $name($held);
 
-impl ToSql for Uuid {
-    fn to_sql(
-        &self,
-        _ty: &Type,
-        out: &mut bytes::BytesMut,
-    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        out.extend_from_slice(&self.0.to_be_bytes());
-        Ok(postgres_types::IsNull::No)
-    }
+        impl ToSql for $name {
+            fn to_sql(
+                &self,
+                _ty: &Type,
+                out: &mut bytes::BytesMut,
+            ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+                let ($b, $bout) = (&self.0, out);
+                $binary;
+                Ok(postgres_types::IsNull::No)
+            }
 
-    fn accepts(ty: &Type) -> bool {
-        *ty == Type::UUID
-    }
+            fn accepts(ty: &Type) -> bool {
+                *ty == $ty
+            }
 
-    postgres_types::to_sql_checked!();
+            postgres_types::to_sql_checked!();
+        }
+
+        impl ToSqlText for $name {
+            fn to_sql_text(
+                &self,
+                _ty: &Type,
+                out: &mut bytes::BytesMut,
+                _options: &pgwire::types::format::FormatOptions,
+            ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+                let ($t, $tout) = (&self.0, out);
+                $text;
+                Ok(postgres_types::IsNull::No)
+            }
+        }
+    };
 }
 
-impl ToSqlText for Uuid {
-    fn to_sql_text(
-        &self,
-        _ty: &Type,
-        out: &mut bytes::BytesMut,
-        _options: &pgwire::types::format::FormatOptions,
-    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        out.extend_from_slice(uuid_text(self.0).as_bytes());
-        Ok(postgres_types::IsNull::No)
-    }
-}
+wire_value!(
+    /// A UUID, held as its canonical text by Arrow: 16 bytes in binary.
+    Uuid(u128),
+    Type::UUID,
+    binary: |u, out| out.extend_from_slice(&u.to_be_bytes()),
+    text: |u, out| out.extend_from_slice(uuid_text(*u).as_bytes()),
+);
 
-/// A jsonb value, held as its text by Arrow: in binary, a version byte (1) before the
-/// text.
-#[derive(Debug)]
-struct Jsonb<'a>(&'a str);
-
-impl ToSql for Jsonb<'_> {
-    fn to_sql(
-        &self,
-        _ty: &Type,
-        out: &mut bytes::BytesMut,
-    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+wire_value!(
+    /// A jsonb value, held as its text by Arrow: in binary, a version byte (1) before the
+    /// text.
+    Jsonb(String),
+    Type::JSONB,
+    binary: |j, out| {
         out.extend_from_slice(&[1]);
-        out.extend_from_slice(self.0.as_bytes());
-        Ok(postgres_types::IsNull::No)
-    }
+        out.extend_from_slice(j.as_bytes())
+    },
+    text: |j, out| out.extend_from_slice(j.as_bytes()),
+);
 
-    fn accepts(ty: &Type) -> bool {
-        *ty == Type::JSONB
-    }
-
-    postgres_types::to_sql_checked!();
-}
-
-impl ToSqlText for Jsonb<'_> {
-    fn to_sql_text(
-        &self,
-        _ty: &Type,
-        out: &mut bytes::BytesMut,
-        _options: &pgwire::types::format::FormatOptions,
-    ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        out.extend_from_slice(self.0.as_bytes());
-        Ok(postgres_types::IsNull::No)
-    }
-}
+wire_value!(
+    /// An interval: PostgreSQL's output style in text, its 16 bytes in binary.
+    IntervalField(Interval),
+    Type::INTERVAL,
+    binary: |v, out| out.extend_from_slice(&v.to_binary()),
+    text: |v, out| out.extend_from_slice(v.to_string().as_bytes()),
+);
 
 /// What takes a row's values one after the other: a DataRow's encoder or a COPY's.
 trait FieldEncoder {
@@ -250,7 +255,9 @@ fn each_row<E: FieldEncoder>(
                         encoder.field(&Some(Uuid(u)))?;
                     }
                     Some(SqlType::Jsonb) if column.is_valid(row) => {
-                        encoder.field(&Some(Jsonb(column.as_string::<i32>().value(row))))?;
+                        encoder.field(&Some(Jsonb(
+                            column.as_string::<i32>().value(row).to_owned(),
+                        )))?;
                     }
                     _ => encode(encoder, column, &formatters[c], row)?,
                 }
@@ -398,6 +405,9 @@ fn encode<E: FieldEncoder>(
         DataType::Binary => e.field(&Some(column.as_binary::<i32>().value(row))),
         DataType::LargeBinary => e.field(&Some(column.as_binary::<i64>().value(row))),
         DataType::BinaryView => e.field(&Some(column.as_binary_view().value(row))),
+        DataType::Interval(IntervalUnit::MonthDayNano) => {
+            e.field(&Some(IntervalField(interval_at(column, row))))
+        }
         _ => e.field(&Some(text.value(row).to_string())),
     }
 }

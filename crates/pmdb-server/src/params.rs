@@ -3,15 +3,16 @@
 //! statement runs with (pmdb-sql turns it into a literal where a statement needs one).
 
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime};
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, IntervalMonthDayNano};
 use datafusion::common::ScalarValue;
 use pgwire::api::Type;
 use pgwire::api::portal::Portal;
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use rust_decimal::Decimal;
 
-use pmdb_sql::UTC;
 use pmdb_sql::text_forms::{parse_uuid, uuid_text};
+use pmdb_sql::types::Interval;
+use pmdb_sql::{UTC, interval_input};
 
 use crate::encode::pg_type;
 
@@ -70,6 +71,7 @@ fn scalar<S: Clone>(portal: &Portal<S>, i: usize, ty: &Type) -> PgWireResult<Sca
         &Type::BYTEA => ScalarValue::Binary(portal.parameter::<Vec<u8>>(i, ty)?),
         &Type::UUID => ScalarValue::Utf8(uuid(portal, i)?.map(uuid_text)),
         &Type::JSON | &Type::JSONB => ScalarValue::Utf8(json(portal, i, ty == &Type::JSONB)?),
+        &Type::INTERVAL => ScalarValue::IntervalMonthDayNano(interval(portal, i)?),
         &Type::TEXT | &Type::VARCHAR | &Type::BPCHAR | &Type::NAME | &Type::UNKNOWN => {
             ScalarValue::Utf8(portal.parameter::<String>(i, ty)?)
         }
@@ -97,6 +99,26 @@ fn uuid<S: Clone>(portal: &Portal<S>, i: usize) -> PgWireResult<Option<u128>> {
     parse_uuid(text)
         .map(Some)
         .map_err(|e| user_error("22P02", e.to_string()))
+}
+
+/// Parameter `i` of `portal`, an interval: PostgreSQL's 16 bytes in binary, else any
+/// text PostgreSQL reads as one.
+fn interval<S: Clone>(portal: &Portal<S>, i: usize) -> PgWireResult<Option<IntervalMonthDayNano>> {
+    let Some(Some(raw)) = portal.parameters.get(i) else {
+        return Ok(None);
+    };
+    let invalid = || user_error("22P03", format!("invalid interval parameter {raw:?}"));
+    if portal.parameter_format.is_binary(i) {
+        let v = Interval::from_binary(raw).ok_or_else(invalid)?;
+        let nanos = v
+            .nanos()
+            .ok_or_else(|| user_error("22015", format!("interval out of range: {v}")))?;
+        return Ok(Some(IntervalMonthDayNano::new(v.months, v.days, nanos)));
+    }
+    let text = std::str::from_utf8(raw).map_err(|_| invalid())?;
+    interval_input(text)
+        .map(Some)
+        .map_err(|e| user_error(e.sqlstate(), e.to_string()))
 }
 
 /// Parameter `i` of `portal`, a json or (`jsonb`) jsonb value, as its text: in binary,

@@ -7,12 +7,14 @@ use std::sync::Arc;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BinaryBuilder, BooleanBuilder, Date32Builder,
     Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
-    RecordBatch, RecordBatchOptions, StringArray, StringBuilder, TimestampMicrosecondBuilder,
+    IntervalMonthDayNanoArray, IntervalMonthDayNanoBuilder, RecordBatch, RecordBatchOptions,
+    StringArray, StringBuilder, TimestampMicrosecondBuilder,
 };
 use datafusion::arrow::compute::{CastOptions, cast_with_options};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Field as ArrowField, Float32Type, Float64Type, Int16Type,
-    Int32Type, Int64Type, Schema, SchemaRef, TimeUnit, TimestampMicrosecondType,
+    Int32Type, Int64Type, IntervalMonthDayNano, IntervalMonthDayNanoType, IntervalUnit, Schema,
+    SchemaRef, TimeUnit, TimestampMicrosecondType,
 };
 use datafusion::arrow::error::ArrowError;
 
@@ -21,7 +23,7 @@ use crate::error::{SqlError, state};
 use crate::rowcode::{Field, walk_row_from};
 use crate::schema::{ColumnDef, TableDef};
 use crate::text_forms::{parse_bytea, parse_uuid, uuid_text};
-use crate::types::{SqlType, Value};
+use crate::types::{Interval, SqlType, Value};
 
 /// Name of the extra column a keyed scan adds: the row's stored key.
 pub const KEY_COLUMN: &str = "__pmdb_key";
@@ -70,6 +72,7 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Boolean => DataType::Boolean,
         SqlType::Bytea => DataType::Binary,
         SqlType::Uuid | SqlType::Json | SqlType::Jsonb => DataType::Utf8,
+        SqlType::Interval => DataType::Interval(IntervalUnit::MonthDayNano),
     }
 }
 
@@ -216,8 +219,25 @@ fn text_input(array: &ArrayRef, ty: SqlType) -> Option<Result<ArrayRef, SqlError
             })
             .collect::<Result<StringArray, _>>()
             .map(|a| Arc::new(a) as ArrayRef),
+        SqlType::Interval => strings
+            .iter()
+            .map(|s| s.map(interval_input).transpose())
+            .collect::<Result<IntervalMonthDayNanoArray, _>>()
+            .map(|a| Arc::new(a) as ArrayRef),
         _ => return None,
     })
+}
+
+/// The text `s` read as PostgreSQL reads interval input, as Arrow holds it.
+pub fn interval_input(s: &str) -> Result<IntervalMonthDayNano, SqlError> {
+    let v = crate::interval::parse(s)?;
+    let nanos = v.nanos().ok_or_else(|| {
+        SqlError::user(
+            state::INTERVAL_FIELD_OVERFLOW,
+            format!("interval out of range: \"{s}\""),
+        )
+    })?;
+    Ok(IntervalMonthDayNano::new(v.months, v.days, nanos))
 }
 
 /// The Arrow schema of a table's rows, with the stored key last as column `key` if
@@ -247,6 +267,7 @@ enum Builder {
     Double(Float64Builder),
     Str(StringBuilder),
     Bytes(BinaryBuilder),
+    Interval(IntervalMonthDayNanoBuilder),
 }
 
 impl Builder {
@@ -277,6 +298,9 @@ impl Builder {
             | SqlType::Uuid
             | SqlType::Json
             | SqlType::Jsonb => Builder::Str(StringBuilder::with_capacity(capacity, capacity * 16)),
+            SqlType::Interval => {
+                Builder::Interval(IntervalMonthDayNanoBuilder::with_capacity(capacity))
+            }
         }
     }
 
@@ -294,6 +318,7 @@ impl Builder {
             (Builder::Str(b), Field::Str(v)) => b.append_value(v),
             (Builder::Str(b), Field::Uuid(v)) => b.append_value(uuid_text(v)),
             (Builder::Bytes(b), Field::Bytes(v)) => b.append_value(v),
+            (Builder::Interval(b), Field::Interval(v)) => append_interval(b, v),
             (b, _) => b.append_null(),
         }
     }
@@ -313,6 +338,7 @@ impl Builder {
             (Builder::Str(b), Value::Str(x)) => b.append_value(x),
             (Builder::Str(b), Value::Uuid(x)) => b.append_value(uuid_text(*x)),
             (Builder::Bytes(b), Value::Bytes(x)) => b.append_value(x),
+            (Builder::Interval(b), Value::Interval(x)) => append_interval(b, *x),
             (b, _) => b.append_null(),
         }
     }
@@ -330,6 +356,7 @@ impl Builder {
             Builder::Double(b) => b.append_null(),
             Builder::Str(b) => b.append_null(),
             Builder::Bytes(b) => b.append_null(),
+            Builder::Interval(b) => b.append_null(),
         }
     }
 
@@ -346,6 +373,7 @@ impl Builder {
             Builder::Double(b) => Arc::new(b.finish()),
             Builder::Str(b) => Arc::new(b.finish()),
             Builder::Bytes(b) => Arc::new(b.finish()),
+            Builder::Interval(b) => Arc::new(b.finish()),
         }
     }
 }
@@ -536,5 +564,22 @@ fn value_at(a: &dyn Array, ty: SqlType, row: usize) -> Value {
         SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Json | SqlType::Jsonb => {
             Value::Str(a.as_string::<i32>().value(row).to_owned())
         }
+        SqlType::Interval => Value::Interval(interval_at(a, row)),
+    }
+}
+
+/// The interval at `row` of an Arrow month-day-nanosecond array.
+pub fn interval_at(a: &dyn Array, row: usize) -> Interval {
+    let v = a.as_primitive::<IntervalMonthDayNanoType>().value(row);
+    Interval::from_nanos(v.months, v.days, v.nanoseconds)
+}
+
+/// Appends `v`; one whose time part does not fit Arrow's nanoseconds (over 292 years of
+/// hours) is appended as NULL, which no stored value is, so a read never loses a value
+/// silently: such an interval cannot be written either.
+fn append_interval(b: &mut IntervalMonthDayNanoBuilder, v: Interval) {
+    match v.nanos() {
+        Some(nanos) => b.append_value(IntervalMonthDayNano::new(v.months, v.days, nanos)),
+        None => b.append_null(),
     }
 }

@@ -8,8 +8,8 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
-    Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, StringArray,
-    TimestampMicrosecondArray,
+    Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, IntervalMonthDayNanoArray,
+    StringArray, TimestampMicrosecondArray,
 };
 use datafusion::arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::ArrowNativeType;
@@ -48,7 +48,8 @@ impl Layout {
             SqlType::BigInt | SqlType::Timestamp | SqlType::TimestampTz | SqlType::Double => {
                 Layout::Fixed(8)
             }
-            SqlType::Decimal { .. } => Layout::Fixed(16),
+            // An interval as Arrow's months (i32), days (i32) and nanoseconds (i64).
+            SqlType::Decimal { .. } | SqlType::Interval => Layout::Fixed(16),
             // A uuid's Arrow form is its canonical text.
             SqlType::Char(_)
             | SqlType::Varchar(_)
@@ -244,6 +245,10 @@ pub fn decode_chunk(ty: SqlType, bytes: &[u8]) -> Result<ArrayRef, CodecError> {
         (SqlType::Double, _) => {
             Arc::new(Float64Array::try_new(values(fixed(8)?, rows), validity).map_err(arrow)?)
         }
+        (SqlType::Interval, _) => Arc::new(
+            IntervalMonthDayNanoArray::try_new(values(fixed(16)?, rows), validity)
+                .map_err(arrow)?,
+        ),
         (SqlType::Decimal { precision, scale }, _) => Arc::new(
             Decimal128Array::try_new(values(fixed(16)?, rows), validity)
                 .and_then(|a| a.with_precision_and_scale(precision, scale as i8))

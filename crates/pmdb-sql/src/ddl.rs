@@ -144,11 +144,15 @@ pub fn sql_type(ty: &DataType) -> Result<SqlType> {
         DataType::Uuid => SqlType::Uuid,
         DataType::JSON => SqlType::Json,
         DataType::JSONB => SqlType::Jsonb,
+        DataType::Interval {
+            fields: None,
+            precision: None,
+        } => SqlType::Interval,
         other => {
             return Err(SqlError::unsupported(format!(
                 "type {other} is not supported; pmdb has SMALLINT, INT, BIGINT, DECIMAL(p,s), \
                  REAL, DOUBLE PRECISION, CHAR(n), VARCHAR(n), TEXT, DATE, TIMESTAMP, TIMESTAMPTZ, \
-                 BOOLEAN, BYTEA and UUID"
+                 BOOLEAN, BYTEA, UUID, JSON, JSONB and INTERVAL (without fields or precision)"
             )));
         }
     })

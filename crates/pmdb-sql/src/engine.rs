@@ -9,6 +9,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::execution::SessionStateBuilder;
+use datafusion::optimizer::{Analyzer, AnalyzerRule};
 use datafusion::prelude::{SessionConfig, SessionContext};
 use datafusion::sql::parser::Statement as DfStatement;
 use parking_lot::Mutex;
@@ -82,9 +83,14 @@ impl SqlEngine {
         // pmdb's string columns are Utf8; keep SQL's string types the same.
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
         // Subqueries DataFusion leaves in a plan run per row (see crate::subplans).
+        // Interval operands are read before DataFusion coerces types (crate::interval_ops).
+        let mut analyzer_rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> =
+            vec![Arc::new(crate::interval_ops::IntervalOperators)];
+        analyzer_rules.extend(Analyzer::new().rules);
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()
+            .with_analyzer_rules(analyzer_rules)
             .with_query_planner(crate::subplans::planner())
             .build();
         let mut ctx = SessionContext::new_with_state(state);
@@ -101,6 +107,11 @@ impl SqlEngine {
         crate::sequence_functions::register(&ctx, &catalog, &sequence_calls);
         crate::type_input::register(&ctx);
         crate::json_functions::register(&mut ctx).map_err(df_error)?;
+        datafusion::execution::FunctionRegistry::register_expr_planner(
+            &mut ctx,
+            Arc::new(crate::interval_ops::IntervalScaling),
+        )
+        .map_err(df_error)?;
         crate::setting_functions::register(&ctx);
         let session = Arc::new(Session {
             db,

@@ -46,6 +46,8 @@ pub mod state {
     pub const DIVISION_BY_ZERO: &str = "22012";
     pub const NUMERIC_OUT_OF_RANGE: &str = "22003";
     pub const DATETIME_OUT_OF_RANGE: &str = "22008";
+    pub const INVALID_DATETIME_FORMAT: &str = "22007";
+    pub const INTERVAL_FIELD_OVERFLOW: &str = "22015";
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
     pub const INVALID_DEFINITION: &str = "42P16";
     pub const PROGRAM_LIMIT: &str = "54000";

@@ -33,6 +33,8 @@ mod engine;
 pub mod error;
 mod fast_path;
 mod insert;
+mod interval;
+mod interval_ops;
 mod json;
 mod json_functions;
 mod key_rules;
@@ -76,7 +78,9 @@ mod upsert;
 pub mod view;
 mod view_expansion;
 
-pub use arrow_conv::{UTC, is_uuid, names_utc, padded_chars, text_type};
+pub use arrow_conv::{
+    UTC, interval_at, interval_input, is_uuid, names_utc, padded_chars, text_type,
+};
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use engine::{Sessions, SqlEngine};
 pub use error::{CodecError, Result, SqlError};

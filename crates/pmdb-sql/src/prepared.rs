@@ -192,6 +192,13 @@ fn literal(v: &ScalarValue) -> Result<Expr> {
             }
         }
         ScalarValue::Binary(Some(b)) => typed(bytea_text(b), SqlDataType::Bytea),
+        ScalarValue::IntervalMonthDayNano(Some(i)) => typed(
+            crate::interval::Interval::from_nanos(i.months, i.days, i.nanoseconds).to_string(),
+            SqlDataType::Interval {
+                fields: None,
+                precision: None,
+            },
+        ),
         other => {
             return Err(SqlError::user(
                 state::FEATURE_NOT_SUPPORTED,

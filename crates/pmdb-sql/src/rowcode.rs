@@ -5,7 +5,7 @@
 
 use crate::error::CodecError;
 use crate::reader::Reader;
-use crate::types::{SqlType, Value, fits_length, fits_precision};
+use crate::types::{Interval, SqlType, Value, fits_length, fits_precision};
 
 /// Most columns a table may have (the row's column count is a u16).
 pub const MAX_COLUMNS: usize = 1600;
@@ -46,6 +46,11 @@ pub fn encode_row(
                 out.extend_from_slice(b);
             }
             Value::Uuid(u) => out.extend_from_slice(&u.to_be_bytes()),
+            Value::Interval(v) => {
+                out.extend_from_slice(&v.months.to_le_bytes());
+                out.extend_from_slice(&v.days.to_le_bytes());
+                out.extend_from_slice(&v.micros.to_le_bytes());
+            }
         }
     }
     Ok(())
@@ -61,7 +66,7 @@ pub fn encoded_len(values: &[Value]) -> usize {
             Value::SmallInt(_) => 2,
             Value::Int(_) | Value::Date(_) | Value::Real(_) => 4,
             Value::BigInt(_) | Value::Timestamp(_) | Value::Double(_) => 8,
-            Value::Decimal(_) | Value::Uuid(_) => 16,
+            Value::Decimal(_) | Value::Uuid(_) | Value::Interval(_) => 16,
             Value::Str(s) => varint_len(s.len() as u64) + s.len(),
             Value::Bytes(b) => varint_len(b.len() as u64) + b.len(),
         })
@@ -97,6 +102,7 @@ pub enum Field<'a> {
     Str(&'a str),
     Bytes(&'a [u8]),
     Uuid(u128),
+    Interval(Interval),
     /// Not in the row: it was written before the column was added (see
     /// [`walk_row_from`]).
     Absent,
@@ -117,6 +123,7 @@ impl<'a> Field<'a> {
             Value::Str(s) => Field::Str(s),
             Value::Bytes(b) => Field::Bytes(b),
             Value::Uuid(u) => Field::Uuid(*u),
+            Value::Interval(v) => Field::Interval(*v),
         }
     }
 }
@@ -154,6 +161,7 @@ pub fn decode_row_from(
             Field::Str(s) => Value::Str(s.to_owned()),
             Field::Bytes(b) => Value::Bytes(b.to_vec()),
             Field::Uuid(u) => Value::Uuid(u),
+            Field::Interval(v) => Value::Interval(v),
         })
     })?;
     Ok(values)
@@ -221,6 +229,17 @@ pub fn walk_row_from<'a>(
             SqlType::Double => Field::Double(f64::from_le_bytes(r.take()?)),
             SqlType::Bytea => Field::Bytes(length_prefixed(&mut r)?),
             SqlType::Uuid => Field::Uuid(u128::from_be_bytes(r.take()?)),
+            SqlType::Interval => {
+                let v = Interval {
+                    months: i32::from_le_bytes(r.take()?),
+                    days: i32::from_le_bytes(r.take()?),
+                    micros: i64::from_le_bytes(r.take()?),
+                };
+                if v.nanos().is_none() {
+                    return Err(r.invalid(format!("an interval of {} microseconds", v.micros)));
+                }
+                Field::Interval(v)
+            }
             SqlType::Char(_)
             | SqlType::Varchar(_)
             | SqlType::Text

@@ -716,6 +716,7 @@ fn put_type(out: &mut Vec<u8>, ty: SqlType) {
         SqlType::Uuid => out.push(15),
         SqlType::Json => out.push(16),
         SqlType::Jsonb => out.push(17),
+        SqlType::Interval => out.push(18),
     }
 }
 
@@ -741,6 +742,7 @@ fn get_type(r: &mut Reader<'_>) -> Result<SqlType, CodecError> {
         15 => SqlType::Uuid,
         16 => SqlType::Json,
         17 => SqlType::Jsonb,
+        18 => SqlType::Interval,
         t => return Err(r.invalid(format!("type tag {t}"))),
     })
 }

@@ -1,14 +1,20 @@
-//! BYTEA, UUID, JSON and JSONB values written in queries, read as PostgreSQL reads
-//! them. DataFusion cannot plan `CAST(… AS UUID)` (nor JSON, JSONB), so the syntax
-//! tree's casts to them become calls of `pmdb_uuid` (`pmdb_json`, `pmdb_jsonb`); its cast of text to binary would take the text's bytes as they are, so
-//! an analyzer rule reads such text as bytea input (`\x…`) instead, and writes a
-//! string compared with a uuid column in the uuid's canonical form (the form the
-//! column holds). `gen_random_uuid()` gives a uuid-typed result.
+//! BYTEA, UUID, JSON, JSONB and INTERVAL values written in queries, read as PostgreSQL
+//! reads them. DataFusion cannot plan `CAST(… AS UUID)` (nor JSON, JSONB) and reads
+//! interval text by its own rules, so the syntax tree's casts to them (and `INTERVAL
+//! '…'`) become calls of `pmdb_uuid` (`pmdb_json`, `pmdb_jsonb`, `pmdb_interval`). An
+//! analyzer rule reads text cast to binary as bytea input (`\x…`) instead of taking its
+//! bytes as they are, text DataFusion made an interval by PostgreSQL's input rules and
+//! an interval made text in PostgreSQL's output style; it writes a string compared with
+//! a uuid column in the uuid's canonical form (the form the column holds), sorts
+//! intervals by span and refuses what pmdb cannot do over json and interval values as
+//! PostgreSQL does. `gen_random_uuid()` gives a uuid-typed result.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, AsArray, BinaryArray, StringArray};
+use datafusion::arrow::array::{
+    ArrayRef, AsArray, BinaryArray, IntervalMonthDayNanoArray, StringArray,
+};
 use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
@@ -27,6 +33,7 @@ use datafusion::sql::sqlparser::ast::{
 
 use crate::arrow_conv::{arrow_field, text_type, without_trailing_blanks};
 use crate::error::{Result, SqlError, external};
+use crate::interval_ops::{is_interval, span_of};
 use crate::text_forms::{parse_bytea, parse_uuid, uuid_text};
 use crate::types::SqlType;
 
@@ -34,6 +41,7 @@ const UUID_IN: &str = "pmdb_uuid";
 const BYTEA_IN: &str = "pmdb_bytea";
 const JSON_IN: &str = "pmdb_json";
 const JSONB_IN: &str = "pmdb_jsonb";
+const INTERVAL_IN: &str = "pmdb_interval";
 
 /// Registers the functions and the analyzer rule in `ctx`.
 pub(crate) fn register(ctx: &SessionContext) {
@@ -41,6 +49,7 @@ pub(crate) fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Bytea)));
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Json)));
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Jsonb)));
+    ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Interval)));
     ctx.register_udf(ScalarUDF::from(GenRandomUuid::new()));
     ctx.add_analyzer_rule(Arc::new(TextInput));
 }
@@ -52,6 +61,10 @@ fn input_function(ty: &SqlDataType) -> Option<&'static str> {
         SqlDataType::Uuid => Some(UUID_IN),
         SqlDataType::JSON => Some(JSON_IN),
         SqlDataType::JSONB => Some(JSONB_IN),
+        SqlDataType::Interval {
+            fields: None,
+            precision: None,
+        } => Some(INTERVAL_IN),
         _ => None,
     }
 }
@@ -74,6 +87,15 @@ pub(crate) fn rewrite_casts(statement: &mut Statement) -> Result<()> {
                 input_function(&typed.data_type),
                 SqlExpr::Value(typed.value.clone()),
             ),
+            // `INTERVAL '1 day 02:00'`, read by PostgreSQL's rules (one with fields,
+            // `INTERVAL '2' HOUR`, stays DataFusion's).
+            SqlExpr::Interval(i)
+                if i.leading_field.is_none()
+                    && i.last_field.is_none()
+                    && matches!(i.value.as_ref(), SqlExpr::Value(_)) =>
+            {
+                (Some(INTERVAL_IN), i.value.as_ref().clone())
+            }
             _ => return ControlFlow::Continue(()),
         };
         let Some(function) = function else {
@@ -115,6 +137,7 @@ impl ScalarUDFImpl for TextIn {
             SqlType::Uuid => UUID_IN,
             SqlType::Json => JSON_IN,
             SqlType::Jsonb => JSONB_IN,
+            SqlType::Interval => INTERVAL_IN,
             _ => BYTEA_IN,
         }
     }
@@ -149,6 +172,13 @@ impl ScalarUDFImpl for TextIn {
                             .transpose()
                     })
                     .collect::<Result<StringArray>>()
+                    .map_err(external)?,
+            ),
+            SqlType::Interval => Arc::new(
+                strings
+                    .iter()
+                    .map(|s| s.map(crate::arrow_conv::interval_input).transpose())
+                    .collect::<Result<IntervalMonthDayNanoArray>>()
                     .map_err(external)?,
             ),
             SqlType::Uuid => Arc::new(
@@ -285,6 +315,40 @@ impl AnalyzerRule for TextInput {
                      order, and groups by equal text)",
                 )));
             }
+            if let LogicalPlan::Aggregate(a) = &node
+                && let Some(name) = crate::interval_ops::unhonoured_aggregate(&a.aggr_expr, &schema)
+            {
+                return Err(external(SqlError::unsupported(format!(
+                    "{name}() of interval values (PostgreSQL compares them by span, \
+                     '1 mon' with '30 days'; pmdb would not)"
+                ))));
+            }
+            let grouped_intervals = match &node {
+                LogicalPlan::Aggregate(a) => a.group_expr.iter().any(|e| is_interval(e, &schema)),
+                LogicalPlan::Distinct(_) => node
+                    .schema()
+                    .fields()
+                    .iter()
+                    .any(|f| matches!(f.data_type(), DataType::Interval(_))),
+                _ => false,
+            };
+            if grouped_intervals {
+                return Err(external(SqlError::unsupported(
+                    "GROUP BY or DISTINCT over interval values (PostgreSQL groups equal spans, \
+                     '1 mon' with '30 days'; pmdb would not)",
+                )));
+            }
+            let node = match node {
+                LogicalPlan::Sort(mut sort) => {
+                    for s in &mut sort.expr {
+                        if is_interval(&s.expr, &schema) {
+                            s.expr = span_of(s.expr.clone())?;
+                        }
+                    }
+                    LogicalPlan::Sort(sort)
+                }
+                other => other,
+            };
             // Output columns keep the names the unrewritten expressions gave them.
             let names = NamePreserver::new(&node);
             node.map_expressions(|e| {
@@ -332,6 +396,21 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
                 ),
                 other => bytea_in(other),
             })
+        }
+        Expr::Cast(Cast { expr, field })
+            if *field.data_type() == DataType::Utf8 && is_interval(&expr, schema) =>
+        {
+            Transformed::yes(crate::interval_ops::text_of(*expr))
+        }
+        // Text made an interval, where DataFusion coerced it (a VALUES list, an INSERT):
+        // read by PostgreSQL's rules.
+        Expr::Cast(Cast { expr, field })
+            if matches!(field.data_type(), DataType::Interval(_)) && text(&expr) =>
+        {
+            Transformed::yes(Expr::ScalarFunction(ScalarFunction::new_udf(
+                Arc::new(ScalarUDF::from(TextIn::new(SqlType::Interval))),
+                vec![*expr],
+            )))
         }
         Expr::BinaryExpr(BinaryExpr { left, op, right })
             if compares(op) && (is_json(&left, schema) || is_json(&right, schema)) =>
@@ -408,7 +487,7 @@ fn bytes_as_text(args: &[Expr], schema: &DFSchema) -> Option<Expr> {
     }
 }
 
-fn compares(op: Operator) -> bool {
+pub(crate) fn compares(op: Operator) -> bool {
     use Operator::*;
     matches!(
         op,

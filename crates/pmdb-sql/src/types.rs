@@ -6,6 +6,7 @@ use std::cmp::Ordering;
 use std::fmt;
 
 use crate::error::CodecError;
+pub use crate::interval::Interval;
 
 /// Most digits of a DECIMAL (what an `i128` holds exactly).
 pub const MAX_DECIMAL_PRECISION: u8 = 38;
@@ -44,6 +45,8 @@ pub enum SqlType {
     Json,
     /// JSON in its canonical text ([`crate::json`]): equal values, equal text.
     Jsonb,
+    /// Months, days and microseconds ([`crate::interval`]).
+    Interval,
 }
 
 /// One value of a column; `Null` fits every type.
@@ -65,6 +68,7 @@ pub enum Value {
     Timestamp(i64),
     Bytes(Vec<u8>),
     Uuid(u128),
+    Interval(Interval),
 }
 
 impl SqlType {
@@ -82,7 +86,8 @@ impl SqlType {
             | (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(_))
             | (SqlType::Boolean, Value::Boolean(_))
             | (SqlType::Bytea, Value::Bytes(_))
-            | (SqlType::Uuid, Value::Uuid(_)) => true,
+            | (SqlType::Uuid, Value::Uuid(_))
+            | (SqlType::Interval, Value::Interval(_)) => true,
             (SqlType::Decimal { precision, .. }, Value::Decimal(v)) => {
                 fits_precision(*precision, *v)
             }
@@ -136,6 +141,7 @@ impl fmt::Display for SqlType {
             SqlType::Uuid => f.write_str("UUID"),
             SqlType::Json => f.write_str("JSON"),
             SqlType::Jsonb => f.write_str("JSONB"),
+            SqlType::Interval => f.write_str("INTERVAL"),
         }
     }
 }
@@ -161,6 +167,7 @@ impl Value {
             (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
             (Value::Bytes(a), Value::Bytes(b)) => a.cmp(b),
             (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
+            (Value::Interval(a), Value::Interval(b)) => a.span().cmp(&b.span()),
             _ => return None,
         })
     }
@@ -199,6 +206,7 @@ impl Value {
             }
             Value::Bytes(b) => format!("'{}'", crate::text_forms::bytea_text(b)),
             Value::Uuid(u) => format!("'{}'", crate::text_forms::uuid_text(*u)),
+            Value::Interval(v) => format!("'{v}'"),
             Value::Timestamp(us) => {
                 let zone = if ty == SqlType::TimestampTz {
                     "+00"
@@ -286,6 +294,15 @@ pub(crate) mod tests {
                 Just(Value::Str("null".into())),
             ]
             .boxed(),
+            SqlType::Interval => (any::<i32>(), any::<i32>(), -(1i64 << 52)..(1i64 << 52))
+                .prop_map(|(months, days, micros)| {
+                    Value::Interval(Interval {
+                        months,
+                        days,
+                        micros,
+                    })
+                })
+                .boxed(),
         };
         prop_oneof![1 => Just(Value::Null), 9 => v].boxed()
     }
@@ -310,7 +327,13 @@ pub(crate) mod tests {
             Just(SqlType::Uuid),
             Just(SqlType::Json),
             Just(SqlType::Jsonb),
+            Just(SqlType::Interval),
         ]
+    }
+
+    /// A type a key column may have and a value of it.
+    pub fn any_key_typed_value() -> impl Strategy<Value = (SqlType, Value)> {
+        any_typed_value().prop_filter("a key type", |(ty, _)| *ty != SqlType::Interval)
     }
 
     /// A type and a value of it.

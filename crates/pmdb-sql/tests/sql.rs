@@ -371,7 +371,7 @@ fn bad_statements_are_one_clear_error() {
             "CREATE TABLE t (a INT PRIMARY KEY, b INT, PRIMARY KEY (b))",
             "42P16",
         ),
-        ("CREATE TABLE t (a INTERVAL)", "0A000"),
+        ("CREATE TABLE t (a INTERVAL HOUR)", "0A000"),
         ("UPDATE accounts SET nope = 1", "42703"),
         // As in PostgreSQL, the columns a short row leaves out get their defaults (here
         // none: NULL), which NOT NULL refuses.

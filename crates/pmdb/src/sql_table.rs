@@ -1,8 +1,10 @@
 //! Result sets and table descriptions as psql's aligned format prints them: a centred
 //! header, numbers right-aligned, text left-aligned, and a row count.
 
-use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::SchemaRef;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::datatypes::{DataType, Field, IntervalUnit, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::util::display::FormatOptions;
 use pmdb_bench::tpch::verify::rows_with;
@@ -13,7 +15,10 @@ pub fn render(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<String, Arr
     let options = FormatOptions::default()
         .with_null("")
         .with_timestamp_format(Some("%Y-%m-%d %H:%M:%S%.f"));
-    let padded: Vec<RecordBatch> = batches.iter().map(pmdb_sql::padded_chars).collect();
+    let padded: Vec<RecordBatch> = batches
+        .iter()
+        .map(|b| intervals_as_text(&pmdb_sql::padded_chars(b)))
+        .collect::<Result<_, _>>()?;
     let rows = rows_with(&padded, &options)?;
     let header: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
     let right: Vec<bool> = schema
@@ -22,6 +27,34 @@ pub fn render(schema: &SchemaRef, batches: &[RecordBatch]) -> Result<String, Arr
         .map(|f| f.data_type().is_numeric())
         .collect();
     Ok(aligned(&header, &rows, &right))
+}
+
+/// `batch` with its interval columns as PostgreSQL writes intervals (Arrow's own text
+/// is another).
+fn intervals_as_text(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
+    let columns: Vec<ArrayRef> = batch
+        .columns()
+        .iter()
+        .map(|c| match c.data_type() {
+            DataType::Interval(IntervalUnit::MonthDayNano) => Arc::new(
+                (0..c.len())
+                    .map(|i| {
+                        c.is_valid(i)
+                            .then(|| pmdb_sql::interval_at(c, i).to_string())
+                    })
+                    .collect::<StringArray>(),
+            ) as ArrayRef,
+            _ => Arc::clone(c),
+        })
+        .collect();
+    let fields: Vec<Field> = batch
+        .schema()
+        .fields()
+        .iter()
+        .zip(&columns)
+        .map(|(f, c)| f.as_ref().clone().with_data_type(c.data_type().clone()))
+        .collect();
+    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
 }
 
 fn width(s: &str) -> usize {

@@ -158,6 +158,7 @@ pub const TYPES: &[(i64, &str, i64, &str)] = &[
     (1082, "date", 4, "D"),
     (1114, "timestamp", 8, "D"),
     (1184, "timestamptz", 8, "D"),
+    (1186, "interval", 16, "T"),
     (1700, "numeric", -1, "N"),
     (2950, "uuid", 16, "U"),
     (3802, "jsonb", -1, "U"),
@@ -187,6 +188,7 @@ pub fn column_type(ty: SqlType) -> (i64, i64) {
         SqlType::Uuid => (2950, -1),
         SqlType::Json => (114, -1),
         SqlType::Jsonb => (3802, -1),
+        SqlType::Interval => (1186, -1),
     }
 }
 
@@ -216,6 +218,7 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
         1082 => "date".into(),
         1114 => "timestamp without time zone".into(),
         1184 => "timestamp with time zone".into(),
+        1186 => "interval".into(),
         1700 => match len {
             Some(m) => format!("numeric({},{})", m >> 16, m & 0xffff),
             None => "numeric".into(),
@@ -249,6 +252,7 @@ mod tests {
             (SqlType::Uuid, "uuid"),
             (SqlType::Bytea, "bytea"),
             (SqlType::Jsonb, "jsonb"),
+            (SqlType::Interval, "interval"),
         ] {
             let (oid, typmod) = column_type(ty);
             assert_eq!(format_type(oid, Some(typmod)).as_deref(), Some(text));

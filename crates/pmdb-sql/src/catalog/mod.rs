@@ -66,7 +66,7 @@ fn valid(def: &TableDef) -> Result<()> {
         .chain(def.indexes.iter().flat_map(|i| &i.columns));
     for &k in keys {
         let c = &def.columns[k as usize];
-        if matches!(c.ty, SqlType::Json | SqlType::Jsonb) {
+        if matches!(c.ty, SqlType::Json | SqlType::Jsonb | SqlType::Interval) {
             return Err(SqlError::unsupported(format!(
                 "column {:?} of type {} as a key or index column",
                 c.name, c.ty

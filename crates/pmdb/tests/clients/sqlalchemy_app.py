@@ -20,6 +20,7 @@ from sqlalchemy import (
     DateTime,
     ForeignKey,
     Integer,
+    Interval,
     LargeBinary,
     String,
     Uuid,
@@ -67,6 +68,7 @@ class Book(Base):
     added: Mapped[datetime.datetime] = mapped_column(
         DateTime(timezone=True), server_default=func.now()
     )
+    reading_time: Mapped[datetime.timedelta | None] = mapped_column(Interval)
 
 
 def main(port: str) -> None:
@@ -118,6 +120,16 @@ def main(port: str) -> None:
             assert three.added.tzinfo is not None, three.added
             age = datetime.datetime.now(datetime.timezone.utc) - three.added
             assert datetime.timedelta(0) <= age < datetime.timedelta(minutes=5), age
+            three.reading_time = datetime.timedelta(hours=2, minutes=30)
+            books[0].reading_time = datetime.timedelta(days=1, seconds=-1)
+            s.commit()
+            long_reads = s.scalars(
+                select(Book.title)
+                .where(Book.reading_time > datetime.timedelta(hours=1))
+                .order_by(Book.reading_time.desc())
+            ).all()
+            assert long_reads == ["one", "three"], long_reads
+            assert s.get(Book, three.id).reading_time == datetime.timedelta(hours=2, minutes=30)
             assert len({b.uid for b in books}) == 3
             step = "update"
             books[0].pages = 150
