@@ -14,7 +14,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
 use datafusion::common::ScalarValue;
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::Statement;
+use datafusion::sql::sqlparser::ast::{DiscardObject, Statement};
 use futures::{Sink, SinkExt, stream};
 use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::api::copy::CopyHandler;
@@ -57,6 +57,23 @@ pub struct Client {
     /// The names of the statements the protocol prepared (Parse), which `DEALLOCATE ALL`
     /// forgets: the portal store cannot list them.
     statements: HashSet<String>,
+    /// Whether the SQL session knows the user and database the client connected as.
+    identified: bool,
+}
+
+impl Client {
+    /// Tells the SQL session who the client connected as, once (the startup message
+    /// named them before any statement).
+    fn identify(&mut self, info: &impl ClientInfo) {
+        if self.identified {
+            return;
+        }
+        let meta = info.metadata();
+        let user = meta.get("user").map_or(pmdb_sql::OWNER, String::as_str);
+        let database = meta.get("database").map_or(user, String::as_str);
+        self.sql.set_identity(user, database);
+        self.identified = true;
+    }
 }
 
 fn error_info(e: &SqlError) -> ErrorInfo {
@@ -307,6 +324,7 @@ impl QueryParser for Planner {
         C: ClientInfo + Unpin + Send + Sync,
     {
         let mut client = self.client.lock().await;
+        client.identify(_client);
         let prepared = client.prepare(sql).await;
         if prepared.is_err() {
             client.sql.fail_block();
@@ -351,6 +369,7 @@ impl SimpleQueryHandler for Handler {
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
         let mut client = self.client.lock().await;
+        client.identify(_client);
         let statements = match pmdb_sql::parse(query) {
             Ok(s) => s,
             Err(e) => {
@@ -362,7 +381,10 @@ impl SimpleQueryHandler for Handler {
         let mut responses = Vec::with_capacity(statements.len());
         for mut statement in statements {
             crate::pg_catalog::adapt(&mut statement);
-            if let Some(out) = deallocate(_client, &mut client.statements, &statement) {
+            let reset = session_reset(_client, &mut client, &statement);
+            if let Some(out) =
+                reset.or_else(|| deallocate(_client, &mut client.statements, &statement))
+            {
                 match out {
                     Ok(r) => responses.push(r),
                     Err(e) => {
@@ -511,6 +533,38 @@ impl ExtendedQueryHandler for Handler {
     }
 }
 
+/// `DISCARD ALL`, outside a block: the session as a new connection has it (no cursor,
+/// no setting changed, no sequence value handed out, no statement prepared). `UNLISTEN`:
+/// pmdb refuses LISTEN, so a session listens to nothing to stop. `None` for another
+/// statement.
+fn session_reset<C>(
+    protocol: &C,
+    client: &mut Client,
+    statement: &DfStatement,
+) -> Option<Result<Response, SqlError>>
+where
+    C: ClientPortalStore,
+    C::PortalStore: PortalStore,
+{
+    let DfStatement::Statement(s) = statement else {
+        return None;
+    };
+    match s.as_ref() {
+        Statement::Discard {
+            object_type: DiscardObject::ALL,
+        } => Some(client.sql.discard_all().map(|()| {
+            client.settings = Settings::default();
+            let store = protocol.portal_store();
+            for n in client.statements.drain() {
+                store.rm_statement(&n);
+            }
+            Response::Execution(Tag::new("DISCARD ALL"))
+        })),
+        Statement::UNLISTEN { .. } => Some(Ok(Response::Execution(Tag::new("UNLISTEN")))),
+        _ => None,
+    }
+}
+
 /// `DEALLOCATE [PREPARE] {name | ALL}`: forgets one statement the protocol prepared
 /// (26000 if there is none of that name) or all of them; `None` for another statement.
 fn deallocate<C>(
@@ -567,6 +621,7 @@ impl Connection {
             copy: None,
             status: status.clone(),
             statements: HashSet::new(),
+            identified: false,
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),

@@ -11,6 +11,7 @@ use pmdb_engine::{Db, DbOptions};
 use pmdb_server::{Auth, RunningServer, Server, ServerOptions, Users};
 use pmdb_sql::SqlEngine;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
 struct TestServer {
@@ -1049,5 +1050,74 @@ fn deallocate_forgets_prepared_statements() {
         // Statements prepared afterwards work as before.
         let three = c.prepare("SELECT 3::bigint").await.unwrap();
         assert_eq!(c.query_one(&three, &[]).await.unwrap().get::<_, i64>(0), 3);
+    });
+}
+
+/// What a pool does to a connection it takes back (asyncpg: `pg_advisory_unlock_all()`,
+/// `CLOSE ALL`, `UNLISTEN *`, `RESET ALL`; others `DISCARD ALL`), and who the session is.
+#[test]
+fn sessions_reset_as_pools_reset_them_and_know_who_they_are() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        let row = c
+            .query_one("SELECT current_user, session_user, current_database()", &[])
+            .await
+            .unwrap();
+        let who: (String, String, String) = (row.get(0), row.get(1), row.get(2));
+        assert_eq!(who, ("pmdb".into(), "pmdb".into(), "pmdb".into()));
+        c.batch_execute(
+            "SELECT pg_advisory_unlock_all(); CLOSE ALL; UNLISTEN *; RESET ALL;
+             CREATE SEQUENCE s; SET application_name = 'app'",
+        )
+        .await
+        .unwrap();
+        let one = c.prepare("SELECT 1::bigint").await.unwrap();
+        c.query_one("SELECT nextval('s')", &[]).await.unwrap();
+        c.batch_execute("BEGIN; DECLARE k CURSOR FOR SELECT 1")
+            .await
+            .unwrap();
+        let e = c.simple_query("DISCARD ALL").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "25001", "{e}");
+        c.batch_execute("ROLLBACK; DECLARE h CURSOR WITH HOLD FOR SELECT 1")
+            .await
+            .unwrap();
+        c.simple_query("DISCARD ALL").await.unwrap();
+        // No statement prepared, no cursor, no sequence value handed out, no setting.
+        let e = c.query_one(&one, &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "26000", "{e}");
+        let e = c.simple_query("FETCH NEXT FROM h").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "34000", "{e}");
+        let e = c.query_one("SELECT currval('s')", &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "55000", "{e}");
+        let name = c.query_one("SHOW application_name", &[]).await.unwrap();
+        assert_eq!(name.get::<_, String>(0), "");
+    });
+}
+
+/// A parameter's type is what the statement makes of it, as PostgreSQL describes it:
+/// cast (`$1::int`), a LIMIT, an interval; drivers that encode by the described type
+/// (asyncpg) send their values so.
+#[test]
+fn parameters_are_described_by_what_the_statement_makes_of_them() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        let described = |sql: &'static str| {
+            let c = &c;
+            async move {
+                let p = c.prepare(sql).await.unwrap();
+                p.params().to_vec()
+            }
+        };
+        assert_eq!(described("SELECT $1::int + 1").await, [Type::INT4]);
+        assert_eq!(described("SELECT CAST($1 AS BIGINT)").await, [Type::INT8]);
+        assert_eq!(
+            described("SELECT * FROM (VALUES (1), (2)) v(x) LIMIT $1 OFFSET $2").await,
+            [Type::INT8, Type::INT8]
+        );
+        assert_eq!(described("SELECT $1::interval").await, [Type::INTERVAL]);
+        let row = c.query_one("SELECT $1::int", &[&41i32]).await.unwrap();
+        assert_eq!(row.get::<_, i32>(0), 41);
     });
 }

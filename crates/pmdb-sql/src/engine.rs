@@ -113,6 +113,7 @@ impl SqlEngine {
         )
         .map_err(df_error)?;
         crate::setting_functions::register(&ctx);
+        crate::identity::register(&ctx, crate::identity::OWNER, crate::identity::OWNER);
         let session = Arc::new(Session {
             db,
             catalog,

@@ -1,8 +1,8 @@
-//! Select lists that name two items alike (`SELECT a, a`, two scalar subqueries),
-//! which PostgreSQL allows and DataFusion refuses. When DataFusion refuses one, each
-//! select list's unnamed items are named as PostgreSQL names them (a column by its
-//! name, a function by its own, a subquery by its column's, else `?column?`), a
-//! repeated name made unique with a suffix; the result's columns then take the names
+//! Select lists that name two items alike (`SELECT a, a`, two scalar subqueries,
+//! `SELECT 1 AS c, 2 AS c`), which PostgreSQL allows and DataFusion refuses. When
+//! DataFusion refuses one, each select list's unnamed items are named as PostgreSQL
+//! names them (a column by its name, a function by its own, a subquery by its
+//! column's, else `?column?`), a repeated name made unique with a suffix; the result's columns then take the names
 //! PostgreSQL would show, repeats and all.
 
 use std::ops::ControlFlow;
@@ -20,8 +20,12 @@ use datafusion::sql::sqlparser::ast::{
 use crate::error::{Result, SqlError, df_error};
 use crate::names::ident_name;
 
-/// DataFusion's refusal of a select list that names two items alike.
-const REPEATED: &str = "Projections require unique expression names";
+/// DataFusion's refusals of a select list that names two items alike: two items
+/// (`1 AS c, 2 AS c`), or an item and a column it also shows (`c, c + 1 AS c`).
+const REPEATED: [&str; 2] = [
+    "Projections require unique expression names",
+    "which would be ambiguous",
+];
 
 /// Plans `statement` with `state`, naming the select lists' items when DataFusion
 /// refuses repeated names; the names of the result's columns then come back too.
@@ -31,7 +35,7 @@ pub(crate) async fn plan(
 ) -> Result<(LogicalPlan, Option<Vec<String>>)> {
     let refused = match state.statement_to_plan(statement.clone()).await {
         Ok(plan) => return Ok((plan, None)),
-        Err(e) if e.to_string().contains(REPEATED) => e,
+        Err(e) if REPEATED.iter().any(|r| e.to_string().contains(r)) => e,
         Err(e) => return Err(df_error(e)),
     };
     let mut statement = statement;
@@ -115,7 +119,8 @@ fn name_of(e: &Expr) -> String {
     }
 }
 
-/// Names every select list's unnamed items, each name once per list.
+/// Names every select list's items, each name once per list: an unnamed item as
+/// PostgreSQL names it, a name repeated (`13 AS c, x AS c`) with a suffix.
 struct Namer;
 
 impl VisitorMut for Namer {
@@ -125,19 +130,13 @@ impl VisitorMut for Namer {
         let SetExpr::Select(select) = query.body.as_mut() else {
             return ControlFlow::Continue(());
         };
-        let mut taken: Vec<String> = select
-            .projection
-            .iter()
-            .filter_map(|i| match i {
-                SelectItem::ExprWithAlias { alias, .. } => Some(ident_name(alias)),
-                _ => None,
-            })
-            .collect();
+        let mut taken: Vec<String> = Vec::new();
         for item in &mut select.projection {
-            let SelectItem::UnnamedExpr(e) = item else {
-                continue;
+            let (expr, wanted) = match item {
+                SelectItem::UnnamedExpr(e) => (e.clone(), name_of(e)),
+                SelectItem::ExprWithAlias { expr, alias } => (expr.clone(), ident_name(alias)),
+                _ => continue,
             };
-            let wanted = name_of(e);
             let name = (1..)
                 .map(|n| match n {
                     1 => wanted.clone(),
@@ -147,7 +146,7 @@ impl VisitorMut for Namer {
                 .expect("some suffix is free");
             taken.push(name.clone());
             *item = SelectItem::ExprWithAlias {
-                expr: e.clone(),
+                expr,
                 alias: Ident::with_quote('"', name),
             };
         }

@@ -37,6 +37,12 @@ struct Calls {
 }
 
 impl SequenceCalls {
+    /// Forgets every value handed out (DISCARD SEQUENCES): `currval` and `lastval` fail
+    /// until the next `nextval`.
+    pub(crate) fn forget(&self) {
+        *self.calls.lock() = Calls::default();
+    }
+
     /// `nextval` of `seq`, remembered for `currval` and `lastval`.
     pub(crate) fn next(&self, seq: &Sequence) -> Result<i64> {
         let v = seq.next_value()?;

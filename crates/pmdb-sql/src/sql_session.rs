@@ -226,6 +226,27 @@ impl SqlSession {
             .set_extension(value);
     }
 
+    /// Names the user and the database the session's client connected as
+    /// (`current_user`, `current_database()`).
+    pub fn set_identity(&self, user: &str, database: &str) {
+        crate::identity::register(&self.shared.ctx, user, database);
+    }
+
+    /// What DISCARD ALL does to the SQL session, outside a block (25001 in one): closes
+    /// every cursor and forgets the sequence values it was handed (`currval`). The
+    /// server forgets its settings and prepared statements.
+    pub fn discard_all(&mut self) -> Result<()> {
+        if !matches!(self.block, Block::None) {
+            return Err(SqlError::user(
+                state::ACTIVE_SQL_TRANSACTION,
+                "DISCARD ALL cannot run inside a transaction block",
+            ));
+        }
+        self.cursors = Cursors::default();
+        self.shared.sequence_calls.forget();
+        Ok(())
+    }
+
     /// The isolation of the open block, else of the blocks to come.
     pub fn isolation(&self) -> Isolation {
         match &self.block {
@@ -522,15 +543,7 @@ impl SqlSession {
         let query_only = from_query.is_some();
         let (plan, names) =
             crate::select_names::plan(&state, from_query.unwrap_or(planned)).await?;
-        let types = plan.get_parameter_types().map_err(df_error)?;
-        let count = types
-            .keys()
-            .filter_map(|k| k.strip_prefix('$')?.parse::<usize>().ok())
-            .max()
-            .unwrap_or(0);
-        let parameters = (1..=count)
-            .map(|i| types.get(&format!("${i}")).cloned().flatten())
-            .collect();
+        let parameters = crate::parameter_types::of(&plan).map_err(df_error)?;
         let columns = match (&returning, &plan) {
             (Some(r), _) => Some(r.columns(&self.shared).await?),
             (None, _) if query_only => None,

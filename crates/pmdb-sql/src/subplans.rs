@@ -2,11 +2,12 @@
 //! equality, as in `(SELECT count(*) FROM t x WHERE x.b < t.b)`), run per outer row as
 //! PostgreSQL runs a SubPlan. The query planner, given the plan DataFusion's optimizer
 //! made (so after every rewrite of its own), replaces each correlated scalar subquery
-//! and each EXISTS left in it with a call of a function that holds the subquery's plan
-//! and the statement's session state: for each row it puts the row's values in place
-//! of the outer references and runs the plan at the statement's read point (a scalar
-//! subquery gives NULL for no row, 21000 for more than one). Equal outer values share
-//! one run.
+//! and each EXISTS or IN left in it (an IN in a select list, `1 IN (SELECT …)`) with a
+//! call of a function that holds the subquery's plan and the statement's session state:
+//! for each row it puts the row's values in place of the outer references and runs the
+//! plan at the statement's read point (a scalar subquery gives NULL for no row, 21000
+//! for more than one; IN follows SQL's rules for NULLs). Equal outer values share one
+//! run.
 
 use std::collections::HashMap;
 use std::hash::{Hash, Hasher};
@@ -20,7 +21,7 @@ use datafusion::common::{Column, Result as DfResult, ScalarValue};
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::context::QueryPlanner;
 use datafusion::execution::context::SessionState;
-use datafusion::logical_expr::expr::{Exists, ScalarFunction};
+use datafusion::logical_expr::expr::{Exists, InSubquery, ScalarFunction};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, LogicalPlan, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF,
@@ -70,12 +71,23 @@ fn rewrite(plan: LogicalPlan, state: &SessionState) -> DfResult<LogicalPlan> {
             Ok(e.transform_up(|e| match e {
                 // DataFusion runs an uncorrelated one once, itself.
                 Expr::ScalarSubquery(subquery) if !subquery.outer_ref_columns.is_empty() => {
-                    Ok(Transformed::yes(call(subquery, Kind::Scalar, state)?))
+                    Ok(Transformed::yes(call(subquery, Kind::Scalar, state, None)?))
                 }
                 Expr::Exists(Exists { subquery, negated }) => Ok(Transformed::yes(call(
                     subquery,
                     Kind::Exists { negated },
                     state,
+                    None,
+                )?)),
+                Expr::InSubquery(InSubquery {
+                    expr,
+                    subquery,
+                    negated,
+                }) => Ok(Transformed::yes(call(
+                    subquery,
+                    Kind::In { negated },
+                    state,
+                    Some(*expr),
                 )?)),
                 e => Ok(Transformed::no(e)),
             })?
@@ -85,9 +97,14 @@ fn rewrite(plan: LogicalPlan, state: &SessionState) -> DfResult<LogicalPlan> {
     .map(|t| t.data)
 }
 
-/// The call that runs `subquery` per row with `state`, its arguments the outer columns
-/// it refers to.
-fn call(subquery: Subquery, kind: Kind, state: &SessionState) -> DfResult<Expr> {
+/// The call that runs `subquery` per row with `state`, its arguments `sought` (the value
+/// IN looks for), then the outer columns it refers to.
+fn call(
+    subquery: Subquery,
+    kind: Kind,
+    state: &SessionState,
+    sought: Option<Expr>,
+) -> DfResult<Expr> {
     let mut outer: Vec<Column> = Vec::new();
     for e in &subquery.outer_ref_columns {
         if let Expr::OuterReferenceColumn(_, c) = e
@@ -97,7 +114,10 @@ fn call(subquery: Subquery, kind: Kind, state: &SessionState) -> DfResult<Expr> 
         }
     }
     let output = subquery.subquery.schema().field(0).as_ref().clone();
-    let args = outer.iter().cloned().map(Expr::Column).collect();
+    let args = sought
+        .into_iter()
+        .chain(outer.iter().cloned().map(Expr::Column))
+        .collect();
     let udf = SubplanFn {
         plan: Arc::clone(&subquery.subquery),
         outer,
@@ -118,7 +138,13 @@ fn call(subquery: Subquery, kind: Kind, state: &SessionState) -> DfResult<Expr> 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 enum Kind {
     Scalar,
-    Exists { negated: bool },
+    Exists {
+        negated: bool,
+    },
+    /// The call's first argument is the value looked for among the subquery's.
+    In {
+        negated: bool,
+    },
 }
 
 struct SubplanFn {
@@ -160,6 +186,7 @@ impl ScalarUDFImpl for SubplanFn {
         match self.kind {
             Kind::Scalar => "subquery",
             Kind::Exists { .. } => "exists",
+            Kind::In { .. } => "in",
         }
     }
 
@@ -170,7 +197,7 @@ impl ScalarUDFImpl for SubplanFn {
     fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
         Ok(match self.kind {
             Kind::Scalar => self.output.data_type().clone(),
-            Kind::Exists { .. } => DataType::Boolean,
+            Kind::Exists { .. } | Kind::In { .. } => DataType::Boolean,
         })
     }
 
@@ -178,6 +205,7 @@ impl ScalarUDFImpl for SubplanFn {
         Ok(Arc::new(match self.kind {
             Kind::Scalar => self.output.clone().with_nullable(true),
             Kind::Exists { .. } => Field::new(self.name(), DataType::Boolean, false),
+            Kind::In { .. } => Field::new(self.name(), DataType::Boolean, true),
         }))
     }
 
@@ -189,12 +217,27 @@ impl ScalarUDFImpl for SubplanFn {
             .map(|a| a.to_array(rows))
             .collect::<DfResult<Vec<ArrayRef>>>()?;
         let mut done: HashMap<Vec<ScalarValue>, ScalarValue> = HashMap::new();
+        let mut sets: HashMap<Vec<ScalarValue>, Values> = HashMap::new();
         let mut out = Vec::with_capacity(rows);
         for r in 0..rows {
-            let values = arrays
+            let mut values = arrays
                 .iter()
                 .map(|a| ScalarValue::try_from_array(a, r))
                 .collect::<DfResult<Vec<_>>>()?;
+            if let Kind::In { negated } = self.kind {
+                let sought = values.remove(0);
+                let set = match sets.get(&values) {
+                    Some(set) => set,
+                    None => {
+                        let set = Values::of(self.batches(&values)?)?;
+                        sets.entry(values).or_insert(set)
+                    }
+                };
+                out.push(ScalarValue::Boolean(
+                    set.holds(&sought).map(|found| found != negated),
+                ));
+                continue;
+            }
             let v = match done.get(&values) {
                 Some(v) => v.clone(),
                 None => {
@@ -215,21 +258,31 @@ impl ScalarUDFImpl for SubplanFn {
 }
 
 impl SubplanFn {
-    /// The subquery's value for a row whose outer columns hold `values`.
-    fn run(&self, values: &[ScalarValue]) -> DfResult<ScalarValue> {
+    /// The rows of the subquery for a row whose outer columns hold `values`.
+    fn batches(&self, values: &[ScalarValue]) -> DfResult<Vec<RecordBatch>> {
         let plan = self.bound(values)?;
         let plan = match self.kind {
-            Kind::Scalar => plan,
+            Kind::Scalar | Kind::In { .. } => plan,
             // One row tells.
             Kind::Exists { .. } => datafusion::logical_expr::LogicalPlanBuilder::from(plan)
                 .limit(0, Some(1))?
                 .build()?,
         };
-        let frame = DataFrame::new(self.state.clone(), plan);
-        let batches = wait(frame.collect())?;
+        wait(DataFrame::new(self.state.clone(), plan).collect())
+    }
+
+    /// The subquery's value for a row whose outer columns hold `values` (a scalar
+    /// subquery or EXISTS).
+    fn run(&self, values: &[ScalarValue]) -> DfResult<ScalarValue> {
+        let batches = self.batches(values)?;
         let count: usize = batches.iter().map(RecordBatch::num_rows).sum();
         Ok(match self.kind {
             Kind::Exists { negated } => ScalarValue::Boolean(Some((count > 0) != negated)),
+            Kind::In { .. } => {
+                return Err(external(SqlError::Query(
+                    "IN is answered from the subquery's values".into(),
+                )));
+            }
             Kind::Scalar if count > 1 => {
                 return Err(external(SqlError::user(
                     state::CARDINALITY_VIOLATION,
@@ -263,6 +316,51 @@ impl SubplanFn {
             })
         })
         .map(|t| t.data)
+    }
+}
+
+/// The values of a subquery's one column, for IN.
+struct Values {
+    present: std::collections::HashSet<ScalarValue>,
+    null: bool,
+    empty: bool,
+}
+
+impl Values {
+    fn of(batches: Vec<RecordBatch>) -> DfResult<Values> {
+        let mut set = Values {
+            present: std::collections::HashSet::new(),
+            null: false,
+            empty: true,
+        };
+        for b in &batches {
+            for r in 0..b.num_rows() {
+                let v = ScalarValue::try_from_array(b.column(0), r)?;
+                set.empty = false;
+                if v.is_null() {
+                    set.null = true;
+                } else {
+                    set.present.insert(v);
+                }
+            }
+        }
+        Ok(set)
+    }
+
+    /// Whether `v` is among the values, by SQL's rules: none for NULL sought in a set
+    /// that is not empty, or for a value not found where a NULL is.
+    fn holds(&self, v: &ScalarValue) -> Option<bool> {
+        if self.empty {
+            Some(false)
+        } else if v.is_null() {
+            None
+        } else if self.present.contains(v) {
+            Some(true)
+        } else if self.null {
+            None
+        } else {
+            Some(false)
+        }
     }
 }
 

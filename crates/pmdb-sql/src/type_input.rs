@@ -73,7 +73,25 @@ fn input_function(ty: &SqlDataType) -> Option<&'static str> {
 /// `pmdb_uuid`, and the same for JSON and JSONB.
 pub(crate) fn rewrite_casts(statement: &mut Statement) -> Result<()> {
     let flow = visit_expressions_mut(statement, |e| {
+        if let SqlExpr::Identifier(id) = e
+            && let Some(call) = crate::identity::keyword_call(id)
+        {
+            *e = call;
+            return ControlFlow::Continue(());
+        }
         let (function, operand) = match e {
+            // A parameter cast to an interval is an interval parameter, bound as one.
+            SqlExpr::Cast {
+                data_type: SqlDataType::Interval { .. },
+                expr,
+                ..
+            } if matches!(
+                expr.as_ref(),
+                SqlExpr::Value(v) if matches!(v.value, datafusion::sql::sqlparser::ast::Value::Placeholder(_))
+            ) =>
+            {
+                return ControlFlow::Continue(());
+            }
             SqlExpr::Cast {
                 data_type, expr, ..
             } if input_function(data_type).is_some() => (

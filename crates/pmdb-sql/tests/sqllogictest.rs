@@ -9,7 +9,8 @@
 //! `PMDB_SQLLOGICTEST_DIR` names); without it these tests say so and pass. CI runs
 //! `select1.test`; the whole corpus runs with
 //! `cargo test -p pmdb-sql --test sqllogictest -- --ignored --nocapture`, a part of it
-//! with `PMDB_SQLLOGICTEST_ONLY=select,evidence/` (path prefixes) set.
+//! with `PMDB_SQLLOGICTEST_ONLY=select,evidence/` (path prefixes) set;
+//! `PMDB_SQLLOGICTEST_SHOW_REFUSED=1` prints each refused record with its error.
 
 use std::path::{Path, PathBuf};
 
@@ -181,6 +182,7 @@ fn run_file(path: &Path) -> (Counts, Vec<String>) {
         sqllogictest::parse_with_name::<DefaultColumnType>(&script, name).expect("the file parses");
     let mut counts = Counts::default();
     let mut wrong = Vec::new();
+    let show_refused = std::env::var_os("PMDB_SQLLOGICTEST_SHOW_REFUSED").is_some();
     rt.block_on(async {
         let mut runner = Runner::new(move || {
             let session = sessions.open();
@@ -218,7 +220,12 @@ fn run_file(path: &Path) -> (Counts, Vec<String>) {
                 Ok(_) if counted => counts.passed += 1,
                 Ok(_) => {}
                 Err(e) => match e.kind() {
-                    TestErrorKind::Fail { .. } => counts.refused += 1,
+                    TestErrorKind::Fail { .. } => {
+                        counts.refused += 1;
+                        if show_refused {
+                            eprintln!("refused: {}", e.to_string().replace('\n', " | "));
+                        }
+                    }
                     TestErrorKind::Ok { .. } => counts.accepted += 1,
                     _ => {
                         counts.wrong += 1;

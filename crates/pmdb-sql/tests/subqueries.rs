@@ -1,7 +1,7 @@
 //! Queries PostgreSQL answers that DataFusion alone refuses: subqueries correlated by
 //! something other than equality (run per outer row, as PostgreSQL's SubPlan), in the
-//! select list, in CASE, in WHERE and under EXISTS; and select lists that name two
-//! items alike, whose columns keep the names PostgreSQL gives them. The answers are
+//! select list, in CASE, in WHERE, under EXISTS and IN (`1 IN (SELECT …)` in a select
+//! list); and select lists that name two items alike, whose columns keep the names PostgreSQL gives them. The answers are
 //! PostgreSQL 15's for the same statements.
 
 mod common;
@@ -77,6 +77,32 @@ fn subqueries_correlated_by_inequality() {
 }
 
 #[test]
+fn in_subqueries_in_a_select_list() {
+    let f = Fixture::new(T1);
+    let mut s = f.session();
+    // SQL's NULL rules: NULL sought in a set that is not empty, or a value not found
+    // where the set has a NULL, is NULL; nothing is in an empty set.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT 1 IN (SELECT a FROM t1), 9 IN (SELECT a FROM t1), \
+                    9 NOT IN (SELECT b FROM t1), NULL IN (SELECT a FROM t1), \
+                    1 IN (SELECT a FROM t1 WHERE a > 5), \
+                    NULL NOT IN (SELECT a FROM t1 WHERE a > 5)"
+        ),
+        ["true|false|||false|true"]
+    );
+    // Correlated by an inequality, per outer row.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a, b IN (SELECT x.b FROM t1 x WHERE x.a < t1.a) FROM t1 ORDER BY a"
+        ),
+        ["1|false", "2|false", "3|false", "4|"]
+    );
+}
+
+#[test]
 fn repeated_names_in_a_select_list() {
     let f = Fixture::new(T1);
     let mut s = f.session();
@@ -103,6 +129,13 @@ fn repeated_names_in_a_select_list() {
         f.rows(&mut s, "SELECT q.a FROM (SELECT a, a FROM t1) q ORDER BY 1"),
         ["1", "2", "3", "4"]
     );
+    // Two items given one name, and an item named as a column it also shows.
+    let out = f.run(
+        &mut s,
+        "SELECT a AS k, b AS k, c + 1 AS c, c FROM t1 WHERE a = 2",
+    );
+    assert_eq!(shown(&out), ["k", "k", "c", "c"]);
+    assert_eq!(rows_of(out), ["2|20|4|3"]);
     // Prepared: described and run with the same names.
     let statement: DfStatement = pmdb_sql::parse("SELECT a, a FROM t1 WHERE a = $1")
         .unwrap()

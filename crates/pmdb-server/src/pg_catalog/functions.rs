@@ -325,10 +325,6 @@ fn public(_: &Source, _: &[ScalarValue]) -> ScalarValue {
     text(Some("public".into()))
 }
 
-fn database(source: &Source, _: &[ScalarValue]) -> ScalarValue {
-    text(Some(source.database().into()))
-}
-
 fn version(_: &Source, _: &[ScalarValue]) -> ScalarValue {
     text(Some(format!(
         "PostgreSQL 15.0 (pmdb {}) on x86_64-pc-linux-gnu",
@@ -385,9 +381,11 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     ("pg_relation_is_publishable", Returns::Bool, no),
     ("pg_encoding_to_char", Returns::Text, utf8),
     ("current_schema", Returns::Text, public),
-    ("current_database", Returns::Text, database),
     ("version", Returns::Text, version),
     ("pg_backend_pid", Returns::Int, backend_pid),
+    // pmdb takes no advisory lock (pg_advisory_lock is refused): a session holds none to
+    // release. Pools call it when a connection comes back (asyncpg).
+    ("pg_advisory_unlock_all", Returns::Text, null),
     ("array_to_string", Returns::Text, array_to_string),
     ("pg_size_pretty", Returns::Text, size_pretty),
     // pmdb keeps no per-table size: an unknown size is a null.

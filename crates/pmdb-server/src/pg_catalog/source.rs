@@ -3,13 +3,13 @@
 
 use std::sync::Arc;
 
+// The owner of every object pmdb shows: the bootstrap role.
+use pmdb_sql::OWNER;
 use pmdb_sql::catalog::Catalog;
 use pmdb_sql::schema::TableDef;
 
 use super::oids;
 
-/// The owner of every object pmdb shows: the bootstrap role.
-const OWNER: &str = "pmdb";
 const DATABASE: &str = "pmdb";
 /// Where the oids of the server's other roles start.
 const FIRST_ROLE: i64 = 16_000;

@@ -1,0 +1,77 @@
+//! Who a session is: `current_user`, `session_user` and `current_role` (bare keywords in
+//! SQL, as PostgreSQL writes them) and `current_database()`, each a constant of the
+//! session. A server names the user and the database a client connected as; an
+//! embedded session is the owner, `pmdb`, on database `pmdb`.
+
+use datafusion::arrow::datatypes::DataType;
+use datafusion::common::{Result as DfResult, ScalarValue};
+use datafusion::logical_expr::{
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+};
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, Ident};
+
+/// The keywords that name the session's user.
+const USER_KEYWORDS: [&str; 3] = ["current_user", "session_user", "current_role"];
+
+/// The name of the owner and of the database when nothing else names them.
+pub const OWNER: &str = "pmdb";
+
+/// Registers the functions in `ctx`, for `user` on `database`.
+pub(crate) fn register(ctx: &SessionContext, user: &str, database: &str) {
+    for name in USER_KEYWORDS {
+        ctx.register_udf(ScalarUDF::from(Constant::new(name, user)));
+    }
+    ctx.register_udf(ScalarUDF::from(Constant::new("current_database", database)));
+}
+
+/// The call `current_user` stands for, if `id` is one of the keywords (unquoted).
+pub(crate) fn keyword_call(id: &Ident) -> Option<SqlExpr> {
+    let name = id.value.to_ascii_lowercase();
+    if id.quote_style.is_some() || !USER_KEYWORDS.contains(&name.as_str()) {
+        return None;
+    }
+    datafusion::sql::sqlparser::parser::Parser::new(
+        &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
+    )
+    .try_with_sql(&format!("{name}()"))
+    .and_then(|mut p| p.parse_expr())
+    .ok()
+}
+
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct Constant {
+    name: &'static str,
+    value: String,
+    signature: Signature,
+}
+
+impl Constant {
+    fn new(name: &'static str, value: &str) -> Constant {
+        Constant {
+            name,
+            value: value.to_owned(),
+            signature: Signature::nullary(Volatility::Stable),
+        }
+    }
+}
+
+impl ScalarUDFImpl for Constant {
+    fn name(&self) -> &str {
+        self.name
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, _args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        Ok(ColumnarValue::Scalar(ScalarValue::Utf8(Some(
+            self.value.clone(),
+        ))))
+    }
+}
