@@ -117,6 +117,7 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
                 .collect::<StringArray>(),
         ));
     }
+    let array = &crate::integer_casts::rounded_for(array, &to)?;
     cast_with_options(array, &to, &strict).map_err(|e| {
         // A number that does not fit a numeric column is out of range, as PostgreSQL
         // says; anything else is data of the wrong form.

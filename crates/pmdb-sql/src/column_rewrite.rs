@@ -7,9 +7,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{ArrayRef, AsArray, Float64Array, RecordBatch, StringArray};
-use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, Float64Type};
+use datafusion::arrow::array::{ArrayRef, RecordBatch, StringArray};
 use datafusion::common::DFSchema;
 use datafusion::execution::context::SessionState;
 use datafusion::physical_plan::PhysicalExpr;
@@ -103,10 +101,6 @@ fn assignable(from: SqlType, to: SqlType) -> bool {
 
 fn is_string(ty: SqlType) -> bool {
     matches!(ty, SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text)
-}
-
-fn is_integer(ty: SqlType) -> bool {
-    matches!(ty, SqlType::SmallInt | SqlType::Int | SqlType::BigInt)
 }
 
 /// Table `old` after `drops` (the named columns, with what needs them) and `changes`
@@ -287,20 +281,5 @@ fn assigned(
             .collect();
         return Ok(Arc::new(text));
     }
-    if !is_integer(target.ty) {
-        return Ok(Arc::clone(array));
-    }
-    match array.data_type() {
-        DataType::Decimal128(p, _) => cast(array, &DataType::Decimal128(*p, 0))
-            .map_err(|e| SqlError::user(state::NUMERIC_OUT_OF_RANGE, e.to_string())),
-        DataType::Float32 | DataType::Float64 => {
-            let doubles =
-                cast(array, &DataType::Float64).map_err(|e| SqlError::Query(e.to_string()))?;
-            let rounded: Float64Array = doubles
-                .as_primitive::<Float64Type>()
-                .unary(f64::round_ties_even);
-            Ok(Arc::new(rounded))
-        }
-        _ => Ok(Arc::clone(array)),
-    }
+    crate::integer_casts::rounded_for(array, &crate::arrow_conv::arrow_type(target.ty))
 }

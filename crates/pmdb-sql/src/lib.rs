@@ -34,6 +34,7 @@ pub mod error;
 mod fast_path;
 mod identity;
 mod insert;
+mod integer_casts;
 mod interval;
 mod interval_ops;
 mod json;

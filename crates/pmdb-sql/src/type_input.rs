@@ -416,6 +416,13 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
             })
         }
         Expr::Cast(Cast { expr, field })
+            if let Some(rounding) = expr.get_type(schema).ok().and_then(|from| {
+                crate::integer_casts::rounding_cast(&expr, &from, field.data_type())
+            }) =>
+        {
+            Transformed::yes(rounding)
+        }
+        Expr::Cast(Cast { expr, field })
             if *field.data_type() == DataType::Utf8 && is_interval(&expr, schema) =>
         {
             Transformed::yes(crate::interval_ops::text_of(*expr))

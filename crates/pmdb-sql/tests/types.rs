@@ -290,3 +290,26 @@ fn char_values_are_blank_padded() {
         "22001"
     );
 }
+
+/// Fractions made integers as PostgreSQL makes them, in casts and in writes to integer
+/// columns: a numeric (a number with a fraction written in SQL is one) rounded half away
+/// from zero, a floating-point number half to even. The answers are PostgreSQL 15's.
+#[test]
+fn fractions_become_integers_rounded_as_postgresql_rounds_them() {
+    let f = Fixture::new("CREATE TABLE ri (a INT, b BIGINT, c SMALLINT)");
+    let mut s = f.session();
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT 3.7::int, 2.5::int, (-2.5)::int, 2.5::float8::int, 3.5::float8::int, \
+             CAST(2.5 AS BIGINT), CAST(1.5::real AS SMALLINT), CAST(2.5 AS DECIMAL(3,1))::int"
+        ),
+        ["4|3|-3|2|4|3|2|3"]
+    );
+    f.tag(&mut s, "INSERT INTO ri VALUES (2.5, 3.5::float8, 1.5)");
+    f.tag(&mut s, "INSERT INTO ri VALUES (2.4, 2.5::float8, -1.5::real)");
+    assert_eq!(
+        f.rows(&mut s, "SELECT a, b, c FROM ri ORDER BY a"),
+        ["2|2|-2", "3|4|2"]
+    );
+}
