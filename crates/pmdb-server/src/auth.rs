@@ -75,7 +75,7 @@ impl Authenticator {
         auth: &Auth,
         manager: Arc<ConnectionManager>,
         certificate: Option<&[u8]>,
-    ) -> Result<Authenticator, crate::ServerError> {
+    ) -> Result<Authenticator, crate::error::ServerError> {
         Ok(match auth {
             Auth::Trust => Authenticator::Trust(Trust { manager }),
             Auth::Scram(users) => Authenticator::Scram(scram(users, manager, certificate)?),
@@ -87,7 +87,7 @@ fn scram(
     users: &Users,
     manager: Arc<ConnectionManager>,
     certificate: Option<&[u8]>,
-) -> Result<SASLAuthStartupHandler<DefaultServerParameterProvider>, crate::ServerError> {
+) -> Result<SASLAuthStartupHandler<DefaultServerParameterProvider>, crate::error::ServerError> {
     let passwords = Passwords {
         users: users
             .iter()
@@ -100,7 +100,7 @@ fn scram(
     if let Some(cert) = certificate {
         scram
             .configure_certificate(cert)
-            .map_err(|e| crate::ServerError::Tls(format!("channel binding: {e}")))?;
+            .map_err(|e| crate::error::ServerError::Tls(format!("channel binding: {e}")))?;
     }
     // The same parameters as trust sends (pgwire's), so clients see one server.
     Ok(

@@ -27,6 +27,7 @@ use datafusion::optimizer::AnalyzerRule;
 use datafusion::sql::sqlparser::ast::BinaryOperator;
 
 use crate::arrow_conv::{interval_at, interval_input};
+use crate::comparison::compares;
 use crate::error::{SqlError, external, state};
 
 const INTERVAL: DataType = DataType::Interval(IntervalUnit::MonthDayNano);
@@ -162,7 +163,7 @@ fn operands(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
     let interval = |e: &Expr| is_interval(e, schema);
     Ok(match e {
         Expr::BinaryExpr(BinaryExpr { left, op, right })
-            if crate::type_input::compares(op) && (interval(&left) || interval(&right)) =>
+            if compares(op) && (interval(&left) || interval(&right)) =>
         {
             Transformed::yes(Expr::BinaryExpr(BinaryExpr {
                 left: Box::new(span_of(*left)?),

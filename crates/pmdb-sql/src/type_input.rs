@@ -32,6 +32,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::arrow_conv::{arrow_field, text_type, without_trailing_blanks};
+use crate::comparison::compares;
 use crate::error::{Result, SqlError, external};
 use crate::interval_ops::{is_interval, span_of};
 use crate::text_forms::{parse_bytea, parse_uuid, uuid_text};
@@ -510,14 +511,6 @@ fn bytes_as_text(args: &[Expr], schema: &DFSchema) -> Option<Expr> {
         }
         _ => None,
     }
-}
-
-pub(crate) fn compares(op: Operator) -> bool {
-    use Operator::*;
-    matches!(
-        op,
-        Eq | NotEq | Lt | LtEq | Gt | GtEq | IsDistinctFrom | IsNotDistinctFrom
-    )
 }
 
 fn bytea_in(e: Expr) -> Expr {

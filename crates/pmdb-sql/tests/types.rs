@@ -307,7 +307,10 @@ fn fractions_become_integers_rounded_as_postgresql_rounds_them() {
         ["4|3|-3|2|4|3|2|3"]
     );
     f.tag(&mut s, "INSERT INTO ri VALUES (2.5, 3.5::float8, 1.5)");
-    f.tag(&mut s, "INSERT INTO ri VALUES (2.4, 2.5::float8, -1.5::real)");
+    f.tag(
+        &mut s,
+        "INSERT INTO ri VALUES (2.4, 2.5::float8, -1.5::real)",
+    );
     assert_eq!(
         f.rows(&mut s, "SELECT a, b, c FROM ri ORDER BY a"),
         ["2|2|-2", "3|4|2"]
