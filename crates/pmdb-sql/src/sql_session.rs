@@ -19,8 +19,8 @@ use datafusion::common::ScalarValue;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    DeclareType, Ident, Set, Statement, TransactionAccessMode, TransactionIsolationLevel,
-    TransactionMode,
+    CloseCursor, DeclareType, Ident, Set, Statement, TransactionAccessMode,
+    TransactionIsolationLevel, TransactionMode,
 };
 use pmdb_engine::Isolation;
 
@@ -356,7 +356,10 @@ impl SqlSession {
             }
             Statement::Close { cursor } => {
                 self.cursors.close(cursor)?;
-                Ok(Output::Command(CommandTag::of("CLOSE CURSOR")))
+                Ok(Output::Command(CommandTag::of(match cursor {
+                    CloseCursor::All => "CLOSE CURSOR ALL",
+                    CloseCursor::Specific { .. } => "CLOSE CURSOR",
+                })))
             }
             _ => Err(SqlError::unsupported(format!("{s}"))),
         }

@@ -96,6 +96,6 @@ fn scroll_and_hold_cursors() {
     assert_eq!(f.tag(&mut s, "CLOSE h"), "CLOSE CURSOR");
     assert_eq!(f.sqlstate(&mut s, "CLOSE h"), "34000");
     f.tag(&mut s, "DECLARE a CURSOR WITH HOLD FOR SELECT 1");
-    f.tag(&mut s, "CLOSE ALL");
+    assert_eq!(f.tag(&mut s, "CLOSE ALL"), "CLOSE CURSOR ALL");
     assert_eq!(f.sqlstate(&mut s, "FETCH NEXT FROM a"), "34000");
 }
