@@ -381,10 +381,7 @@ impl SimpleQueryHandler for Handler {
         let mut responses = Vec::with_capacity(statements.len());
         for mut statement in statements {
             crate::pg_catalog::adapt(&mut statement);
-            let reset = session_reset(_client, &mut client, &statement);
-            if let Some(out) =
-                reset.or_else(|| deallocate(_client, &mut client.statements, &statement))
-            {
+            if let Some(out) = session_command(_client, &mut client, &statement) {
                 match out {
                     Ok(r) => responses.push(r),
                     Err(e) => {
@@ -533,11 +530,13 @@ impl ExtendedQueryHandler for Handler {
     }
 }
 
-/// `DISCARD ALL`, outside a block: the session as a new connection has it (no cursor,
-/// no setting changed, no sequence value handed out, no statement prepared). `UNLISTEN`:
-/// pmdb refuses LISTEN, so a session listens to nothing to stop. `None` for another
-/// statement.
-fn session_reset<C>(
+/// The statements about the connection itself, answered here: `DISCARD ALL`, outside a
+/// block (the session as a new connection has it: no cursor, no setting changed, no
+/// sequence value handed out, no statement prepared); `UNLISTEN` (pmdb refuses LISTEN,
+/// so a session listens to nothing to stop); `DEALLOCATE [PREPARE] {name | ALL}`, which
+/// forgets one statement the protocol prepared (26000 if there is none of that name) or
+/// all of them. `None` for another statement.
+fn session_command<C>(
     protocol: &C,
     client: &mut Client,
     statement: &DfStatement,
@@ -549,44 +548,30 @@ where
     let DfStatement::Statement(s) = statement else {
         return None;
     };
-    match s.as_ref() {
-        Statement::Discard {
-            object_type: DiscardObject::ALL,
-        } => Some(client.sql.discard_all().map(|()| {
-            client.settings = Settings::default();
-            let store = protocol.portal_store();
-            for n in client.statements.drain() {
-                store.rm_statement(&n);
-            }
-            Response::Execution(Tag::new("DISCARD ALL"))
-        })),
-        Statement::UNLISTEN { .. } => Some(Ok(Response::Execution(Tag::new("UNLISTEN")))),
-        _ => None,
-    }
-}
-
-/// `DEALLOCATE [PREPARE] {name | ALL}`: forgets one statement the protocol prepared
-/// (26000 if there is none of that name) or all of them; `None` for another statement.
-fn deallocate<C>(
-    client: &C,
-    names: &mut HashSet<String>,
-    statement: &DfStatement,
-) -> Option<Result<Response, SqlError>>
-where
-    C: ClientPortalStore,
-    C::PortalStore: PortalStore,
-{
-    let DfStatement::Statement(s) = statement else {
-        return None;
-    };
-    let Statement::Deallocate { name, .. } = s.as_ref() else {
-        return None;
-    };
-    let store = client.portal_store();
-    if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+    let store = protocol.portal_store();
+    let forget_all = |names: &mut HashSet<String>| {
         for n in names.drain() {
             store.rm_statement(&n);
         }
+    };
+    let name = match s.as_ref() {
+        Statement::Discard {
+            object_type: DiscardObject::ALL,
+        } => {
+            return Some(client.sql.discard_all().map(|()| {
+                client.settings = Settings::default();
+                forget_all(&mut client.statements);
+                Response::Execution(Tag::new("DISCARD ALL"))
+            }));
+        }
+        Statement::UNLISTEN { .. } => {
+            return Some(Ok(Response::Execution(Tag::new("UNLISTEN"))));
+        }
+        Statement::Deallocate { name, .. } => name,
+        _ => return None,
+    };
+    if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
+        forget_all(&mut client.statements);
         return Some(Ok(Response::Execution(Tag::new("DEALLOCATE ALL"))));
     }
     let n = if name.quote_style.is_some() {
@@ -594,7 +579,7 @@ where
     } else {
         name.value.to_lowercase()
     };
-    Some(if names.remove(&n) {
+    Some(if client.statements.remove(&n) {
         store.rm_statement(&n);
         Ok(Response::Execution(Tag::new("DEALLOCATE")))
     } else {

@@ -29,6 +29,7 @@ use datafusion::sql::sqlparser::ast::BinaryOperator;
 use crate::arrow_conv::{interval_at, interval_input};
 use crate::comparison::compares;
 use crate::error::{SqlError, external, state};
+use crate::udf_result::shaped;
 
 const INTERVAL: DataType = DataType::Interval(IntervalUnit::MonthDayNano);
 
@@ -100,7 +101,10 @@ impl ScalarUDFImpl for IntervalSpan {
         let spans: Decimal128Array = (0..array.len())
             .map(|i| array.is_valid(i).then(|| interval_at(&array, i).span()))
             .collect();
-        shaped(arg, Arc::new(spans.with_precision_and_scale(38, 0)?))
+        shaped(
+            matches!(arg, ColumnarValue::Scalar(_)),
+            Arc::new(spans.with_precision_and_scale(38, 0)?),
+        )
     }
 }
 
@@ -269,12 +273,7 @@ impl ScalarUDFImpl for IntervalScale {
                     .map(|n| IntervalMonthDayNano::new(v.months, v.days, n)))
             })
             .collect::<DfResult<_>>()?;
-        let out: ArrayRef = Arc::new(out);
-        Ok(if scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        shaped(scalar, Arc::new(out))
     }
 }
 
@@ -348,14 +347,6 @@ impl ScalarUDFImpl for IntervalText {
                 })
                 .collect::<StringArray>(),
         );
-        shaped(arg, out)
+        shaped(matches!(arg, ColumnarValue::Scalar(_)), out)
     }
-}
-
-/// `out`, computed from `arg`, as a scalar when `arg` is one.
-fn shaped(arg: &ColumnarValue, out: ArrayRef) -> DfResult<ColumnarValue> {
-    Ok(match arg {
-        ColumnarValue::Scalar(_) => ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?),
-        ColumnarValue::Array(_) => ColumnarValue::Array(out),
-    })
 }

@@ -23,6 +23,7 @@ use crate::arrow_conv::{arrow_field, text_type};
 use crate::error::{SqlError, external, state};
 use crate::json::{self, Json, Kind};
 use crate::types::SqlType;
+use crate::udf_result::shaped;
 
 /// What one of the functions computes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -261,11 +262,7 @@ impl ScalarUDFImpl for JsonFn {
                     .map_err(external)?,
             ),
         };
-        Ok(if all_scalar {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(out)
-        })
+        shaped(all_scalar, out)
     }
 }
 

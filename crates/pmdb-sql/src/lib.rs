@@ -77,6 +77,7 @@ pub mod table;
 pub mod text_forms;
 mod type_input;
 pub mod types;
+mod udf_result;
 mod unhonoured;
 mod upsert;
 pub mod view;

@@ -37,6 +37,7 @@ use crate::error::{Result, SqlError, external};
 use crate::interval_ops::{is_interval, span_of};
 use crate::text_forms::{parse_bytea, parse_uuid, uuid_text};
 use crate::types::SqlType;
+use crate::udf_result::shaped;
 
 const UUID_IN: &str = "pmdb_uuid";
 const BYTEA_IN: &str = "pmdb_bytea";
@@ -215,16 +216,8 @@ impl ScalarUDFImpl for TextIn {
                     .map_err(external)?,
             ),
         };
-        shaped_as(arg, out)
+        shaped(matches!(arg, ColumnarValue::Scalar(_)), out)
     }
-}
-
-/// `out`, computed from `arg`, as a scalar when `arg` is one.
-fn shaped_as(arg: &ColumnarValue, out: ArrayRef) -> DfResult<ColumnarValue> {
-    Ok(match arg {
-        ColumnarValue::Scalar(_) => ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?),
-        ColumnarValue::Array(_) => ColumnarValue::Array(out),
-    })
 }
 
 /// `gen_random_uuid()`: DataFusion's `uuid()` (a version 4 uuid in canonical text),
@@ -300,7 +293,7 @@ impl ScalarUDFImpl for ByteaLength {
         let lengths = datafusion::arrow::compute::kernels::length::length(
             arg.to_array(args.number_rows)?.as_ref(),
         )?;
-        shaped_as(arg, lengths)
+        shaped(matches!(arg, ColumnarValue::Scalar(_)), lengths)
     }
 }
 
