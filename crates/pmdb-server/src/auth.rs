@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use futures::Sink;
@@ -16,6 +17,7 @@ use pgwire::api::auth::{
 };
 use pgwire::api::{ClientInfo, ConnectionManager};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::messages::startup::PasswordMessageFamily;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use rand::RngCore;
 
@@ -115,6 +117,36 @@ fn scram(
 pub struct Gate {
     pub authenticator: Arc<Authenticator>,
     pub full: bool,
+    /// Whether the client's SASLInitialResponse came: the password messages after it
+    /// are SASLResponses.
+    pub sasl_begun: AtomicBool,
+}
+
+impl Gate {
+    pub fn new(authenticator: Arc<Authenticator>, full: bool) -> Gate {
+        Gate {
+            authenticator,
+            full,
+            sasl_begun: AtomicBool::new(false),
+        }
+    }
+}
+
+/// Whether `body` is a well-formed SASLInitialResponse: a mechanism's name ending in a
+/// NUL, then the length of the data that follows (-1: none) and exactly that much data.
+/// pgwire's decoder trusts the length and panics on one that lies.
+fn sasl_initial_response_ok(body: &[u8]) -> bool {
+    let Some(nul) = body.iter().position(|&b| b == 0) else {
+        return false;
+    };
+    let rest = &body[nul + 1..];
+    let Some((len, data)) = rest.split_first_chunk::<4>() else {
+        return false;
+    };
+    match i32::from_be_bytes(*len) {
+        -1 => data.is_empty(),
+        n => usize::try_from(n).is_ok_and(|n| n == data.len()),
+    }
 }
 
 #[async_trait]
@@ -138,7 +170,21 @@ impl StartupHandler for Gate {
         }
         match self.authenticator.as_ref() {
             Authenticator::Trust(t) => t.on_startup(client, message).await,
-            Authenticator::Scram(s) => s.on_startup(client, message).await,
+            Authenticator::Scram(s) => {
+                if let PgWireFrontendMessage::PasswordMessageFamily(PasswordMessageFamily::Raw(
+                    body,
+                )) = &message
+                    && !self.sasl_begun.swap(true, Ordering::Relaxed)
+                    && !sasl_initial_response_ok(body)
+                {
+                    return Err(PgWireError::UserError(Box::new(ErrorInfo::new(
+                        "FATAL".into(),
+                        "08P01".into(),
+                        "malformed SASL message".into(),
+                    ))));
+                }
+                s.on_startup(client, message).await
+            }
         }
     }
 }

@@ -1,7 +1,8 @@
 //! What PostgreSQL clients say beyond pmdb's SQL: session settings, set with `SET` (or
 //! `SET TIME ZONE`, `SET NAMES`) and read with `SHOW` or reset with `RESET`, which each
-//! connection keeps for itself (pmdb acts on none of them; drivers set them at
-//! start-up and read some back). Settings of DataFusion (`datafusion.…`) go to
+//! connection keeps for itself (drivers set them at start-up and read some back; of
+//! these pmdb acts on the time limits, [`crate::timeouts`], and refuses a time zone
+//! other than UTC). Settings of DataFusion (`datafusion.…`) go to
 //! DataFusion instead. The isolation settings are the SQL session's own
 //! ([`isolation`]).
 
@@ -12,11 +13,13 @@ use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    Expr, Ident, ObjectName, Reset, Set, Statement, TransactionIsolationLevel, TransactionMode,
-    Value,
+    ContextModifier, Expr, Ident, ObjectName, Reset, Set, Statement, TransactionIsolationLevel,
+    TransactionMode, Value,
 };
 use pmdb_engine::Isolation;
 use pmdb_sql::{CommandTag, Output, SqlError, SqlSession};
+
+use crate::timeouts;
 
 /// The settings a session starts with.
 fn defaults() -> BTreeMap<String, String> {
@@ -44,12 +47,28 @@ fn defaults() -> BTreeMap<String, String> {
     .collect()
 }
 
-/// One connection's settings.
-pub struct Settings(BTreeMap<String, String>);
+/// One connection's settings. In a block they are transactional, as in PostgreSQL: a
+/// rollback restores those before the block, and `SET LOCAL` lasts until the block ends.
+pub struct Settings {
+    current: BTreeMap<String, String>,
+    /// Since the block's first SET.
+    block: Option<BlockSettings>,
+}
+
+struct BlockSettings {
+    /// The settings before the block, which a rollback restores.
+    before: BTreeMap<String, String>,
+    /// The settings without the block's `SET LOCAL`s, once there was one: what a
+    /// commit keeps.
+    session: Option<BTreeMap<String, String>>,
+}
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings(defaults())
+        Settings {
+            current: defaults(),
+            block: None,
+        }
     }
 }
 
@@ -179,26 +198,89 @@ fn is_datafusion(name: &str) -> bool {
 }
 
 impl Settings {
+    /// The limit `name` (one of [`timeouts`]' settings) sets, in milliseconds (0: none).
+    pub fn timeout_ms(&self, name: &str) -> u64 {
+        self.current
+            .get(name)
+            .and_then(|v| timeouts::parse(name, v).ok())
+            .unwrap_or(0)
+    }
+
+    /// Ends the block the settings were changed in: a commit keeps its changes but its
+    /// `SET LOCAL`s, a rollback none.
+    pub fn block_ended(&mut self, committed: bool) {
+        if let Some(block) = self.block.take() {
+            self.current = match committed {
+                true => block.session.unwrap_or(std::mem::take(&mut self.current)),
+                false => block.before,
+            };
+        }
+    }
+
+    /// Changes the settings as `change` does: in a block (`in_block`) so that its end
+    /// keeps or undoes it, only until then if `local`; outside a block a local change
+    /// does nothing (PostgreSQL warns).
+    fn change(
+        &mut self,
+        in_block: bool,
+        local: bool,
+        change: impl Fn(&mut BTreeMap<String, String>),
+    ) {
+        if !in_block {
+            if !local {
+                change(&mut self.current);
+            }
+            return;
+        }
+        let block = self.block.get_or_insert_with(|| BlockSettings {
+            before: self.current.clone(),
+            session: None,
+        });
+        match (&mut block.session, local) {
+            (None, true) => block.session = Some(self.current.clone()),
+            (Some(session), false) => change(session),
+            _ => {}
+        }
+        change(&mut self.current);
+    }
+
     /// Runs `statement` if it is about settings pmdb-sql does not know; `None` for any
-    /// other statement.
-    pub fn intercept(&mut self, statement: &DfStatement) -> Option<Result<Output, SqlError>> {
+    /// other statement. `in_block`: whether a transaction block is open.
+    pub fn intercept(
+        &mut self,
+        statement: &DfStatement,
+        in_block: bool,
+    ) -> Option<Result<Output, SqlError>> {
         let DfStatement::Statement(s) = statement else {
             return None;
         };
-        let set = |this: &mut Settings, name: String, value: String| {
+        let set = |this: &mut Settings, local: bool, name: String, value: String| {
             // TIMESTAMPTZ values show in UTC: another zone would be ignored.
             if name == "timezone" && !pmdb_sql::names_utc(&value) {
                 return Some(Err(SqlError::unsupported(format!(
                     "time zone {value:?}: pmdb shows TIMESTAMPTZ values in UTC only"
                 ))));
             }
-            this.0.insert(name, value);
+            let value = match timeouts::is_timeout(&name) {
+                true => match timeouts::parse(&name, &value) {
+                    Ok(ms) => timeouts::shown(ms),
+                    Err(e) => return Some(Err(e)),
+                },
+                false => value,
+            };
+            this.change(in_block, local, |m| {
+                m.insert(name.clone(), value.clone());
+            });
             Some(Ok(Output::Command(CommandTag::of("SET"))))
         };
         match s.as_ref() {
             Statement::Set(Set::SingleAssignment {
-                variable, values, ..
+                variable,
+                values,
+                scope,
+                ..
             }) => {
+                let local = matches!(scope, Some(ContextModifier::Local));
                 let name = name_of(variable);
                 if is_datafusion(&name) {
                     return None;
@@ -209,27 +291,34 @@ impl Settings {
                 } else {
                     value
                 };
-                set(self, name, value)
+                set(self, local, name, value)
             }
-            Statement::Set(Set::SetTimeZone { value, .. }) => set(
+            Statement::Set(Set::SetTimeZone { local, value }) => set(
                 self,
+                *local,
                 "timezone".into(),
                 value_of(std::slice::from_ref(value)),
             ),
-            Statement::Set(Set::SetNames { charset_name, .. }) => {
-                set(self, "client_encoding".into(), charset_name.value.clone())
-            }
+            Statement::Set(Set::SetNames { charset_name, .. }) => set(
+                self,
+                false,
+                "client_encoding".into(),
+                charset_name.value.clone(),
+            ),
             Statement::Reset(r) => {
-                match &r.reset {
-                    Reset::ALL => self.0 = defaults(),
-                    Reset::ConfigurationParameter(name) => {
-                        let name = name_of(name);
-                        match defaults().remove(&name) {
-                            Some(v) => self.0.insert(name, v),
-                            None => self.0.remove(&name),
+                let name = match &r.reset {
+                    Reset::ALL => None,
+                    Reset::ConfigurationParameter(name) => Some(name_of(name)),
+                };
+                self.change(in_block, false, |m| match &name {
+                    None => *m = defaults(),
+                    Some(name) => {
+                        match defaults().remove(name) {
+                            Some(v) => m.insert(name.clone(), v),
+                            None => m.remove(name),
                         };
                     }
-                }
+                });
                 Some(Ok(Output::Command(CommandTag::of("RESET"))))
             }
             Statement::ShowVariable { variable } => {
@@ -239,13 +328,13 @@ impl Settings {
                 }
                 if name == "all" {
                     let all = self
-                        .0
+                        .current
                         .iter()
                         .map(|(k, v)| vec![k.clone(), v.clone()])
                         .collect();
                     return Some(Ok(rows(&["name", "setting"], all)));
                 }
-                Some(match self.0.get(&name) {
+                Some(match self.current.get(&name) {
                     Some(v) => Ok(rows(&[&name], vec![vec![v.clone()]])),
                     None => Err(SqlError::user(
                         "42704",

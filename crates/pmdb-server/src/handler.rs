@@ -8,6 +8,8 @@
 use std::collections::HashSet;
 use std::fmt::Debug;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
@@ -30,9 +32,10 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::extendedquery::{
-    Close, CloseComplete, Describe, Flush, Parse, ParseComplete, TARGET_TYPE_BYTE_PORTAL,
-    TARGET_TYPE_BYTE_STATEMENT,
+    Close, CloseComplete, Describe, Flush, Parse, ParseComplete, Sync as SyncMessage,
+    TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
 };
+use pgwire::messages::response::ReadyForQuery;
 use pmdb_sql::{
     CommandTag, CopyEncoding, Output, Prepared, SqlError, SqlSession, StatementKind, TxnStatus,
     copy_failed,
@@ -45,6 +48,7 @@ use crate::copy::Receiving;
 use crate::encode::{copy_rows, fields, rows};
 use crate::params::{param_type, values};
 use crate::sync_flush::{FlushRequest, SessionStatus};
+use crate::timeouts;
 
 /// What the client's statements run in.
 pub struct Client {
@@ -59,6 +63,9 @@ pub struct Client {
     statements: HashSet<String>,
     /// Whether the SQL session knows the user and database the client connected as.
     identified: bool,
+    /// Whether a statement ran since the last Sync: the extended protocol's statements
+    /// up to a Sync are one implicit transaction.
+    in_group: bool,
 }
 
 impl Client {
@@ -120,14 +127,34 @@ enum Run<'p> {
 }
 
 impl Client {
-    /// Runs one statement; its rows in `format`. An error fails the open block.
+    /// Runs one statement; its rows in `format`. An error fails the open block. A
+    /// statement still running after `statement_timeout` is stopped (its work dropped
+    /// where it stood) and fails with 57014.
     async fn execute(&mut self, run: Run<'_>, format: &Format) -> Result<Response, SqlError> {
-        let response = self.respond(run, format).await;
+        let limit = timeouts::limit(self.settings.timeout_ms(timeouts::STATEMENT));
+        let in_block = self.sql.status() != TxnStatus::Idle;
+        let response = match limit {
+            None => self.respond(run, format).await,
+            Some(limit) => tokio::time::timeout(limit, self.respond(run, format))
+                .await
+                .unwrap_or_else(|_| Err(timeouts::statement_cancelled())),
+        };
+        if in_block && self.sql.status() == TxnStatus::Idle {
+            // A COMMIT that failed rolled the block back.
+            self.settings.block_ended(self.sql.committed_last_block());
+            self.apply_settings();
+        }
         if response.is_err() {
             self.sql.fail_block();
         }
         self.publish();
         response
+    }
+
+    /// Hands the SQL session the settings it enforces itself.
+    fn apply_settings(&self) {
+        self.sql
+            .set_lock_timeout(self.settings.timeout_ms(timeouts::LOCK));
     }
 
     /// Makes the session's transaction status the one the next ReadyForQuery reports.
@@ -187,7 +214,16 @@ impl Client {
                 IsolationSetting::Shown(out) => out,
                 IsolationSetting::Run(set) => self.sql.run(set).await?,
             }),
-            None if setting => self.settings.intercept(statement).transpose()?,
+            None if setting => {
+                let in_block = match before {
+                    TxnStatus::Idle => false,
+                    TxnStatus::InBlock => true,
+                    TxnStatus::Failed => return Err(pmdb_sql::in_failed_block()),
+                };
+                let out = self.settings.intercept(statement, in_block).transpose()?;
+                self.apply_settings();
+                out
+            }
             None => None,
         };
         let out = match (intercepted, run) {
@@ -357,6 +393,32 @@ pub struct Handler {
     planner: Arc<Planner>,
     flush: FlushRequest,
     status: SessionStatus,
+    /// Whether the message after the Execute being handled is a Sync, as far as the
+    /// socket has received: a statement alone between two Syncs is its own transaction
+    /// and needs no implicit block around it.
+    sync_follows: AtomicBool,
+}
+
+impl Handler {
+    /// Makes the socket write what it holds at its next flush.
+    pub fn flush_now(&self) {
+        self.flush.request();
+    }
+
+    /// Tells the handler whether a Sync follows the Execute about to be handled.
+    pub fn sync_follows(&self, follows: bool) {
+        self.sync_follows.store(follows, Ordering::Relaxed);
+    }
+
+    /// How long the client may stay idle in a block: `None` outside one, or without a
+    /// limit.
+    pub async fn idle_limit(&self) -> Option<Duration> {
+        if self.status.get() == TxnStatus::Idle {
+            return None;
+        }
+        let client = self.client.lock().await;
+        timeouts::limit(client.settings.timeout_ms(timeouts::IDLE_IN_TRANSACTION))
+    }
 }
 
 #[async_trait]
@@ -378,9 +440,15 @@ impl SimpleQueryHandler for Handler {
                 return Ok(vec![Response::Error(Box::new(error_info(&e)))]);
             }
         };
+        let several = statements.len() > 1;
         let mut responses = Vec::with_capacity(statements.len());
         for mut statement in statements {
             crate::pg_catalog::adapt(&mut statement);
+            // The statements of one Query are one transaction, as in PostgreSQL (a COPY
+            // from the client commits as it goes).
+            if several && StatementKind::of(&statement) != StatementKind::CopyFromStdin {
+                client.sql.begin_implicit();
+            }
             if let Some(out) = session_command(_client, &mut client, &statement) {
                 match out {
                     Ok(r) => responses.push(r),
@@ -402,6 +470,10 @@ impl SimpleQueryHandler for Handler {
                 }
             }
         }
+        if let Err(e) = client.sql.end_implicit().await {
+            responses.push(Response::Error(Box::new(error_info(&e))));
+        }
+        client.publish();
         Ok(responses)
     }
 }
@@ -486,6 +558,37 @@ impl ExtendedQueryHandler for Handler {
         Ok(())
     }
 
+    /// Sync: ends the implicit transaction of the statements since the last one (a
+    /// commit that fails is reported before ReadyForQuery), then as pgwire's own.
+    async fn on_sync<C>(&self, client: &mut C, _message: SyncMessage) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let ended = {
+            let mut session = self.client.lock().await;
+            session.in_group = false;
+            let ended = session.sql.end_implicit().await;
+            session.publish();
+            ended
+        };
+        if let Err(e) = ended {
+            client
+                .feed(PgWireBackendMessage::ErrorResponse(error_info(&e).into()))
+                .await?;
+        }
+        client.portal_store().rm_portal(DEFAULT_NAME);
+        client
+            .send(PgWireBackendMessage::ReadyForQuery(ReadyForQuery::new(
+                client.transaction_status(),
+            )))
+            .await?;
+        client.flush().await?;
+        Ok(())
+    }
+
     /// Flush: what the socket holds until Sync goes now.
     async fn on_flush<C>(&self, client: &mut C, _message: Flush) -> PgWireResult<()>
     where
@@ -512,6 +615,11 @@ impl ExtendedQueryHandler for Handler {
     {
         let prepared = &portal.statement.statement;
         let mut client = self.client.lock().await;
+        let first = !std::mem::replace(&mut client.in_group, true);
+        let alone = first && self.sync_follows.load(Ordering::Relaxed);
+        if !alone && prepared.kind() != StatementKind::CopyFromStdin {
+            client.sql.begin_implicit();
+        }
         let params = match values(portal, prepared.parameters()) {
             Ok(params) => params,
             Err(e) => {
@@ -560,6 +668,7 @@ where
         } => {
             return Some(client.sql.discard_all().map(|()| {
                 client.settings = Settings::default();
+                client.apply_settings();
                 forget_all(&mut client.statements);
                 Response::Execution(Tag::new("DISCARD ALL"))
             }));
@@ -607,6 +716,7 @@ impl Connection {
             status: status.clone(),
             statements: HashSet::new(),
             identified: false,
+            in_group: false,
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),
@@ -617,6 +727,7 @@ impl Connection {
                 planner,
                 flush: FlushRequest::default(),
                 status,
+                sync_follows: AtomicBool::new(false),
             }),
             gate: Arc::new(gate),
             cancel,

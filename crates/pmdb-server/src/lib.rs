@@ -23,6 +23,7 @@ mod pg_catalog;
 mod server;
 mod socket;
 mod sync_flush;
+mod timeouts;
 mod tls;
 
 pub use encode::copy_bytes;

@@ -9,8 +9,10 @@
 //! durable when it was acknowledged.
 
 use std::net::SocketAddr;
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
+use futures::FutureExt;
 use pgwire::api::ConnectionManager;
 use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::tokio::TlsAcceptor;
@@ -146,10 +148,7 @@ async fn serve(
                 let slot = Arc::clone(&shared.slots).try_acquire_owned().ok();
                 let connection = Connection::new(
                     shared.sessions.open(),
-                    Gate {
-                        authenticator: Arc::clone(&shared.authenticator),
-                        full: slot.is_none(),
-                    },
+                    Gate::new(Arc::clone(&shared.authenticator), slot.is_none()),
                     Arc::clone(&shared.cancel),
                 );
                 let tls = shared.tls.clone();
@@ -214,12 +213,15 @@ async fn on_own_thread(
                         return;
                     }
                 };
+                // A panic ends this connection only, and is logged as its end.
+                let served =
+                    AssertUnwindSafe(crate::socket::serve(socket, tls, connection)).catch_unwind();
                 tokio::select! {
-                    served = crate::socket::serve(socket, tls, connection) => {
-                        if let Err(e) = served {
-                            log::debug!("connection closed: {e}");
-                        }
-                    }
+                    served = served => match served {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => log::debug!("connection closed: {e}"),
+                        Err(_) => log::error!("a connection ended in a panic"),
+                    },
                     _ = closing.wait_for(|close| *close) => {}
                 }
             });

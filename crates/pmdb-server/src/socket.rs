@@ -1,22 +1,25 @@
 //! One client's socket from accept to close: TLS negotiation (pgwire's), replies held
 //! until Sync with the session's status in ReadyForQuery ([`crate::sync_flush`]), and
-//! the message loop that hands each message to pgwire's dispatcher; a client that has
-//! not finished its start-up in [`STARTUP_TIMEOUT`] is dropped.
+//! the message loop that hands each message to pgwire's dispatcher (telling the handler
+//! whether a Sync follows each Execute); a client that has not finished its start-up in
+//! [`STARTUP_TIMEOUT`] is dropped, and one idle in a block longer than its
+//! `idle_in_transaction_session_timeout` is disconnected.
 
 use std::io;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
+use futures::{Sink, SinkExt, StreamExt};
 use pgwire::api::{ClientInfo, PgWireConnectionState};
-use pgwire::messages::PgWireFrontendMessage;
+use pgwire::error::ErrorInfo;
+use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::TlsAcceptor;
 use pgwire::tokio::server::{negotiate_tls, process_error, process_message};
 use pmdb_sql::Prepared;
 use tokio::net::TcpStream;
 use tokio_util::codec::{Framed, FramedParts};
 
-use crate::handler::Connection;
+use crate::handler::{Connection, Handler};
 use crate::sync_flush::SyncFlushed;
 
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
@@ -66,6 +69,11 @@ pub async fn serve(
                 _ = &mut startup => None,
                 msg = socket.next() => msg,
             }
+        } else if let Some(limit) = handler.idle_limit().await {
+            match tokio::time::timeout(limit, socket.next()).await {
+                Ok(msg) => msg,
+                Err(_) => return idle_in_transaction(&mut socket, &handler).await,
+            }
         } else {
             socket.next().await
         };
@@ -80,6 +88,9 @@ pub async fn serve(
             _ => msg.is_extended_query(),
         };
         let cancel_request = matches!(msg, PgWireFrontendMessage::CancelRequest(_));
+        if matches!(msg, PgWireFrontendMessage::Execute(_)) {
+            handler.sync_follows(socket.read_buffer().first() == Some(&b'S'));
+        }
         if let Err(e) = process_message(
             msg,
             &mut socket,
@@ -101,4 +112,25 @@ pub async fn serve(
             return Ok(());
         }
     }
+}
+
+/// Ends a connection whose client stayed idle in a block past its
+/// `idle_in_transaction_session_timeout`, as PostgreSQL does: FATAL 25P03, then close (the
+/// block rolls back as the session goes).
+async fn idle_in_transaction<T>(socket: &mut T, handler: &Handler) -> io::Result<()>
+where
+    T: Sink<PgWireBackendMessage> + Unpin,
+{
+    let error = ErrorInfo::new(
+        "FATAL".into(),
+        "25P03".into(),
+        "terminating connection due to idle-in-transaction timeout".into(),
+    );
+    handler.flush_now();
+    // The client may be gone already: the connection ends either way.
+    let _ = socket
+        .send(PgWireBackendMessage::ErrorResponse(error.into()))
+        .await;
+    let _ = socket.close().await;
+    Ok(())
 }

@@ -63,6 +63,14 @@ impl SessionStatus {
         self.0.store(byte, Ordering::Release);
     }
 
+    pub fn get(&self) -> TxnStatus {
+        match self.byte() {
+            b'T' => TxnStatus::InBlock,
+            b'E' => TxnStatus::Failed,
+            _ => TxnStatus::Idle,
+        }
+    }
+
     fn byte(&self) -> u8 {
         self.0.load(Ordering::Acquire)
     }

@@ -1,26 +1,24 @@
 //! A bounded fuzz run of the server's message parsing: after a real start-up, random
 //! frontend messages (known and unknown types, lengths that lie, payloads of random
 //! bytes) go to the server, which must answer or close that connection, never hang or
-//! fall over: a new client is served after every case.
+//! fall over: a new client is served after every case. The same for random password
+//! messages during SCRAM authentication.
 
 use std::time::Duration;
 
-use pmdb_engine::{Db, DbOptions};
-use pmdb_server::{Auth, Server, ServerOptions};
-use pmdb_sql::SqlEngine;
+use pmdb_server::{Auth, Users};
 use proptest::prelude::*;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpStream;
 
+mod common;
+
+use common::{TestServer, starting};
+
 /// Opens a session the way libpq does (protocol 3.0, trusted) and reads up to the first
 /// ReadyForQuery.
 async fn started(port: u16) -> TcpStream {
-    let mut sock = TcpStream::connect(("127.0.0.1", port)).await.unwrap();
-    let mut body = 196608u32.to_be_bytes().to_vec();
-    body.extend_from_slice(b"user\0fuzz\0database\0pmdb\0\0");
-    let mut msg = ((body.len() + 4) as u32).to_be_bytes().to_vec();
-    msg.extend_from_slice(&body);
-    sock.write_all(&msg).await.unwrap();
+    let mut sock = starting(port, "fuzz").await;
     let mut seen = Vec::new();
     let mut buf = [0u8; 512];
     while !seen.windows(6).any(|w| w == [b'Z', 0, 0, 0, 5, b'I']) {
@@ -58,30 +56,21 @@ fn message() -> impl Strategy<Value = Vec<u8>> {
         })
 }
 
-#[test]
-fn random_messages_never_take_the_server_down() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
-    let options = ServerOptions {
-        listen: "127.0.0.1:0".parse().unwrap(),
-        auth: Auth::Trust,
-        shutdown_grace: Duration::from_millis(100),
-        ..ServerOptions::default()
-    };
-    let server = rt
-        .block_on(Server::new(engine.sessions(), options).start())
-        .unwrap();
-    let port = server.local_addr().port();
+/// Sends each list of messages from `strategy` on a new connection that `open` starts,
+/// then checks that a client with `user` and `password` is served. `refused`: each list
+/// must get an error message back (no connection may just end, as a panic ends it).
+fn survives(
+    s: &TestServer,
+    strategy: impl Strategy<Value = Vec<Vec<u8>>>,
+    open: impl AsyncFn(u16) -> TcpStream,
+    (user, password): (&str, &str),
+    refused: bool,
+) {
     let mut runner = proptest::test_runner::TestRunner::new(ProptestConfig::with_cases(96));
     runner
-        .run(&proptest::collection::vec(message(), 1..6), |messages| {
-            rt.block_on(async {
-                let mut sock = started(port).await;
+        .run(&strategy, |messages| {
+            s.rt.block_on(async {
+                let mut sock = open(s.port()).await;
                 for m in &messages {
                     if sock.write_all(m).await.is_err() {
                         break;
@@ -93,13 +82,17 @@ fn random_messages_never_take_the_server_down() {
                 // a message that lied about its length is dropped by the client.
                 let _ =
                     tokio::time::timeout(Duration::from_secs(2), sock.read_to_end(&mut rest)).await;
-                let (client, connection) = tokio_postgres::connect(
-                    &format!("host=127.0.0.1 port={port} user=pmdb"),
-                    tokio_postgres::NoTls,
-                )
-                .await
-                .expect("the server still accepts clients");
-                tokio::spawn(connection);
+                if refused {
+                    let text = String::from_utf8_lossy(&rest);
+                    assert!(
+                        text.contains("SFATAL"),
+                        "no error for {messages:?}: {text:?}"
+                    );
+                }
+                let client = s
+                    .try_connect(user, password)
+                    .await
+                    .expect("the server still accepts clients");
                 client
                     .simple_query("SELECT 1")
                     .await
@@ -108,8 +101,44 @@ fn random_messages_never_take_the_server_down() {
             Ok(())
         })
         .unwrap();
-    server.shutdown();
-    rt.block_on(server.wait());
-    drop(rt);
-    drop(engine);
+}
+
+#[test]
+fn random_messages_never_take_the_server_down() {
+    let s = TestServer::trusting();
+    survives(
+        &s,
+        proptest::collection::vec(message(), 1..6),
+        started,
+        ("pmdb", "x"),
+        false,
+    );
+}
+
+/// A password message (type `p`) of random bytes, some shaped as a SASLInitialResponse
+/// whose length may lie.
+fn password_message() -> impl Strategy<Value = Vec<u8>> {
+    let initial =
+        (any::<i32>(), proptest::collection::vec(any::<u8>(), 0..24)).prop_map(|(len, data)| {
+            let mut body = b"SCRAM-SHA-256\0".to_vec();
+            body.extend_from_slice(&len.to_be_bytes());
+            body.extend_from_slice(&data);
+            body
+        });
+    let body = prop_oneof![initial, proptest::collection::vec(any::<u8>(), 0..40)];
+    body.prop_map(|body| common::message(b'p', &body))
+}
+
+#[test]
+fn random_authentication_messages_never_take_the_server_down() {
+    let mut users = Users::default();
+    users.add("ada:lovelace").unwrap();
+    let s = TestServer::start(Auth::Scram(users), 16);
+    survives(
+        &s,
+        proptest::collection::vec(password_message(), 1..4),
+        |port| starting(port, "ada"),
+        ("ada", "lovelace"),
+        true,
+    );
 }

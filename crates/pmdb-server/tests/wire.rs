@@ -7,89 +7,14 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use pmdb_engine::{Db, DbOptions};
-use pmdb_server::{Auth, RunningServer, Server, ServerOptions, Users};
-use pmdb_sql::SqlEngine;
+use pmdb_server::{Auth, Users};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_postgres::types::Type;
 use tokio_postgres::{Client, NoTls, SimpleQueryMessage};
 
-struct TestServer {
-    rt: tokio::runtime::Runtime,
-    server: Option<RunningServer>,
-    engine: Option<SqlEngine>,
-    _dir: tempfile::TempDir,
-}
+mod common;
 
-impl TestServer {
-    fn start(auth: Auth, max_connections: usize) -> TestServer {
-        let dir = tempfile::tempdir().unwrap();
-        let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
-        let rt = tokio::runtime::Builder::new_multi_thread()
-            .worker_threads(2)
-            .enable_all()
-            .build()
-            .unwrap();
-        let options = ServerOptions {
-            listen: "127.0.0.1:0".parse().unwrap(),
-            auth,
-            max_connections,
-            shutdown_grace: Duration::from_millis(200),
-            ..ServerOptions::default()
-        };
-        let server = rt
-            .block_on(Server::new(engine.sessions(), options).start())
-            .unwrap();
-        TestServer {
-            rt,
-            server: Some(server),
-            engine: Some(engine),
-            _dir: dir,
-        }
-    }
-
-    fn trusting() -> TestServer {
-        TestServer::start(Auth::Trust, 16)
-    }
-
-    fn port(&self) -> u16 {
-        self.server.as_ref().unwrap().local_addr().port()
-    }
-
-    async fn try_connect(
-        &self,
-        user: &str,
-        password: &str,
-    ) -> Result<Client, tokio_postgres::Error> {
-        let config = format!(
-            "host=127.0.0.1 port={} user={user} password={password} dbname=pmdb",
-            self.port()
-        );
-        let (client, connection) = tokio_postgres::connect(&config, NoTls).await?;
-        tokio::spawn(connection);
-        Ok(client)
-    }
-
-    async fn connect(&self) -> Client {
-        self.try_connect("pmdb", "x").await.unwrap()
-    }
-}
-
-impl Drop for TestServer {
-    fn drop(&mut self) {
-        if let Some(server) = self.server.take() {
-            server.shutdown();
-            self.rt.block_on(server.wait());
-        }
-        drop(self.engine.take());
-    }
-}
-
-fn sqlstate(e: &tokio_postgres::Error) -> String {
-    e.code()
-        .map(|c| c.code().to_owned())
-        .unwrap_or_else(|| format!("no SQLSTATE: {e}"))
-}
+use common::{RawClient, TestServer, sqlstate};
 
 #[test]
 fn simple_and_extended_queries_with_typed_parameters_and_results() {
@@ -288,9 +213,13 @@ fn transactions_commit_roll_back_and_conflict_with_40001() {
         assert_eq!(isolation(b.simple_query(show).await.unwrap()), "read committed");
         b.batch_execute("BEGIN ISOLATION LEVEL SERIALIZABLE").await.unwrap();
         assert_eq!(isolation(b.simple_query(show).await.unwrap()), "serializable");
-        b.batch_execute("COMMIT; SET default_transaction_isolation = 'repeatable read'; BEGIN")
+        // (Three Query messages: in one, the SET and BEGIN would share the transaction
+        // the SET began, of the level before it, as in PostgreSQL.)
+        b.batch_execute("COMMIT").await.unwrap();
+        b.batch_execute("SET default_transaction_isolation = 'repeatable read'")
             .await
             .unwrap();
+        b.batch_execute("BEGIN").await.unwrap();
         assert_eq!(isolation(b.simple_query(show).await.unwrap()), "repeatable read");
         b.batch_execute("COMMIT").await.unwrap();
         let e = b
@@ -408,62 +337,6 @@ fn a_running_query_can_be_cancelled() {
         assert_eq!(sqlstate(&e), "57014", "{e}");
         c.batch_execute("SELECT 1").await.unwrap();
     });
-}
-
-/// A client speaking the protocol by hand, for what drivers do not show: the status
-/// byte of each ReadyForQuery.
-struct RawClient {
-    sock: tokio::net::TcpStream,
-    /// The SQLSTATE of the last error before the last ReadyForQuery.
-    error: Option<String>,
-}
-
-impl RawClient {
-    async fn connect(port: u16) -> RawClient {
-        let mut sock = tokio::net::TcpStream::connect(("127.0.0.1", port))
-            .await
-            .unwrap();
-        let mut body = 196608u32.to_be_bytes().to_vec();
-        body.extend_from_slice(b"user\0pmdb\0database\0pmdb\0\0");
-        let mut startup = ((body.len() + 4) as u32).to_be_bytes().to_vec();
-        startup.extend_from_slice(&body);
-        sock.write_all(&startup).await.unwrap();
-        let mut c = RawClient { sock, error: None };
-        assert_eq!(c.ready().await, b'I');
-        c
-    }
-
-    /// Reads messages up to ReadyForQuery; its status.
-    async fn ready(&mut self) -> u8 {
-        self.error = None;
-        loop {
-            let kind = self.sock.read_u8().await.unwrap();
-            let len = self.sock.read_u32().await.unwrap() as usize;
-            let mut body = vec![0; len - 4];
-            self.sock.read_exact(&mut body).await.unwrap();
-            match kind {
-                b'Z' => return body[0],
-                // Fields: a type byte, then a NUL-terminated string; 'C' is the code.
-                b'E' => {
-                    self.error = body
-                        .split(|b| *b == 0)
-                        .find_map(|f| f.strip_prefix(b"C"))
-                        .map(|c| String::from_utf8_lossy(c).into_owned())
-                }
-                _ => {}
-            }
-        }
-    }
-
-    /// Sends `sql` as a simple Query; the status after it.
-    async fn status_after(&mut self, sql: &str) -> char {
-        let mut m = vec![b'Q'];
-        m.extend_from_slice(&((sql.len() + 5) as u32).to_be_bytes());
-        m.extend_from_slice(sql.as_bytes());
-        m.push(0);
-        self.sock.write_all(&m).await.unwrap();
-        char::from(self.ready().await)
-    }
 }
 
 #[test]

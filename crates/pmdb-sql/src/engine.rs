@@ -20,7 +20,7 @@ use crate::error::{Result, SqlError, df_error};
 use crate::output::Output;
 use crate::provider::{PmdbSchema, ScanOptions};
 use crate::read_point::ReadPoint;
-use crate::row_locks::RowLocks;
+use crate::row_locks::ClientLocks;
 use crate::session::Session;
 use crate::sql_session::SqlSession;
 use crate::table::TableWriter;
@@ -78,7 +78,7 @@ impl SqlEngine {
             .with_information_schema(true)
             .with_target_partitions(threads);
         // INSERTs DataFusion plans take their claims on unique keys with these.
-        let row_locks: Arc<RowLocks> = Arc::default();
+        let row_locks = Arc::new(ClientLocks::new(Arc::default()));
         config = config.with_extension(Arc::clone(&row_locks));
         // pmdb's string columns are Utf8; keep SQL's string types the same.
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
@@ -92,6 +92,7 @@ impl SqlEngine {
             .with_default_features()
             .with_analyzer_rules(analyzer_rules)
             .with_query_planner(crate::subplans::planner())
+            .with_physical_optimizer_rule(Arc::new(crate::join_yield::JoinsYield))
             .build();
         let mut ctx = SessionContext::new_with_state(state);
         let cat = MemoryCatalogProvider::new();
@@ -101,6 +102,8 @@ impl SqlEngine {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("pmdb-sql")
+            // Lock waits limited by lock_timeout may run on it.
+            .enable_time()
             .build()
             .map_err(|e| SqlError::Query(format!("cannot start the SQL runtime: {e}")))?;
         let sequence_calls = Arc::default();

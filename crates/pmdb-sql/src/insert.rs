@@ -19,7 +19,7 @@ use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error, state, undefined_column};
 use crate::names::{ident_name, object_name};
 use crate::read_point::ReadPoint;
-use crate::row_locks::RowLocks;
+use crate::row_locks::ClientLocks;
 use crate::session::Session;
 use crate::table::{Table, TableWriter};
 use crate::types::Value;
@@ -37,7 +37,7 @@ pub(crate) struct Inserted {
 /// row it conflicts with (see [`crate::upsert`]). `Inserted::rows` are the rows written.
 pub(crate) async fn insert_rows(
     catalog: &Catalog,
-    row_locks: &Arc<RowLocks>,
+    row_locks: &ClientLocks,
     read_point: &ReadPoint,
     name: &str,
     rows_of: impl Fn(&Table) -> Result<Vec<Vec<Value>>>,

@@ -38,6 +38,7 @@ mod insert;
 mod integer_casts;
 mod interval;
 mod interval_ops;
+mod join_yield;
 mod json;
 mod json_functions;
 mod key_rules;
@@ -94,7 +95,7 @@ pub use output::{CommandTag, CopyEncoding, CopyOutFormat, Output};
 pub use prepared::Prepared;
 pub use provider::ScanOptions;
 pub use session::parse;
-pub use sql_session::{SqlSession, TxnStatus};
+pub use sql_session::{SqlSession, TxnStatus, in_failed_block};
 pub use statement_kind::StatementKind;
 pub use types::{SqlType, Value};
 

@@ -30,7 +30,7 @@ use crate::insert::{insert_rows, rows_of_batches};
 use crate::keyed::keyed;
 use crate::pushdown::{KeyRange, key_ranges, stored_keys};
 use crate::read_point::ReadPoint;
-use crate::row_locks::RowLocks;
+use crate::row_locks::ClientLocks;
 use crate::scan_exec::{Access, TableScanExec};
 use crate::table::{Table, TableWriter};
 
@@ -296,7 +296,7 @@ impl DataSink for InsertSink {
         }
         let config = context.session_config();
         let read_point = ReadPoint::of(config, self.catalog.db());
-        let row_locks = config.get_extension::<RowLocks>().ok_or_else(|| {
+        let row_locks = config.get_extension::<ClientLocks>().ok_or_else(|| {
             DataFusionError::Internal("no row locks in the session's configuration".into())
         })?;
         let inserted = insert_rows(

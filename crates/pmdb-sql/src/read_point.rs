@@ -18,7 +18,7 @@ use pmdb_engine::{
 use crate::error::{Result, SqlError, state};
 use crate::large_rows::ChunkSource;
 use crate::pending_checks::PendingChecks;
-use crate::row_locks::{HeldLocks, LockMode, RowLocks, WaitPolicy};
+use crate::row_locks::{ClientLocks, HeldLocks, LockMode, WaitPolicy};
 
 /// A table as a transaction block's commit needs it: its own bookkeeping.
 pub trait TxnTable: Send + Sync {
@@ -90,7 +90,7 @@ impl ReadPoint {
     /// block, which holds them until it ends (and under read committed reads on from
     /// a snapshot taken after each lock); in autocommit, the statement, until the
     /// [`RowLocker`] is dropped.
-    pub(crate) fn locker(&self, row_locks: &Arc<RowLocks>) -> RowLocker {
+    pub(crate) fn locker(&self, row_locks: &ClientLocks) -> RowLocker {
         match self {
             ReadPoint::Snapshot(_) => RowLocker::Statement(row_locks.owner()),
             ReadPoint::Transaction(t) => RowLocker::Block(Arc::clone(t)),

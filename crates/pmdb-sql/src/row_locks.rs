@@ -8,11 +8,12 @@
 //! case wait rather than fail, and make `FOR UPDATE` mean what it says. A wait that would
 //! close a cycle of waits is a deadlock: the transaction that would close it fails with
 //! 40P01. `NOWAIT` fails at once (55P03) where a wait would begin; `SKIP LOCKED` gives
-//! the row up instead.
+//! the row up instead. A wait lasts at most the client's `lock_timeout` (55P03 after it).
 
 use std::collections::HashMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
 
 use parking_lot::Mutex;
 use tokio::sync::Notify;
@@ -108,13 +109,66 @@ pub(crate) struct RowLocks {
 }
 
 impl RowLocks {
-    /// A new owner of locks (a transaction, or one statement outside any).
-    pub(crate) fn owner(self: &Arc<Self>) -> HeldLocks {
+    /// A new owner of locks (a transaction, or one statement outside any), whose waits
+    /// last as long as `limit` says when they begin.
+    fn owner_limited(self: &Arc<Self>, limit: Arc<WaitLimit>) -> HeldLocks {
         HeldLocks {
             locks: Arc::clone(self),
             owner: self.next_owner.fetch_add(1, Ordering::Relaxed),
             taken: Vec::new(),
+            limit,
         }
+    }
+
+    /// A new owner of locks that waits as long as it takes.
+    #[cfg(test)]
+    fn owner(self: &Arc<Self>) -> HeldLocks {
+        self.owner_limited(Arc::default())
+    }
+}
+
+/// How long a lock wait may last (`lock_timeout`, in milliseconds; 0: no limit).
+#[derive(Default)]
+struct WaitLimit(AtomicU64);
+
+impl WaitLimit {
+    fn get(&self) -> Option<Duration> {
+        match self.0.load(Ordering::Relaxed) {
+            0 => None,
+            ms => Some(Duration::from_millis(ms)),
+        }
+    }
+}
+
+/// The row locks as one client's statements take them: the database's, each wait no
+/// longer than the client's `lock_timeout`.
+pub(crate) struct ClientLocks {
+    locks: Arc<RowLocks>,
+    limit: Arc<WaitLimit>,
+}
+
+impl ClientLocks {
+    pub(crate) fn new(locks: Arc<RowLocks>) -> ClientLocks {
+        ClientLocks {
+            locks,
+            limit: Arc::default(),
+        }
+    }
+
+    /// The same locks, for another client, its waits not limited.
+    pub(crate) fn for_client(&self) -> ClientLocks {
+        ClientLocks::new(Arc::clone(&self.locks))
+    }
+
+    /// A new owner of locks (a transaction, or one statement outside any).
+    pub(crate) fn owner(&self) -> HeldLocks {
+        self.locks.owner_limited(Arc::clone(&self.limit))
+    }
+
+    /// Limits the waits that begin from now on to `ms` milliseconds (0: no limit), as
+    /// `lock_timeout` does.
+    pub(crate) fn limit_waits(&self, ms: u64) {
+        self.limit.0.store(ms, Ordering::Relaxed);
     }
 }
 
@@ -122,6 +176,7 @@ impl RowLocks {
 pub(crate) struct HeldLocks {
     locks: Arc<RowLocks>,
     owner: u64,
+    limit: Arc<WaitLimit>,
     /// Each lock taken or strengthened, oldest first, with the mode held before (`None`:
     /// none), so that [`HeldLocks::release_to`] can give back what a savepoint's
     /// rolled-back statements took.
@@ -156,6 +211,7 @@ impl HeldLocks {
     ) -> Result<bool> {
         let row = (table, key.to_vec());
         let locks = Arc::clone(&self.locks);
+        let deadline = self.limit.get().map(|d| tokio::time::Instant::now() + d);
         loop {
             let released = {
                 let mut st = locks.state.lock();
@@ -189,7 +245,17 @@ impl HeldLocks {
                 locks: &locks,
                 owner: self.owner,
             };
-            released.await;
+            match deadline {
+                None => released.await,
+                Some(at) => {
+                    if tokio::time::timeout_at(at, released).await.is_err() {
+                        return Err(SqlError::user(
+                            state::LOCK_NOT_AVAILABLE,
+                            "canceling statement due to lock timeout",
+                        ));
+                    }
+                }
+            }
         }
     }
 

@@ -19,7 +19,7 @@ use tokio_util::task::AbortOnDropHandle;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error, state};
 use crate::read_point::ReadPoint;
-use crate::row_locks::RowLocks;
+use crate::row_locks::ClientLocks;
 use crate::sequence_functions::SequenceCalls;
 
 pub(crate) struct Session {
@@ -28,7 +28,7 @@ pub(crate) struct Session {
     /// The DataFusion context: the engine's own (which new sessions copy), or a client
     /// session's.
     pub ctx: SessionContext,
-    pub row_locks: Arc<RowLocks>,
+    pub row_locks: Arc<ClientLocks>,
     /// The SQL engine's own multi-threaded runtime.
     pub executor: tokio::runtime::Handle,
     /// What this session's `nextval` calls gave (its sequence functions, registered in
@@ -40,14 +40,18 @@ impl Session {
     /// The same database, catalog, locks and runtime, with a DataFusion context of its
     /// own, copied from this one's (settings, functions; the tables are the same).
     pub(crate) fn for_client(&self) -> Session {
-        let ctx = SessionContext::new_with_state(self.ctx.state());
+        let row_locks = Arc::new(self.row_locks.for_client());
+        let mut state = self.ctx.state();
+        // INSERTs DataFusion plans take their claims on unique keys with these.
+        state.config_mut().set_extension(Arc::clone(&row_locks));
+        let ctx = SessionContext::new_with_state(state);
         let sequence_calls = Arc::default();
         crate::sequence_functions::register(&ctx, &self.catalog, &sequence_calls);
         Session {
             db: self.db.clone(),
             catalog: Arc::clone(&self.catalog),
             ctx,
-            row_locks: Arc::clone(&self.row_locks),
+            row_locks,
             executor: self.executor.clone(),
             sequence_calls,
         }

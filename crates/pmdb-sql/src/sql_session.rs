@@ -93,6 +93,9 @@ struct OpenBlock {
     failed: bool,
     /// Open savepoints by name, oldest first (a name may repeat: the latest wins).
     savepoints: Vec<(String, SqlSavepoint)>,
+    /// Opened by [`SqlSession::begin_implicit`], not by BEGIN: ended by
+    /// [`SqlSession::end_implicit`], and shown to the client as no block at all.
+    implicit: bool,
 }
 
 impl OpenBlock {
@@ -103,6 +106,7 @@ impl OpenBlock {
             read_only,
             failed: false,
             savepoints: Vec::new(),
+            implicit: false,
         }
     }
 
@@ -143,6 +147,8 @@ pub struct SqlSession {
     /// The isolation and access mode of blocks that do not name theirs.
     default_isolation: Isolation,
     default_read_only: bool,
+    /// Whether the last block that ended committed.
+    committed: bool,
 }
 
 /// What BEGIN or SET TRANSACTION asked for.
@@ -174,7 +180,8 @@ fn modes(list: &[TransactionMode]) -> Modes {
     m
 }
 
-fn aborted() -> SqlError {
+/// The error of a statement in a block an error failed (25P02).
+pub fn in_failed_block() -> SqlError {
     SqlError::user(
         state::IN_FAILED_SQL_TRANSACTION,
         "current transaction is aborted, commands ignored until end of transaction block",
@@ -213,7 +220,13 @@ impl SqlSession {
             // PostgreSQL's default.
             default_isolation: Isolation::ReadCommitted,
             default_read_only: false,
+            committed: false,
         }
+    }
+
+    /// Whether the block that ended last committed (else it rolled back).
+    pub fn committed_last_block(&self) -> bool {
+        self.committed
     }
 
     /// Sets an extension of the session's DataFusion configuration (how scans read).
@@ -230,6 +243,12 @@ impl SqlSession {
     /// (`current_user`, `current_database()`).
     pub fn set_identity(&self, user: &str, database: &str) {
         crate::identity::register(&self.shared.ctx, user, database);
+    }
+
+    /// Limits each wait for a row lock to `ms` milliseconds (0: no limit), PostgreSQL's
+    /// `lock_timeout`: a wait that lasts longer fails its statement with 55P03.
+    pub fn set_lock_timeout(&self, ms: u64) {
+        self.shared.row_locks.limit_waits(ms);
     }
 
     /// What DISCARD ALL does to the SQL session, outside a block (25001 in one): closes
@@ -262,9 +281,43 @@ impl SqlSession {
 
     pub fn status(&self) -> TxnStatus {
         match &self.block {
-            Block::None => TxnStatus::Idle,
+            Block::None | Block::Open(OpenBlock { implicit: true, .. }) => TxnStatus::Idle,
             Block::Open(OpenBlock { failed: false, .. }) => TxnStatus::InBlock,
             Block::Open(OpenBlock { failed: true, .. }) => TxnStatus::Failed,
+        }
+    }
+
+    /// Opens an implicit block, unless a block is open: the statements that follow, up
+    /// to [`SqlSession::end_implicit`], commit together or not at all, as PostgreSQL
+    /// runs the statements of one Query message or of the extended protocol's messages
+    /// up to Sync. A BEGIN among them makes the block an explicit one; a COMMIT or
+    /// ROLLBACK ends it, and the statements after it run outside any block.
+    pub fn begin_implicit(&mut self) {
+        if matches!(self.block, Block::None) {
+            let mut open = OpenBlock::new(self.default_isolation, self.default_read_only);
+            open.implicit = true;
+            self.block = Block::Open(open);
+        }
+    }
+
+    /// Ends the implicit block [`SqlSession::begin_implicit`] opened, if it is still
+    /// open: commits it, or rolls it back if one of its statements failed. An explicit
+    /// block stays open.
+    pub async fn end_implicit(&mut self) -> Result<()> {
+        if !matches!(self.block, Block::Open(OpenBlock { implicit: true, .. })) {
+            return Ok(());
+        }
+        self.cursors.block_ended();
+        match std::mem::replace(&mut self.block, Block::None) {
+            Block::Open(OpenBlock {
+                txn: Some(txn),
+                failed: false,
+                ..
+            }) => {
+                crate::deferred_checks::run_due(&self.shared, &txn, true).await?;
+                txn.commit().await
+            }
+            _ => Ok(()),
         }
     }
 
@@ -344,7 +397,7 @@ impl SqlSession {
                 into,
             } => {
                 if let Block::Open(OpenBlock { failed: true, .. }) = self.block {
-                    return Err(aborted());
+                    return Err(in_failed_block());
                 }
                 let moved = crate::cursors::is_move(into)?;
                 match self.cursors.fetch(name, direction)? {
@@ -388,7 +441,7 @@ impl SqlSession {
             return Ok(ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())));
         };
         if open.failed {
-            return Err(aborted());
+            return Err(in_failed_block());
         }
         open.failed = true;
         if open.read_only && kind.writes() {
@@ -428,7 +481,7 @@ impl SqlSession {
         };
         let read_point = match &mut self.block {
             Block::None => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
-            Block::Open(OpenBlock { failed: true, .. }) => return Err(aborted()),
+            Block::Open(OpenBlock { failed: true, .. }) => return Err(in_failed_block()),
             Block::Open(OpenBlock {
                 read_only: true, ..
             }) => {
@@ -605,9 +658,21 @@ impl SqlSession {
         let command = |tag: &'static str| Some(Ok(Output::Command(CommandTag::of(tag))));
         match s {
             Statement::StartTransaction { modes: list, .. } => {
-                match &self.block {
+                match &mut self.block {
                     Block::None => {}
-                    Block::Open(OpenBlock { failed: true, .. }) => return Some(Err(aborted())),
+                    Block::Open(OpenBlock { failed: true, .. }) => {
+                        return Some(Err(in_failed_block()));
+                    }
+                    // The statements before it belong to the block it begins.
+                    Block::Open(open) if open.implicit => {
+                        open.implicit = false;
+                        let m = modes(list);
+                        if open.txn.is_none() {
+                            open.isolation = m.isolation.unwrap_or(open.isolation);
+                        }
+                        open.read_only = m.read_only.unwrap_or(open.read_only);
+                        return command("BEGIN");
+                    }
                     // PostgreSQL warns and stays in the block.
                     Block::Open(_) => return command("BEGIN"),
                 }
@@ -620,24 +685,27 @@ impl SqlSession {
             }
             Statement::Commit { chain: false, .. } => {
                 self.cursors.block_ended();
-                match std::mem::replace(&mut self.block, Block::None) {
-                    Block::None => command("COMMIT"),
-                    Block::Open(OpenBlock { failed: true, .. }) => command("ROLLBACK"),
-                    Block::Open(OpenBlock { txn: None, .. }) => command("COMMIT"),
-                    Block::Open(OpenBlock { txn: Some(txn), .. }) => Some(
+                self.committed = false;
+                let out = match std::mem::replace(&mut self.block, Block::None) {
+                    Block::None => return command("COMMIT"),
+                    Block::Open(OpenBlock { failed: true, .. }) => return command("ROLLBACK"),
+                    Block::Open(OpenBlock { txn: None, .. }) => Ok(()),
+                    Block::Open(OpenBlock { txn: Some(txn), .. }) => {
                         async {
                             crate::deferred_checks::run_due(&self.shared, &txn, true).await?;
                             txn.commit().await
                         }
                         .await
-                        .map(|()| Output::Command(CommandTag::of("COMMIT"))),
-                    ),
-                }
+                    }
+                };
+                self.committed = out.is_ok();
+                Some(out.map(|()| Output::Command(CommandTag::of("COMMIT"))))
             }
             Statement::Rollback {
                 chain: false,
                 savepoint: None,
             } => {
+                self.committed = false;
                 self.block = Block::None;
                 self.cursors.block_ended();
                 command("ROLLBACK")
@@ -695,8 +763,10 @@ impl SqlSession {
     /// SAVEPOINT: begins the block's transaction if no statement did yet.
     async fn savepoint(&mut self, name: String) -> Result<Output> {
         let open = match &mut self.block {
-            Block::None => return Err(outside_block("SAVEPOINT")),
-            Block::Open(OpenBlock { failed: true, .. }) => return Err(aborted()),
+            Block::None | Block::Open(OpenBlock { implicit: true, .. }) => {
+                return Err(outside_block("SAVEPOINT"));
+            }
+            Block::Open(OpenBlock { failed: true, .. }) => return Err(in_failed_block()),
             Block::Open(open) => open,
         };
         let txn = match &open.txn {
@@ -711,8 +781,9 @@ impl SqlSession {
     /// ROLLBACK TO SAVEPOINT: undoes what the block did after it, the savepoints opened
     /// since gone, and revives the block if it had failed.
     async fn rollback_to(&mut self, name: &str) -> Result<Output> {
-        let Block::Open(open) = &mut self.block else {
-            return Err(outside_block("ROLLBACK TO SAVEPOINT"));
+        let open = match &mut self.block {
+            Block::Open(open) if !open.implicit => open,
+            _ => return Err(outside_block("ROLLBACK TO SAVEPOINT")),
         };
         let at = open.savepoint(name)?;
         let txn = open
@@ -729,8 +800,10 @@ impl SqlSession {
     /// RELEASE SAVEPOINT: forgets it and those opened after it.
     fn release(&mut self, name: &str) -> Result<Output> {
         let open = match &mut self.block {
-            Block::None => return Err(outside_block("RELEASE SAVEPOINT")),
-            Block::Open(OpenBlock { failed: true, .. }) => return Err(aborted()),
+            Block::None | Block::Open(OpenBlock { implicit: true, .. }) => {
+                return Err(outside_block("RELEASE SAVEPOINT"));
+            }
+            Block::Open(OpenBlock { failed: true, .. }) => return Err(in_failed_block()),
             Block::Open(open) => open,
         };
         let at = open.savepoint(name)?;
