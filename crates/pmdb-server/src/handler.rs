@@ -26,14 +26,14 @@ use pgwire::api::results::{
     CopyResponse, DescribePortalResponse, FieldInfo, QueryResponse, Response, Tag,
 };
 use pgwire::api::stmt::{QueryParser, StoredStatement};
-use pgwire::api::store::PortalStore;
+use pgwire::api::store::{Entry, PortalStore};
 use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
 use pgwire::messages::extendedquery::{
-    Close, CloseComplete, Describe, Flush, Parse, ParseComplete, Sync as SyncMessage,
-    TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
+    Bind, BindComplete, Close, CloseComplete, Describe, Flush, Parse, ParseComplete,
+    Sync as SyncMessage, TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
 };
 use pgwire::messages::response::ReadyForQuery;
 use pmdb_sql::{
@@ -400,6 +400,14 @@ pub struct Handler {
 }
 
 impl Handler {
+    /// Fails the open block (if any) for an error pgwire found in a message: the rest of
+    /// the block, or of the statements up to the Sync, must not commit.
+    pub async fn fail_block(&self) {
+        let mut client = self.client.lock().await;
+        client.sql.fail_block();
+        client.publish();
+    }
+
     /// Makes the socket write what it holds at its next flush.
     pub fn flush_now(&self) {
         self.flush.request();
@@ -554,6 +562,46 @@ impl ExtendedQueryHandler for Handler {
         }
         client
             .send(PgWireBackendMessage::CloseComplete(CloseComplete::new()))
+            .await?;
+        Ok(())
+    }
+
+    /// Bind, as pgwire's own, with the count of parameters checked against the
+    /// statement's (08P01, as PostgreSQL words it).
+    async fn on_bind<C>(&self, client: &mut C, message: Bind) -> PgWireResult<()>
+    where
+        C: ClientInfo + ClientPortalStore + Sink<PgWireBackendMessage> + Unpin + Send + Sync,
+        C::PortalStore: PortalStore<Statement = Self::Statement>,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let name = message.statement_name.as_deref().unwrap_or(DEFAULT_NAME);
+        let portal = message.portal_name.as_deref().unwrap_or(DEFAULT_NAME);
+        let (required, statement) = match client.portal_store().get_statement(name) {
+            Some(Entry::Value(statement)) => {
+                (statement.statement.parameters().len(), Some(statement))
+            }
+            Some(Entry::Empty) => (0, None),
+            None => return Err(PgWireError::StatementNotFound(name.to_owned())),
+        };
+        if message.parameters.len() != required {
+            return Err(user_error(&SqlError::user(
+                "08P01",
+                format!(
+                    "bind message supplies {} parameters, but prepared statement \"{}\" requires {required}",
+                    message.parameters.len(),
+                    message.statement_name.as_deref().unwrap_or_default()
+                ),
+            )));
+        }
+        match statement {
+            Some(statement) => client
+                .portal_store()
+                .put_portal(Arc::new(Portal::try_new(&message, statement)?)),
+            None => client.portal_store().put_empty_portal(portal),
+        }
+        client
+            .send(PgWireBackendMessage::BindComplete(BindComplete::new()))
             .await?;
         Ok(())
     }

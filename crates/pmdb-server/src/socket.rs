@@ -102,6 +102,9 @@ pub async fn serve(
         )
         .await
         {
+            if extended_query {
+                handler.fail_block().await;
+            }
             let fatal = e.is_fatal();
             process_error(&mut socket, e, extended_query).await?;
             if fatal {

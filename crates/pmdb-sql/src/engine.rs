@@ -80,6 +80,8 @@ impl SqlEngine {
         // INSERTs DataFusion plans take their claims on unique keys with these.
         let row_locks = Arc::new(ClientLocks::new(Arc::default()));
         config = config.with_extension(Arc::clone(&row_locks));
+        // now() and current_timestamp are TIMESTAMPTZ, as in PostgreSQL (shown in UTC).
+        config.options_mut().execution.time_zone = Some(crate::arrow_conv::UTC.into());
         // pmdb's string columns are Utf8; keep SQL's string types the same.
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
         // Subqueries DataFusion leaves in a plan run per row (see crate::subplans).

@@ -94,6 +94,7 @@ pub use identity::OWNER;
 pub use output::{CommandTag, CopyEncoding, CopyOutFormat, Output};
 pub use prepared::Prepared;
 pub use provider::ScanOptions;
+pub use select_names::name_of as column_name;
 pub use session::parse;
 pub use sql_session::{SqlSession, TxnStatus, in_failed_block};
 pub use statement_kind::StatementKind;

@@ -1,9 +1,12 @@
-//! Select lists that name two items alike (`SELECT a, a`, two scalar subqueries,
-//! `SELECT 1 AS c, 2 AS c`), which PostgreSQL allows and DataFusion refuses. When
-//! DataFusion refuses one, each select list's unnamed items are named as PostgreSQL
-//! names them (a column by its name, a function by its own, a subquery by its
-//! column's, else `?column?`), a repeated name made unique with a suffix; the result's columns then take the names
-//! PostgreSQL would show, repeats and all.
+//! The names of a query's columns as PostgreSQL gives them (FigureColname): an item
+//! without an alias is named by its column, its function, its subquery's column, its
+//! cast's type (`1::int` is `int4`), `case`, `exists`, `array` or `row`, else
+//! `?column?`. DataFusion names them by their expressions (`count(*)`, `Int64(1)`), so
+//! the result's columns are renamed when the names differ. A select list may also name
+//! two items alike (`SELECT a, a`, two scalar subqueries, `SELECT 1 AS c, 2 AS c`), which
+//! PostgreSQL allows and DataFusion refuses: then each select list's items are given
+//! unique aliases for DataFusion, and the result's columns PostgreSQL's names, repeats and
+//! all.
 
 use std::ops::ControlFlow;
 use std::sync::Arc;
@@ -14,11 +17,13 @@ use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    Expr, Ident, Query, SelectItem, SetExpr, Statement, VisitMut, VisitorMut,
+    DataType, Expr, Ident, Query, SelectItem, SetExpr, Statement, TimezoneInfo, VisitMut,
+    VisitorMut,
 };
 
 use crate::error::{Result, SqlError, df_error};
 use crate::names::ident_name;
+use crate::output::Output;
 
 /// DataFusion's refusals of a select list that names two items alike: two items
 /// (`1 AS c, 2 AS c`), or an item and a column it also shows (`c, c + 1 AS c`).
@@ -27,14 +32,35 @@ const REPEATED: [&str; 2] = [
     "which would be ambiguous",
 ];
 
+/// The names PostgreSQL gives the columns of `statement`, a query whose select list
+/// names its items (no `*`); `None` for another statement. Taken before pmdb rewrites
+/// the statement (casts, views), as the client wrote it.
+pub(crate) fn shown(statement: &DfStatement) -> Option<Vec<String>> {
+    let DfStatement::Statement(s) = statement else {
+        return None;
+    };
+    let Statement::Query(q) = s.as_ref() else {
+        return None;
+    };
+    shown_names(q)
+}
+
 /// Plans `statement` with `state`, naming the select lists' items when DataFusion
-/// refuses repeated names; the names of the result's columns then come back too.
+/// refuses repeated names. The names of the result's columns come back when they are
+/// not DataFusion's: `shown`, as [`shown`] gave them before the statement was rewritten.
 pub(crate) async fn plan(
     state: &SessionState,
     statement: DfStatement,
+    shown: Option<Vec<String>>,
 ) -> Result<(LogicalPlan, Option<Vec<String>>)> {
     let refused = match state.statement_to_plan(statement.clone()).await {
-        Ok(plan) => return Ok((plan, None)),
+        Ok(plan) => {
+            let fields = plan.schema().fields();
+            let renamed = shown.filter(|names| {
+                names.len() == fields.len() && fields.iter().zip(names).any(|(f, n)| f.name() != n)
+            });
+            return Ok((plan, renamed));
+        }
         Err(e) if REPEATED.iter().any(|r| e.to_string().contains(r)) => e,
         Err(e) => return Err(df_error(e)),
     };
@@ -45,7 +71,7 @@ pub(crate) async fn plan(
     let Statement::Query(top) = s.as_mut() else {
         return Err(df_error(refused));
     };
-    let Some(shown) = shown_names(top) else {
+    let Some(shown) = shown.or_else(|| shown_names(top)) else {
         return Err(df_error(refused));
     };
     let _ = s.visit(&mut Namer);
@@ -66,11 +92,26 @@ pub(crate) fn renamed_schema(schema: &Schema, names: &[String]) -> SchemaRef {
     ))
 }
 
+/// `out` with its rows' columns named `names` (other outputs as they are).
+pub(crate) fn renamed(out: Output, names: &[String]) -> Result<Output> {
+    match out {
+        Output::Rows { schema, batches }
+            if schema
+                .fields()
+                .iter()
+                .zip(names)
+                .any(|(f, n)| f.name() != n) =>
+        {
+            let schema = renamed_schema(&schema, names);
+            let batches = renamed_batches(batches, &schema)?;
+            Ok(Output::Rows { schema, batches })
+        }
+        out => Ok(out),
+    }
+}
+
 /// `batches` under `schema` (the same columns, renamed).
-pub(crate) fn renamed_batches(
-    batches: Vec<RecordBatch>,
-    schema: &SchemaRef,
-) -> Result<Vec<RecordBatch>> {
+fn renamed_batches(batches: Vec<RecordBatch>, schema: &SchemaRef) -> Result<Vec<RecordBatch>> {
     batches
         .into_iter()
         .map(|b| {
@@ -98,25 +139,108 @@ fn shown_names(query: &Query) -> Option<Vec<String>> {
 }
 
 /// The name PostgreSQL gives a select item `e` has no alias for.
-fn name_of(e: &Expr) -> String {
+pub fn name_of(e: &Expr) -> String {
+    figured(e).0
+}
+
+/// How firmly a name was found, as PostgreSQL ranks them: a cast names its value by its
+/// type unless the value has a name of the first kind.
+#[derive(Clone, Copy, PartialEq, PartialOrd)]
+enum Strength {
+    /// `?column?`.
+    None,
+    /// `case`, `array`, `row`, a type's name.
+    Weak,
+    /// A column's, a function's, a subquery's.
+    Firm,
+}
+
+fn unnamed() -> (String, Strength) {
+    ("?column?".into(), Strength::None)
+}
+
+/// PostgreSQL's name for `e` and how firmly it holds.
+fn figured(e: &Expr) -> (String, Strength) {
+    let firm = |name: &str| (name.to_owned(), Strength::Firm);
+    let weak = |name: &str| (name.to_owned(), Strength::Weak);
     match e {
-        Expr::Identifier(i) => ident_name(i),
-        Expr::CompoundIdentifier(parts) => parts.last().map(ident_name).unwrap_or_default(),
+        Expr::Identifier(i) => (ident_name(i), Strength::Firm),
+        Expr::CompoundIdentifier(parts) => parts
+            .last()
+            .map_or_else(unnamed, |p| (ident_name(p), Strength::Firm)),
         Expr::Function(f) => f
             .name
             .0
             .last()
             .and_then(|p| p.as_ident())
-            .map(ident_name)
-            .unwrap_or_else(|| "?column?".into()),
-        Expr::Cast { expr, .. } | Expr::Nested(expr) => name_of(expr),
+            .map_or_else(unnamed, |i| (ident_name(i), Strength::Firm)),
+        Expr::Cast {
+            expr, data_type, ..
+        } => match figured(expr) {
+            named @ (_, Strength::Firm) => named,
+            _ => weak(&type_name(data_type)),
+        },
+        Expr::TypedString(t) => weak(&type_name(&t.data_type)),
+        Expr::Interval(_) => weak("interval"),
+        Expr::Nested(inner) | Expr::Collate { expr: inner, .. } => figured(inner),
         Expr::Subquery(q) => shown_names(q)
             .and_then(|n| n.into_iter().next())
-            .unwrap_or_else(|| "?column?".into()),
-        Expr::Case { .. } => "case".into(),
-        Expr::Exists { .. } => "exists".into(),
-        _ => "?column?".into(),
+            .filter(|n| n != "?column?")
+            .map_or_else(unnamed, |n| (n, Strength::Firm)),
+        Expr::Exists { .. } => firm("exists"),
+        // Named by its ELSE, if that has a name of the first kind.
+        Expr::Case { else_result, .. } => match else_result.as_deref().map(figured) {
+            Some(named @ (_, Strength::Firm)) => named,
+            _ => weak("case"),
+        },
+        Expr::Array(_) => weak("array"),
+        Expr::Tuple(_) => weak("row"),
+        Expr::Extract { .. } => firm("extract"),
+        Expr::Substring { .. } => firm("substring"),
+        Expr::Position { .. } => firm("position"),
+        Expr::Overlay { .. } => firm("overlay"),
+        Expr::Trim { .. } => firm("btrim"),
+        Expr::Ceil { .. } => firm("ceil"),
+        Expr::Floor { .. } => firm("floor"),
+        Expr::AtTimeZone { .. } => firm("timezone"),
+        _ => unnamed(),
     }
+}
+
+/// The name PostgreSQL gives type `t` (`int4`, `varchar`, `timestamptz`).
+fn type_name(t: &DataType) -> String {
+    let name = match t {
+        DataType::SmallInt(_) | DataType::Int2(_) => "int2",
+        DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => "int4",
+        DataType::BigInt(_) | DataType::Int8(_) => "int8",
+        DataType::Real | DataType::Float4 => "float4",
+        DataType::Double(_) | DataType::DoublePrecision | DataType::Float8 => "float8",
+        DataType::Float(_) => "float8",
+        DataType::Numeric(_) | DataType::Decimal(_) | DataType::Dec(_) => "numeric",
+        DataType::Bool | DataType::Boolean => "bool",
+        DataType::Varchar(_) | DataType::CharacterVarying(_) => "varchar",
+        DataType::Char(_) | DataType::Character(_) => "bpchar",
+        DataType::Text => "text",
+        DataType::Date => "date",
+        DataType::Time(_, TimezoneInfo::WithTimeZone) => "timetz",
+        DataType::Time(..) => "time",
+        DataType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => "timestamptz",
+        DataType::Timestamp(..) => "timestamp",
+        DataType::Interval { .. } => "interval",
+        DataType::Uuid => "uuid",
+        DataType::JSON => "json",
+        DataType::JSONB => "jsonb",
+        DataType::Bytea => "bytea",
+        DataType::Custom(name, _) => {
+            return name
+                .0
+                .last()
+                .and_then(|p| p.as_ident())
+                .map_or_else(|| name.to_string(), ident_name);
+        }
+        other => return other.to_string().to_lowercase(),
+    };
+    name.into()
 }
 
 /// Names every select list's items, each name once per list: an unnamed item as

@@ -535,6 +535,7 @@ impl SqlSession {
 
     async fn plan(&self, mut statement: DfStatement) -> Result<Prepared> {
         let generation = self.shared.catalog.generation();
+        let shown = crate::select_names::shown(&statement);
         if let DfStatement::Statement(s) = &mut statement {
             crate::column_defaults::apply(&self.shared.catalog, s)?;
             crate::type_input::rewrite_casts(s)?;
@@ -598,7 +599,7 @@ impl SqlSession {
         };
         let query_only = from_query.is_some();
         let (plan, names) =
-            crate::select_names::plan(&state, from_query.unwrap_or(planned)).await?;
+            crate::select_names::plan(&state, from_query.unwrap_or(planned), shown).await?;
         let parameters = crate::parameter_types::of(&plan).map_err(df_error)?;
         let columns = match (&returning, &plan) {
             (Some(r), _) => Some(r.columns(&self.shared).await?),
@@ -614,12 +615,12 @@ impl SqlSession {
             _ => None,
         };
         let kept = match (fast, planning) {
-            // Its columns are renamed when it runs.
-            (_, _) if upsert || names.is_some() => Plan::Unplanned,
-            (Some(shape), _) => Plan::Fast(shape),
-            (None, Planning::Kept) if returning.is_none() && query_only => Plan::InsertQuery(plan),
-            (None, Planning::Kept) if returning.is_none() => Plan::Logical(plan),
-            (None, _) => Plan::Unplanned,
+            (_, _) if upsert => Plan::Unplanned,
+            (Some(shape), _) if names.is_none() => Plan::Fast(shape),
+            // A plan's columns are renamed as `columns` names them when it runs.
+            (_, Planning::Kept) if returning.is_none() && query_only => Plan::InsertQuery(plan),
+            (_, Planning::Kept) if returning.is_none() => Plan::Logical(plan),
+            (_, _) => Plan::Unplanned,
         };
         Ok(Prepared::new(
             statement, parameters, columns, generation, kept,

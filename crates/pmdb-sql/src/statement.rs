@@ -28,6 +28,7 @@ pub(crate) async fn run(
     kind: StatementKind,
     mut statement: DfStatement,
 ) -> Result<Output> {
+    let shown = crate::select_names::shown(&statement);
     if let DfStatement::Statement(s) = &mut statement {
         column_defaults::apply(&session.catalog, s)?;
         crate::type_input::rewrite_casts(s)?;
@@ -171,14 +172,11 @@ pub(crate) async fn run(
         }
     }
     let state = session.statement_state(read_point);
-    let (plan, names) = crate::select_names::plan(&state, statement).await?;
-    match (run_plan(session, state, plan).await?, names) {
-        (Output::Rows { schema, batches }, Some(names)) => {
-            let schema = crate::select_names::renamed_schema(&schema, &names);
-            let batches = crate::select_names::renamed_batches(batches, &schema)?;
-            Ok(Output::Rows { schema, batches })
-        }
-        (out, _) => Ok(out),
+    let (plan, names) = crate::select_names::plan(&state, statement, shown).await?;
+    let out = run_plan(session, state, plan).await?;
+    match names {
+        Some(names) => crate::select_names::renamed(out, &names),
+        None => Ok(out),
     }
 }
 
@@ -216,7 +214,16 @@ pub(crate) async fn run_prepared(
             Plan::Logical(plan) => {
                 let plan = plan.clone().with_param_values(params).map_err(df_error)?;
                 let state = session.statement_state(read_point);
-                return run_plan(session, state, plan).await;
+                let out = run_plan(session, state, plan).await?;
+                // Its columns as PostgreSQL names them, which Parse described.
+                return match prepared.columns() {
+                    Some(columns) => {
+                        let names: Vec<String> =
+                            columns.fields().iter().map(|f| f.name().clone()).collect();
+                        crate::select_names::renamed(out, &names)
+                    }
+                    None => Ok(out),
+                };
             }
             Plan::InsertQuery(plan) => {
                 if let DfStatement::Statement(s) = prepared.statement()

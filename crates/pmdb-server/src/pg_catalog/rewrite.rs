@@ -20,12 +20,46 @@ use datafusion::sql::sqlparser::ast::{
 
 use super::tables::{always_empty, is_relation};
 
-/// Adapts a query of a PostgreSQL client in place; other statements are left alone.
+/// Adapts a query of a PostgreSQL client in place; other statements are left alone. The
+/// query's columns keep the names PostgreSQL gives them as the client wrote them.
 pub fn adapt(statement: &mut DfStatement) {
     if let DfStatement::Statement(s) = statement
         && let Statement::Query(_) = s.as_ref()
     {
+        let before = unaliased_names(s);
         let _ = s.visit(&mut Adapter);
+        if let Statement::Query(q) = s.as_mut()
+            && let SetExpr::Select(select) = q.body.as_mut()
+        {
+            for (item, name) in select.projection.iter_mut().zip(before) {
+                if let (SelectItem::UnnamedExpr(e), Some(name)) = (&*item, name)
+                    && pmdb_sql::column_name(e) != name
+                {
+                    *item = SelectItem::ExprWithAlias {
+                        expr: e.clone(),
+                        alias: Ident::with_quote('"', name),
+                    };
+                }
+            }
+        }
+    }
+}
+
+/// The name of each item of the outermost select list that has no alias.
+fn unaliased_names(s: &Statement) -> Vec<Option<String>> {
+    match s {
+        Statement::Query(q) => match q.body.as_ref() {
+            SetExpr::Select(select) => select
+                .projection
+                .iter()
+                .map(|item| match item {
+                    SelectItem::UnnamedExpr(e) => Some(pmdb_sql::column_name(e)),
+                    _ => None,
+                })
+                .collect(),
+            _ => Vec::new(),
+        },
+        _ => Vec::new(),
     }
 }
 
@@ -572,7 +606,7 @@ mod tests {
             adapted(
                 "SELECT x::pg_catalog.regtype::pg_catalog.text, 't'::regclass, y::oid FROM pg_type"
             ),
-            "SELECT regtype(x)::TEXT, regclass('t'), y::BIGINT FROM pg_catalog.pg_type"
+            "SELECT regtype(x)::TEXT AS \"x\", regclass('t'), y::BIGINT FROM pg_catalog.pg_type"
         );
     }
 
@@ -593,7 +627,7 @@ mod tests {
             adapted(
                 "SELECT a.attname, (SELECT d.adbin FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), ARRAY(SELECT b.rolname FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles b ON m.roleid = b.oid) FROM pg_catalog.pg_attribute a"
             ),
-            "SELECT a.attname, (SELECT max(d.adbin) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), '{}' FROM pg_catalog.pg_attribute a"
+            "SELECT a.attname, (SELECT max(d.adbin) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid) AS \"adbin\", '{}' AS \"array\" FROM pg_catalog.pg_attribute a"
         );
     }
 
@@ -613,7 +647,7 @@ mod tests {
             adapted(
                 "SELECT a.attname, (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef) FROM pg_catalog.pg_attribute a"
             ),
-            "SELECT a.attname, CASE WHEN a.atthasdef THEN (SELECT max(pg_get_expr(d.adbin, d.adrelid, true)) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum) END FROM pg_catalog.pg_attribute a"
+            "SELECT a.attname, CASE WHEN a.atthasdef THEN (SELECT max(pg_get_expr(d.adbin, d.adrelid, true)) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum) END AS \"pg_get_expr\" FROM pg_catalog.pg_attribute a"
         );
     }
 

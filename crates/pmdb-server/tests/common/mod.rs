@@ -160,6 +160,11 @@ impl RawClient {
 }
 
 impl RawClient {
+    /// Sends `bytes` as they are.
+    pub async fn send(&mut self, bytes: &[u8]) {
+        self.sock.write_all(bytes).await.unwrap();
+    }
+
     /// Sends each of `statements` as Parse, Bind and Execute, then one Sync; the status
     /// of the ReadyForQuery after it.
     pub async fn extended_then_sync(&mut self, statements: &[&str]) -> char {
