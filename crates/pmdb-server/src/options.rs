@@ -1,4 +1,4 @@
-//! What a server starts with: where it listens, who may connect and how, TLS, the
+//! What a server starts with: where it listens (TCP, and a Unix-domain socket), who may connect and how, TLS, the
 //! connection limit and how long a shutdown waits for clients.
 
 use std::collections::BTreeMap;
@@ -11,6 +11,9 @@ use crate::error::ServerError;
 #[derive(Clone, Debug)]
 pub struct ServerOptions {
     pub listen: SocketAddr,
+    /// A directory to listen in as well, on the Unix-domain socket `.s.PGSQL.<port>`
+    /// (the TCP port), where local clients connect by default (`psql -h DIR`).
+    pub socket_dir: Option<PathBuf>,
     pub auth: Auth,
     pub tls: Option<TlsFiles>,
     /// Connections served at once; one more is refused with SQLSTATE 53300.
@@ -24,6 +27,7 @@ impl Default for ServerOptions {
     fn default() -> ServerOptions {
         ServerOptions {
             listen: SocketAddr::from(([127, 0, 0, 1], 5432)),
+            socket_dir: None,
             auth: Auth::Trust,
             tls: None,
             max_connections: 100,

@@ -8,8 +8,11 @@
 //! connections: open transaction blocks are discarded, and everything committed was
 //! durable when it was acknowledged.
 
+use std::io;
 use std::net::SocketAddr;
+use std::os::unix::fs::PermissionsExt;
 use std::panic::AssertUnwindSafe;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use futures::FutureExt;
@@ -17,7 +20,7 @@ use pgwire::api::ConnectionManager;
 use pgwire::api::cancel::DefaultCancelHandler;
 use pgwire::tokio::TlsAcceptor;
 use pmdb_sql::Sessions;
-use tokio::net::TcpListener;
+use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio::task::JoinSet;
 
@@ -34,6 +37,7 @@ pub struct Server {
 /// A server that is accepting connections.
 pub struct RunningServer {
     addr: SocketAddr,
+    socket: Option<PathBuf>,
     stop: watch::Sender<bool>,
     task: tokio::task::JoinHandle<()>,
 }
@@ -42,6 +46,11 @@ impl RunningServer {
     /// The address it listens on (the port chosen, when port 0 was asked for).
     pub fn local_addr(&self) -> SocketAddr {
         self.addr
+    }
+
+    /// The Unix-domain socket it listens on too, if it was given a directory for one.
+    pub fn local_socket(&self) -> Option<&Path> {
+        self.socket.as_deref()
     }
 
     /// Starts the shutdown (it goes on in the background; see [`RunningServer::wait`]).
@@ -108,6 +117,11 @@ impl Server {
             what: "the listening socket has no address".into(),
             source,
         })?;
+        let local = match &options.socket_dir {
+            Some(dir) => Some(LocalSocket::bind(dir, addr.port())?),
+            None => None,
+        };
+        let socket = local.as_ref().map(|l| l.path.clone());
         let shared = Arc::new(Shared {
             sessions: self.sessions,
             authenticator: Arc::new(authenticator),
@@ -116,13 +130,78 @@ impl Server {
             slots: Arc::new(Semaphore::new(options.max_connections)),
         });
         let (stop, stopped) = watch::channel(false);
-        let task = tokio::spawn(serve(listener, shared, stopped, options.shutdown_grace));
-        Ok(RunningServer { addr, stop, task })
+        let task = tokio::spawn(serve(
+            listener,
+            local,
+            shared,
+            stopped,
+            options.shutdown_grace,
+        ));
+        Ok(RunningServer {
+            addr,
+            socket,
+            stop,
+            task,
+        })
     }
+}
+
+/// The Unix-domain socket a server listens on besides TCP, its file removed when the
+/// server stops.
+struct LocalSocket {
+    listener: UnixListener,
+    path: PathBuf,
+}
+
+impl LocalSocket {
+    /// Listens on `dir/.s.PGSQL.<port>`, as PostgreSQL names its socket. A socket file
+    /// left by a server that is gone is replaced; one a server still answers on is an
+    /// error.
+    fn bind(dir: &Path, port: u16) -> Result<LocalSocket, ServerError> {
+        let path = dir.join(format!(".s.PGSQL.{port}"));
+        let error = |what: &str, source| ServerError::Io {
+            what: format!("{what} {}", path.display()),
+            source,
+        };
+        if std::os::unix::net::UnixStream::connect(&path).is_ok() {
+            return Err(error(
+                "another server listens on",
+                io::Error::from(io::ErrorKind::AddrInUse),
+            ));
+        }
+        if path.exists() {
+            std::fs::remove_file(&path).map_err(|e| error("cannot remove the stale socket", e))?;
+        }
+        let listener = UnixListener::bind(&path).map_err(|e| error("cannot listen on", e))?;
+        // Who may connect is for authentication to say, as over TCP.
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o777))
+            .map_err(|e| error("cannot open up", e))?;
+        Ok(LocalSocket { listener, path })
+    }
+
+    async fn accept(local: &Option<LocalSocket>) -> io::Result<UnixStream> {
+        match local {
+            Some(l) => l.listener.accept().await.map(|(s, _)| s),
+            None => std::future::pending().await,
+        }
+    }
+}
+
+impl Drop for LocalSocket {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.path);
+    }
+}
+
+/// A client's socket as accepted.
+enum Accepted {
+    Tcp(TcpStream),
+    Unix(UnixStream),
 }
 
 async fn serve(
     listener: TcpListener,
+    local: Option<LocalSocket>,
     shared: Arc<Shared>,
     mut stopped: watch::Receiver<bool>,
     grace: std::time::Duration,
@@ -130,33 +209,42 @@ async fn serve(
     let mut connections = JoinSet::new();
     let (close, closing) = watch::channel(false);
     loop {
-        tokio::select! {
-            _ = stopped.changed() => if *stopped.borrow() { break },
-            Some(_) = connections.join_next(), if !connections.is_empty() => {}
-            accepted = listener.accept() => {
-                let socket = match accepted {
-                    Ok((socket, _)) => socket,
-                    Err(e) => {
-                        // Out of file descriptors, or a connection reset before it was
-                        // accepted: keep serving the others.
-                        log::warn!("accept failed: {e}");
-                        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
-                        continue;
-                    }
-                };
+        let accepted = tokio::select! {
+            _ = stopped.changed() => if *stopped.borrow() { break } else { continue },
+            Some(_) = connections.join_next(), if !connections.is_empty() => continue,
+            tcp = listener.accept() => tcp.map(|(socket, _)| {
                 let _ = socket.set_nodelay(true);
-                let slot = Arc::clone(&shared.slots).try_acquire_owned().ok();
-                let connection = Connection::new(
-                    shared.sessions.open(),
-                    Gate::new(Arc::clone(&shared.authenticator), slot.is_none()),
-                    Arc::clone(&shared.cancel),
-                );
-                let tls = shared.tls.clone();
-                connections.spawn(on_own_thread(socket, tls, connection, slot, closing.clone()));
+                Accepted::Tcp(socket)
+            }),
+            unix = LocalSocket::accept(&local) => unix.map(Accepted::Unix),
+        };
+        let socket = match accepted {
+            Ok(socket) => socket,
+            Err(e) => {
+                // Out of file descriptors, or a connection reset before it was
+                // accepted: keep serving the others.
+                log::warn!("accept failed: {e}");
+                tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+                continue;
             }
-        }
+        };
+        let slot = Arc::clone(&shared.slots).try_acquire_owned().ok();
+        let connection = Connection::new(
+            shared.sessions.open(),
+            Gate::new(Arc::clone(&shared.authenticator), slot.is_none()),
+            Arc::clone(&shared.cancel),
+        );
+        let tls = shared.tls.clone();
+        connections.spawn(on_own_thread(
+            socket,
+            tls,
+            connection,
+            slot,
+            closing.clone(),
+        ));
     }
     drop(listener);
+    drop(local);
     let deadline = tokio::time::sleep(grace);
     tokio::pin!(deadline);
     loop {
@@ -172,16 +260,27 @@ async fn serve(
     }
 }
 
+/// A client's socket between the accepting runtime and the connection's own.
+enum StdSocket {
+    Tcp(std::net::TcpStream),
+    Unix(std::os::unix::net::UnixStream),
+}
+
 /// Serves one connection on a thread of its own, with a current-thread runtime, until the
 /// client leaves or `closing` turns true; returns when that thread is done.
 async fn on_own_thread(
-    socket: tokio::net::TcpStream,
+    socket: Accepted,
     tls: Option<TlsAcceptor>,
     connection: Connection,
     slot: Option<OwnedSemaphorePermit>,
     mut closing: watch::Receiver<bool>,
 ) {
-    let socket = match socket.into_std() {
+    // A tokio socket belongs to the runtime it was made on: the thread's own takes it.
+    let socket = match socket {
+        Accepted::Tcp(s) => s.into_std().map(StdSocket::Tcp),
+        Accepted::Unix(s) => s.into_std().map(StdSocket::Unix),
+    };
+    let socket = match socket {
         Ok(s) => s,
         Err(e) => {
             log::warn!("cannot take over the connection's socket: {e}");
@@ -206,16 +305,21 @@ async fn on_own_thread(
                 }
             };
             runtime.block_on(async move {
-                let socket = match tokio::net::TcpStream::from_std(socket) {
-                    Ok(s) => s,
+                let served = match socket {
+                    StdSocket::Tcp(s) => TcpStream::from_std(s)
+                        .map(|s| crate::socket::serve_tcp(s, tls, connection).boxed_local()),
+                    StdSocket::Unix(s) => UnixStream::from_std(s)
+                        .map(|s| crate::socket::serve_unix(s, connection).boxed_local()),
+                };
+                let served = match served {
+                    Ok(served) => served,
                     Err(e) => {
                         log::warn!("cannot register the connection's socket: {e}");
                         return;
                     }
                 };
                 // A panic ends this connection only, and is logged as its end.
-                let served =
-                    AssertUnwindSafe(crate::socket::serve(socket, tls, connection)).catch_unwind();
+                let served = AssertUnwindSafe(served).catch_unwind();
                 tokio::select! {
                     served = served => match served {
                         Ok(Ok(())) => {}

@@ -1,4 +1,5 @@
-//! One client's socket from accept to close: TLS negotiation (pgwire's), replies held
+//! One client's socket, TCP or Unix-domain, from accept to close: TLS negotiation
+//! (pgwire's, over TCP), replies held
 //! until Sync with the session's status in ReadyForQuery ([`crate::sync_flush`]), and
 //! the message loop that hands each message to pgwire's dispatcher (telling the handler
 //! whether a Sync follows each Execute); a client that has not finished its start-up in
@@ -6,17 +7,24 @@
 //! `idle_in_transaction_session_timeout` is disconnected.
 
 use std::io;
+use std::net::SocketAddr;
+use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
 use futures::{Sink, SinkExt, StreamExt};
+use pgwire::api::DefaultClient;
 use pgwire::api::{ClientInfo, PgWireConnectionState};
 use pgwire::error::ErrorInfo;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::TlsAcceptor;
-use pgwire::tokio::server::{negotiate_tls, process_error, process_message};
+use pgwire::tokio::server::{
+    PgWireMessageServerCodec, negotiate_tls, process_error, process_message,
+};
 use pmdb_sql::Prepared;
-use tokio::net::TcpStream;
+use tokio::io::{AsyncRead, AsyncWrite};
+use tokio::net::{TcpStream, UnixStream};
+use tokio::time::Sleep;
 use tokio_util::codec::{Framed, FramedParts};
 
 use crate::handler::{Connection, Handler};
@@ -25,7 +33,7 @@ use crate::sync_flush::SyncFlushed;
 pub const STARTUP_TIMEOUT: Duration = Duration::from_secs(60);
 
 /// Serves `connection` on `tcp` until the client leaves or a fatal error.
-pub async fn serve(
+pub async fn serve_tcp(
     tcp: TcpStream,
     tls: Option<TlsAcceptor>,
     connection: Connection,
@@ -51,8 +59,36 @@ pub async fn serve(
     );
     parts.read_buf = old.read_buf;
     parts.write_buf = old.write_buf;
-    let mut socket = Framed::from_parts(parts);
+    serve(Framed::from_parts(parts), connection, startup).await
+}
 
+/// Serves `connection` on `unix`, a local client's Unix-domain socket (no TLS there, as
+/// in PostgreSQL), until the client leaves or a fatal error.
+pub async fn serve_unix(unix: UnixStream, connection: Connection) -> io::Result<()> {
+    let startup = tokio::time::sleep(STARTUP_TIMEOUT);
+    tokio::pin!(startup);
+    // PostgreSQL's clients see no address for a local connection either.
+    let client = DefaultClient::new(SocketAddr::from(([127, 0, 0, 1], 0)), false);
+    let io = SyncFlushed::new(
+        unix,
+        connection.flush_request(),
+        connection.session_status(),
+    );
+    let mut socket = Framed::new(io, PgWireMessageServerCodec::new(client));
+    // No TLS negotiation comes first: the start-up message does.
+    socket.set_state(PgWireConnectionState::AwaitingStartup);
+    serve(socket, connection, startup).await
+}
+
+/// The message loop of a connection whose start-up must end before `startup` does.
+async fn serve<S>(
+    mut socket: Framed<SyncFlushed<S>, PgWireMessageServerCodec<Arc<Prepared>>>,
+    connection: Connection,
+    mut startup: Pin<&mut Sleep>,
+) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static,
+{
     let Connection {
         handler,
         gate,
@@ -66,7 +102,7 @@ pub async fn serve(
         );
         let next = if starting {
             tokio::select! {
-                _ = &mut startup => None,
+                _ = startup.as_mut() => None,
                 msg = socket.next() => msg,
             }
         } else if let Some(limit) = handler.idle_limit().await {

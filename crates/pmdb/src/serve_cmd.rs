@@ -19,6 +19,10 @@ pub struct ServeArgs {
     /// Address to listen on (port 0: any free port, printed at start)
     #[arg(long, default_value = "127.0.0.1:5432")]
     listen: SocketAddr,
+    /// Also listen on a Unix-domain socket in this directory (`.s.PGSQL.<port>`, as
+    /// PostgreSQL names it), where local clients connect by default (`psql -h DIR`)
+    #[arg(long, value_name = "DIR")]
+    socket_dir: Option<PathBuf>,
     /// Database directory [default: /dev/shm/pmdb on tmpfs, else ./pmdb-data]
     #[arg(long)]
     path: Option<PathBuf>,
@@ -77,6 +81,7 @@ fn auth(args: &ServeArgs) -> Result<Auth, Box<dyn std::error::Error>> {
 pub fn run(args: ServeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let options = ServerOptions {
         listen: args.listen,
+        socket_dir: args.socket_dir.clone(),
         auth: auth(&args)?,
         tls: match (&args.tls_cert, &args.tls_key) {
             (Some(cert), Some(key)) => Some(TlsFiles {
@@ -96,8 +101,12 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         .build()?;
     runtime.block_on(async {
         let server = Server::new(engine.sessions(), options).start().await?;
+        let local = server
+            .local_socket()
+            .map(|p| format!(" and {}", p.display()))
+            .unwrap_or_default();
         println!(
-            "pmdb serve: listening on {} (database {})",
+            "pmdb serve: listening on {}{local} (database {})",
             server.local_addr(),
             dir.display()
         );

@@ -20,6 +20,15 @@ pub struct TestServer {
 
 impl TestServer {
     pub fn start(auth: Auth, max_connections: usize) -> TestServer {
+        TestServer::with_options(ServerOptions {
+            auth,
+            max_connections,
+            ..ServerOptions::default()
+        })
+    }
+
+    /// A server started with `options`, on any free port of the loopback address.
+    pub fn with_options(options: ServerOptions) -> TestServer {
         let dir = tempfile::tempdir().unwrap();
         let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
         let rt = tokio::runtime::Builder::new_multi_thread()
@@ -29,10 +38,8 @@ impl TestServer {
             .unwrap();
         let options = ServerOptions {
             listen: "127.0.0.1:0".parse().unwrap(),
-            auth,
-            max_connections,
             shutdown_grace: Duration::from_millis(200),
-            ..ServerOptions::default()
+            ..options
         };
         let server = rt
             .block_on(Server::new(engine.sessions(), options).start())
