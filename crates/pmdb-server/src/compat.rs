@@ -53,6 +53,8 @@ pub struct Settings {
     current: BTreeMap<String, String>,
     /// Since the block's first SET.
     block: Option<BlockSettings>,
+    /// The time limits `current` sets, read once per change rather than per statement.
+    limits: timeouts::Limits,
 }
 
 struct BlockSettings {
@@ -65,10 +67,13 @@ struct BlockSettings {
 
 impl Default for Settings {
     fn default() -> Settings {
-        Settings {
+        let mut settings = Settings {
             current: defaults(),
             block: None,
-        }
+            limits: timeouts::Limits::default(),
+        };
+        settings.changed();
+        settings
     }
 }
 
@@ -198,12 +203,13 @@ fn is_datafusion(name: &str) -> bool {
 }
 
 impl Settings {
-    /// The limit `name` (one of [`timeouts`]' settings) sets, in milliseconds (0: none).
-    pub fn timeout_ms(&self, name: &str) -> u64 {
-        self.current
-            .get(name)
-            .and_then(|v| timeouts::parse(name, v).ok())
-            .unwrap_or(0)
+    /// The time limits the settings set.
+    pub fn limits(&self) -> timeouts::Limits {
+        self.limits
+    }
+
+    fn changed(&mut self) {
+        self.limits = timeouts::Limits::of(|name| self.current.get(name).map(String::as_str));
     }
 
     /// Ends the block the settings were changed in: a commit keeps its changes but its
@@ -214,6 +220,7 @@ impl Settings {
                 true => block.session.unwrap_or(std::mem::take(&mut self.current)),
                 false => block.before,
             };
+            self.changed();
         }
     }
 
@@ -229,6 +236,7 @@ impl Settings {
         if !in_block {
             if !local {
                 change(&mut self.current);
+                self.changed();
             }
             return;
         }
@@ -242,6 +250,7 @@ impl Settings {
             _ => {}
         }
         change(&mut self.current);
+        self.changed();
     }
 
     /// Runs `statement` if it is about settings pmdb-sql does not know; `None` for any

@@ -8,7 +8,7 @@
 use std::collections::HashSet;
 use std::fmt::Debug;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -66,6 +66,9 @@ pub struct Client {
     /// Whether a statement ran since the last Sync: the extended protocol's statements
     /// up to a Sync are one implicit transaction.
     in_group: bool,
+    /// `idle_in_transaction_session_timeout` in milliseconds, which the socket reads
+    /// between messages without taking the client's lock.
+    idle_limit: Arc<AtomicU64>,
 }
 
 impl Client {
@@ -131,7 +134,7 @@ impl Client {
     /// statement still running after `statement_timeout` is stopped (its work dropped
     /// where it stood) and fails with 57014.
     async fn execute(&mut self, run: Run<'_>, format: &Format) -> Result<Response, SqlError> {
-        let limit = timeouts::limit(self.settings.timeout_ms(timeouts::STATEMENT));
+        let limit = timeouts::limit(self.settings.limits().statement_ms);
         let in_block = self.sql.status() != TxnStatus::Idle;
         let response = match limit {
             None => self.respond(run, format).await,
@@ -151,10 +154,12 @@ impl Client {
         response
     }
 
-    /// Hands the SQL session the settings it enforces itself.
+    /// Hands the SQL session and the socket the limits they enforce themselves.
     fn apply_settings(&self) {
-        self.sql
-            .set_lock_timeout(self.settings.timeout_ms(timeouts::LOCK));
+        let limits = self.settings.limits();
+        self.sql.set_lock_timeout(limits.lock_ms);
+        self.idle_limit
+            .store(limits.idle_in_transaction_ms, Ordering::Relaxed);
     }
 
     /// Makes the session's transaction status the one the next ReadyForQuery reports.
@@ -397,6 +402,8 @@ pub struct Handler {
     /// socket has received: a statement alone between two Syncs is its own transaction
     /// and needs no implicit block around it.
     sync_follows: AtomicBool,
+    /// The client's `idle_in_transaction_session_timeout` (see [`Client::idle_limit`]).
+    idle_limit: Arc<AtomicU64>,
 }
 
 impl Handler {
@@ -420,12 +427,11 @@ impl Handler {
 
     /// How long the client may stay idle in a block: `None` outside one, or without a
     /// limit.
-    pub async fn idle_limit(&self) -> Option<Duration> {
+    pub fn idle_limit(&self) -> Option<Duration> {
         if self.status.get() == TxnStatus::Idle {
             return None;
         }
-        let client = self.client.lock().await;
-        timeouts::limit(client.settings.timeout_ms(timeouts::IDLE_IN_TRANSACTION))
+        timeouts::limit(self.idle_limit.load(Ordering::Relaxed))
     }
 }
 
@@ -757,6 +763,7 @@ pub struct Connection {
 impl Connection {
     pub fn new(sql: SqlSession, gate: Gate, cancel: Arc<DefaultCancelHandler>) -> Connection {
         let status = SessionStatus::default();
+        let idle_limit = Arc::new(AtomicU64::new(0));
         let client = Arc::new(Mutex::new(Client {
             sql,
             settings: Settings::default(),
@@ -765,6 +772,7 @@ impl Connection {
             statements: HashSet::new(),
             identified: false,
             in_group: false,
+            idle_limit: Arc::clone(&idle_limit),
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),
@@ -776,6 +784,7 @@ impl Connection {
                 flush: FlushRequest::default(),
                 status,
                 sync_follows: AtomicBool::new(false),
+                idle_limit,
             }),
             gate: Arc::new(gate),
             cancel,

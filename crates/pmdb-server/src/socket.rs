@@ -105,7 +105,7 @@ where
                 _ = startup.as_mut() => None,
                 msg = socket.next() => msg,
             }
-        } else if let Some(limit) = handler.idle_limit().await {
+        } else if let Some(limit) = handler.idle_limit() {
             match tokio::time::timeout(limit, socket.next()).await {
                 Ok(msg) => msg,
                 Err(_) => return idle_in_transaction(&mut socket, &handler).await,

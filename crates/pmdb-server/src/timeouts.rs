@@ -85,6 +85,27 @@ pub fn shown(ms: u64) -> String {
     format!("{}{unit}", ms / size)
 }
 
+/// The three limits as a client's settings set them, in milliseconds (0: none).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Limits {
+    pub statement_ms: u64,
+    pub lock_ms: u64,
+    pub idle_in_transaction_ms: u64,
+}
+
+impl Limits {
+    /// The limits `get` gives the values of (a value that does not read is no limit:
+    /// SET refused it).
+    pub fn of<'v>(get: impl Fn(&str) -> Option<&'v str>) -> Limits {
+        let ms = |name| get(name).and_then(|v| parse(name, v).ok()).unwrap_or(0);
+        Limits {
+            statement_ms: ms(STATEMENT),
+            lock_ms: ms(LOCK),
+            idle_in_transaction_ms: ms(IDLE_IN_TRANSACTION),
+        }
+    }
+}
+
 /// A limit in milliseconds as a duration; `None` for 0 (no limit).
 pub fn limit(ms: u64) -> Option<Duration> {
     (ms > 0).then(|| Duration::from_millis(ms))
