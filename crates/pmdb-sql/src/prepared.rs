@@ -15,7 +15,7 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
     CastKind, DataType as SqlDataType, ExactNumberInfo, Expr, TimezoneInfo, Value, ValueWithSpan,
-    VisitMut, VisitorMut,
+    VisitMut, VisitorMut, visit_expressions,
 };
 
 use crate::error::{Result, SqlError, state};
@@ -48,13 +48,20 @@ pub struct Prepared {
 }
 
 impl Prepared {
+    /// `parameters`: their types as planning found them, extended to the highest `$n`
+    /// the statement names (a parameter of a clause pmdb plans apart, such as ON
+    /// CONFLICT's DO UPDATE, has no type from the plan but counts all the same).
     pub(crate) fn new(
         statement: DfStatement,
-        parameters: Vec<Option<DataType>>,
+        mut parameters: Vec<Option<DataType>>,
         columns: Option<SchemaRef>,
         generation: u64,
         plan: Plan,
     ) -> Prepared {
+        let named = highest_placeholder(&statement);
+        if parameters.len() < named {
+            parameters.resize(named, None);
+        }
         Prepared {
             kind: StatementKind::of(&statement),
             statement,
@@ -228,6 +235,26 @@ fn float(v: f64) -> Expr {
             format: None,
         }
     }
+}
+
+/// The highest `n` of the `$n` in `statement` (0 for none).
+fn highest_placeholder(statement: &DfStatement) -> usize {
+    let DfStatement::Statement(s) = statement else {
+        return 0;
+    };
+    let mut highest = 0;
+    let _ = visit_expressions(s, |e| {
+        if let Expr::Value(ValueWithSpan {
+            value: Value::Placeholder(p),
+            ..
+        }) = e
+            && let Some(n) = p.strip_prefix('$').and_then(|n| n.parse::<usize>().ok())
+        {
+            highest = highest.max(n);
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    highest
 }
 
 struct Substitute<'a> {

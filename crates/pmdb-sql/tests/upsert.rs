@@ -1,11 +1,13 @@
 //! INSERT … ON CONFLICT as PostgreSQL runs it: DO NOTHING on any unique key or on the
 //! one named, DO UPDATE SET with EXCLUDED and a WHERE, RETURNING the rows written, the
 //! errors PostgreSQL gives (42P10, 21000, 42601), and under concurrency no lost update:
-//! a second upserter of a key waits for the first and then updates its row.
+//! a second upserter of a key waits for the first and then updates its row. A prepared
+//! upsert counts the parameters of its DO UPDATE among its own.
 
 mod common;
 
 use common::Fixture;
+use datafusion::common::ScalarValue;
 
 const KV: &str = "
     CREATE TABLE kv (k INT PRIMARY KEY, v INT NOT NULL, tag TEXT UNIQUE);
@@ -167,4 +169,23 @@ fn concurrent_upserts_of_one_key_lose_no_update() {
         ),
         "40001"
     );
+}
+
+#[test]
+fn a_prepared_upsert_counts_the_parameters_of_its_do_update() {
+    let f = Fixture::new("CREATE TABLE t (k INT PRIMARY KEY, v INT, n INT)");
+    let mut s = f.session();
+    let sql = "INSERT INTO t VALUES ($1, $2, 0) ON CONFLICT (k) DO UPDATE SET v = $3, n = t.n + 1";
+    let statement = pmdb_sql::parse(sql).unwrap().pop_front().unwrap();
+    let prepared = f.rt.block_on(s.prepare(statement)).unwrap();
+    assert_eq!(prepared.parameters().len(), 3);
+    for v in [10, 20] {
+        let params = vec![
+            ScalarValue::Int32(Some(1)),
+            ScalarValue::Int32(Some(v)),
+            ScalarValue::Int32(Some(v + 1)),
+        ];
+        f.rt.block_on(s.run_prepared(&prepared, params)).unwrap();
+    }
+    assert_eq!(f.rows(&mut s, "SELECT k, v, n FROM t"), vec!["1|21|1"]);
 }
