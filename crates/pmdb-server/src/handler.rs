@@ -135,23 +135,40 @@ impl Client {
     /// where it stood) and fails with 57014.
     async fn execute(&mut self, run: Run<'_>, format: &Format) -> Result<Response, SqlError> {
         let limit = timeouts::limit(self.settings.limits().statement_ms);
-        let in_block = self.sql.status() != TxnStatus::Idle;
+        let in_block = self.sql.in_block();
         let response = match limit {
             None => self.respond(run, format).await,
             Some(limit) => tokio::time::timeout(limit, self.respond(run, format))
                 .await
                 .unwrap_or_else(|_| Err(timeouts::statement_cancelled())),
         };
-        if in_block && self.sql.status() == TxnStatus::Idle {
-            // A COMMIT that failed rolled the block back.
-            self.settings.block_ended(self.sql.committed_last_block());
-            self.apply_settings();
+        if in_block && !self.sql.in_block() {
+            self.block_ended();
         }
         if response.is_err() {
             self.sql.fail_block();
         }
         self.publish();
         response
+    }
+
+    /// The settings after a block ended: kept or undone as it committed or not (a
+    /// COMMIT that failed rolled it back).
+    fn block_ended(&mut self) {
+        self.settings.block_ended(self.sql.committed_last_block());
+        self.apply_settings();
+    }
+
+    /// Ends the implicit transaction of a Query message's statements or of those up to
+    /// a Sync, and the settings changed in it with it.
+    async fn end_implicit(&mut self) -> Result<(), SqlError> {
+        let in_block = self.sql.in_block();
+        let ended = self.sql.end_implicit().await;
+        if in_block && !self.sql.in_block() {
+            self.block_ended();
+        }
+        self.publish();
+        ended
     }
 
     /// Hands the SQL session and the socket the limits they enforce themselves.
@@ -220,11 +237,10 @@ impl Client {
                 IsolationSetting::Run(set) => self.sql.run(set).await?,
             }),
             None if setting => {
-                let in_block = match before {
-                    TxnStatus::Idle => false,
-                    TxnStatus::InBlock => true,
-                    TxnStatus::Failed => return Err(pmdb_sql::in_failed_block()),
-                };
+                if before == TxnStatus::Failed {
+                    return Err(pmdb_sql::in_failed_block());
+                }
+                let in_block = self.sql.in_block();
                 let out = self.settings.intercept(statement, in_block).transpose()?;
                 self.apply_settings();
                 out
@@ -484,10 +500,9 @@ impl SimpleQueryHandler for Handler {
                 }
             }
         }
-        if let Err(e) = client.sql.end_implicit().await {
+        if let Err(e) = client.end_implicit().await {
             responses.push(Response::Error(Box::new(error_info(&e))));
         }
-        client.publish();
         Ok(responses)
     }
 }
@@ -624,9 +639,7 @@ impl ExtendedQueryHandler for Handler {
         let ended = {
             let mut session = self.client.lock().await;
             session.in_group = false;
-            let ended = session.sql.end_implicit().await;
-            session.publish();
-            ended
+            session.end_implicit().await
         };
         if let Err(e) = ended {
             client

@@ -308,17 +308,27 @@ impl SqlSession {
             return Ok(());
         }
         self.cursors.block_ended();
-        match std::mem::replace(&mut self.block, Block::None) {
-            Block::Open(OpenBlock {
-                txn: Some(txn),
-                failed: false,
-                ..
-            }) => {
-                crate::deferred_checks::run_due(&self.shared, &txn, true).await?;
-                txn.commit().await
+        let ended = match std::mem::replace(&mut self.block, Block::None) {
+            Block::Open(OpenBlock { failed: true, .. }) => {
+                self.committed = false;
+                return Ok(());
+            }
+            Block::Open(OpenBlock { txn: Some(txn), .. }) => {
+                async {
+                    crate::deferred_checks::run_due(&self.shared, &txn, true).await?;
+                    txn.commit().await
+                }
+                .await
             }
             _ => Ok(()),
-        }
+        };
+        self.committed = ended.is_ok();
+        ended
+    }
+
+    /// Whether a block is open, an implicit one included.
+    pub fn in_block(&self) -> bool {
+        matches!(self.block, Block::Open(_))
     }
 
     /// Runs every statement of `sql` in order; stops at the first error.
