@@ -210,7 +210,12 @@ async fn serve(
     let (close, closing) = watch::channel(false);
     loop {
         let accepted = tokio::select! {
-            _ = stopped.changed() => if *stopped.borrow() { break } else { continue },
+            // Stopped, or no handle is left that could stop it.
+            changed = stopped.changed() => if changed.is_err() || *stopped.borrow() {
+                break
+            } else {
+                continue
+            },
             Some(_) = connections.join_next(), if !connections.is_empty() => continue,
             tcp = listener.accept() => tcp.map(|(socket, _)| {
                 let _ = socket.set_nodelay(true);
