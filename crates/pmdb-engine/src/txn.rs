@@ -322,6 +322,22 @@ impl Transaction {
         Ok(())
     }
 
+    /// Adds every write of `batch` as [`Transaction::put_untracked`] and
+    /// [`Transaction::delete_untracked`] would.
+    pub fn apply_untracked(&mut self, batch: &WriteBatch) -> Result<()> {
+        if batch.mixed || batch.db.is_some_and(|db| db != self.core.id) {
+            return Err(DbError::ForeignSubtable);
+        }
+        for op in batch.ops() {
+            let value = (op.kind == Kind::Put).then_some(op.value);
+            self.core
+                .options
+                .check_limits(op.key, value.unwrap_or_default())?;
+        }
+        self.untracked.append(batch);
+        Ok(())
+    }
+
     /// As [`Transaction::put_untracked`], removing `key`.
     pub fn delete_untracked(&mut self, sub: &Subtable, key: impl AsRef<[u8]>) -> Result<()> {
         let key = key.as_ref();

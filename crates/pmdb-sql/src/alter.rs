@@ -157,7 +157,7 @@ pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
             c.change_table(&name, |table, def| {
                 changes
                     .into_iter()
-                    .try_for_each(|change| apply(table, def, change))
+                    .try_for_each(|change| apply(c, table, def, change))
             })
         })
         .await
@@ -239,7 +239,7 @@ async fn rewrite(session: &Session, table: &Table, ops: &[AlterTableOperation]) 
                 c.change_table(&name, |table, def| {
                     in_place
                         .into_iter()
-                        .try_for_each(|change| apply(table, def, change))
+                        .try_for_each(|change| apply(c, table, def, change))
                 })
             })
             .await;
@@ -258,7 +258,7 @@ async fn rewrite(session: &Session, table: &Table, ops: &[AlterTableOperation]) 
                     }
                     let mut def = def;
                     for change in in_place {
-                        apply(old, &mut def, change)?;
+                        apply(c, old, &mut def, change)?;
                     }
                     column_rewrite::rebuilt(c, &def, &drops, &changes, cascade)
                 },
@@ -323,7 +323,7 @@ async fn add_column_with_constraints(
     }
     let table_name = name.clone();
     session
-        .off_executor(move |c| c.change_table(&table_name, |t, def| apply(t, def, change)))
+        .off_executor(move |c| c.change_table(&table_name, |t, def| apply(c, t, def, change)))
         .await?;
     for c in constraints {
         let constraint_name = c.name.as_ref().map(ident_name);
@@ -570,7 +570,8 @@ fn column_position(def: &TableDef, name: &str) -> Result<usize> {
 
 /// Whether any row of `table` holds NULL in column `c` (or lacks it with no missing
 /// value).
-fn has_null(table: &Table, c: usize) -> Result<bool> {
+fn has_null(catalog: &Catalog, table: &Table, c: usize) -> Result<bool> {
+    catalog.reading_rows(table)?;
     let mut scan = table.rows().scan::<[u8]>(..);
     while let Some(e) = scan.next_ref() {
         let e = e?;
@@ -581,7 +582,8 @@ fn has_null(table: &Table, c: usize) -> Result<bool> {
     Ok(false)
 }
 
-fn is_empty(table: &Table) -> Result<bool> {
+fn is_empty(catalog: &Catalog, table: &Table) -> Result<bool> {
+    catalog.reading_rows(table)?;
     Ok(table.rows().scan::<[u8]>(..).next().transpose()?.is_none())
 }
 
@@ -595,8 +597,9 @@ fn contains_nulls(def: &TableDef, column: &str) -> SqlError {
     )
 }
 
-/// Applies `change` to `def`, the definition of `table` (whose rows it may read).
-fn apply(table: &Table, def: &mut TableDef, change: Change) -> Result<()> {
+/// Applies `change` to `def`, the definition of `table` (whose rows it may read, if
+/// `catalog` allows: see [`Catalog::reading_rows`]).
+fn apply(catalog: &Catalog, table: &Table, def: &mut TableDef, change: Change) -> Result<()> {
     match change {
         Change::RenameTable(to) => def.name = to,
         Change::RenameColumn { from, to } => {
@@ -641,7 +644,7 @@ fn apply(table: &Table, def: &mut TableDef, change: Change) -> Result<()> {
         }
         Change::SetNotNull(column) => {
             let p = column_position(def, &column)?;
-            if !def.columns[p].not_null && has_null(table, p)? {
+            if !def.columns[p].not_null && has_null(catalog, table, p)? {
                 return Err(contains_nulls(def, &column));
             }
             def.columns[p].not_null = true;
@@ -674,16 +677,19 @@ fn apply(table: &Table, def: &mut TableDef, change: Change) -> Result<()> {
                     ))
                 };
             }
-            let empty = is_empty(table)?;
-            if volatile && !empty {
-                return Err(SqlError::unsupported(format!(
-                    "ADD COLUMN {} with a default whose value changes from row to row, on a \
-                     table with rows: add the column, then UPDATE it",
-                    column.name
-                )));
-            }
-            if column.not_null && column.missing.is_none() && !empty {
-                return Err(contains_nulls(def, &column.name));
+            // Rows written before read the column as its missing value: one that
+            // changes from row to row, or a NULL where none may be, needs no rows.
+            let unfit = volatile || (column.not_null && column.missing.is_none());
+            if unfit && !is_empty(catalog, table)? {
+                return Err(if volatile {
+                    SqlError::unsupported(format!(
+                        "ADD COLUMN {} with a default whose value changes from row to row, on \
+                         a table with rows: add the column, then UPDATE it",
+                        column.name
+                    ))
+                } else {
+                    contains_nulls(def, &column.name)
+                });
             }
             def.columns.push(column);
         }

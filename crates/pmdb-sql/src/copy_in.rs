@@ -129,9 +129,9 @@ impl CopyIn {
         let session = Arc::clone(session);
         let name = table.to_owned();
         let task = tokio::spawn(async move {
-            let (table, _guard) = session.catalog.lock_table_async(&name).await?;
-            let read_point = read_point.under_lock(&session.db);
             let mut locker = read_point.locker(&session.row_locks);
+            let (table, _guard) = session.catalog.lock_table_async(&name, &mut locker).await?;
+            let read_point = read_point.under_lock(&session.db);
             // A claim held by another writer fails the COPY (55P03): it holds the table.
             let mut writer = TableWriter::for_load(&table, session.catalog.references(&table)?)?
                 .through(&read_point)

@@ -219,7 +219,10 @@ async fn change_found(
                 changed.push(row.key.clone());
             }
         }
-        let (current, guard) = session.catalog.lock_table_async(&finding.name).await?;
+        let (current, guard) = session
+            .catalog
+            .lock_table_async(&finding.name, &mut locker)
+            .await?;
         if !Arc::ptr_eq(&current, &table) {
             // A schema change replaced the table meanwhile: find its rows anew.
             continue;
@@ -461,7 +464,8 @@ pub async fn copy_from(
             format!("COPY {name}: cannot open {filename:?}: {e}"),
         ));
     }
-    let (table, _guard) = session.catalog.lock_table_async(&name).await?;
+    let mut locker = read_point.locker(&session.row_locks);
+    let (table, _guard) = session.catalog.lock_table_async(&name, &mut locker).await?;
     let fields: Vec<_> = table
         .def()
         .columns
@@ -496,7 +500,6 @@ pub async fn copy_from(
         .execute_stream()
         .await
         .map_err(|e| copy_error(&name, 0, df_error(e)))?;
-    let mut locker = read_point.locker(&session.row_locks);
     // A claim held by another writer fails the COPY (55P03): it holds the table.
     let mut writer = TableWriter::for_load(&table, session.catalog.references(&table)?)?
         .through(read_point)
@@ -561,8 +564,9 @@ pub async fn truncate(session: &Session, read_point: &ReadPoint, t: &Truncate) -
         i += 1;
     }
     let mut deleted = 0;
+    let mut locker = read_point.locker(&session.row_locks);
     for name in names {
-        let (table, _guard) = session.catalog.lock_table_async(&name).await?;
+        let (table, _guard) = session.catalog.lock_table_async(&name, &mut locker).await?;
         let read_point = read_point.under_lock(&session.db);
         // Deletes check no parent (a table that others reference is refused above).
         let mut writer = TableWriter::new(&table, Vec::new()).through(&read_point);

@@ -45,7 +45,7 @@ pub(crate) async fn insert_rows(
 ) -> Result<Inserted> {
     let mut locker = read_point.locker(row_locks);
     loop {
-        let (table, guard) = catalog.lock_table_async(name).await?;
+        let (table, guard) = catalog.lock_table_async(name, &mut locker).await?;
         let rows = rows_of(&table)?;
         let upsert = on_conflict.map(|c| c.plan(&table)).transpose()?;
         let mut writer = TableWriter::new(&table, catalog.references(&table)?)

@@ -28,6 +28,7 @@ mod copy_out;
 mod create_as;
 mod cursors;
 mod ddl;
+mod ddl_transaction;
 mod deferred_checks;
 mod dml;
 mod engine;

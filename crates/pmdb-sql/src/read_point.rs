@@ -18,7 +18,7 @@ use pmdb_engine::{
 use crate::error::{Result, SqlError, state};
 use crate::large_rows::ChunkSource;
 use crate::pending_checks::PendingChecks;
-use crate::row_locks::{ClientLocks, HeldLocks, LockMode, WaitPolicy};
+use crate::row_locks::{CATALOG_LOCK, ClientLocks, HeldLocks, LockMode, WaitPolicy};
 
 /// A table as a transaction block's commit needs it: its own bookkeeping.
 pub trait TxnTable: Send + Sync {
@@ -241,6 +241,23 @@ impl RowLocker {
         Ok(())
     }
 
+    /// Takes the catalog's lock ([`CATALOG_LOCK`]) in `mode`, waiting while a transaction
+    /// whose DDL has not ended holds it in a mode that conflicts.
+    pub(crate) async fn lock_catalog(&mut self, mode: LockMode) -> Result<()> {
+        let (id, key, name) = (CATALOG_LOCK, &[][..], "pg_class");
+        match self {
+            RowLocker::Statement(held) => held.lock(id, key, mode, WaitPolicy::Wait, name).await?,
+            RowLocker::Block(t) => {
+                t.locks
+                    .lock()
+                    .await
+                    .lock(id, key, mode, WaitPolicy::Wait, name)
+                    .await?
+            }
+        };
+        Ok(())
+    }
+
     /// Gives back a statement's locks once its changes are committed (a block keeps
     /// its own to its end).
     pub(crate) fn statement_done(&mut self) {
@@ -268,13 +285,27 @@ pub(crate) fn concurrent_update() -> SqlError {
 /// A table a block changed, and how many rows it added (less those it removed).
 type Changed = (Arc<dyn TxnTable>, i64);
 
+/// The catalog as a transaction's DDL changed it: its entries are written in the
+/// transaction, and what the catalog holds in memory goes back when the transaction
+/// does not commit (see [`crate::catalog::block_ddl`]).
+pub(crate) trait BlockCatalog: Send + Sync {
+    /// Where the catalog is now, for a savepoint.
+    fn mark(&self) -> usize;
+    /// Puts the catalog back as it was at `mark`.
+    fn roll_back_to(&self, mark: usize);
+    /// The transaction committed (`true`) or did not.
+    fn ended(&self, committed: bool);
+}
+
 /// A point a block can roll back to: the engine transaction's savepoint, the row counts
-/// of the tables changed by then, and the row locks held then (a rollback to it gives
-/// back those taken since, as PostgreSQL's aborted subtransaction does).
+/// of the tables changed by then, the row locks held then (a rollback to it gives
+/// back those taken since, as PostgreSQL's aborted subtransaction does), and where the
+/// catalog was if the block's DDL had begun.
 pub(crate) struct SqlSavepoint {
     tx: Savepoint,
     tables: HashMap<u64, Changed>,
     locks: usize,
+    catalog: Option<usize>,
 }
 
 /// An open transaction block: the engine transaction, and per table it changed, how many
@@ -289,6 +320,8 @@ pub struct SqlTxn {
     locks: tokio::sync::Mutex<HeldLocks>,
     /// Its deferred foreign keys and the checks they put off.
     pending: Mutex<PendingChecks>,
+    /// The catalog its DDL changed, told how the transaction ends.
+    catalog: Mutex<Option<Arc<dyn BlockCatalog>>>,
 }
 
 impl SqlTxn {
@@ -300,7 +333,38 @@ impl SqlTxn {
             tables: Mutex::new(HashMap::new()),
             locks: tokio::sync::Mutex::new(locks),
             pending: Mutex::default(),
+            catalog: Mutex::new(None),
         }
+    }
+
+    /// From now on the transaction's end ends `catalog`'s changes too (once per
+    /// transaction: later calls keep the first).
+    pub(crate) fn attach_catalog(&self, catalog: Arc<dyn BlockCatalog>) {
+        self.catalog.lock().get_or_insert(catalog);
+    }
+
+    /// Writes catalog `entries` in the transaction, and `bookkeeping` with its commit
+    /// without validation (see [`Transaction::apply_untracked`]).
+    pub(crate) fn write_catalog(
+        &self,
+        entries: &WriteBatch,
+        bookkeeping: &WriteBatch,
+    ) -> Result<()> {
+        self.with(|tx| {
+            tx.apply(entries)?;
+            tx.apply_untracked(bookkeeping)
+        })
+    }
+
+    /// Whether the transaction changed rows of table `id`.
+    pub(crate) fn changed(&self, id: u64) -> bool {
+        self.tables.lock().contains_key(&id)
+    }
+
+    /// Forgets the rows the transaction changed in table `id`, which its DDL dropped:
+    /// no row count is kept for it at commit.
+    pub(crate) fn forget_table(&self, id: u64) {
+        self.tables.lock().remove(&id);
     }
 
     /// The block's deferred foreign keys and the checks they put off.
@@ -392,13 +456,31 @@ impl SqlTxn {
         let tx = self.with(|tx| Ok(tx.savepoint()))?;
         let tables = self.tables.lock().clone();
         let locks = self.locks.lock().await.mark();
-        Ok(SqlSavepoint { tx, tables, locks })
+        let catalog = self.catalog.lock().as_ref().map(|c| c.mark());
+        Ok(SqlSavepoint {
+            tx,
+            tables,
+            locks,
+            catalog,
+        })
     }
 
     /// Undoes what the block did after `savepoint` (which stays).
     pub(crate) async fn rollback_to(&self, savepoint: &SqlSavepoint) -> Result<()> {
         self.with(|tx| tx.rollback_to(&savepoint.tx))?;
         *self.tables.lock() = savepoint.tables.clone();
+        // Before the catalog's lock (taken after the savepoint if the block's DDL began
+        // after it) goes back with the others.
+        let attached = self.catalog.lock().clone();
+        if let Some(catalog) = attached {
+            match savepoint.catalog {
+                Some(mark) => catalog.roll_back_to(mark),
+                None => {
+                    self.catalog.lock().take();
+                    catalog.ended(false);
+                }
+            }
+        }
         self.locks.lock().await.release_to(savepoint.locks);
         Ok(())
     }
@@ -422,6 +504,11 @@ impl SqlTxn {
             table.bookkeeping(&mut tx, *delta)?;
         }
         let committed = tx.commit_async(WriteOptions::default()).await;
+        // The catalog first: its lock goes with the others.
+        let catalog = self.catalog.lock().take();
+        if let Some(catalog) = catalog {
+            catalog.ended(committed.is_ok());
+        }
         // Visible (or refused) now: whoever waits for the block's rows may read them.
         self.locks.lock().await.release();
         committed?;
@@ -429,5 +516,15 @@ impl SqlTxn {
             table.committed_elsewhere(*delta);
         }
         Ok(())
+    }
+}
+
+/// A transaction dropped without COMMIT (a ROLLBACK, a client gone) puts the catalog back
+/// before its locks go.
+impl Drop for SqlTxn {
+    fn drop(&mut self) {
+        if let Some(catalog) = self.catalog.get_mut().take() {
+            catalog.ended(false);
+        }
     }
 }

@@ -294,7 +294,10 @@ async fn change_referencing(
             .await?;
     }
     loop {
-        let (table, guard) = session.catalog.lock_table_async(&def.name).await?;
+        let (table, guard) = session
+            .catalog
+            .lock_table_async(&def.name, &mut locker)
+            .await?;
         let mut writer = TableWriter::new(&table, session.catalog.references(&table)?)
             .through(read_point)
             .claiming(&mut locker);

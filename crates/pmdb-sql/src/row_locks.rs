@@ -23,6 +23,12 @@ use crate::error::{Result, SqlError, state};
 /// A row: its table's id and its key.
 type RowId = (u64, Vec<u8>);
 
+/// The catalog's own lock, in the rows' space under an id no table has: a DDL statement
+/// takes it in [`LockMode::Update`] until its transaction ends, and a writer that meets
+/// a table whose DDL has not committed waits for it in [`LockMode::KeyShare`] (see
+/// [`crate::catalog::block_ddl`]).
+pub(crate) const CATALOG_LOCK: u64 = u64::MAX;
+
 /// A row lock's strength, weakest first (PostgreSQL's row-level lock modes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub(crate) enum LockMode {

@@ -77,14 +77,21 @@ impl Session {
 
     /// Runs `f` on a blocking thread: DDL and ANALYZE take table locks by blocking and
     /// read or write whole tables, which an async executor's thread must not wait for.
+    /// The transaction of the catalog's changes is kept until `f` returns, even if the
+    /// statement is cancelled meanwhile: its end then puts the catalog back after `f`'s
+    /// changes, not among them.
     pub(crate) async fn off_executor<R: Send + 'static>(
         &self,
         f: impl FnOnce(&Catalog) -> Result<R> + Send + 'static,
     ) -> Result<R> {
         let catalog = Arc::clone(&self.catalog);
-        tokio::task::spawn_blocking(move || f(&catalog))
-            .await
-            .map_err(|e| SqlError::Query(format!("a catalog task failed: {e}")))?
+        let changes = catalog.ddl_transaction();
+        tokio::task::spawn_blocking(move || {
+            let _changes = changes;
+            f(&catalog)
+        })
+        .await
+        .map_err(|e| SqlError::Query(format!("a catalog task failed: {e}")))?
     }
 
     /// Executes `frame` on the engine's runtime, whose threads run its partitions in

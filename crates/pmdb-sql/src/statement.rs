@@ -11,6 +11,7 @@ use datafusion::sql::sqlparser::ast::{SelectItem, Statement, TableObject};
 
 use std::sync::Arc;
 
+use crate::ddl_transaction::DdlScope;
 use crate::dml::Changed;
 use crate::error::{Result, SqlError, df_error};
 use crate::insert::{Inserted, insert_batches, insert_from_query, insert_statement, source_query};
@@ -50,61 +51,15 @@ pub(crate) async fn run(
             // Space is reclaimed by the engine's own merges and compactions.
             return Ok(Output::Command(CommandTag::of("VACUUM")));
         }
+        if changes_catalog(s) {
+            let scope = DdlScope::enter(session, &read_point).await?;
+            let out = ddl(session, &read_point, s).await;
+            return scope.end(out).await;
+        }
         match s.as_ref() {
-            Statement::CreateTable(create) if create.query.is_some() => {
-                return Ok(Output::Command(
-                    match crate::create_as::run(session, &read_point, create).await? {
-                        Some(rows) => CommandTag::select(rows),
-                        None => CommandTag::of("CREATE TABLE AS"),
-                    },
-                ));
-            }
-            Statement::CreateTable(create) => {
-                let new = ddl::table_def(create)?;
-                check_defaults(session, &new.def).await?;
-                let if_not_exists = create.if_not_exists;
-                session
-                    .off_executor(move |c| {
-                        c.create_table(new.def, new.serials, new.references, if_not_exists)
-                    })
-                    .await?;
-                return Ok(Output::Command(CommandTag::of("CREATE TABLE")));
-            }
-            Statement::CreateSequence { .. } => {
-                let (def, if_not_exists) = ddl::sequence_def(&session.catalog, s)?;
-                session
-                    .off_executor(move |c| c.create_sequence(def, if_not_exists))
-                    .await?;
-                return Ok(Output::Command(CommandTag::of("CREATE SEQUENCE")));
-            }
-            Statement::CreateIndex(create) => {
-                let create = create.clone();
-                session
-                    .off_executor(move |c| ddl::create_index(c, &create))
-                    .await?;
-                return Ok(Output::Command(CommandTag::of("CREATE INDEX")));
-            }
-            Statement::Drop {
-                object_type,
-                if_exists,
-                names,
-                cascade,
-                ..
-            } => {
-                let (object_type, names, if_exists, cascade) =
-                    (*object_type, names.clone(), *if_exists, *cascade);
-                let tag = session
-                    .off_executor(move |c| ddl::drop(c, &object_type, &names, if_exists, cascade))
-                    .await?;
-                return Ok(Output::Command(CommandTag::of(tag)));
-            }
             Statement::Truncate(truncate) => {
                 dml::truncate(session, &read_point, truncate).await?;
                 return Ok(Output::Command(CommandTag::of("TRUNCATE TABLE")));
-            }
-            Statement::AlterTable(alter) => {
-                alter::run(session, alter).await?;
-                return Ok(Output::Command(CommandTag::of("ALTER TABLE")));
             }
             Statement::Delete(delete) => {
                 let changed = dml::delete(session, &read_point, delete).await?;
@@ -164,10 +119,6 @@ pub(crate) async fn run(
                 }
                 return Ok(Output::Command(CommandTag::of("ANALYZE")));
             }
-            Statement::CreateView(create) => {
-                crate::view_expansion::create(session, &read_point, create).await?;
-                return Ok(Output::Command(CommandTag::of("CREATE VIEW")));
-            }
             _ => {}
         }
     }
@@ -178,6 +129,81 @@ pub(crate) async fn run(
         Some(names) => crate::select_names::renamed(out, &names),
         None => Ok(out),
     }
+}
+
+/// Whether `s` changes the catalog: it runs in a transaction ([`DdlScope`]).
+fn changes_catalog(s: &Statement) -> bool {
+    matches!(
+        s,
+        Statement::CreateTable(_)
+            | Statement::CreateIndex(_)
+            | Statement::CreateSequence { .. }
+            | Statement::Drop { .. }
+            | Statement::AlterTable(_)
+            | Statement::CreateView(_)
+    )
+}
+
+/// Runs `s`, a statement [`changes_catalog`] says changes the catalog.
+async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result<Output> {
+    let tag = match s {
+        Statement::CreateTable(create) if create.query.is_some() => {
+            return Ok(Output::Command(
+                match crate::create_as::run(session, read_point, create).await? {
+                    Some(rows) => CommandTag::select(rows),
+                    None => CommandTag::of("CREATE TABLE AS"),
+                },
+            ));
+        }
+        Statement::CreateTable(create) => {
+            let new = ddl::table_def(create)?;
+            check_defaults(session, &new.def).await?;
+            let if_not_exists = create.if_not_exists;
+            session
+                .off_executor(move |c| {
+                    c.create_table(new.def, new.serials, new.references, if_not_exists)
+                })
+                .await?;
+            "CREATE TABLE"
+        }
+        Statement::CreateSequence { .. } => {
+            let (def, if_not_exists) = ddl::sequence_def(&session.catalog, s)?;
+            session
+                .off_executor(move |c| c.create_sequence(def, if_not_exists))
+                .await?;
+            "CREATE SEQUENCE"
+        }
+        Statement::CreateIndex(create) => {
+            let create = create.clone();
+            session
+                .off_executor(move |c| ddl::create_index(c, &create))
+                .await?;
+            "CREATE INDEX"
+        }
+        Statement::Drop {
+            object_type,
+            if_exists,
+            names,
+            cascade,
+            ..
+        } => {
+            let (object_type, names, if_exists, cascade) =
+                (*object_type, names.clone(), *if_exists, *cascade);
+            session
+                .off_executor(move |c| ddl::drop(c, &object_type, &names, if_exists, cascade))
+                .await?
+        }
+        Statement::AlterTable(alter) => {
+            alter::run(session, alter).await?;
+            "ALTER TABLE"
+        }
+        Statement::CreateView(create) => {
+            crate::view_expansion::create(session, read_point, create).await?;
+            "CREATE VIEW"
+        }
+        _ => return Err(SqlError::unsupported(format!("{s}"))),
+    };
+    Ok(Output::Command(CommandTag::of(tag)))
 }
 
 /// Plans each column default of `def` as a value of its column's type (not run: it may

@@ -1,7 +1,8 @@
 //! Crash simulation of the SQL layer: a script of DDL and DML (serial and unique
 //! columns, sequences, unique indexes, foreign keys with a cascading delete and checks
-//! among them, views, whose rows count as their own, and table rebuilds: columns
-//! dropped and retyped) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
+//! among them, views, whose rows count as their own, table rebuilds: columns dropped
+//! and retyped, and DDL in transaction blocks that commit, roll back, and roll back to
+//! a savepoint) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
 //! left after its acknowledged statements (or after the one in flight too: each
 //! statement is all there or not at all), row counts and index entries agree with the
 //! rows, columnar segments that say they hold the rows hold exactly them, and no
@@ -53,6 +54,15 @@ const SCRIPT: &[&str] = &[
     "INSERT INTO s2 (w) VALUES ('after')",
     "ALTER TABLE f DROP COLUMN q",
     "CREATE UNIQUE INDEX a_n_unique ON a (n)",
+    // DDL in blocks: whole with its block's commit, absent after a rollback.
+    "BEGIN; CREATE TABLE t1 (k INT PRIMARY KEY, v TEXT); CREATE INDEX t1_v ON t1 (v); \
+     INSERT INTO t1 VALUES (1, 'a'), (2, 'b'); ALTER TABLE f ADD COLUMN z INT DEFAULT 9; \
+     DROP TABLE g; CREATE SEQUENCE t1_seq; COMMIT",
+    "BEGIN; DROP TABLE t1; CREATE TABLE gone (x INT); INSERT INTO gone VALUES (1); \
+     ALTER TABLE c RENAME TO c2; ROLLBACK",
+    "BEGIN; CREATE TABLE sp (x INT); SAVEPOINT p; DROP TABLE f; ALTER TABLE t1 DROP COLUMN v; \
+     ROLLBACK TO SAVEPOINT p; INSERT INTO sp VALUES (1); ALTER TABLE t1 ADD COLUMN w INT; \
+     COMMIT",
     "CREATE SEQUENCE later START WITH 10",
     "CREATE OR REPLACE VIEW w AS SELECT k FROM a WHERE k > 100",
     "DROP VIEW w",

@@ -15,6 +15,8 @@ use pmdb_engine::{Db, WriteBatch, WriteOptions};
 
 use crate::error::{Result, SqlError, state};
 use crate::key_rules::{NewReference, resolve, unique_key_of};
+use crate::read_point::RowLocker;
+use crate::row_locks::LockMode;
 use crate::schema::{CheckDef, ForeignKeyDef, IndexDef, TableDef};
 use crate::segment_layout::{COVERED, covered_key};
 use crate::sequence::{self, Sequence, SequenceDef, SequenceState};
@@ -22,6 +24,7 @@ use crate::table::{Checks, Reference, Table, WriteGuard, count_key};
 use crate::types::SqlType;
 use crate::view::{VIEW_PREFIX, ViewDef, view_key};
 
+pub(crate) mod block_ddl;
 mod rebuild;
 pub use rebuild::{Convert, Rebuild, unchanged_rows};
 
@@ -41,6 +44,8 @@ pub struct Catalog {
     /// Counts finished DDL statements: a plan made at one generation may name tables
     /// that a later one replaced.
     generation: AtomicU64,
+    /// The changes of the transaction that holds the catalog's lock.
+    block: Mutex<Option<block_ddl::BlockDdl>>,
 }
 
 /// Held while a DDL statement runs; the catalog's generation moves on when it ends.
@@ -128,6 +133,7 @@ impl Catalog {
             views: RwLock::new(views),
             ddl: Mutex::new(()),
             generation: AtomicU64::new(0),
+            block: Mutex::new(None),
         };
         if !read_only {
             catalog.drop_orphans()?;
@@ -247,10 +253,25 @@ impl Catalog {
         }
     }
 
-    /// As [`Catalog::lock_table`], for async callers.
-    pub async fn lock_table_async(&self, name: &str) -> Result<(Arc<Table>, WriteGuard)> {
+    /// As [`Catalog::lock_table`], for async callers whose row locks `locker` takes. A
+    /// table that DDL of another transaction made, which has not ended, is waited for
+    /// (the catalog's lock, as `locker`'s owner: a wait in a cycle is a deadlock) and
+    /// looked up again.
+    pub(crate) async fn lock_table_async(
+        &self,
+        name: &str,
+        locker: &mut RowLocker,
+    ) -> Result<(Arc<Table>, WriteGuard)> {
         loop {
             let table = self.table_or_error(name)?;
+            if table.is_pending() {
+                locker.lock_catalog(LockMode::KeyShare).await?;
+                // Held now, the lock keeps every other transaction's DDL out: a table
+                // still pending is this transaction's own.
+                if !table.is_pending() || table.is_retired() {
+                    continue;
+                }
+            }
             let guard = table.write_lock_async().await;
             if !table.is_retired() {
                 return Ok((table, guard));
@@ -278,7 +299,7 @@ impl Catalog {
             return Ok(false);
         }
         let cat = self.catalog_subtable()?;
-        let id = self.next_id(&cat)?;
+        let id = self.take_ids(&cat, 1 + serials.len() as u64)?;
         def.id = id;
         let mut sequences = Vec::with_capacity(serials.len());
         for (i, (column, mut seq)) in serials.into_iter().enumerate() {
@@ -303,27 +324,17 @@ impl Catalog {
         let table = Table::open(&self.db, &cat, def.clone())?;
         let mut batch = WriteBatch::new();
         batch.put(&cat, table_key(&def.name), def.encode());
-        batch.put(&cat, count_key(id), 0i64.to_le_bytes());
         // An empty table's segments (none) hold its rows.
         batch.put(&cat, covered_key(id), COVERED);
         for seq in &sequences {
             batch.put(&cat, sequence::def_key(&seq.name), seq.encode());
-            batch.put(
-                &cat,
-                sequence::state_key(seq.id),
-                Sequence::initial_state(seq).encode(),
-            );
         }
-        batch.put(
-            &cat,
-            NEXT_ID_KEY,
-            (id + 1 + sequences.len() as u64).to_le_bytes(),
-        );
-        self.db.write(batch, WriteOptions::default())?;
+        let mut counts = WriteBatch::new();
+        counts.put(&cat, count_key(id), 0i64.to_le_bytes());
+        self.store_first_states(&cat, &sequences)?;
+        self.write_with_bookkeeping(batch, counts)?;
         table.set_covered();
-        self.tables
-            .write()
-            .insert(def.name.clone(), Arc::new(table));
+        self.publish(&def.name, Arc::new(table));
         let mut map = self.sequences.write();
         for seq in sequences {
             let state = Sequence::initial_state(&seq);
@@ -351,7 +362,7 @@ impl Catalog {
             return Ok(None);
         }
         let cat = self.catalog_subtable()?;
-        let id = self.next_id(&cat)?;
+        let id = self.take_ids(&cat, 1)?;
         def.id = id;
         valid(&def)?;
         let table = Arc::new(Table::open(&self.db, &cat, def.clone())?);
@@ -364,12 +375,11 @@ impl Catalog {
                 return Err(e);
             }
         };
+        // The writer that filled the table stored its row count.
         let mut batch = WriteBatch::new();
         batch.put(&cat, table_key(&def.name), def.encode());
-        batch.put(&cat, count_key(id), (rows as i64).to_le_bytes());
-        batch.put(&cat, NEXT_ID_KEY, (id + 1).to_le_bytes());
-        self.db.write(batch, WriteOptions::default())?;
-        self.tables.write().insert(def.name.clone(), table);
+        self.write(batch)?;
+        self.publish(&def.name, table);
         Ok(Some(rows))
     }
 
@@ -414,8 +424,7 @@ impl Catalog {
         match self.view(&def.name) {
             Some(old) if or_replace => def.id = old.id,
             None if !self.relation_exists(&def.name) => {
-                def.id = self.next_id(&cat)?;
-                batch.put(&cat, NEXT_ID_KEY, (def.id + 1).to_le_bytes());
+                def.id = self.take_ids(&cat, 1)?;
             }
             _ => {
                 return Err(SqlError::user(
@@ -427,7 +436,7 @@ impl Catalog {
         def.validate()
             .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
         batch.put(&cat, view_key(&def.name), def.encode());
-        self.db.write(batch, WriteOptions::default())?;
+        self.write(batch)?;
         self.views.write().insert(def.name.clone(), Arc::new(def));
         Ok(())
     }
@@ -491,7 +500,7 @@ impl Catalog {
         for v in &dependents {
             batch.delete(&cat, view_key(&v.name));
         }
-        self.db.write(batch, WriteOptions::default())?;
+        self.write(batch)?;
         let mut views = self.views.write();
         views.remove(name);
         for v in dependents {
@@ -545,15 +554,14 @@ impl Catalog {
             };
         }
         let cat = self.catalog_subtable()?;
-        def.id = self.next_id(&cat)?;
         def.validate()
             .map_err(|m| SqlError::user(state::INVALID_PARAMETER_VALUE, m))?;
+        def.id = self.take_ids(&cat, 1)?;
         let initial = Sequence::initial_state(&def);
         let mut batch = WriteBatch::new();
         batch.put(&cat, sequence::def_key(&def.name), def.encode());
-        batch.put(&cat, sequence::state_key(def.id), initial.encode());
-        batch.put(&cat, NEXT_ID_KEY, (def.id + 1).to_le_bytes());
-        self.db.write(batch, WriteOptions::default())?;
+        self.store_first_states(&cat, std::slice::from_ref(&def))?;
+        self.write(batch)?;
         self.sequences.write().insert(
             def.name.clone(),
             Arc::new(Sequence::new(&self.db, &cat, def, initial)),
@@ -605,7 +613,7 @@ impl Catalog {
         let mut batch = WriteBatch::new();
         batch.delete(&cat, sequence::def_key(name));
         batch.delete(&cat, sequence::state_key(seq.def().id));
-        self.db.write(batch, WriteOptions::default())?;
+        self.write(batch)?;
         held.mark_dropped();
         self.sequences.write().remove(name);
         Ok(true)
@@ -668,8 +676,9 @@ impl Catalog {
             .collect();
         let mut batch = WriteBatch::new();
         batch.delete(&cat, table_key(name));
-        batch.delete(&cat, count_key(table.def().id));
-        batch.delete(&cat, covered_key(table.def().id));
+        let mut counts = WriteBatch::new();
+        counts.delete(&cat, count_key(table.def().id));
+        counts.delete(&cat, covered_key(table.def().id));
         for (_, new, _) in &children {
             batch.put(&cat, table_key(&new.def().name), new.def().encode());
         }
@@ -683,7 +692,8 @@ impl Catalog {
         // Each owned sequence is held, so that no nextval stores its state after the
         // batch deleted it.
         let held: Vec<_> = owned.iter().map(|s| s.hold()).collect();
-        self.db.write(batch, WriteOptions::default())?;
+        self.write_with_bookkeeping(batch, counts)?;
+        self.forget_rows_of(table.def().id);
         for (seq, mut held) in owned.iter().zip(held) {
             held.mark_dropped();
             self.sequences.write().remove(&seq.def().name);
@@ -694,13 +704,11 @@ impl Catalog {
             self.views.write().remove(&v.name);
         }
         for (old, new, _guard) in children {
-            self.tables
-                .write()
-                .insert(new.def().name.clone(), Arc::new(new));
+            self.publish(&old.def().name, Arc::new(new));
             old.retire();
         }
         for sub in table.subtable_names() {
-            self.db.drop_subtable(&sub)?;
+            self.release(sub)?;
         }
         Ok(true)
     }
@@ -732,6 +740,7 @@ impl Catalog {
         }
         let old = self.table_or_error(table)?;
         let _writes = old.write_lock();
+        self.reading_rows(&old)?;
         let mut def = old.def().clone();
         let positions = def
             .positions(&columns)
@@ -757,9 +766,8 @@ impl Catalog {
             self.db.drop_subtable(&def.index_subtable(ix))?;
             return Err(e);
         }
-        self.catalog_subtable()?
-            .put(table_key(&def.name), def.encode())?;
-        self.tables.write().insert(def.name.clone(), Arc::new(new));
+        self.write_entry(&def)?;
+        self.publish(table, Arc::new(new));
         old.retire();
         Ok(true)
     }
@@ -794,16 +802,15 @@ impl Catalog {
         }
         batch.put(&cat, table_key(&def.name), def.encode());
         let added = def.columns.len() != old.def().columns.len();
+        let mut coverage = WriteBatch::new();
         if added {
-            batch.delete(&cat, covered_key(def.id));
+            coverage.delete(&cat, covered_key(def.id));
         }
-        self.db.write(batch, WriteOptions::default())?;
+        self.write_with_bookkeeping(batch, coverage)?;
         if added {
             new.set_uncovered();
         }
-        let mut tables = self.tables.write();
-        tables.remove(name);
-        tables.insert(def.name.clone(), Arc::new(new));
+        self.publish(name, Arc::new(new));
         old.retire();
         Ok(())
     }
@@ -821,6 +828,10 @@ impl Catalog {
                 None => resolve(def, &def.clone(), r)?,
             };
             let _parent_writes = parent.as_ref().map(|p| p.write_lock());
+            self.reading_rows(child)?;
+            if let Some(p) = &parent {
+                self.reading_rows(p)?;
+            }
             child.check_stored_references(&fk, parent.as_deref().unwrap_or(child))?;
             def.foreign_keys.push(fk);
             Ok(())
@@ -835,6 +846,7 @@ impl Catalog {
         check: impl FnOnce(&TableDef) -> Result<CheckDef>,
     ) -> Result<()> {
         self.change_table(name, |old, def| {
+            self.reading_rows(old)?;
             let c = check(def)?;
             def.checks.push(c.clone());
             Checks::plan(def)?;
@@ -859,9 +871,38 @@ impl Catalog {
         Ok(true)
     }
 
-    /// The id the next table gets.
-    fn next_id(&self, cat: &pmdb_engine::Subtable) -> Result<u64> {
-        Ok(match cat.get(NEXT_ID_KEY)? {
+    /// Writes table `def`'s catalog entry.
+    fn write_entry(&self, def: &TableDef) -> Result<()> {
+        let mut batch = WriteBatch::new();
+        batch.put(
+            &self.catalog_subtable()?,
+            table_key(&def.name),
+            def.encode(),
+        );
+        self.write(batch)
+    }
+
+    /// Stores the first progress of the new sequences `made`, at once: nextval stores
+    /// progress at once too, outside any transaction, and a commit of the first state
+    /// after it would hand values out again. A state whose sequence never commits names
+    /// an id no later object is given.
+    fn store_first_states(&self, cat: &pmdb_engine::Subtable, made: &[SequenceDef]) -> Result<()> {
+        let mut states = WriteBatch::new();
+        for seq in made {
+            states.put(
+                cat,
+                sequence::state_key(seq.id),
+                Sequence::initial_state(seq).encode(),
+            );
+        }
+        Ok(self.db.write(states, WriteOptions::default())?)
+    }
+
+    /// Takes `n` ids for new tables and sequences, the first returned: stored at once,
+    /// outside the DDL's transaction, so that no id is given twice whichever
+    /// transactions commit (one that does not leaves a gap).
+    fn take_ids(&self, cat: &pmdb_engine::Subtable, n: u64) -> Result<u64> {
+        let next = match cat.get(NEXT_ID_KEY)? {
             Some(v) => {
                 u64::from_le_bytes(v.as_ref().try_into().map_err(|_| SqlError::Damaged {
                     what: "catalog's next table id".into(),
@@ -869,7 +910,12 @@ impl Catalog {
                 })?)
             }
             None => 1,
-        })
+        };
+        let after = next
+            .checked_add(n)
+            .ok_or_else(|| SqlError::user(state::PROGRAM_LIMIT, "table ids are exhausted"))?;
+        cat.put(NEXT_ID_KEY, after.to_le_bytes())?;
+        Ok(next)
     }
 
     /// Drops index `name`. `Ok(false)` if it does not exist and `if_exists` was given.
@@ -909,11 +955,10 @@ impl Catalog {
         let index = def.indexes.remove(pos);
         let sub = def.index_subtable(&index);
         let new = Table::replace(&self.db, &old, def.clone())?;
-        self.catalog_subtable()?
-            .put(table_key(&def.name), def.encode())?;
-        self.tables.write().insert(def.name.clone(), Arc::new(new));
+        self.write_entry(&def)?;
+        self.publish(&def.name, Arc::new(new));
         old.retire();
-        self.db.drop_subtable(&sub)?;
+        self.release(sub)?;
         Ok(true)
     }
 

@@ -8,9 +8,9 @@
 
 use std::sync::Arc;
 
-use pmdb_engine::{WriteBatch, WriteOptions};
+use pmdb_engine::WriteBatch;
 
-use super::{Catalog, NEXT_ID_KEY, table_key, valid};
+use super::{Catalog, table_key, valid};
 use crate::error::{Result, SqlError, state};
 use crate::key_rules::unique_key_of;
 use crate::large_rows::Committed;
@@ -69,6 +69,7 @@ impl Catalog {
         let _ddl = self.ddl();
         let old = self.table_or_error(name)?;
         let _writes = old.write_lock();
+        self.reading_rows(&old)?;
         let Rebuild {
             mut def,
             positions,
@@ -86,7 +87,7 @@ impl Catalog {
             .collect();
         let views = self.views_needing(name, &dropped, cascade, &dropping)?;
         let cat = self.catalog_subtable()?;
-        let id = self.next_id(&cat)?;
+        let id = self.take_ids(&cat, 1)?;
         // A foreign key whose key is gone goes with it (given `cascade`).
         let depends = |fk: &ForeignKeyDef, table: &str| {
             SqlError::user(
@@ -172,9 +173,9 @@ impl Catalog {
             .collect();
         let mut batch = WriteBatch::new();
         batch.put(&cat, table_key(name), def.encode());
-        batch.put(&cat, NEXT_ID_KEY, (id + 1).to_le_bytes());
-        batch.delete(&cat, count_key(old_id));
-        batch.delete(&cat, covered_key(old_id));
+        let mut counts = WriteBatch::new();
+        counts.delete(&cat, count_key(old_id));
+        counts.delete(&cat, covered_key(old_id));
         for (_, new, _) in &children {
             batch.put(&cat, table_key(&new.def().name), new.def().encode());
         }
@@ -200,7 +201,7 @@ impl Catalog {
         // Each owned sequence is held, so that no nextval stores its state between the
         // batch and the handle that replaces it.
         let mut held: Vec<_> = owned.iter().map(|(s, _)| s.hold()).collect();
-        self.db.write(batch, WriteOptions::default())?;
+        self.write_with_bookkeeping(batch, counts)?;
         for ((seq, _), (held, d)) in owned.iter().zip(held.iter_mut().zip(moved_defs)) {
             let name = seq.def().name.clone();
             match d {
@@ -215,12 +216,10 @@ impl Catalog {
             }
         }
         drop(held);
-        self.tables.write().insert(name.to_owned(), new);
+        self.publish(name, new);
         old.retire();
         for (old_child, new_child, _guard) in children {
-            self.tables
-                .write()
-                .insert(new_child.def().name.clone(), Arc::new(new_child));
+            self.publish(&old_child.def().name, Arc::new(new_child));
             old_child.retire();
         }
         for v in views {
@@ -228,7 +227,7 @@ impl Catalog {
         }
         // Last: a crash before leaves subtables no entry names, dropped at the next open.
         for sub in old.subtable_names() {
-            self.db.drop_subtable(&sub)?;
+            self.release(sub)?;
         }
         Ok(())
     }

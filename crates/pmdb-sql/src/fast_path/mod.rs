@@ -192,7 +192,11 @@ async fn locked<R>(
         return Some(Err(e));
     }
     loop {
-        let (current, guard) = match session.catalog.lock_table_async(&table.def().name).await {
+        let (current, guard) = match session
+            .catalog
+            .lock_table_async(&table.def().name, &mut locker)
+            .await
+        {
             Ok(locked) => locked,
             Err(e) => return Some(Err(e)),
         };

@@ -79,6 +79,8 @@ pub struct Table {
     /// Set by DDL that replaced or dropped this handle; a writer that finds it set takes
     /// the catalog's current one.
     retired: AtomicBool,
+    /// Made by DDL whose transaction has not ended (see [`crate::catalog::block_ddl`]).
+    pending: AtomicBool,
 }
 
 /// What every version of one table's handle shares.
@@ -235,6 +237,7 @@ impl Table {
             catalog: shared.catalog,
             writes: shared.writes,
             retired: AtomicBool::new(false),
+            pending: AtomicBool::new(false),
             def,
         })
     }
@@ -403,6 +406,20 @@ impl Table {
 
     pub fn is_retired(&self) -> bool {
         self.retired.load(Ordering::Acquire)
+    }
+
+    /// The catalog's handle again, after a rollback of the DDL that retired it.
+    pub(crate) fn revive(&self) {
+        self.retired.store(false, Ordering::Release);
+    }
+
+    pub(crate) fn set_pending(&self, pending: bool) {
+        self.pending.store(pending, Ordering::Release);
+    }
+
+    /// Whether DDL whose transaction has not ended made this handle.
+    pub(crate) fn is_pending(&self) -> bool {
+        self.pending.load(Ordering::Acquire)
     }
 
     /// The subtable of the chunks of rows stored out of line, if a row needed it.

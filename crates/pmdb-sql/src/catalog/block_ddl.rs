@@ -1,0 +1,297 @@
+//! DDL as part of a transaction, as in PostgreSQL: a DDL statement in a block commits
+//! or rolls back with the block, and one outside any block runs in a transaction of its
+//! own, so that a statement that changes the catalog in several steps is whole or absent.
+//!
+//! The transaction holds the catalog's lock ([`crate::row_locks::CATALOG_LOCK`]) from
+//! its first DDL statement to its end, so one transaction at a time changes the
+//! catalog. Its catalog entries are written in the transaction: a crash before COMMIT
+//! leaves the entries as they were, and the subtables made meanwhile, which no entry
+//! names, are dropped at the next open. In memory the changes show at once (the
+//! transaction's own statements need them); the catalog keeps an image of its maps from
+//! the first DDL statement and from each savepoint after it, and a rollback puts an
+//! image back: the handles it holds revived, those made since retired and their
+//! subtables dropped. Subtables the DDL let go of are dropped only after COMMIT. A table
+//! handle made by DDL that has not committed is pending: a writer of another transaction
+//! that meets one waits for the catalog's lock (its DDL's end) and looks the table up
+//! again, so no other transaction's rows go into a table that may yet vanish.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, Weak};
+
+use pmdb_engine::{WriteBatch, WriteOptions};
+
+use super::Catalog;
+use crate::error::{Result, SqlError};
+use crate::read_point::{BlockCatalog, SqlTxn};
+use crate::sequence::{self, Sequence};
+use crate::table::{Table, count_key};
+use crate::view::ViewDef;
+
+/// What the catalog holds in memory at one point of a transaction.
+struct Image {
+    tables: BTreeMap<String, Arc<Table>>,
+    sequences: BTreeMap<String, Arc<Sequence>>,
+    views: BTreeMap<String, Arc<ViewDef>>,
+    /// How many subtables the transaction had let go of then.
+    released: usize,
+}
+
+/// The catalog changes of the transaction that holds the catalog's lock.
+pub(super) struct BlockDdl {
+    txn: Weak<SqlTxn>,
+    /// The image of the first DDL statement, then one per savepoint taken after it.
+    images: Vec<Image>,
+    /// Subtables the transaction's DDL let go of, dropped once it commits.
+    released: Vec<String>,
+}
+
+impl Catalog {
+    /// Makes the catalog's changes from now on part of `txn`, which holds the catalog's
+    /// lock, until it ends (nothing if they are already).
+    pub(crate) fn begin_ddl(self: &Arc<Self>, txn: &Arc<SqlTxn>) -> Result<()> {
+        let mut block = self.block.lock();
+        match &*block {
+            Some(b) if b.txn.as_ptr() == Arc::as_ptr(txn) => return Ok(()),
+            Some(_) => {
+                return Err(SqlError::Query(
+                    "the catalog is changed by another transaction".into(),
+                ));
+            }
+            None => {}
+        }
+        let image = self.image(0);
+        *block = Some(BlockDdl {
+            txn: Arc::downgrade(txn),
+            images: vec![image],
+            released: Vec::new(),
+        });
+        drop(block);
+        txn.attach_catalog(Arc::clone(self) as Arc<dyn BlockCatalog>);
+        Ok(())
+    }
+
+    /// The transaction the catalog's changes are part of, if one is.
+    pub(crate) fn ddl_transaction(&self) -> Option<Arc<SqlTxn>> {
+        self.block.lock().as_ref().and_then(|b| b.txn.upgrade())
+    }
+
+    /// The transaction of the catalog's changes: DDL runs in one.
+    fn changes(&self) -> Result<Arc<SqlTxn>> {
+        self.ddl_transaction()
+            .ok_or_else(|| SqlError::Query("the catalog is changed outside a transaction".into()))
+    }
+
+    /// Writes catalog entries in the transaction of the catalog's changes.
+    pub(super) fn write(&self, entries: WriteBatch) -> Result<()> {
+        self.changes()?.write_catalog(&entries, &WriteBatch::new())
+    }
+
+    /// As [`Catalog::write`], with `bookkeeping`: tables' row counts and coverage by
+    /// segments, which DML updates without validation, so that DDL which sets them
+    /// never fails on such an update.
+    pub(super) fn write_with_bookkeeping(
+        &self,
+        entries: WriteBatch,
+        bookkeeping: WriteBatch,
+    ) -> Result<()> {
+        self.changes()?.write_catalog(&entries, &bookkeeping)
+    }
+
+    /// Lets go of subtable `name`: dropped once the catalog's changes commit.
+    pub(super) fn release(&self, name: String) -> Result<()> {
+        match self.block.lock().as_mut() {
+            Some(b) => {
+                b.released.push(name);
+                Ok(())
+            }
+            None => Err(SqlError::Query(
+                "the catalog is changed outside a transaction".into(),
+            )),
+        }
+    }
+
+    /// Puts `table` in the catalog's map in place of table `replaces` (its name before,
+    /// or the same name), pending while the changes have not committed.
+    pub(super) fn publish(&self, replaces: &str, table: Arc<Table>) {
+        table.set_pending(self.block.lock().is_some());
+        let mut tables = self.tables.write();
+        tables.remove(replaces);
+        tables.insert(table.def().name.clone(), table);
+    }
+
+    /// Refuses (0A000) DDL that reads the rows of `table` when the transaction of the
+    /// catalog's changes changed them: the rows it reads are the committed ones.
+    pub(crate) fn reading_rows(&self, table: &Table) -> Result<()> {
+        match self.ddl_transaction() {
+            Some(txn) if txn.changed(table.def().id) => Err(SqlError::unsupported(format!(
+                "a schema change that reads the rows of table \"{}\" after this transaction \
+                 changed them (commit the changes first)",
+                table.def().name
+            ))),
+            _ => Ok(()),
+        }
+    }
+
+    /// Tells the transaction of the catalog's changes that it no longer changes rows of
+    /// table `id`, which its DDL dropped.
+    pub(super) fn forget_rows_of(&self, id: u64) {
+        if let Some(txn) = self.ddl_transaction() {
+            txn.forget_table(id);
+        }
+    }
+
+    fn image(&self, released: usize) -> Image {
+        Image {
+            tables: self.tables.read().clone(),
+            sequences: self.sequences.read().clone(),
+            views: self.views.read().clone(),
+            released,
+        }
+    }
+
+    /// Puts the maps back as `image` holds them; gives the subtables made since, to drop.
+    fn restore(&self, image: &Image, released_since: &[String]) -> Vec<String> {
+        let kept: HashSet<String> = image
+            .tables
+            .values()
+            .flat_map(|t| t.subtable_names())
+            .collect();
+        let ids: HashSet<u64> = image.tables.values().map(|t| t.def().id).collect();
+        let mut tables = self.tables.write();
+        let mut made: Vec<String> = released_since.to_vec();
+        let mut counts = WriteBatch::new();
+        for (name, t) in tables.iter() {
+            if image
+                .tables
+                .get(name)
+                .is_none_or(|was| !Arc::ptr_eq(was, t))
+            {
+                t.retire();
+                made.extend(t.subtable_names());
+                if !ids.contains(&t.def().id)
+                    && let Ok(cat) = self.catalog_subtable()
+                {
+                    // A table filled as it was made stored its count at once.
+                    counts.delete(&cat, count_key(t.def().id));
+                }
+            }
+        }
+        if !counts.is_empty() {
+            // Left behind (an error of the engine), a count names an id no table is
+            // given.
+            let _ = self.db.write(counts, WriteOptions::default());
+        }
+        for (name, t) in &image.tables {
+            if tables.get(name).is_none_or(|now| !Arc::ptr_eq(now, t)) {
+                t.revive();
+            }
+        }
+        *tables = image.tables.clone();
+        drop(tables);
+        *self.views.write() = image.views.clone();
+        self.restore_sequences(image);
+        made.retain(|sub| !kept.contains(sub));
+        made.sort();
+        made.dedup();
+        made
+    }
+
+    /// Sequences made since `image` stop handing out values (their stored progress is
+    /// deleted); those of the image that DDL dropped or handed over get a new handle that
+    /// goes on from what they stored.
+    fn restore_sequences(&self, image: &Image) {
+        let mut map = self.sequences.write();
+        let Ok(cat) = self.catalog_subtable() else {
+            return;
+        };
+        let ids: HashSet<u64> = image.sequences.values().map(|s| s.def().id).collect();
+        for s in map.values() {
+            if image
+                .sequences
+                .get(&s.def().name)
+                .is_none_or(|was| !Arc::ptr_eq(was, s))
+            {
+                s.hold().mark_dropped();
+                if !ids.contains(&s.def().id) {
+                    // Stored at once by nextval, outside the transaction. Left behind,
+                    // it is overwritten by the next sequence given this id.
+                    let _ = cat.delete(sequence::state_key(s.def().id));
+                }
+            }
+        }
+        let mut restored = image.sequences.clone();
+        for (name, was) in restored.iter_mut() {
+            if map.get(name).is_none_or(|now| !Arc::ptr_eq(now, was)) {
+                *was = Arc::new(Sequence::new(
+                    &self.db,
+                    &cat,
+                    was.def().clone(),
+                    was.state(),
+                ));
+            }
+        }
+        *map = restored;
+    }
+
+    /// Drops subtables a rollback or a commit let go of. One left behind (an error of
+    /// the engine) names no table, and the next open drops it.
+    fn drop_subtables(&self, names: &[String]) {
+        for name in names {
+            if self.db.existing_subtable(name).is_ok() {
+                let _ = self.db.drop_subtable(name);
+            }
+        }
+    }
+
+    fn moved_on(&self) {
+        self.generation
+            .fetch_add(1, std::sync::atomic::Ordering::Release);
+    }
+}
+
+impl BlockCatalog for Catalog {
+    fn mark(&self) -> usize {
+        let mut block = self.block.lock();
+        let Some(b) = block.as_mut() else {
+            return 0;
+        };
+        let image = self.image(b.released.len());
+        b.images.push(image);
+        b.images.len() - 1
+    }
+
+    fn roll_back_to(&self, mark: usize) {
+        let made = {
+            let mut block = self.block.lock();
+            let Some(b) = block.as_mut() else {
+                return;
+            };
+            b.images.truncate(mark + 1);
+            let Some(image) = b.images.last() else {
+                return;
+            };
+            let at = image.released.min(b.released.len());
+            let made = self.restore(image, &b.released[at..]);
+            b.released.truncate(at);
+            made
+        };
+        self.drop_subtables(&made);
+        self.moved_on();
+    }
+
+    fn ended(&self, committed: bool) {
+        let Some(b) = self.block.lock().take() else {
+            return;
+        };
+        if committed {
+            for t in self.tables.read().values() {
+                t.set_pending(false);
+            }
+            self.drop_subtables(&b.released);
+        } else if let Some(image) = b.images.first() {
+            let made = self.restore(image, &b.released);
+            self.drop_subtables(&made);
+        }
+        self.moved_on();
+    }
+}
