@@ -42,6 +42,7 @@ use pmdb_sql::{
 };
 use tokio::sync::Mutex;
 
+use crate::activity::{Activity, Registration};
 use crate::auth::Gate;
 use crate::compat::{self, IsolationSetting, Settings};
 use crate::copy::Receiving;
@@ -69,6 +70,9 @@ pub struct Client {
     /// `idle_in_transaction_session_timeout` in milliseconds, which the socket reads
     /// between messages without taking the client's lock.
     idle_limit: Arc<AtomicU64>,
+    /// The server's connections, and this one's place among them once identified.
+    activity: Arc<Activity>,
+    backend: Option<Registration>,
 }
 
 impl Client {
@@ -81,8 +85,23 @@ impl Client {
         let meta = info.metadata();
         let user = meta.get("user").map_or(pmdb_sql::OWNER, String::as_str);
         let database = meta.get("database").map_or(user, String::as_str);
-        self.sql.set_identity(user, database);
+        let application = meta.get("application_name").map_or("", String::as_str);
+        let (pid, _) = info.pid_and_secret_key();
+        self.sql.set_identity(user, database, pid);
+        let address = info.socket_addr();
+        let client = (!address.ip().is_unspecified() || address.port() != 0).then_some(address);
+        self.backend = Some(
+            self.activity
+                .register(pid, user, database, application, client),
+        );
         self.identified = true;
+    }
+
+    /// Shows the connection running `query` (in `pg_stat_activity`).
+    fn started(&self, query: &str) {
+        if let Some(b) = &self.backend {
+            b.started(query);
+        }
     }
 }
 
@@ -181,7 +200,11 @@ impl Client {
 
     /// Makes the session's transaction status the one the next ReadyForQuery reports.
     fn publish(&self) {
-        self.status.set(self.sql.status());
+        let status = self.sql.status();
+        self.status.set(status);
+        if let Some(b) = &self.backend {
+            b.waiting(status);
+        }
     }
 
     /// Plans the one statement of `sql` for Parse (`None` for empty text).
@@ -462,6 +485,7 @@ impl SimpleQueryHandler for Handler {
     {
         let mut client = self.client.lock().await;
         client.identify(_client);
+        client.started(query);
         let statements = match pmdb_sql::parse(query) {
             Ok(s) => s,
             Err(e) => {
@@ -682,6 +706,7 @@ impl ExtendedQueryHandler for Handler {
     {
         let prepared = &portal.statement.statement;
         let mut client = self.client.lock().await;
+        client.started(&prepared.statement().to_string());
         let first = !std::mem::replace(&mut client.in_group, true);
         let alone = first && self.sync_follows.load(Ordering::Relaxed);
         if !alone && prepared.kind() != StatementKind::CopyFromStdin {
@@ -774,7 +799,12 @@ pub struct Connection {
 }
 
 impl Connection {
-    pub fn new(sql: SqlSession, gate: Gate, cancel: Arc<DefaultCancelHandler>) -> Connection {
+    pub fn new(
+        sql: SqlSession,
+        gate: Gate,
+        cancel: Arc<DefaultCancelHandler>,
+        activity: Arc<Activity>,
+    ) -> Connection {
         let status = SessionStatus::default();
         let idle_limit = Arc::new(AtomicU64::new(0));
         let client = Arc::new(Mutex::new(Client {
@@ -786,6 +816,8 @@ impl Connection {
             identified: false,
             in_group: false,
             idle_limit: Arc::clone(&idle_limit),
+            activity,
+            backend: None,
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),

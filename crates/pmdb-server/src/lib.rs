@@ -10,6 +10,7 @@
 
 #![forbid(unsafe_code)]
 
+mod activity;
 mod auth;
 mod compat;
 mod copy;

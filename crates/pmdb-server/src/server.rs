@@ -24,6 +24,7 @@ use tokio::net::{TcpListener, TcpStream, UnixListener, UnixStream};
 use tokio::sync::{OwnedSemaphorePermit, Semaphore, oneshot, watch};
 use tokio::task::JoinSet;
 
+use crate::activity::Activity;
 use crate::auth::{Authenticator, Gate};
 use crate::error::ServerError;
 use crate::handler::Connection;
@@ -71,6 +72,8 @@ struct Shared {
     sessions: Sessions,
     authenticator: Arc<Authenticator>,
     cancel: Arc<DefaultCancelHandler>,
+    /// What each connection is doing (`pg_stat_activity`).
+    activity: Arc<Activity>,
     tls: Option<TlsAcceptor>,
     slots: Arc<Semaphore>,
 }
@@ -101,7 +104,8 @@ impl Server {
             Auth::Scram(users) => users.names().map(str::to_owned).collect(),
             Auth::Trust => Vec::new(),
         };
-        crate::pg_catalog::install(&self.sessions, users)
+        let activity = Arc::new(Activity::default());
+        crate::pg_catalog::install(&self.sessions, users, Arc::clone(&activity))
             .map_err(|e| ServerError::Catalog(e.to_string()))?;
         let manager = Arc::new(ConnectionManager::new());
         let authenticator =
@@ -126,6 +130,7 @@ impl Server {
             sessions: self.sessions,
             authenticator: Arc::new(authenticator),
             cancel: Arc::new(DefaultCancelHandler::new(manager)),
+            activity,
             tls,
             slots: Arc::new(Semaphore::new(options.max_connections)),
         });
@@ -238,6 +243,7 @@ async fn serve(
             shared.sessions.open(),
             Gate::new(Arc::clone(&shared.authenticator), slot.is_none()),
             Arc::clone(&shared.cancel),
+            Arc::clone(&shared.activity),
         );
         let tls = shared.tls.clone();
         connections.spawn(on_own_thread(

@@ -994,3 +994,100 @@ fn parameters_are_described_by_what_the_statement_makes_of_them() {
         assert_eq!(row.get::<_, i32>(0), 41);
     });
 }
+
+/// `pg_stat_activity`, as pools and test harnesses read it: one row per connection, its
+/// `pid` the one `pg_backend_pid()` gives, its state following its transaction, its
+/// statement the last one it ran; a connection that closes leaves it.
+#[test]
+fn pg_stat_activity_shows_each_connection() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let (a, b) = (s.connect().await, s.connect().await);
+        let a_pid: i64 = a
+            .query_one("SELECT pg_backend_pid()::bigint", &[])
+            .await
+            .unwrap()
+            .get(0);
+        a.batch_execute("BEGIN; SELECT 42").await.unwrap();
+        let idle = "SELECT pid::bigint, query FROM pg_stat_activity \
+                    WHERE state = 'idle in transaction' AND pid != pg_backend_pid() \
+                    AND usename = current_user AND datname = current_database()";
+        let rows = b.query(idle, &[]).await.unwrap();
+        let got: Vec<(i64, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(got, [(a_pid, "BEGIN; SELECT 42".to_owned())]);
+        let me = b
+            .query_one(
+                "SELECT state, query, backend_start <= query_start FROM pg_stat_activity \
+                 WHERE pid = pg_backend_pid()",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(me.get::<_, String>(0), "active");
+        assert!(me.get::<_, String>(1).contains("pg_backend_pid"));
+        assert!(me.get::<_, bool>(2));
+        a.batch_execute("COMMIT").await.unwrap();
+        let state: String = b
+            .query_one(
+                "SELECT state FROM pg_stat_activity WHERE pid = $1::bigint",
+                &[&a_pid],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(state, "idle");
+        drop(a);
+        let mut left = false;
+        for _ in 0..100 {
+            let n: i64 = b
+                .query_one("SELECT count(*) FROM pg_stat_activity", &[])
+                .await
+                .unwrap()
+                .get(0);
+            if n == 1 {
+                left = true;
+                break;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+        assert!(left, "a closed connection leaves pg_stat_activity");
+    });
+}
+
+/// Comments as reflection reads them: `obj_description`, `col_description`, and
+/// `pg_description` joined with `pg_constraint`.
+#[test]
+fn comments_are_read_as_postgresql_shows_them() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE t (id INT PRIMARY KEY, v TEXT CONSTRAINT v_short CHECK (length(v) < 9));
+             COMMENT ON TABLE t IS 'the table';
+             COMMENT ON COLUMN t.v IS 'a column';
+             COMMENT ON CONSTRAINT v_short ON t IS 'short'",
+        )
+        .await
+        .unwrap();
+        let row = c
+            .query_one(
+                "SELECT obj_description('t'::regclass, 'pg_class'), \
+                        col_description('t'::regclass, 2), col_description('t'::regclass, 1)",
+                &[],
+            )
+            .await
+            .unwrap();
+        let got: (String, String, Option<String>) = (row.get(0), row.get(1), row.get(2));
+        assert_eq!(got, ("the table".into(), "a column".into(), None));
+        let rows = c
+            .query(
+                "SELECT con.conname, d.description FROM pg_constraint con \
+                 JOIN pg_description d ON d.objoid = con.oid ORDER BY 1",
+                &[],
+            )
+            .await
+            .unwrap();
+        let got: Vec<(String, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(got, [("v_short".to_owned(), "short".to_owned())]);
+    });
+}

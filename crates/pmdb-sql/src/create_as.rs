@@ -103,6 +103,8 @@ pub(crate) async fn run(
         next_index_id: 0,
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        comment: None,
+        constraint_comments: Vec::new(),
     };
     let if_not_exists = create.if_not_exists;
     session

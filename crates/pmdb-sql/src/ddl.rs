@@ -472,6 +472,8 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
         next_index_id: 0,
         foreign_keys: Vec::new(),
         checks: Vec::new(),
+        comment: None,
+        constraint_comments: Vec::new(),
     };
     for k in &primary_key {
         let p = def.column(k).ok_or_else(|| {

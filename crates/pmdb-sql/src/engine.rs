@@ -118,7 +118,8 @@ impl SqlEngine {
         )
         .map_err(df_error)?;
         crate::setting_functions::register(&ctx);
-        crate::identity::register(&ctx, crate::identity::OWNER, crate::identity::OWNER);
+        let pid = i32::try_from(std::process::id()).unwrap_or(i32::MAX);
+        crate::identity::register(&ctx, crate::identity::OWNER, crate::identity::OWNER, pid);
         let session = Arc::new(Session {
             db,
             catalog,

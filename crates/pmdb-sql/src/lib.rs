@@ -20,6 +20,7 @@ pub mod catalog;
 mod column_chunk;
 mod column_defaults;
 mod column_rewrite;
+mod comments;
 mod comparison;
 mod constraint_defs;
 mod copy_in;

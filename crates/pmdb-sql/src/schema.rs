@@ -9,9 +9,11 @@ use crate::types::{MAX_DECIMAL_PRECISION, SqlType, Value};
 
 /// Format version of an encoded definition: 2 adds each column's default and identity
 /// and each index's flags, 3 the foreign keys and CHECK constraints, 4 each foreign
-/// key's deferral; definitions of version 1 (no defaults, no unique indexes), 2 (no
-/// foreign keys or checks) and 3 (foreign keys never deferred) are still read.
-const VERSION: u8 = 4;
+/// key's deferral, 5 the comments (`COMMENT ON`); definitions of version 1 (no
+/// defaults, no unique indexes), 2 (no foreign keys or checks), 3 (foreign keys never
+/// deferred) and 4 (no comments) are still read.
+const VERSION: u8 = 5;
+const VERSION_WITHOUT_COMMENTS: u8 = 4;
 const VERSION_WITHOUT_DEFERRAL: u8 = 3;
 const VERSION_WITHOUT_CONSTRAINTS: u8 = 2;
 const VERSION_WITHOUT_DEFAULTS: u8 = 1;
@@ -25,6 +27,8 @@ pub const MAX_CONSTRAINTS: usize = 256;
 pub const MAX_KEY_COLUMNS: usize = 32;
 /// Longest text of a column's default expression, in bytes.
 pub const MAX_DEFAULT: usize = 64 << 10;
+/// Longest comment, in bytes.
+pub const MAX_COMMENT: usize = 1 << 20;
 
 /// A column's flags in a definition of version 2.
 const NOT_NULL: u8 = 1;
@@ -33,6 +37,8 @@ const IDENTITY: u8 = 4;
 const IDENTITY_ALWAYS: u8 = 8;
 const ADDED: u8 = 16;
 const HAS_MISSING: u8 = 32;
+/// Since version 5.
+const HAS_COMMENT: u8 = 64;
 const KNOWN_FLAGS: u8 = NOT_NULL | HAS_DEFAULT | IDENTITY | IDENTITY_ALWAYS | ADDED | HAS_MISSING;
 
 /// How an identity column (`GENERATED … AS IDENTITY`) takes values given in a
@@ -61,6 +67,8 @@ pub struct ColumnDef {
     /// The value rows written before the column was added have in it (its default when
     /// it was added, computed once).
     pub missing: Option<Value>,
+    /// `COMMENT ON COLUMN`.
+    pub comment: Option<String>,
 }
 
 impl ColumnDef {
@@ -74,6 +82,7 @@ impl ColumnDef {
             identity: None,
             added: false,
             missing: None,
+            comment: None,
         }
     }
 }
@@ -218,6 +227,11 @@ pub struct TableDef {
     pub next_index_id: u32,
     pub foreign_keys: Vec<ForeignKeyDef>,
     pub checks: Vec<CheckDef>,
+    /// `COMMENT ON TABLE`.
+    pub comment: Option<String>,
+    /// `COMMENT ON CONSTRAINT`: each constraint's name (the primary key's, a unique
+    /// constraint's, a foreign key's or a check's) and its comment.
+    pub constraint_comments: Vec<(String, String)>,
 }
 
 impl TableDef {
@@ -384,7 +398,38 @@ impl TableDef {
                 return Err(format!("constraint {n} is defined twice"));
             }
         }
+        let comments = self
+            .columns
+            .iter()
+            .filter_map(|c| c.comment.as_ref())
+            .chain(&self.comment)
+            .chain(self.constraint_comments.iter().map(|(_, t)| t));
+        for text in comments {
+            if text.len() > MAX_COMMENT {
+                return Err(format!("a comment of {} bytes", text.len()));
+            }
+        }
+        for (i, (n, _)) in self.constraint_comments.iter().enumerate() {
+            if !self.has_constraint(n) && !self.is_primary_key_name(n) {
+                return Err(format!(
+                    "a comment on constraint {n}, which it does not have"
+                ));
+            }
+            if self.constraint_comments[..i].iter().any(|(o, _)| o == n) {
+                return Err(format!("two comments on constraint {n}"));
+            }
+        }
         Ok(())
+    }
+
+    /// Forgets the comments of constraints the definition no longer has (a DDL
+    /// statement dropped them).
+    pub fn drop_stale_comments(&mut self) {
+        let comments = std::mem::take(&mut self.constraint_comments);
+        self.constraint_comments = comments
+            .into_iter()
+            .filter(|(n, _)| self.has_constraint(n) || self.is_primary_key_name(n))
+            .collect();
     }
 
     /// Whether `name` is the name of the table's primary key constraint (PostgreSQL's
@@ -427,6 +472,9 @@ impl TableDef {
             if c.missing.is_some() {
                 flags |= HAS_MISSING;
             }
+            if c.comment.is_some() {
+                flags |= HAS_COMMENT;
+            }
             out.push(flags);
             if let Some(d) = &c.default {
                 out.extend_from_slice(&(d.len() as u32).to_le_bytes());
@@ -438,6 +486,9 @@ impl TableDef {
                     .expect("a validated missing value encodes");
                 out.extend_from_slice(&(value.len() as u32).to_le_bytes());
                 out.extend_from_slice(&value);
+            }
+            if let Some(text) = &c.comment {
+                put_text(&mut out, text);
             }
         }
         put_positions(&mut out, &self.primary_key);
@@ -468,6 +519,18 @@ impl TableDef {
             out.extend_from_slice(&(c.expr.len() as u32).to_le_bytes());
             out.extend_from_slice(c.expr.as_bytes());
         }
+        match &self.comment {
+            Some(text) => {
+                out.push(1);
+                put_text(&mut out, text);
+            }
+            None => out.push(0),
+        }
+        out.extend_from_slice(&(self.constraint_comments.len() as u16).to_le_bytes());
+        for (name, text) in &self.constraint_comments {
+            put_str(&mut out, name);
+            put_text(&mut out, text);
+        }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -494,10 +557,10 @@ impl TableDef {
             let name = get_str(&mut r)?;
             let ty = get_type(&mut r)?;
             let flags = r.byte()?;
-            let known = if version == VERSION_WITHOUT_DEFAULTS {
-                NOT_NULL
-            } else {
-                KNOWN_FLAGS
+            let known = match version {
+                VERSION_WITHOUT_DEFAULTS => NOT_NULL,
+                VERSION => KNOWN_FLAGS | HAS_COMMENT,
+                _ => KNOWN_FLAGS,
             };
             if flags & !known != 0 || (flags & IDENTITY_ALWAYS != 0 && flags & IDENTITY == 0) {
                 return Err(invalid(format!("column flags {flags:#04x}")));
@@ -530,6 +593,11 @@ impl TableDef {
             } else {
                 None
             };
+            let comment = if flags & HAS_COMMENT != 0 {
+                Some(get_text(&mut r, "comment")?)
+            } else {
+                None
+            };
             columns.push(ColumnDef {
                 name,
                 ty,
@@ -538,6 +606,7 @@ impl TableDef {
                 identity,
                 added: flags & ADDED != 0,
                 missing,
+                comment,
             });
         }
         let primary_key = get_positions(&mut r)?;
@@ -620,6 +689,23 @@ impl TableDef {
                 checks.push(CheckDef { name, expr });
             }
         }
+        let mut comment = None;
+        let mut constraint_comments = Vec::new();
+        if version > VERSION_WITHOUT_COMMENTS {
+            comment = match r.byte()? {
+                0 => None,
+                1 => Some(get_text(&mut r, "comment")?),
+                b => return Err(invalid(format!("table comment marker {b}"))),
+            };
+            let n = u16::from_le_bytes(r.take()?) as usize;
+            if n > MAX_CONSTRAINTS * 2 + MAX_INDEXES + 1 {
+                return Err(invalid(format!("{n} constraint comments")));
+            }
+            for _ in 0..n {
+                let name = get_str(&mut r)?;
+                constraint_comments.push((name, get_text(&mut r, "comment")?));
+            }
+        }
         if r.left() != 0 {
             return Err(invalid(format!("{} bytes after the end", r.left())));
         }
@@ -632,6 +718,8 @@ impl TableDef {
             next_index_id,
             foreign_keys,
             checks,
+            comment,
+            constraint_comments,
         };
         def.validate().map_err(invalid)?;
         Ok(def)
@@ -664,6 +752,21 @@ fn check_positions(what: &str, positions: &[u16], columns: usize) -> Result<(), 
 fn put_str(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as u16).to_le_bytes());
     out.extend_from_slice(s.as_bytes());
+}
+
+/// A text of up to [`MAX_COMMENT`] bytes: u32 length, then UTF-8.
+fn put_text(out: &mut Vec<u8>, s: &str) {
+    out.extend_from_slice(&(s.len() as u32).to_le_bytes());
+    out.extend_from_slice(s.as_bytes());
+}
+
+fn get_text(r: &mut Reader<'_>, what: &str) -> Result<String, CodecError> {
+    let len = u32::from_le_bytes(r.take()?) as usize;
+    if len > MAX_COMMENT {
+        return Err(r.invalid(format!("a {what} of {len} bytes")));
+    }
+    String::from_utf8(r.slice(len)?.to_vec())
+        .map_err(|_| r.invalid(format!("a {what} that is not UTF-8")))
 }
 
 fn get_str(r: &mut Reader<'_>) -> Result<String, CodecError> {
@@ -773,6 +876,7 @@ mod tests {
                     },
                     added: i % 4 == 3,
                     missing: None,
+                    comment: (i % 5 == 2).then(|| format!("column {i}, ünïcode")),
                 })
                 .collect(),
             primary_key: (0..pk.min(n) as u16).collect(),
@@ -803,22 +907,50 @@ mod tests {
                     expr: format!("c{i} > {i}"),
                 })
                 .collect(),
+            comment: (n > 1).then(|| "a table".into()),
+            constraint_comments: (0..pk.min(n))
+                .map(|i| (format!("t_c{i}_fkey"), String::new()))
+                .collect(),
         }
     }
 
-    /// `def` encoded as format version `version` wrote it: without the constraints'
-    /// counts (version 2), and without the index flags too (version 1).
-    fn encoded_as(def: &TableDef, version: u8) -> Vec<u8> {
+    /// `def` with no comment, as definitions before version 5 are.
+    fn without_comments(mut def: TableDef) -> TableDef {
+        def.comment = None;
+        def.constraint_comments.clear();
+        for c in &mut def.columns {
+            c.comment = None;
+        }
+        def
+    }
+
+    /// `def` (with no comment) encoded as format version `version` wrote it, without
+    /// its checksum: without the comments (before version 5), the constraints' counts
+    /// (version 2), and the index flags too (version 1).
+    fn body_as(def: &TableDef, version: u8) -> Vec<u8> {
         let mut bytes = def.encode();
         bytes.truncate(bytes.len() - 4);
-        bytes.truncate(bytes.len() - 4);
+        if version <= VERSION_WITHOUT_COMMENTS {
+            bytes.truncate(bytes.len() - 3);
+        }
+        if version <= VERSION_WITHOUT_CONSTRAINTS {
+            bytes.truncate(bytes.len() - 4);
+        }
         if version == VERSION_WITHOUT_DEFAULTS {
             bytes.remove(bytes.len() - 5);
         }
         bytes[0] = version;
+        bytes
+    }
+
+    fn sealed(mut bytes: Vec<u8>) -> Vec<u8> {
         let crc = crc32fast::hash(&bytes);
         bytes.extend_from_slice(&crc.to_le_bytes());
         bytes
+    }
+
+    fn encoded_as(def: &TableDef, version: u8) -> Vec<u8> {
+        sealed(body_as(def, version))
     }
 
     proptest! {
@@ -846,7 +978,11 @@ mod tests {
     /// A definition as version 1 wrote it (no defaults) still reads.
     #[test]
     fn version_1_definitions_are_read() {
-        let mut def = def_of(vec![SqlType::Int, SqlType::Text, SqlType::Date], 1, 1);
+        let mut def = without_comments(def_of(
+            vec![SqlType::Int, SqlType::Text, SqlType::Date],
+            1,
+            1,
+        ));
         for c in &mut def.columns {
             c.default = None;
             c.identity = None;
@@ -862,7 +998,11 @@ mod tests {
     /// A definition as version 2 wrote it (no foreign keys or checks) still reads.
     #[test]
     fn version_2_definitions_are_read() {
-        let mut def = def_of(vec![SqlType::Int, SqlType::Text, SqlType::Date], 1, 2);
+        let mut def = without_comments(def_of(
+            vec![SqlType::Int, SqlType::Text, SqlType::Date],
+            1,
+            2,
+        ));
         def.foreign_keys.clear();
         def.checks.clear();
         let bytes = encoded_as(&def, VERSION_WITHOUT_CONSTRAINTS);
@@ -873,17 +1013,27 @@ mod tests {
     /// keys not deferrable.
     #[test]
     fn version_3_definitions_are_read() {
-        let mut def = def_of(vec![SqlType::Int, SqlType::Int], 1, 0);
+        let mut def = without_comments(def_of(vec![SqlType::Int, SqlType::Int], 1, 0));
         def.foreign_keys[0].deferral = Deferral::InitiallyDeferred;
-        let mut bytes = def.encode();
-        bytes.truncate(bytes.len() - 4);
+        let mut bytes = body_as(&def, VERSION_WITHOUT_DEFERRAL);
         // The key's deferral is the byte before the checks' count.
         assert_eq!(bytes.remove(bytes.len() - 3), 2);
-        bytes[0] = VERSION_WITHOUT_DEFERRAL;
-        let crc = crc32fast::hash(&bytes);
-        bytes.extend_from_slice(&crc.to_le_bytes());
         def.foreign_keys[0].deferral = Deferral::NotDeferrable;
+        assert_eq!(TableDef::decode(&sealed(bytes)).unwrap(), def);
+    }
+
+    /// A definition as version 4 wrote it (no comments) still reads, and one of version
+    /// 4 that marks a column as commented is damage.
+    #[test]
+    fn version_4_definitions_are_read() {
+        let def = without_comments(def_of(vec![SqlType::Int, SqlType::Text], 1, 1));
+        let bytes = encoded_as(&def, VERSION_WITHOUT_COMMENTS);
         assert_eq!(TableDef::decode(&bytes).unwrap(), def);
+        let commented = def_of(vec![SqlType::Int, SqlType::Text, SqlType::Int], 0, 0);
+        let mut bytes = commented.encode();
+        bytes.truncate(bytes.len() - 4 - 3);
+        bytes[0] = VERSION_WITHOUT_COMMENTS;
+        assert!(TableDef::decode(&sealed(bytes)).is_err());
     }
 
     #[test]
@@ -908,6 +1058,12 @@ mod tests {
             0,
             0,
         );
+        assert!(def.validate().is_err());
+        let mut def = def_of(vec![SqlType::Int, SqlType::Int], 1, 0);
+        def.constraint_comments.push(("nope".into(), "x".into()));
+        assert!(def.validate().unwrap_err().contains("does not have"));
+        let mut def = def_of(vec![SqlType::Int, SqlType::Int], 1, 0);
+        def.comment = Some("x".repeat(MAX_COMMENT + 1));
         assert!(def.validate().is_err());
     }
 }

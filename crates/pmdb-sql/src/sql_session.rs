@@ -240,9 +240,10 @@ impl SqlSession {
     }
 
     /// Names the user and the database the session's client connected as
-    /// (`current_user`, `current_database()`).
-    pub fn set_identity(&self, user: &str, database: &str) {
-        crate::identity::register(&self.shared.ctx, user, database);
+    /// (`current_user`, `current_database()`), and the process id of the backend that
+    /// serves it (`pg_backend_pid()`).
+    pub fn set_identity(&self, user: &str, database: &str, backend_pid: i32) {
+        crate::identity::register(&self.shared.ctx, user, database, backend_pid);
     }
 
     /// Limits each wait for a row lock to `ms` milliseconds (0: no limit), PostgreSQL's

@@ -141,6 +141,7 @@ fn changes_catalog(s: &Statement) -> bool {
             | Statement::Drop { .. }
             | Statement::AlterTable(_)
             | Statement::CreateView(_)
+            | Statement::Comment { .. }
     )
 }
 
@@ -200,6 +201,13 @@ async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result
         Statement::CreateView(create) => {
             crate::view_expansion::create(session, read_point, create).await?;
             "CREATE VIEW"
+        }
+        Statement::Comment { .. } => {
+            let (target, text) = crate::comments::target(s)?;
+            session
+                .off_executor(move |c| crate::comments::set(c, &target, text))
+                .await?;
+            "COMMENT"
         }
         _ => return Err(SqlError::unsupported(format!("{s}"))),
     };

@@ -81,7 +81,8 @@ impl StatementKind {
             | Statement::Truncate(_)
             | Statement::AlterTable(_)
             | Statement::Analyze(_)
-            | Statement::CreateView(_) => K::Ddl,
+            | Statement::CreateView(_)
+            | Statement::Comment { .. } => K::Ddl,
             Statement::Vacuum(_) => K::Vacuum,
             Statement::Declare { .. } | Statement::Fetch { .. } | Statement::Close { .. } => {
                 K::Cursor

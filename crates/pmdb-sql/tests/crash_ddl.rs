@@ -57,7 +57,7 @@ const SCRIPT: &[&str] = &[
     // DDL in blocks: whole with its block's commit, absent after a rollback.
     "BEGIN; CREATE TABLE t1 (k INT PRIMARY KEY, v TEXT); CREATE INDEX t1_v ON t1 (v); \
      INSERT INTO t1 VALUES (1, 'a'), (2, 'b'); ALTER TABLE f ADD COLUMN z INT DEFAULT 9; \
-     DROP TABLE g; CREATE SEQUENCE t1_seq; COMMIT",
+     DROP TABLE g; CREATE SEQUENCE t1_seq; COMMENT ON COLUMN t1.v IS 'vee'; COMMIT",
     "BEGIN; DROP TABLE t1; CREATE TABLE gone (x INT); INSERT INTO gone VALUES (1); \
      ALTER TABLE c RENAME TO c2; ROLLBACK",
     "BEGIN; CREATE TABLE sp (x INT); SAVEPOINT p; DROP TABLE f; ALTER TABLE t1 DROP COLUMN v; \

@@ -14,6 +14,7 @@ use datafusion::logical_expr::{
 use pmdb_sql::schema::{Action, Deferral, TableDef};
 
 use super::oids::{self, Object};
+use super::rows::descriptions;
 use super::source::Source;
 
 /// What a function returns for its arguments' types.
@@ -300,6 +301,39 @@ fn user_by_id(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     }))
 }
 
+/// `obj_description(oid [, catalog])`: the object's comment (a table's or a
+/// constraint's).
+fn obj_description(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    let class = match string(args.get(1)) {
+        None if args.len() < 2 => None,
+        Some("pg_class") => Some(oids::PG_CLASS),
+        Some("pg_constraint") => Some(oids::PG_CONSTRAINT),
+        _ => return text(None),
+    };
+    let Some(oid) = int(args.first()) else {
+        return text(None);
+    };
+    text(
+        descriptions(source)
+            .into_iter()
+            .find(|(o, c, sub, _)| *o == oid && *sub == 0 && class.is_none_or(|k| k == *c))
+            .map(|(.., t)| t),
+    )
+}
+
+/// `col_description(table oid, column number)`: the column's comment.
+fn col_description(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    let (Some(oid), Some(n)) = (int(args.first()), int(args.get(1))) else {
+        return text(None);
+    };
+    text(
+        descriptions(source)
+            .into_iter()
+            .find(|(o, c, sub, _)| *o == oid && *c == oids::PG_CLASS && *sub == n)
+            .map(|(.., t)| t),
+    )
+}
+
 fn null(_: &Source, _: &[ScalarValue]) -> ScalarValue {
     ScalarValue::Null
 }
@@ -330,10 +364,6 @@ fn version(_: &Source, _: &[ScalarValue]) -> ScalarValue {
         "PostgreSQL 15.0 (pmdb {}) on x86_64-pc-linux-gnu",
         env!("CARGO_PKG_VERSION")
     )))
-}
-
-fn backend_pid(_: &Source, _: &[ScalarValue]) -> ScalarValue {
-    ScalarValue::Int64(Some(i64::from(std::process::id())))
 }
 
 /// `array_to_string(array, separator)`: pmdb's catalog holds no arrays, so what
@@ -369,8 +399,8 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     ("regnamespace", Returns::Text, regnamespace),
     ("pg_get_userbyid", Returns::Text, user_by_id),
     ("pg_get_expr", Returns::Text, first_text),
-    ("obj_description", Returns::Text, null),
-    ("col_description", Returns::Text, null),
+    ("obj_description", Returns::Text, obj_description),
+    ("col_description", Returns::Text, col_description),
     ("shobj_description", Returns::Text, null),
     ("pg_get_statisticsobjdef_columns", Returns::Text, null),
     ("pg_table_is_visible", Returns::Bool, yes),
@@ -382,7 +412,6 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     ("pg_encoding_to_char", Returns::Text, utf8),
     ("current_schema", Returns::Text, public),
     ("version", Returns::Text, version),
-    ("pg_backend_pid", Returns::Int, backend_pid),
     // pmdb takes no advisory lock (pg_advisory_lock is refused): a session holds none to
     // release. Pools call it when a connection comes back (asyncpg).
     ("pg_advisory_unlock_all", Returns::Text, null),

@@ -16,14 +16,16 @@ use std::sync::Arc;
 use datafusion::common::Result as DfResult;
 use pmdb_sql::Sessions;
 
+use crate::activity::Activity;
+
 pub use rewrite::adapt;
 
 use source::Source;
 
 /// Adds `pg_catalog` and its functions to the SQL engine `sessions` belong to; `users`
-/// are the roles the server knows besides its owner.
-pub fn install(sessions: &Sessions, users: Vec<String>) -> DfResult<()> {
-    let source = Arc::new(Source::new(Arc::clone(sessions.catalog()), users));
+/// are the roles the server knows besides its owner, `activity` its connections.
+pub fn install(sessions: &Sessions, users: Vec<String>, activity: Arc<Activity>) -> DfResult<()> {
+    let source = Arc::new(Source::new(Arc::clone(sessions.catalog()), users, activity));
     let ctx = sessions.context();
     for f in functions::all(&source) {
         ctx.register_udf(f);

@@ -15,6 +15,9 @@ pub const INFORMATION_SCHEMA_NAMESPACE: i64 = 13_000;
 pub const HEAP_AM: i64 = 2;
 pub const BTREE_AM: i64 = 403;
 pub const DATABASE: i64 = 16_383;
+/// The catalogs' own oids, as `pg_description.classoid` names them.
+pub const PG_CLASS: i64 = 1259;
+pub const PG_CONSTRAINT: i64 = 2606;
 
 /// Where user objects start, as in PostgreSQL.
 const FIRST_USER_OID: i64 = 16_384;
@@ -85,6 +88,23 @@ const FIRST_ATTRDEF: i64 = 3_000_000_000;
 /// The oid of the default of column `column` (0-based) of a table.
 pub fn attrdef(def: &TableDef, column: usize) -> i64 {
     FIRST_ATTRDEF + (def.id as i64).saturating_mul(1600) + column as i64
+}
+
+/// The oid of the constraint of `def` called `name`, if it has one.
+pub fn constraint_named(def: &TableDef, name: &str) -> Option<i64> {
+    if def.is_primary_key_name(name) {
+        return Some(primary_key_constraint(def));
+    }
+    if let Some(ix) = def.indexes.iter().find(|i| i.constraint && i.name == name) {
+        return Some(unique_constraint(def, ix));
+    }
+    if let Some(i) = def.foreign_keys.iter().position(|f| f.name == name) {
+        return Some(foreign_key(def, i));
+    }
+    def.checks
+        .iter()
+        .position(|c| c.name == name)
+        .map(|i| check(def, i))
 }
 
 pub fn primary_key_name(def: &TableDef) -> String {

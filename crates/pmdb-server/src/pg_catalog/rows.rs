@@ -12,6 +12,8 @@ pub enum Cell {
     Text(String),
     Bool(bool),
     Real(f32),
+    /// Microseconds since the Unix epoch (a timestamptz).
+    Time(i64),
     Null,
 }
 
@@ -19,7 +21,7 @@ pub fn text(s: &str) -> Cell {
     Text(s.to_owned())
 }
 
-use Cell::{Bool, Int, Null, Real, Text};
+use Cell::{Bool, Int, Null, Real, Text, Time};
 
 pub fn namespaces(_: &Source) -> Vec<Vec<Cell>> {
     [
@@ -456,6 +458,78 @@ pub fn databases(source: &Source) -> Vec<Vec<Cell>> {
         Null,
         Null,
     ]]
+}
+
+/// A comment: the object's oid, its catalog's oid, the column's number (0 for the
+/// object itself) and the text.
+pub type Description = (i64, i64, i64, String);
+
+/// Every comment (`COMMENT ON`) of every table, its columns and its constraints.
+pub fn descriptions(source: &Source) -> Vec<Description> {
+    let mut out = Vec::new();
+    for def in source.tables() {
+        let table = oids::table(&def);
+        if let Some(c) = &def.comment {
+            out.push((table, oids::PG_CLASS, 0, c.clone()));
+        }
+        for (i, col) in def.columns.iter().enumerate() {
+            if let Some(c) = &col.comment {
+                out.push((table, oids::PG_CLASS, i as i64 + 1, c.clone()));
+            }
+        }
+        for (name, c) in &def.constraint_comments {
+            if let Some(oid) = oids::constraint_named(&def, name) {
+                out.push((oid, oids::PG_CONSTRAINT, 0, c.clone()));
+            }
+        }
+    }
+    out
+}
+
+pub fn description_rows(source: &Source) -> Vec<Vec<Cell>> {
+    descriptions(source)
+        .into_iter()
+        .map(|(oid, class, sub, text)| vec![Int(oid), Int(class), Int(sub), Text(text)])
+        .collect()
+}
+
+/// `pg_stat_activity`: one row per connection, as [`crate::activity`] keeps them.
+pub fn activity(source: &Source) -> Vec<Vec<Cell>> {
+    let roles: Vec<(i64, String)> = source.roles().map(|(o, n)| (o, n.to_owned())).collect();
+    source
+        .activity()
+        .backends()
+        .into_iter()
+        .map(|b| {
+            let role = roles.iter().find(|(_, n)| *n == b.user).map(|(o, _)| *o);
+            let waiting = b.state != "active";
+            vec![
+                Int(oids::DATABASE),
+                Text(b.database),
+                Int(i64::from(b.pid)),
+                Null,
+                role.map_or(Null, Int),
+                Text(b.user),
+                Text(b.application_name),
+                b.client.map_or(Null, |a| Text(a.ip().to_string())),
+                Null,
+                b.client.map_or(Int(-1), |a| Int(i64::from(a.port()))),
+                Time(b.backend_start),
+                b.xact_start.map_or(Null, Time),
+                b.query_start.map_or(Null, Time),
+                Time(b.state_change),
+                // A connection not running a statement waits for its client.
+                if waiting { text("Client") } else { Null },
+                if waiting { text("ClientRead") } else { Null },
+                text(b.state),
+                Null,
+                Null,
+                Null,
+                Text(b.query),
+                text("client backend"),
+            ]
+        })
+        .collect()
 }
 
 pub fn roles(source: &Source) -> Vec<Vec<Cell>> {

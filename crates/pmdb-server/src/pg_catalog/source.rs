@@ -1,5 +1,5 @@
 //! What `pg_catalog` is built from: the SQL catalog's tables, the server's roles and
-//! the name the database goes by.
+//! connections, and the name the database goes by.
 
 use std::sync::Arc;
 
@@ -9,6 +9,7 @@ use pmdb_sql::catalog::Catalog;
 use pmdb_sql::schema::TableDef;
 
 use super::oids;
+use crate::activity::Activity;
 
 const DATABASE: &str = "pmdb";
 /// Where the oids of the server's other roles start.
@@ -17,14 +18,24 @@ const FIRST_ROLE: i64 = 16_000;
 pub struct Source {
     catalog: Arc<Catalog>,
     users: Vec<String>,
+    activity: Arc<Activity>,
 }
 
 impl Source {
-    pub fn new(catalog: Arc<Catalog>, mut users: Vec<String>) -> Source {
+    pub fn new(catalog: Arc<Catalog>, mut users: Vec<String>, activity: Arc<Activity>) -> Source {
         users.retain(|u| u != OWNER);
         users.sort();
         users.dedup();
-        Source { catalog, users }
+        Source {
+            catalog,
+            users,
+            activity,
+        }
+    }
+
+    /// The server's connections.
+    pub fn activity(&self) -> &Activity {
+        &self.activity
     }
 
     pub fn catalog(&self) -> &Catalog {

@@ -9,15 +9,16 @@ use std::fmt;
 use std::sync::Arc;
 
 use super::rows::{
-    Cell, access_methods, attrdefs, attributes, classes, constraints, databases, indexes,
-    namespaces, roles, sequences, table_list, types, view_list,
+    Cell, access_methods, activity, attrdefs, attributes, classes, constraints, databases,
+    description_rows, indexes, namespaces, roles, sequences, table_list, types, view_list,
 };
 use super::source::Source;
 use async_trait::async_trait;
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Float32Builder, Int64Builder, RecordBatch, StringBuilder,
+    TimestampMicrosecondBuilder,
 };
-use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::{MemTable, MemorySchemaProvider, SchemaProvider, Session, TableProvider};
 use datafusion::common::Result as DfResult;
 use datafusion::datasource::TableType;
@@ -30,6 +31,8 @@ enum Kind {
     Text,
     Bool,
     Real,
+    /// timestamptz.
+    Time,
 }
 
 type Rows = fn(&Source) -> Vec<Vec<Cell>>;
@@ -214,6 +217,34 @@ const RELATIONS: &[Relation] = &[
         rows: Some(databases),
     },
     Relation {
+        name: "pg_stat_activity",
+        columns: &[
+            ("datid", K::Int),
+            ("datname", K::Text),
+            ("pid", K::Int),
+            ("leader_pid", K::Int),
+            ("usesysid", K::Int),
+            ("usename", K::Text),
+            ("application_name", K::Text),
+            ("client_addr", K::Text),
+            ("client_hostname", K::Text),
+            ("client_port", K::Int),
+            ("backend_start", K::Time),
+            ("xact_start", K::Time),
+            ("query_start", K::Time),
+            ("state_change", K::Time),
+            ("wait_event_type", K::Text),
+            ("wait_event", K::Text),
+            ("state", K::Text),
+            ("backend_xid", K::Int),
+            ("backend_xmin", K::Int),
+            ("query_id", K::Int),
+            ("query", K::Text),
+            ("backend_type", K::Text),
+        ],
+        rows: Some(activity),
+    },
+    Relation {
         name: "pg_roles",
         columns: &[
             ("oid", K::Int),
@@ -274,15 +305,16 @@ const RELATIONS: &[Relation] = &[
             ("collnamespace", K::Int),
         ],
     ),
-    empty(
-        "pg_description",
-        &[
+    Relation {
+        name: "pg_description",
+        columns: &[
             ("objoid", K::Int),
             ("classoid", K::Int),
             ("objsubid", K::Int),
             ("description", K::Text),
         ],
-    ),
+        rows: Some(description_rows),
+    },
     empty(
         "pg_inherits",
         &[
@@ -472,6 +504,7 @@ fn data_type(kind: Kind) -> DataType {
         Kind::Text => DataType::Utf8,
         Kind::Bool => DataType::Boolean,
         Kind::Real => DataType::Float32,
+        Kind::Time => DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
     }
 }
 
@@ -523,6 +556,17 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
             let mut b = BooleanBuilder::new();
             cells.for_each(|c| {
                 b.append_option(if let Cell::Bool(v) = c {
+                    Some(*v)
+                } else {
+                    None
+                })
+            });
+            Arc::new(b.finish())
+        }
+        Kind::Time => {
+            let mut b = TimestampMicrosecondBuilder::new().with_timezone("+00:00");
+            cells.for_each(|c| {
+                b.append_option(if let Cell::Time(v) = c {
                     Some(*v)
                 } else {
                     None

@@ -60,9 +60,11 @@ impl Drop for DdlGuard<'_> {
     }
 }
 
-/// Checks a table definition DDL made: 42P16 for what no definition may have, 0A000
-/// for a key or index over a JSON column (pmdb has no jsonb order; json has none).
-fn valid(def: &TableDef) -> Result<()> {
+/// Settles a table definition DDL made: forgets the comments of constraints it dropped,
+/// then checks it: 42P16 for what no definition may have, 0A000 for a key or index over
+/// a JSON column (pmdb has no jsonb order; json has none).
+fn settle(def: &mut TableDef) -> Result<()> {
+    def.drop_stale_comments();
     def.validate()
         .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
     let keys = def
@@ -318,7 +320,7 @@ impl Catalog {
             };
             def.foreign_keys.push(fk);
         }
-        valid(&def)?;
+        settle(&mut def)?;
         // The subtable first: a crash before the entry leaves an empty subtable that the
         // next open drops, and the id is given again.
         let table = Table::open(&self.db, &cat, def.clone())?;
@@ -364,7 +366,7 @@ impl Catalog {
         let cat = self.catalog_subtable()?;
         let id = self.take_ids(&cat, 1)?;
         def.id = id;
-        valid(&def)?;
+        settle(&mut def)?;
         let table = Arc::new(Table::open(&self.db, &cat, def.clone())?);
         let rows = match fill(&table) {
             Ok(rows) => rows,
@@ -663,6 +665,7 @@ impl Catalog {
             let guard = child.write_lock();
             let mut def = child.def().clone();
             def.foreign_keys.retain(|fk| fk.parent != table.def().id);
+            def.drop_stale_comments();
             let new = Table::replace(&self.db, child, def)?;
             children.push((Arc::clone(child), new, guard));
         }
@@ -757,7 +760,7 @@ impl Catalog {
             .checked_add(1)
             .ok_or_else(|| SqlError::user(state::PROGRAM_LIMIT, "index ids are exhausted"))?;
         def.indexes.push(index);
-        valid(&def)?;
+        settle(&mut def)?;
         // Fill the index subtable, then publish the definition: a crash before that
         // leaves a subtable no definition names, dropped at the next open.
         let new = Table::replace(&self.db, &old, def.clone())?;
@@ -787,7 +790,7 @@ impl Catalog {
         let _writes = old.write_lock();
         let mut def = old.def().clone();
         change(&old, &mut def)?;
-        valid(&def)?;
+        settle(&mut def)?;
         if def.name != name && self.relation_exists(&def.name) {
             return Err(SqlError::user(
                 state::DUPLICATE_TABLE,
@@ -953,6 +956,7 @@ impl Catalog {
             ));
         }
         let index = def.indexes.remove(pos);
+        def.drop_stale_comments();
         let sub = def.index_subtable(&index);
         let new = Table::replace(&self.db, &old, def.clone())?;
         self.write_entry(&def)?;

@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use pmdb_engine::WriteBatch;
 
-use super::{Catalog, table_key, valid};
+use super::{Catalog, settle, table_key};
 use crate::error::{Result, SqlError, state};
 use crate::key_rules::unique_key_of;
 use crate::large_rows::Committed;
@@ -119,7 +119,7 @@ impl Catalog {
             c.added = false;
             c.missing = None;
         }
-        valid(&def)?;
+        settle(&mut def)?;
         // Each referencing table, its keys following the columns, under its write lock
         // so that no writer checks them meanwhile.
         let mut children = Vec::new();
@@ -149,6 +149,7 @@ impl Catalog {
                 kept.push(fk);
             }
             child_def.foreign_keys = kept;
+            child_def.drop_stale_comments();
             let new = Table::replace(&self.db, &child, child_def)?;
             children.push((child, new, guard));
         }

@@ -1,0 +1,131 @@
+//! What each connection is doing, as `pg_stat_activity` shows it: who it is (process id,
+//! user, database, application, client address), when it connected, the statement it
+//! runs or ran last, when that began, whether it is in a transaction block and since
+//! when. A connection registers once its client is known and leaves when it closes.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use parking_lot::Mutex;
+use pmdb_sql::TxnStatus;
+
+/// Microseconds since the Unix epoch, now.
+fn now() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX))
+}
+
+/// One connection's row.
+#[derive(Clone, Debug)]
+pub struct Backend {
+    pub pid: i32,
+    pub user: String,
+    pub database: String,
+    pub application_name: String,
+    /// `None` for a Unix-domain socket.
+    pub client: Option<SocketAddr>,
+    pub backend_start: i64,
+    pub xact_start: Option<i64>,
+    pub query_start: Option<i64>,
+    pub state_change: i64,
+    pub state: &'static str,
+    pub query: String,
+}
+
+/// The server's connections, by process id.
+#[derive(Default)]
+pub struct Activity {
+    backends: Mutex<BTreeMap<i32, Backend>>,
+}
+
+impl Activity {
+    /// Registers a connection, idle; it leaves when the registration is dropped.
+    pub fn register(
+        self: &Arc<Self>,
+        pid: i32,
+        user: &str,
+        database: &str,
+        application_name: &str,
+        client: Option<SocketAddr>,
+    ) -> Registration {
+        let at = now();
+        self.backends.lock().insert(
+            pid,
+            Backend {
+                pid,
+                user: user.to_owned(),
+                database: database.to_owned(),
+                application_name: application_name.to_owned(),
+                client,
+                backend_start: at,
+                xact_start: None,
+                query_start: None,
+                state_change: at,
+                state: "idle",
+                query: String::new(),
+            },
+        );
+        Registration {
+            activity: Arc::clone(self),
+            pid,
+        }
+    }
+
+    /// Every connection's row, by process id.
+    pub fn backends(&self) -> Vec<Backend> {
+        self.backends.lock().values().cloned().collect()
+    }
+}
+
+/// A connection's place in [`Activity`].
+pub struct Registration {
+    activity: Arc<Activity>,
+    pid: i32,
+}
+
+impl Registration {
+    fn update(&self, f: impl FnOnce(&mut Backend)) {
+        if let Some(b) = self.activity.backends.lock().get_mut(&self.pid) {
+            f(b);
+        }
+    }
+
+    /// The connection begins to run `query`.
+    pub fn started(&self, query: &str) {
+        let at = now();
+        self.update(|b| {
+            b.state = "active";
+            b.state_change = at;
+            b.query_start = Some(at);
+            b.xact_start.get_or_insert(at);
+            b.query = query.to_owned();
+        });
+    }
+
+    /// The connection waits for its client, in `status`.
+    pub fn waiting(&self, status: TxnStatus) {
+        let state = match status {
+            TxnStatus::Idle => "idle",
+            TxnStatus::InBlock => "idle in transaction",
+            TxnStatus::Failed => "idle in transaction (aborted)",
+        };
+        self.update(|b| {
+            if b.state != state {
+                b.state = state;
+                b.state_change = now();
+            }
+            if status == TxnStatus::Idle {
+                b.xact_start = None;
+            }
+        });
+    }
+}
+
+impl Drop for Registration {
+    fn drop(&mut self) {
+        self.activity.backends.lock().remove(&self.pid);
+    }
+}

@@ -1,0 +1,43 @@
+//! The drivers' and ORMs' own test suites against a fresh `pmdb serve`, through
+//! `scripts/compat/driver_suites.py`: a test that fails and is not in its suite's list of
+//! known failures (`scripts/compat/<suite>-failures.txt`) is a regression. Skipped when
+//! Python lacks pytest or psycopg, when the suite's source cannot be fetched, or when the
+//! installed driver is not the one the list was recorded with.
+
+use std::process::Command;
+
+fn suite_has_no_regression(suite: &str) {
+    let has = Command::new("python3")
+        .args(["-c", "import pytest, psycopg"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        eprintln!("python3 with pytest and psycopg is not installed: skipped");
+        return;
+    }
+    let script = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/../../scripts/compat/driver_suites.py"
+    );
+    let out = Command::new("python3")
+        .args([script, suite, "--pmdb", env!("CARGO_BIN_EXE_pmdb")])
+        .env("PYTHONDONTWRITEBYTECODE", "1")
+        .output()
+        .unwrap();
+    let report = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    match out.status.code() {
+        Some(0) => eprintln!("{report}"),
+        Some(2 | 3) => eprintln!("{report}skipped"),
+        _ => panic!("{report}"),
+    }
+}
+
+/// SQLAlchemy's dialect compliance suite, the one every third-party dialect runs.
+#[test]
+fn the_sqlalchemy_dialect_suite_has_no_regression() {
+    suite_has_no_regression("sqlalchemy");
+}
