@@ -101,7 +101,8 @@ impl Registration {
             b.state_change = at;
             b.query_start = Some(at);
             b.xact_start.get_or_insert(at);
-            b.query = query.to_owned();
+            b.query.clear();
+            b.query.push_str(query);
         });
     }
 

@@ -16,7 +16,6 @@ use datafusion::sql::sqlparser::ast::{
     ContextModifier, Expr, Ident, ObjectName, Reset, Set, Statement, TransactionIsolationLevel,
     TransactionMode, Value,
 };
-use pmdb_engine::Isolation;
 use pmdb_sql::{CommandTag, Output, SqlError, SqlSession};
 
 use crate::timeouts;
@@ -122,11 +121,14 @@ pub enum IsolationSetting {
     Run(DfStatement),
 }
 
-fn isolation_name(i: Isolation) -> &'static str {
-    match i {
-        Isolation::ReadCommitted => "read committed",
-        Isolation::Snapshot => "repeatable read",
-        Isolation::Serializable => "serializable",
+fn isolation_name(level: TransactionIsolationLevel) -> &'static str {
+    match level {
+        TransactionIsolationLevel::ReadUncommitted => "read uncommitted",
+        TransactionIsolationLevel::ReadCommitted => "read committed",
+        TransactionIsolationLevel::RepeatableRead | TransactionIsolationLevel::Snapshot => {
+            "repeatable read"
+        }
+        TransactionIsolationLevel::Serializable => "serializable",
     }
 }
 

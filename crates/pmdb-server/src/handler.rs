@@ -706,7 +706,7 @@ impl ExtendedQueryHandler for Handler {
     {
         let prepared = &portal.statement.statement;
         let mut client = self.client.lock().await;
-        client.started(&prepared.statement().to_string());
+        client.started(prepared.text());
         let first = !std::mem::replace(&mut client.in_group, true);
         let alone = first && self.sync_follows.load(Ordering::Relaxed);
         if !alone && prepared.kind() != StatementKind::CopyFromStdin {

@@ -222,6 +222,12 @@ fn transactions_commit_roll_back_and_conflict_with_40001() {
         b.batch_execute("BEGIN").await.unwrap();
         assert_eq!(isolation(b.simple_query(show).await.unwrap()), "repeatable read");
         b.batch_execute("COMMIT").await.unwrap();
+        // READ UNCOMMITTED runs as READ COMMITTED and is shown as asked, as in PostgreSQL.
+        b.batch_execute("BEGIN ISOLATION LEVEL READ UNCOMMITTED")
+            .await
+            .unwrap();
+        assert_eq!(isolation(b.simple_query(show).await.unwrap()), "read uncommitted");
+        b.batch_execute("COMMIT").await.unwrap();
         let e = b
             .batch_execute("SET default_transaction_isolation = 'sometimes'")
             .await

@@ -197,7 +197,14 @@ pub fn df_error(e: DataFusionError) -> SqlError {
         DataFusionError::SQL(e, _) => SqlError::user(state::SYNTAX, e.to_string()),
         DataFusionError::NotImplemented(m) => SqlError::unsupported(m),
         DataFusionError::Plan(m) if m.starts_with("table '") && m.ends_with("' not found") => {
-            SqlError::user(state::UNDEFINED_TABLE, m)
+            // PostgreSQL's words, naming the relation without the catalog and schema
+            // DataFusion resolved it in.
+            let named = &m["table '".len()..m.len() - "' not found".len()];
+            let name = named.splitn(3, '.').nth(2).unwrap_or(named);
+            SqlError::user(
+                state::UNDEFINED_TABLE,
+                format!("relation \"{name}\" does not exist"),
+            )
         }
         DataFusionError::Plan(m) => SqlError::user(state::SYNTAX, m),
         DataFusionError::SchemaError(e, _) => {

@@ -7,6 +7,7 @@
 //! the statement runs as if unprepared.
 
 use std::ops::ControlFlow;
+use std::sync::OnceLock;
 
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::temporal_conversions::{date32_to_datetime, timestamp_us_to_datetime};
@@ -45,6 +46,8 @@ pub struct Prepared {
     /// The catalog generation `plan` was made at.
     pub(crate) generation: u64,
     pub(crate) plan: Plan,
+    /// The statement's text, made when first asked for.
+    text: OnceLock<String>,
 }
 
 impl Prepared {
@@ -69,6 +72,7 @@ impl Prepared {
             columns,
             generation,
             plan,
+            text: OnceLock::new(),
         }
     }
 
@@ -81,6 +85,12 @@ impl Prepared {
     /// The statement, with its `$n` placeholders.
     pub fn statement(&self) -> &DfStatement {
         &self.statement
+    }
+
+    /// The statement as SQL text (what `pg_stat_activity` shows of each run), printed
+    /// once.
+    pub fn text(&self) -> &str {
+        self.text.get_or_init(|| self.statement.to_string())
     }
 
     pub fn kind(&self) -> StatementKind {

@@ -85,7 +85,7 @@ struct OpenBlock {
     /// Begun at the block's first statement, as PostgreSQL takes a block's snapshot
     /// then and not at BEGIN: the snapshot is as fresh as it can be.
     txn: Option<Arc<SqlTxn>>,
-    isolation: Isolation,
+    isolation: TransactionIsolationLevel,
     read_only: bool,
     /// While a statement runs (so that one abandoned half-way, a cancelled query,
     /// leaves it so) and after one failed: only ROLLBACK [TO SAVEPOINT] and COMMIT are
@@ -99,7 +99,7 @@ struct OpenBlock {
 }
 
 impl OpenBlock {
-    fn new(isolation: Isolation, read_only: bool) -> OpenBlock {
+    fn new(isolation: TransactionIsolationLevel, read_only: bool) -> OpenBlock {
         OpenBlock {
             txn: None,
             isolation,
@@ -145,7 +145,7 @@ pub struct SqlSession {
     block: Block,
     cursors: Cursors,
     /// The isolation and access mode of blocks that do not name theirs.
-    default_isolation: Isolation,
+    default_isolation: TransactionIsolationLevel,
     default_read_only: bool,
     /// Whether the last block that ended committed.
     committed: bool,
@@ -154,24 +154,31 @@ pub struct SqlSession {
 /// What BEGIN or SET TRANSACTION asked for.
 #[derive(Default)]
 struct Modes {
-    isolation: Option<Isolation>,
+    isolation: Option<TransactionIsolationLevel>,
     read_only: Option<bool>,
+}
+
+/// The engine's isolation a level asked for in SQL runs at. A block keeps the level as
+/// asked, which is what PostgreSQL shows (READ UNCOMMITTED, which runs as READ
+/// COMMITTED, included).
+fn engine_isolation(level: TransactionIsolationLevel) -> Isolation {
+    match level {
+        TransactionIsolationLevel::Serializable => Isolation::Serializable,
+        TransactionIsolationLevel::RepeatableRead | TransactionIsolationLevel::Snapshot => {
+            Isolation::Snapshot
+        }
+        // Read committed is at least as strong as read uncommitted.
+        TransactionIsolationLevel::ReadUncommitted | TransactionIsolationLevel::ReadCommitted => {
+            Isolation::ReadCommitted
+        }
+    }
 }
 
 fn modes(list: &[TransactionMode]) -> Modes {
     let mut m = Modes::default();
     for mode in list {
         match mode {
-            TransactionMode::IsolationLevel(level) => {
-                m.isolation = Some(match level {
-                    TransactionIsolationLevel::Serializable => Isolation::Serializable,
-                    TransactionIsolationLevel::RepeatableRead
-                    | TransactionIsolationLevel::Snapshot => Isolation::Snapshot,
-                    // Read committed is at least as strong as read uncommitted.
-                    TransactionIsolationLevel::ReadUncommitted
-                    | TransactionIsolationLevel::ReadCommitted => Isolation::ReadCommitted,
-                })
-            }
+            TransactionMode::IsolationLevel(level) => m.isolation = Some(*level),
             TransactionMode::AccessMode(access) => {
                 m.read_only = Some(*access == TransactionAccessMode::ReadOnly)
             }
@@ -193,7 +200,7 @@ pub fn in_failed_block() -> SqlError {
 fn begun(
     shared: &Session,
     txn: &mut Option<Arc<SqlTxn>>,
-    isolation: Isolation,
+    isolation: TransactionIsolationLevel,
 ) -> Result<Arc<SqlTxn>> {
     match txn {
         Some(t) => {
@@ -202,7 +209,7 @@ fn begun(
         }
         None => {
             let begun = SqlTxn::begin(
-                shared.db.transaction_with(isolation),
+                shared.db.transaction_with(engine_isolation(isolation)),
                 shared.row_locks.owner(),
             );
             Ok(Arc::clone(txn.insert(Arc::new(begun))))
@@ -218,7 +225,7 @@ impl SqlSession {
             block: Block::None,
             cursors: Cursors::default(),
             // PostgreSQL's default.
-            default_isolation: Isolation::ReadCommitted,
+            default_isolation: TransactionIsolationLevel::ReadCommitted,
             default_read_only: false,
             committed: false,
         }
@@ -268,7 +275,7 @@ impl SqlSession {
     }
 
     /// The isolation of the open block, else of the blocks to come.
-    pub fn isolation(&self) -> Isolation {
+    pub fn isolation(&self) -> TransactionIsolationLevel {
         match &self.block {
             Block::Open(open) => open.isolation,
             Block::None => self.default_isolation,
@@ -276,7 +283,7 @@ impl SqlSession {
     }
 
     /// The isolation of blocks that do not name theirs.
-    pub fn default_isolation(&self) -> Isolation {
+    pub fn default_isolation(&self) -> TransactionIsolationLevel {
         self.default_isolation
     }
 
