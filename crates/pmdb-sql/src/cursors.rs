@@ -28,8 +28,9 @@ use crate::output::{CommandTag, Output};
 const MOVE_MARKER: &str = "__pmdb_move";
 
 /// PostgreSQL's `FETCH` and `MOVE` (one statement) where the parser has no form for
-/// them: MOVE (as the FETCH it moves like, marked), and negative counts (`FETCH -2`,
-/// `MOVE RELATIVE -1`), whose sign the parser does not take.
+/// them: MOVE (as the FETCH it moves like, marked), negative counts (`FETCH -2`,
+/// `MOVE RELATIVE -1`), whose sign the parser does not take, and a cursor's name alone
+/// (`FETCH c`: the next row).
 pub(crate) fn parse_move(sql: &str) -> Option<Vec<Statement>> {
     use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
     let trimmed = sql.trim_start();
@@ -61,6 +62,19 @@ pub(crate) fn parse_move(sql: &str) -> Option<Vec<Statement>> {
                 joined.push(t);
             }
         }
+    }
+    let words: Vec<&Token> = joined
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon))
+        .collect();
+    // One word after FETCH names a cursor, whatever the word (`FETCH next`: the cursor
+    // called next, as PostgreSQL reads it).
+    if let [_, Token::Word(name)] = words.as_slice() {
+        let name = name.clone();
+        joined = Tokenizer::new(&dialect, "FETCH NEXT FROM ")
+            .tokenize()
+            .ok()?;
+        joined.push(Token::Word(name));
     }
     let mut parsed = Parser::new(&dialect)
         .with_tokens(joined)

@@ -82,6 +82,10 @@ fn scroll_and_hold_cursors() {
     assert_eq!(fetched(&f, &mut s, "FETCH -1 FROM h").0, ["2"]);
     assert_eq!(f.tag(&mut s, "MOVE RELATIVE -1 FROM h"), "MOVE 1");
     assert_eq!(fetched(&f, &mut s, "FETCH NEXT FROM h").0, ["2"]);
+    // A cursor's name alone: the next row.
+    assert_eq!(fetched(&f, &mut s, "FETCH h").0, ["3"]);
+    assert_eq!(f.tag(&mut s, "MOVE h;"), "MOVE 1");
+    assert_eq!(f.tag(&mut s, "MOVE BACKWARD 2 FROM h"), "MOVE 2");
     // A held cursor outlives blocks.
     f.tag(&mut s, "BEGIN");
     f.tag(&mut s, "COMMIT");
