@@ -227,24 +227,19 @@ impl RowLocker {
     /// Waits for, and takes, `claim`, which [`RowLocker::try_claim`] found held (with
     /// no table lock held meanwhile).
     pub(crate) async fn claim_waiting(&mut self, claim: &Claim) -> Result<()> {
-        let (id, key, mode, name) = (claim.table, &claim.key, claim.mode, &claim.name);
-        match self {
-            RowLocker::Statement(held) => held.lock(id, key, mode, WaitPolicy::Wait, name).await?,
-            RowLocker::Block(t) => {
-                t.locks
-                    .lock()
-                    .await
-                    .lock(id, key, mode, WaitPolicy::Wait, name)
-                    .await?
-            }
-        };
-        Ok(())
+        self.wait_for(claim.table, &claim.key, claim.mode, &claim.name)
+            .await
     }
 
     /// Takes the catalog's lock ([`CATALOG_LOCK`]) in `mode`, waiting while a transaction
     /// whose DDL has not ended holds it in a mode that conflicts.
     pub(crate) async fn lock_catalog(&mut self, mode: LockMode) -> Result<()> {
-        let (id, key, name) = (CATALOG_LOCK, &[][..], "pg_class");
+        self.wait_for(CATALOG_LOCK, &[], mode, "pg_class").await
+    }
+
+    /// Takes the lock of row `key` of table `id` in `mode`, waiting as long as it is held
+    /// in a mode that conflicts; `name` names the table in messages.
+    async fn wait_for(&mut self, id: u64, key: &[u8], mode: LockMode, name: &str) -> Result<()> {
         match self {
             RowLocker::Statement(held) => held.lock(id, key, mode, WaitPolicy::Wait, name).await?,
             RowLocker::Block(t) => {
