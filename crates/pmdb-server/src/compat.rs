@@ -16,7 +16,7 @@ use datafusion::sql::sqlparser::ast::{
     ContextModifier, Expr, Ident, ObjectName, Reset, Set, Statement, TransactionIsolationLevel,
     TransactionMode, Value,
 };
-use pmdb_sql::{CommandTag, Output, SqlError, SqlSession};
+use pmdb_sql::{CommandTag, Output, SettingValues, SqlError, SqlSession};
 
 use crate::timeouts;
 
@@ -54,6 +54,8 @@ pub struct Settings {
     block: Option<BlockSettings>,
     /// The time limits `current` sets, read once per change rather than per statement.
     limits: timeouts::Limits,
+    /// Where `current` is shown to the SQL session (`current_setting`).
+    shown: SettingValues,
 }
 
 struct BlockSettings {
@@ -64,12 +66,14 @@ struct BlockSettings {
     session: Option<BTreeMap<String, String>>,
 }
 
-impl Default for Settings {
-    fn default() -> Settings {
+impl Settings {
+    /// The settings a session starts with, each change shown in `shown`.
+    pub fn new(shown: SettingValues) -> Settings {
         let mut settings = Settings {
             current: defaults(),
             block: None,
             limits: timeouts::Limits::default(),
+            shown,
         };
         settings.changed();
         settings
@@ -212,6 +216,7 @@ impl Settings {
 
     fn changed(&mut self) {
         self.limits = timeouts::Limits::of(|name| self.current.get(name).map(String::as_str));
+        self.shown.store(&self.current);
     }
 
     /// Ends the block the settings were changed in: a commit keeps its changes but its

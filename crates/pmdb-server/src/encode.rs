@@ -28,6 +28,8 @@ use pmdb_sql::{CopyEncoding, CopyOutFormat, interval_at, padded_chars, text_type
 use postgres_types::ToSql;
 use rust_decimal::Decimal;
 
+use crate::pg_array::{ArrayOut, array_type, element_type};
+
 /// The PostgreSQL type a column of `ty` is sent as; types without one are sent as
 /// text, formatted the way Arrow prints them.
 pub fn pg_type(ty: &DataType) -> Type {
@@ -35,7 +37,9 @@ pub fn pg_type(ty: &DataType) -> Type {
         DataType::Boolean => Type::BOOL,
         DataType::Int8 | DataType::Int16 | DataType::UInt8 => Type::INT2,
         DataType::Int32 | DataType::UInt16 => Type::INT4,
-        DataType::Int64 | DataType::UInt32 | DataType::UInt64 => Type::INT8,
+        // PostgreSQL's one unsigned type.
+        DataType::UInt32 => Type::OID,
+        DataType::Int64 | DataType::UInt64 => Type::INT8,
         DataType::Float16 | DataType::Float32 => Type::FLOAT4,
         DataType::Float64 => Type::FLOAT8,
         DataType::Decimal128(..) => Type::NUMERIC,
@@ -44,6 +48,14 @@ pub fn pg_type(ty: &DataType) -> Type {
         DataType::Timestamp(_, Some(_)) => Type::TIMESTAMPTZ,
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Type::BYTEA,
         DataType::Interval(IntervalUnit::MonthDayNano) => Type::INTERVAL,
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            // PostgreSQL has one array type per element type, whatever the dimensions.
+            let element = pg_type(f.data_type());
+            element_type(&element)
+                .or(Some(element))
+                .and_then(|e| array_type(&e))
+                .unwrap_or(Type::TEXT)
+        }
         _ => Type::TEXT,
     }
 }
@@ -367,7 +379,7 @@ fn encode<E: FieldEncoder>(
         DataType::Int32 => primitive!(Int32Type, i32),
         DataType::UInt16 => primitive!(UInt16Type, i32),
         DataType::Int64 => primitive!(Int64Type, i64),
-        DataType::UInt32 => primitive!(UInt32Type, i64),
+        DataType::UInt32 => e.field(&Some(column.as_primitive::<UInt32Type>().value(row))),
         DataType::UInt64 => primitive!(UInt64Type, i64),
         DataType::Float32 => e.field(&Some(column.as_primitive::<Float32Type>().value(row))),
         DataType::Float64 => e.field(&Some(column.as_primitive::<Float64Type>().value(row))),
@@ -408,6 +420,92 @@ fn encode<E: FieldEncoder>(
         DataType::Interval(IntervalUnit::MonthDayNano) => {
             e.field(&Some(IntervalField(interval_at(column, row))))
         }
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..)
+            if element_type(&pg_type(column.data_type())).is_some() =>
+        {
+            let mut array = ArrayOut {
+                element: Type::TEXT,
+                dims: Vec::new(),
+                text: Vec::new(),
+                binary: Vec::new(),
+            };
+            add_dimension(&mut array, &list_value(column, row), 0)?;
+            if array.text.is_empty() {
+                array.dims.clear();
+            }
+            e.field(&Some(array))
+        }
         _ => e.field(&Some(text.value(row).to_string())),
+    }
+}
+
+/// The elements of row `row` of a list column.
+fn list_value(column: &ArrayRef, row: usize) -> ArrayRef {
+    match column.data_type() {
+        DataType::LargeList(_) => column.as_list::<i64>().value(row),
+        DataType::FixedSizeList(..) => column.as_fixed_size_list().value(row),
+        _ => column.as_list::<i32>().value(row),
+    }
+}
+
+/// Adds `values`, the items of one list at nesting `depth`, to `array`: their count as
+/// that dimension (equal for every list at one depth: PostgreSQL's arrays are
+/// rectangular), then each element encoded in both formats, or each sub-list in turn.
+fn add_dimension(array: &mut ArrayOut, values: &ArrayRef, depth: usize) -> PgWireResult<()> {
+    match array.dims.get(depth) {
+        Some(&n) if n != values.len() => {
+            return Err(internal(
+                "an array whose sub-arrays differ in length has no PostgreSQL form".into(),
+            ));
+        }
+        Some(_) => {}
+        None => array.dims.push(values.len()),
+    }
+    if matches!(
+        values.data_type(),
+        DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..)
+    ) {
+        for i in 0..values.len() {
+            if values.is_null(i) {
+                return Err(internal("a NULL sub-array has no PostgreSQL form".into()));
+            }
+            add_dimension(array, &list_value(values, i), depth + 1)?;
+        }
+        return Ok(());
+    }
+    array.element = pg_type(values.data_type());
+    let options = FormatOptions::default().with_null("");
+    let formatter =
+        ArrayFormatter::try_new(values.as_ref(), &options).map_err(|e| internal(e.to_string()))?;
+    let mut capture = Capture {
+        ty: array.element.clone(),
+        array,
+    };
+    for i in 0..values.len() {
+        encode(&mut capture, values, &formatter, i)?;
+    }
+    Ok(())
+}
+
+/// Takes an array's elements one after the other, as a row's encoder takes fields,
+/// keeping each in both formats.
+struct Capture<'a> {
+    ty: Type,
+    array: &'a mut ArrayOut,
+}
+
+impl FieldEncoder for Capture<'_> {
+    fn field<T: ToSql + ToSqlText + Sized>(&mut self, value: &T) -> PgWireResult<()> {
+        let failed = |e: Box<dyn std::error::Error + Sync + Send>| internal(e.to_string());
+        let mut binary = bytes::BytesMut::new();
+        let is_null = value.to_sql(&self.ty, &mut binary).map_err(failed)?;
+        let mut text = bytes::BytesMut::new();
+        value
+            .to_sql_text(&self.ty, &mut text, &Default::default())
+            .map_err(failed)?;
+        let null = matches!(is_null, postgres_types::IsNull::Yes);
+        self.array.binary.push((!null).then_some(binary));
+        self.array.text.push((!null).then_some(text));
+        Ok(())
     }
 }

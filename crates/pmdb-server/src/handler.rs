@@ -759,7 +759,7 @@ where
             object_type: DiscardObject::ALL,
         } => {
             return Some(client.sql.discard_all().map(|()| {
-                client.settings = Settings::default();
+                client.settings = Settings::new(client.sql.setting_values());
                 client.apply_settings();
                 forget_all(&mut client.statements);
                 Response::Execution(Tag::new("DISCARD ALL"))
@@ -807,9 +807,10 @@ impl Connection {
     ) -> Connection {
         let status = SessionStatus::default();
         let idle_limit = Arc::new(AtomicU64::new(0));
+        let settings = Settings::new(sql.setting_values());
         let client = Arc::new(Mutex::new(Client {
             sql,
-            settings: Settings::default(),
+            settings,
             copy: None,
             status: status.clone(),
             statements: HashSet::new(),

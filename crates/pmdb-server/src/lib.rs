@@ -20,6 +20,7 @@ mod error;
 mod handler;
 mod options;
 mod params;
+mod pg_array;
 mod pg_catalog;
 mod server;
 mod socket;

@@ -1,20 +1,28 @@
 //! Parameters of the extended protocol: each bound value, decoded from the text or
 //! binary format of its PostgreSQL type, becomes a DataFusion scalar, which the prepared
-//! statement runs with (pmdb-sql turns it into a literal where a statement needs one).
+//! statement runs with (pmdb-sql turns it into a literal where a statement needs one);
+//! an array becomes a list of its elements' values.
+
+use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime};
-use datafusion::arrow::datatypes::{DataType, IntervalMonthDayNano};
+use datafusion::arrow::datatypes::{DataType, Field, IntervalMonthDayNano};
 use datafusion::common::ScalarValue;
 use pgwire::api::Type;
 use pgwire::api::portal::Portal;
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
+use pgwire::types::FromSqlText;
+use pgwire::types::format::FormatOptions;
+use postgres_types::FromSqlOwned;
 use rust_decimal::Decimal;
 
+use pmdb_sql::array_text::{one_dimension, parse_text};
 use pmdb_sql::text_forms::{parse_uuid, uuid_text};
 use pmdb_sql::types::Interval;
 use pmdb_sql::{UTC, interval_input};
 
 use crate::encode::pg_type;
+use crate::pg_array::{element_type, parse_binary};
 
 fn user_error(code: &str, message: String) -> PgWireError {
     PgWireError::UserError(Box::new(ErrorInfo::new(
@@ -38,97 +46,162 @@ pub fn param_type(given: &[Option<Type>], planned: &[Option<DataType>], i: usize
 /// Days from 0001-01-01 (chrono's day 1) to 1970-01-01.
 const UNIX_EPOCH_DAYS_FROM_CE: i32 = 719_163;
 
-/// Parameter `i` of `portal`, of type `ty`.
-fn scalar<S: Clone>(portal: &Portal<S>, i: usize, ty: &Type) -> PgWireResult<ScalarValue> {
+/// A value as received: its bytes (`None` for a NULL) in the text or binary format.
+#[derive(Clone, Copy)]
+struct Raw<'a> {
+    bytes: Option<&'a [u8]>,
+    binary: bool,
+}
+
+impl<'a> Raw<'a> {
+    /// The value decoded as a `T`, by the format it came in.
+    fn get<T: FromSqlOwned + FromSqlText<'a>>(self, ty: &Type) -> PgWireResult<Option<T>> {
+        if !T::accepts(ty) {
+            return Err(PgWireError::InvalidRustTypeForParameter(
+                ty.name().to_owned(),
+            ));
+        }
+        let Some(bytes) = self.bytes else {
+            return Ok(None);
+        };
+        let value = if self.binary {
+            T::from_sql(ty, bytes)
+        } else {
+            T::from_sql_text(ty, bytes, &FormatOptions::default())
+        };
+        value.map(Some).map_err(PgWireError::FailedToParseParameter)
+    }
+}
+
+/// A value of type `ty`.
+fn scalar(raw: Raw<'_>, ty: &Type) -> PgWireResult<ScalarValue> {
     let micros = |t: NaiveDateTime| t.and_utc().timestamp_micros();
     Ok(match ty {
-        &Type::INT2 => ScalarValue::Int16(portal.parameter::<i16>(i, ty)?),
-        &Type::INT4 => ScalarValue::Int32(portal.parameter::<i32>(i, ty)?),
-        &Type::INT8 => ScalarValue::Int64(portal.parameter::<i64>(i, ty)?),
-        &Type::OID => ScalarValue::UInt32(portal.parameter::<u32>(i, ty)?),
-        &Type::NUMERIC => match portal.parameter::<Decimal>(i, ty)? {
+        &Type::INT2 => ScalarValue::Int16(raw.get::<i16>(ty)?),
+        &Type::INT4 => ScalarValue::Int32(raw.get::<i32>(ty)?),
+        &Type::INT8 => ScalarValue::Int64(raw.get::<i64>(ty)?),
+        &Type::OID => ScalarValue::UInt32(raw.get::<u32>(ty)?),
+        &Type::NUMERIC => match raw.get::<Decimal>(ty)? {
             Some(d) => ScalarValue::Decimal128(Some(d.mantissa()), 38, d.scale() as i8),
             None => ScalarValue::Decimal128(None, 38, 0),
         },
-        &Type::FLOAT4 => ScalarValue::Float32(portal.parameter::<f32>(i, ty)?),
-        &Type::FLOAT8 => ScalarValue::Float64(portal.parameter::<f64>(i, ty)?),
-        &Type::BOOL => ScalarValue::Boolean(portal.parameter::<bool>(i, ty)?),
+        &Type::FLOAT4 => ScalarValue::Float32(raw.get::<f32>(ty)?),
+        &Type::FLOAT8 => ScalarValue::Float64(raw.get::<f64>(ty)?),
+        &Type::BOOL => ScalarValue::Boolean(raw.get::<bool>(ty)?),
         &Type::DATE => ScalarValue::Date32(
-            portal
-                .parameter::<NaiveDate>(i, ty)?
+            raw.get::<NaiveDate>(ty)?
                 .map(|d| chrono::Datelike::num_days_from_ce(&d) - UNIX_EPOCH_DAYS_FROM_CE),
         ),
-        &Type::TIMESTAMP => ScalarValue::TimestampMicrosecond(
-            portal.parameter::<NaiveDateTime>(i, ty)?.map(micros),
-            None,
-        ),
+        &Type::TIMESTAMP => {
+            ScalarValue::TimestampMicrosecond(raw.get::<NaiveDateTime>(ty)?.map(micros), None)
+        }
         &Type::TIMESTAMPTZ => ScalarValue::TimestampMicrosecond(
-            portal
-                .parameter::<DateTime<FixedOffset>>(i, ty)?
+            raw.get::<DateTime<FixedOffset>>(ty)?
                 .map(|t| micros(t.naive_utc())),
             Some(UTC.into()),
         ),
-        &Type::BYTEA => ScalarValue::Binary(portal.parameter::<Vec<u8>>(i, ty)?),
-        &Type::UUID => ScalarValue::Utf8(uuid(portal, i)?.map(uuid_text)),
-        &Type::JSON | &Type::JSONB => ScalarValue::Utf8(json(portal, i, ty == &Type::JSONB)?),
-        &Type::INTERVAL => ScalarValue::IntervalMonthDayNano(interval(portal, i)?),
+        &Type::BYTEA => ScalarValue::Binary(raw.get::<Vec<u8>>(ty)?),
+        &Type::UUID => ScalarValue::Utf8(uuid(raw)?.map(uuid_text)),
+        &Type::JSON | &Type::JSONB => ScalarValue::Utf8(json(raw, ty == &Type::JSONB)?),
+        &Type::INTERVAL => ScalarValue::IntervalMonthDayNano(interval(raw)?),
         &Type::TEXT | &Type::VARCHAR | &Type::BPCHAR | &Type::NAME | &Type::UNKNOWN => {
-            ScalarValue::Utf8(portal.parameter::<String>(i, ty)?)
+            ScalarValue::Utf8(raw.get::<String>(ty)?)
         }
-        other => {
-            return Err(user_error(
-                "0A000",
-                format!("parameters of type {other} are not supported"),
-            ));
-        }
+        other => match element_type(other) {
+            Some(element) => array(raw, &element)?,
+            None => {
+                return Err(user_error(
+                    "0A000",
+                    format!("parameters of type {other} are not supported"),
+                ));
+            }
+        },
     })
 }
 
-/// Parameter `i` of `portal`, a UUID: 16 bytes in binary, else any text PostgreSQL
-/// reads as one.
-fn uuid<S: Clone>(portal: &Portal<S>, i: usize) -> PgWireResult<Option<u128>> {
-    let Some(Some(raw)) = portal.parameters.get(i) else {
+/// An array whose elements are of type `element`, as a list (one dimension).
+fn array(raw: Raw<'_>, element: &Type) -> PgWireResult<ScalarValue> {
+    // A NULL of the element type gives the list's element type.
+    let element_data_type = scalar(
+        Raw {
+            bytes: None,
+            binary: raw.binary,
+        },
+        element,
+    )?
+    .data_type();
+    let Some(bytes) = raw.bytes else {
+        let list = DataType::List(Arc::new(Field::new_list_field(element_data_type, true)));
+        return ScalarValue::try_from(list).map_err(|e| user_error("XX000", e.to_string()));
+    };
+    let parsed = if raw.binary {
+        parse_binary(bytes, element)
+    } else {
+        parse_text(bytes)
+    }
+    .map_err(|why| user_error("22P02", why))?;
+    one_dimension(&parsed.dims).map_err(|e| user_error(e.sqlstate(), e.to_string()))?;
+    let values = parsed
+        .elements
+        .iter()
+        .map(|e| {
+            scalar(
+                Raw {
+                    bytes: e.as_deref(),
+                    binary: raw.binary,
+                },
+                element,
+            )
+        })
+        .collect::<PgWireResult<Vec<_>>>()?;
+    Ok(ScalarValue::List(ScalarValue::new_list_nullable(
+        &values,
+        &element_data_type,
+    )))
+}
+
+/// A UUID: 16 bytes in binary, else any text PostgreSQL reads as one.
+fn uuid(raw: Raw<'_>) -> PgWireResult<Option<u128>> {
+    let Some(bytes) = raw.bytes else {
         return Ok(None);
     };
-    let invalid = || user_error("22P02", format!("invalid uuid parameter {raw:?}"));
-    if portal.parameter_format.is_binary(i) {
-        let bytes: [u8; 16] = raw.as_ref().try_into().map_err(|_| invalid())?;
+    let invalid = || user_error("22P02", format!("invalid uuid parameter {bytes:?}"));
+    if raw.binary {
+        let bytes: [u8; 16] = bytes.try_into().map_err(|_| invalid())?;
         return Ok(Some(u128::from_be_bytes(bytes)));
     }
-    let text = std::str::from_utf8(raw).map_err(|_| invalid())?;
+    let text = std::str::from_utf8(bytes).map_err(|_| invalid())?;
     parse_uuid(text)
         .map(Some)
         .map_err(|e| user_error("22P02", e.to_string()))
 }
 
-/// Parameter `i` of `portal`, an interval: PostgreSQL's 16 bytes in binary, else any
-/// text PostgreSQL reads as one.
-fn interval<S: Clone>(portal: &Portal<S>, i: usize) -> PgWireResult<Option<IntervalMonthDayNano>> {
-    let Some(Some(raw)) = portal.parameters.get(i) else {
+/// An interval: PostgreSQL's 16 bytes in binary, else any text PostgreSQL reads as one.
+fn interval(raw: Raw<'_>) -> PgWireResult<Option<IntervalMonthDayNano>> {
+    let Some(bytes) = raw.bytes else {
         return Ok(None);
     };
-    let invalid = || user_error("22P03", format!("invalid interval parameter {raw:?}"));
-    if portal.parameter_format.is_binary(i) {
-        let v = Interval::from_binary(raw).ok_or_else(invalid)?;
+    let invalid = || user_error("22P03", format!("invalid interval parameter {bytes:?}"));
+    if raw.binary {
+        let v = Interval::from_binary(bytes).ok_or_else(invalid)?;
         let nanos = v
             .nanos()
             .ok_or_else(|| user_error("22015", format!("interval out of range: {v}")))?;
         return Ok(Some(IntervalMonthDayNano::new(v.months, v.days, nanos)));
     }
-    let text = std::str::from_utf8(raw).map_err(|_| invalid())?;
+    let text = std::str::from_utf8(bytes).map_err(|_| invalid())?;
     interval_input(text)
         .map(Some)
         .map_err(|e| user_error(e.sqlstate(), e.to_string()))
 }
 
-/// Parameter `i` of `portal`, a json or (`jsonb`) jsonb value, as its text: in binary,
-/// a jsonb value has a version byte (1) before it.
-fn json<S: Clone>(portal: &Portal<S>, i: usize, jsonb: bool) -> PgWireResult<Option<String>> {
-    let Some(Some(raw)) = portal.parameters.get(i) else {
+/// A json or (`jsonb`) jsonb value, as its text: in binary, a jsonb value has a
+/// version byte (1) before it.
+fn json(raw: Raw<'_>, jsonb: bool) -> PgWireResult<Option<String>> {
+    let Some(mut bytes) = raw.bytes else {
         return Ok(None);
     };
-    let mut bytes = raw.as_ref();
-    if jsonb && portal.parameter_format.is_binary(i) {
+    if jsonb && raw.binary {
         bytes = match bytes.split_first() {
             Some((1, rest)) => rest,
             _ => {
@@ -152,7 +225,11 @@ pub fn values<S: Clone>(
     (0..portal.parameter_len())
         .map(|i| {
             let ty = param_type(&portal.statement.parameter_types, planned, i);
-            scalar(portal, i, &ty)
+            let raw = Raw {
+                bytes: portal.parameters.get(i).and_then(|p| p.as_deref()),
+                binary: portal.parameter_format.is_binary(i),
+            };
+            scalar(raw, &ty)
         })
         .collect()
 }

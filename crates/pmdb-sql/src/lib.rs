@@ -13,6 +13,7 @@
 #![forbid(unsafe_code)]
 
 mod alter;
+pub mod array_text;
 mod arrow_conv;
 mod ast_build;
 mod ast_shape;
@@ -98,6 +99,7 @@ pub use prepared::Prepared;
 pub use provider::ScanOptions;
 pub use select_names::name_of as column_name;
 pub use session::parse;
+pub use setting_functions::SettingValues;
 pub use sql_session::{SqlSession, TxnStatus, in_failed_block};
 pub use statement_kind::StatementKind;
 pub use types::{SqlType, Value};

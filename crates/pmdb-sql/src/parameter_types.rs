@@ -1,13 +1,16 @@
 //! The types of a statement's parameters, as PostgreSQL infers them: where DataFusion's
 //! inference leaves one open, a parameter cast to a type (`$1::int`, `CAST($1 AS
-//! BIGINT)`) has that type, and one that is a LIMIT or OFFSET is a BIGINT. Drivers that
-//! encode by the described type (asyncpg) need them.
+//! BIGINT)`) has that type, one that is a LIMIT or OFFSET is a BIGINT, and the array of
+//! `x = ANY($1)` is an array of `x`'s type. Drivers that encode by the described type
+//! (asyncpg) need them.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::Result as DfResult;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
+use datafusion::logical_expr::ExprSchemable as _;
 use datafusion::logical_expr::expr::{Cast, Placeholder, TryCast};
 use datafusion::logical_expr::{Expr, LogicalPlan};
 
@@ -24,8 +27,21 @@ pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<DataType>>> {
                 }
             }
         }
+        // The schema the node's expressions read: its input's (a join's is its own).
+        let schema = match node.inputs().as_slice() {
+            [input] => Arc::clone(input.schema()),
+            _ => Arc::clone(node.schema()),
+        };
         for e in node.expressions() {
             e.apply(|e| {
+                if let Expr::ScalarFunction(f) = e
+                    && f.name() == "array_has"
+                    && let [Expr::Placeholder(Placeholder { id, .. }), item] = f.args.as_slice()
+                    && let Ok(item_type) = item.get_type(&schema)
+                {
+                    let list = DataType::List(Arc::new(Field::new_list_field(item_type, true)));
+                    implied.entry(id.clone()).or_insert(list);
+                }
                 let cast = match e {
                     Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field }) => {
                         Some((expr.as_ref(), field.data_type()))

@@ -124,7 +124,8 @@ impl Prepared {
             .into_iter()
             .enumerate()
             .map(|(i, p)| match self.parameters.get(i).cloned().flatten() {
-                Some(ty) if p.data_type() != ty => p.cast_to(&ty).map_err(|e| {
+                // A type planning left open (NULL, or an array of NULL) takes the value's.
+                Some(ty) if p.data_type() != ty && !left_open(&ty) => p.cast_to(&ty).map_err(|e| {
                     // As PostgreSQL: text that does not read as the type, or a value
                     // outside it.
                     let code = match p.data_type() {
@@ -301,6 +302,11 @@ impl VisitorMut for Substitute<'_> {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// Whether planning left a parameter's type open: NULL, or an array of NULL.
+fn left_open(ty: &DataType) -> bool {
+    *ty == DataType::Null || crate::array_text::list_element(ty) == Some(&DataType::Null)
 }
 
 #[cfg(test)]

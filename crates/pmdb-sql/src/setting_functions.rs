@@ -1,21 +1,127 @@
-//! `set_config(name, value, is_local)`, which drivers and frameworks call to set the
-//! session's time zone (Django at each new connection). pmdb shows TIMESTAMPTZ values
-//! in UTC only, so it takes TimeZone set to UTC (in any of its names) and refuses any
-//! other zone or setting with 0A000, rather than accept a value it would ignore.
+//! The settings functions: `set_config(name, value, is_local)`, which drivers and
+//! frameworks call to set the session's time zone (Django at each new connection) —
+//! pmdb shows TIMESTAMPTZ values in UTC only, so it takes TimeZone set to UTC (in any of
+//! its names) and refuses any other zone or setting with 0A000, rather than accept a
+//! value it would ignore — and `current_setting(name [, missing_ok])`, which reads the
+//! connection's settings as its server keeps them (asyncpg reads `jit` before it looks
+//! up types).
+
+use std::collections::BTreeMap;
+use std::hash::{Hash, Hasher};
+use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, StringArray};
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{
-    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
+    ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
+    Volatility,
 };
 use datafusion::prelude::SessionContext;
+use parking_lot::RwLock;
 
 use crate::arrow_conv::names_utc;
 use crate::error::{SqlError, external};
 
 pub(crate) fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(SetConfig::new()));
+}
+
+/// Gives a session `current_setting`, reading `values`.
+pub(crate) fn register_current_setting(ctx: &SessionContext, values: SettingValues) {
+    ctx.register_udf(ScalarUDF::from(CurrentSetting::new(values)));
+}
+
+/// A connection's settings as `current_setting` reads them, by name in lower case: the
+/// server that keeps the settings stores each change here.
+#[derive(Clone, Debug, Default)]
+pub struct SettingValues(Arc<RwLock<Arc<BTreeMap<String, String>>>>);
+
+impl SettingValues {
+    pub fn store(&self, values: &BTreeMap<String, String>) {
+        *self.0.write() = Arc::new(values.clone());
+    }
+
+    fn get(&self, name: &str) -> Option<String> {
+        self.0.read().get(&name.to_lowercase()).cloned()
+    }
+}
+
+#[derive(Debug)]
+struct CurrentSetting {
+    signature: Signature,
+    values: SettingValues,
+}
+
+impl CurrentSetting {
+    fn new(values: SettingValues) -> CurrentSetting {
+        CurrentSetting {
+            signature: Signature::one_of(
+                vec![
+                    TypeSignature::Exact(vec![DataType::Utf8]),
+                    TypeSignature::Exact(vec![DataType::Utf8, DataType::Boolean]),
+                ],
+                Volatility::Stable,
+            ),
+            values,
+        }
+    }
+}
+
+impl PartialEq for CurrentSetting {
+    fn eq(&self, other: &CurrentSetting) -> bool {
+        Arc::ptr_eq(&self.values.0, &other.values.0)
+    }
+}
+
+impl Eq for CurrentSetting {}
+
+impl Hash for CurrentSetting {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        Arc::as_ptr(&self.values.0).hash(state);
+    }
+}
+
+impl ScalarUDFImpl for CurrentSetting {
+    fn name(&self) -> &str {
+        "current_setting"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let arrays = ColumnarValue::values_to_arrays(&args.args)?;
+        let names = arrays[0].as_string::<i32>();
+        let missing_ok = arrays.get(1).map(|a| a.as_boolean());
+        let out = (0..args.number_rows)
+            .map(|i| {
+                if names.is_null(i) {
+                    return Ok(None);
+                }
+                let name = names.value(i);
+                match self.values.get(name) {
+                    Some(v) => Ok(Some(v)),
+                    None if missing_ok.is_some_and(|m| m.is_valid(i) && m.value(i)) => Ok(None),
+                    None => Err(SqlError::user(
+                        "42704",
+                        format!("unrecognized configuration parameter \"{name}\""),
+                    )),
+                }
+            })
+            .collect::<Result<StringArray, SqlError>>()
+            .map_err(external)?;
+        Ok(if args.number_rows == 1 {
+            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
+        } else {
+            ColumnarValue::Array(Arc::new(out))
+        })
+    }
 }
 
 #[derive(Debug, PartialEq, Eq, Hash)]
@@ -73,7 +179,7 @@ impl ScalarUDFImpl for SetConfig {
         Ok(if args.number_rows == 1 {
             ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
         } else {
-            ColumnarValue::Array(std::sync::Arc::new(out))
+            ColumnarValue::Array(Arc::new(out))
         })
     }
 }

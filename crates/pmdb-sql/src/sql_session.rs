@@ -34,6 +34,7 @@ use crate::read_point::{ReadPoint, SqlSavepoint, SqlTxn};
 use crate::returning::Returning;
 use crate::session::{Session, parse};
 use crate::set_constraints::SetConstraints;
+use crate::setting_functions::SettingValues;
 use crate::statement;
 use crate::statement_kind::StatementKind;
 
@@ -149,6 +150,8 @@ pub struct SqlSession {
     default_read_only: bool,
     /// Whether the last block that ended committed.
     committed: bool,
+    /// The connection's settings, which `current_setting` reads.
+    settings: SettingValues,
 }
 
 /// What BEGIN or SET TRANSACTION asked for.
@@ -220,8 +223,12 @@ fn begun(
 impl SqlSession {
     /// A session over what `engine` holds, with a DataFusion context of its own.
     pub(crate) fn new(engine: &Session) -> SqlSession {
+        let shared = Arc::new(engine.for_client());
+        let settings = SettingValues::default();
+        crate::setting_functions::register_current_setting(&shared.ctx, settings.clone());
         SqlSession {
-            shared: Arc::new(engine.for_client()),
+            shared,
+            settings,
             block: Block::None,
             cursors: Cursors::default(),
             // PostgreSQL's default.
@@ -229,6 +236,11 @@ impl SqlSession {
             default_read_only: false,
             committed: false,
         }
+    }
+
+    /// Where the connection's settings go for `current_setting` to read.
+    pub fn setting_values(&self) -> SettingValues {
+        self.settings.clone()
     }
 
     /// Whether the block that ended last committed (else it rolled back).

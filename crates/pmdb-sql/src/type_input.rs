@@ -13,7 +13,7 @@ use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use datafusion::arrow::array::{
-    ArrayRef, AsArray, BinaryArray, IntervalMonthDayNanoArray, StringArray,
+    Array, ArrayRef, AsArray, BinaryArray, IntervalMonthDayNanoArray, StringArray,
 };
 use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::config::ConfigOptions;
@@ -31,6 +31,7 @@ use datafusion::sql::sqlparser::ast::{
     DataType as SqlDataType, Expr as SqlExpr, Statement, visit_expressions_mut,
 };
 
+use crate::array_text::{array_from_text, list_element};
 use crate::arrow_conv::{arrow_field, text_type, without_trailing_blanks};
 use crate::comparison::compares;
 use crate::error::{Result, SqlError, external};
@@ -416,6 +417,21 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
         {
             Transformed::yes(rounding)
         }
+        // Text made an array: read in PostgreSQL's array form, not as one element.
+        Expr::Cast(Cast { expr, field })
+            if list_element(field.data_type()).is_some() && text(&expr) =>
+        {
+            let element = list_element(field.data_type()).cloned().expect("checked");
+            Transformed::yes(match *expr {
+                Expr::Literal(ScalarValue::Utf8(Some(s)), _) => {
+                    Expr::Literal(array_from_text(&s, &element).map_err(external)?, None)
+                }
+                other => Expr::ScalarFunction(ScalarFunction::new_udf(
+                    Arc::new(ScalarUDF::from(ArrayIn::new(field.data_type().clone()))),
+                    vec![other],
+                )),
+            })
+        }
         Expr::Cast(Cast { expr, field })
             if *field.data_type() == DataType::Utf8 && is_interval(&expr, schema) =>
         {
@@ -492,6 +508,49 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
         }
         e => Transformed::no(e),
     })
+}
+
+/// Text read as an array of the type it was cast to, row by row.
+#[derive(Debug, PartialEq, Eq, Hash)]
+struct ArrayIn {
+    signature: Signature,
+    to: DataType,
+}
+
+impl ArrayIn {
+    fn new(to: DataType) -> ArrayIn {
+        ArrayIn {
+            signature: Signature::exact(vec![DataType::Utf8], Volatility::Immutable),
+            to,
+        }
+    }
+}
+
+impl ScalarUDFImpl for ArrayIn {
+    fn name(&self) -> &str {
+        "pmdb_array_in"
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
+        Ok(self.to.clone())
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let element = list_element(&self.to).unwrap_or(&self.to);
+        let texts = ColumnarValue::values_to_arrays(&args.args)?;
+        let texts = texts[0].as_string::<i32>();
+        let values = (0..args.number_rows)
+            .map(|i| match texts.is_valid(i) {
+                true => array_from_text(texts.value(i), element).map_err(external),
+                false => ScalarValue::try_from(&self.to),
+            })
+            .collect::<DfResult<Vec<_>>>()?;
+        Ok(ColumnarValue::Array(ScalarValue::iter_to_array(values)?))
+    }
 }
 
 /// The binary expression that `args`, one cast of binary to text, casts.

@@ -5,6 +5,7 @@
 use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
+use datafusion::arrow::array::Array;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::{Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{
@@ -366,10 +367,27 @@ fn version(_: &Source, _: &[ScalarValue]) -> ScalarValue {
     )))
 }
 
-/// `array_to_string(array, separator)`: pmdb's catalog holds no arrays, so what
-/// arrives is a string already or a null.
+/// `array_to_string(array, separator [, null_text])`: an array's elements joined (NULLs
+/// left out, or shown as `null_text`). pmdb's catalog holds no arrays, so from a catalog
+/// query what arrives is a string already, or a null.
 fn array_to_string(_: &Source, args: &[ScalarValue]) -> ScalarValue {
-    text(string(args.first()).map(str::to_owned))
+    let Some(ScalarValue::List(list)) = args.first() else {
+        return text(string(args.first()).map(str::to_owned));
+    };
+    if list.is_null(0) {
+        return text(None);
+    }
+    let separator = string(args.get(1)).unwrap_or_default();
+    let null_text = string(args.get(2));
+    let values = list.value(0);
+    let parts: Vec<String> = (0..values.len())
+        .filter_map(|i| match ScalarValue::try_from_array(&values, i) {
+            Ok(v) if v.is_null() => null_text.map(str::to_owned),
+            Ok(v) => Some(v.to_string()),
+            Err(_) => None,
+        })
+        .collect();
+    text(Some(parts.join(separator)))
 }
 
 /// `pg_size_pretty(bytes)`, as PostgreSQL rounds it: bytes up to 10 kB, then the

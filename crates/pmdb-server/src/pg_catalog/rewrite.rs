@@ -12,10 +12,10 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg, FunctionArgExpr,
-    FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, JoinOperator, ObjectName,
-    ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement, TableFactor, TableWithJoins,
-    Value, VisitMut, VisitorMut,
+    ArrayElemTypeDef, BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg,
+    FunctionArgExpr, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, JoinOperator,
+    ObjectName, ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement, TableFactor,
+    TableWithJoins, Value, VisitMut, VisitorMut,
 };
 
 use super::tables::{always_empty, is_relation};
@@ -174,6 +174,10 @@ fn at_most_one_row(expr: &mut Expr) {
     let Expr::Subquery(subquery) = expr else {
         return;
     };
+    if subquery.with.is_some() || subquery.order_by.is_some() || subquery.limit_clause.is_some() {
+        // Picks its row itself: pmdb runs it per outer row as it is.
+        return;
+    }
     let SetExpr::Select(s) = subquery.body.as_mut() else {
         return;
     };
@@ -319,6 +323,24 @@ fn literal(value: Value) -> Expr {
     Expr::Value(value.into())
 }
 
+/// The type DataFusion knows that a catalog type name stands for.
+fn plain_type(name: &str) -> Option<DataType> {
+    Some(match name {
+        "regproc" | "regprocedure" | "regrole" | "regoper" | "regconfig" | "text" | "name"
+        | "char" | "bpchar" => DataType::Text,
+        // PostgreSQL's one unsigned type: an `oid[]` stays one (drivers decode it).
+        "oid" => DataType::IntUnsigned(None),
+        "int8" | "xid" => DataType::BigInt(None),
+        "int4" => DataType::Int(None),
+        "int2" => DataType::SmallInt(None),
+        "bool" => DataType::Boolean,
+        "float4" => DataType::Real,
+        "float8" => DataType::DoublePrecision,
+        "varchar" => DataType::Varchar(None),
+        _ => return None,
+    })
+}
+
 fn replacement(expr: &Expr) -> Option<Expr> {
     match expr {
         // `x = ANY (ARRAY[a, b])`, as SQLAlchemy's reflection asks which relation kinds
@@ -369,23 +391,27 @@ fn replacement(expr: &Expr) -> Option<Expr> {
         Expr::Cast {
             kind,
             expr,
-            data_type: DataType::Custom(name, _),
+            data_type,
             ..
         } => {
             let inner = expr.as_ref().clone();
-            let to = match last_name(name).as_str() {
-                "regclass" => return Some(call("regclass", inner)),
-                "regtype" => return Some(call("regtype", inner)),
-                "regnamespace" => return Some(call("regnamespace", inner)),
-                "regproc" | "regprocedure" | "regrole" | "regoper" | "regconfig" | "text"
-                | "name" | "char" | "bpchar" => DataType::Text,
-                "oid" | "int8" | "xid" => DataType::BigInt(None),
-                "int4" => DataType::Int(None),
-                "int2" => DataType::SmallInt(None),
-                "bool" => DataType::Boolean,
-                "float4" => DataType::Real,
-                "float8" => DataType::DoublePrecision,
-                "varchar" => DataType::Varchar(None),
+            let to = match data_type {
+                DataType::Custom(name, _) => match last_name(name).as_str() {
+                    "regclass" => return Some(call("regclass", inner)),
+                    "regtype" => return Some(call("regtype", inner)),
+                    "regnamespace" => return Some(call("regnamespace", inner)),
+                    other => plain_type(other)?,
+                },
+                // `$1::oid[]`: an array of the plain type.
+                DataType::Array(ArrayElemTypeDef::SquareBracket(element, size)) => {
+                    let DataType::Custom(name, _) = element.as_ref() else {
+                        return None;
+                    };
+                    DataType::Array(ArrayElemTypeDef::SquareBracket(
+                        Box::new(plain_type(&last_name(name))?),
+                        *size,
+                    ))
+                }
                 _ => return None,
             };
             Some(Expr::Cast {
@@ -604,9 +630,9 @@ mod tests {
         );
         assert_eq!(
             adapted(
-                "SELECT x::pg_catalog.regtype::pg_catalog.text, 't'::regclass, y::oid FROM pg_type"
+                "SELECT x::pg_catalog.regtype::pg_catalog.text, 't'::regclass, y::oid, z::oid[] FROM pg_type"
             ),
-            "SELECT regtype(x)::TEXT AS \"x\", regclass('t'), y::BIGINT FROM pg_catalog.pg_type"
+            "SELECT regtype(x)::TEXT AS \"x\", regclass('t'), y::INT UNSIGNED, z::INT UNSIGNED[] FROM pg_catalog.pg_type"
         );
     }
 

@@ -1,10 +1,12 @@
 //! The rows of the `pg_catalog` relations that have any, built from pmdb's catalog:
 //! one function per relation, its cells in the order of the relation's columns.
 
+use pgwire::api::Type;
 use pmdb_sql::schema::{Deferral, ForeignKeyDef, Identity, TableDef};
 
 use super::oids;
 use super::source::Source;
+use crate::pg_array::array_type;
 
 /// One value of a catalog row.
 pub enum Cell {
@@ -241,31 +243,46 @@ pub fn sequences(source: &Source) -> Vec<Vec<Cell>> {
 }
 
 pub fn types(_: &Source) -> Vec<Vec<Cell>> {
-    oids::TYPES
-        .iter()
-        .map(|&(oid, name, len, category)| {
-            vec![
-                Int(oid),
-                text(name),
-                Int(oids::PG_CATALOG_NAMESPACE),
-                Int(oids::BOOTSTRAP_ROLE),
-                Int(len),
-                Bool((1..=8).contains(&len)),
-                text("b"),
-                text(category),
-                Bool(true),
-                text(","),
-                Int(0),
-                Int(0),
-                Int(0),
-                Int(0),
-                Int(-1),
-                Bool(false),
-                Int(if category == "S" { 100 } else { 0 }),
-                Text(format!("{name}in")),
-            ]
-        })
-        .collect()
+    let row = |oid: i64, name: &str, len: i64, category: &str, element: i64, array: i64| {
+        vec![
+            Int(oid),
+            text(name),
+            Int(oids::PG_CATALOG_NAMESPACE),
+            Int(oids::BOOTSTRAP_ROLE),
+            Int(len),
+            Bool((1..=8).contains(&len)),
+            text("b"),
+            text(category),
+            Bool(true),
+            text(","),
+            Int(0),
+            Int(element),
+            Int(array),
+            Int(0),
+            Int(-1),
+            Bool(false),
+            Int(if category == "S" { 100 } else { 0 }),
+            Text(if element == 0 {
+                format!("{name}in")
+            } else {
+                "array_in".into()
+            }),
+        ]
+    };
+    let mut rows = Vec::new();
+    for &(oid, name, len, category) in oids::TYPES {
+        // Each type with an array type has its row (`_int4`), whose element it is.
+        let array = u32::try_from(oid)
+            .ok()
+            .and_then(Type::from_oid)
+            .and_then(|t| array_type(&t));
+        let array_oid = array.as_ref().map_or(0, |a| i64::from(a.oid()));
+        rows.push(row(oid, name, len, category, 0, array_oid));
+        if let Some(a) = array {
+            rows.push(row(array_oid, a.name(), -1, "A", oid, 0));
+        }
+    }
+    rows
 }
 
 /// `indkey`: the indexed columns' numbers (from 1), space-separated.

@@ -16,7 +16,7 @@ use super::source::Source;
 use async_trait::async_trait;
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Float32Builder, Int64Builder, RecordBatch, StringBuilder,
-    TimestampMicrosecondBuilder,
+    TimestampMicrosecondBuilder, UInt32Builder,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::{MemTable, MemorySchemaProvider, SchemaProvider, Session, TableProvider};
@@ -28,6 +28,9 @@ use datafusion::physical_plan::ExecutionPlan;
 #[derive(Clone, Copy)]
 enum Kind {
     Int,
+    /// An object identifier, unsigned 32 bits as in PostgreSQL (type `oid`, so that an
+    /// array of them is `oid[]`, which drivers decode without asking).
+    Oid,
     Text,
     Bool,
     Real,
@@ -50,9 +53,9 @@ const RELATIONS: &[Relation] = &[
     Relation {
         name: "pg_namespace",
         columns: &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("nspname", K::Text),
-            ("nspowner", K::Int),
+            ("nspowner", K::Oid),
             ("nspacl", K::Text),
         ],
         rows: Some(namespaces),
@@ -60,19 +63,19 @@ const RELATIONS: &[Relation] = &[
     Relation {
         name: "pg_class",
         columns: &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("relname", K::Text),
-            ("relnamespace", K::Int),
-            ("reltype", K::Int),
-            ("reloftype", K::Int),
-            ("relowner", K::Int),
-            ("relam", K::Int),
-            ("relfilenode", K::Int),
-            ("reltablespace", K::Int),
+            ("relnamespace", K::Oid),
+            ("reltype", K::Oid),
+            ("reloftype", K::Oid),
+            ("relowner", K::Oid),
+            ("relam", K::Oid),
+            ("relfilenode", K::Oid),
+            ("reltablespace", K::Oid),
             ("relpages", K::Int),
             ("reltuples", K::Real),
             ("relallvisible", K::Int),
-            ("reltoastrelid", K::Int),
+            ("reltoastrelid", K::Oid),
             ("relhasindex", K::Bool),
             ("relisshared", K::Bool),
             ("relpersistence", K::Text),
@@ -87,7 +90,7 @@ const RELATIONS: &[Relation] = &[
             ("relispopulated", K::Bool),
             ("relreplident", K::Text),
             ("relispartition", K::Bool),
-            ("relrewrite", K::Int),
+            ("relrewrite", K::Oid),
             ("relacl", K::Text),
             ("reloptions", K::Text),
             ("relpartbound", K::Text),
@@ -97,9 +100,9 @@ const RELATIONS: &[Relation] = &[
     Relation {
         name: "pg_attribute",
         columns: &[
-            ("attrelid", K::Int),
+            ("attrelid", K::Oid),
             ("attname", K::Text),
-            ("atttypid", K::Int),
+            ("atttypid", K::Oid),
             ("attlen", K::Int),
             ("attnum", K::Int),
             ("attndims", K::Int),
@@ -114,7 +117,7 @@ const RELATIONS: &[Relation] = &[
             ("attinhcount", K::Int),
             ("attstorage", K::Text),
             ("attcompression", K::Text),
-            ("attcollation", K::Int),
+            ("attcollation", K::Oid),
             ("attstattarget", K::Int),
             ("attacl", K::Text),
             ("attoptions", K::Text),
@@ -124,23 +127,23 @@ const RELATIONS: &[Relation] = &[
     Relation {
         name: "pg_type",
         columns: &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("typname", K::Text),
-            ("typnamespace", K::Int),
-            ("typowner", K::Int),
+            ("typnamespace", K::Oid),
+            ("typowner", K::Oid),
             ("typlen", K::Int),
             ("typbyval", K::Bool),
             ("typtype", K::Text),
             ("typcategory", K::Text),
             ("typisdefined", K::Bool),
             ("typdelim", K::Text),
-            ("typrelid", K::Int),
-            ("typelem", K::Int),
-            ("typarray", K::Int),
-            ("typbasetype", K::Int),
+            ("typrelid", K::Oid),
+            ("typelem", K::Oid),
+            ("typarray", K::Oid),
+            ("typbasetype", K::Oid),
             ("typtypmod", K::Int),
             ("typnotnull", K::Bool),
-            ("typcollation", K::Int),
+            ("typcollation", K::Oid),
             ("typinput", K::Text),
         ],
         rows: Some(types),
@@ -148,8 +151,8 @@ const RELATIONS: &[Relation] = &[
     Relation {
         name: "pg_index",
         columns: &[
-            ("indexrelid", K::Int),
-            ("indrelid", K::Int),
+            ("indexrelid", K::Oid),
+            ("indrelid", K::Oid),
             ("indnatts", K::Int),
             ("indnkeyatts", K::Int),
             ("indisunique", K::Bool),
@@ -172,17 +175,17 @@ const RELATIONS: &[Relation] = &[
     Relation {
         name: "pg_constraint",
         columns: &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("conname", K::Text),
-            ("connamespace", K::Int),
+            ("connamespace", K::Oid),
             ("contype", K::Text),
             ("condeferrable", K::Bool),
             ("condeferred", K::Bool),
             ("convalidated", K::Bool),
-            ("conrelid", K::Int),
-            ("contypid", K::Int),
-            ("conindid", K::Int),
-            ("confrelid", K::Int),
+            ("conrelid", K::Oid),
+            ("contypid", K::Oid),
+            ("conindid", K::Oid),
+            ("confrelid", K::Oid),
             ("conislocal", K::Bool),
             ("coninhcount", K::Int),
             ("conkey", K::Text),
@@ -195,15 +198,15 @@ const RELATIONS: &[Relation] = &[
     },
     Relation {
         name: "pg_am",
-        columns: &[("oid", K::Int), ("amname", K::Text), ("amtype", K::Text)],
+        columns: &[("oid", K::Oid), ("amname", K::Text), ("amtype", K::Text)],
         rows: Some(access_methods),
     },
     Relation {
         name: "pg_database",
         columns: &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("datname", K::Text),
-            ("datdba", K::Int),
+            ("datdba", K::Oid),
             ("encoding", K::Int),
             ("datlocprovider", K::Text),
             ("datistemplate", K::Bool),
@@ -219,11 +222,11 @@ const RELATIONS: &[Relation] = &[
     Relation {
         name: "pg_stat_activity",
         columns: &[
-            ("datid", K::Int),
+            ("datid", K::Oid),
             ("datname", K::Text),
             ("pid", K::Int),
             ("leader_pid", K::Int),
-            ("usesysid", K::Int),
+            ("usesysid", K::Oid),
             ("usename", K::Text),
             ("application_name", K::Text),
             ("client_addr", K::Text),
@@ -247,7 +250,7 @@ const RELATIONS: &[Relation] = &[
     Relation {
         name: "pg_roles",
         columns: &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("rolname", K::Text),
             ("rolsuper", K::Bool),
             ("rolinherit", K::Bool),
@@ -290,8 +293,8 @@ const RELATIONS: &[Relation] = &[
     Relation {
         name: "pg_attrdef",
         columns: &[
-            ("oid", K::Int),
-            ("adrelid", K::Int),
+            ("oid", K::Oid),
+            ("adrelid", K::Oid),
             ("adnum", K::Int),
             ("adbin", K::Text),
         ],
@@ -300,16 +303,16 @@ const RELATIONS: &[Relation] = &[
     empty(
         "pg_collation",
         &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("collname", K::Text),
-            ("collnamespace", K::Int),
+            ("collnamespace", K::Oid),
         ],
     ),
     Relation {
         name: "pg_description",
         columns: &[
-            ("objoid", K::Int),
-            ("classoid", K::Int),
+            ("objoid", K::Oid),
+            ("classoid", K::Oid),
             ("objsubid", K::Int),
             ("description", K::Text),
         ],
@@ -318,8 +321,8 @@ const RELATIONS: &[Relation] = &[
     empty(
         "pg_inherits",
         &[
-            ("inhrelid", K::Int),
-            ("inhparent", K::Int),
+            ("inhrelid", K::Oid),
+            ("inhparent", K::Oid),
             ("inhseqno", K::Int),
             ("inhdetachpending", K::Bool),
         ],
@@ -327,9 +330,9 @@ const RELATIONS: &[Relation] = &[
     empty(
         "pg_policy",
         &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("polname", K::Text),
-            ("polrelid", K::Int),
+            ("polrelid", K::Oid),
             ("polcmd", K::Text),
             ("polpermissive", K::Bool),
             ("polroles", K::Text),
@@ -340,10 +343,10 @@ const RELATIONS: &[Relation] = &[
     empty(
         "pg_statistic_ext",
         &[
-            ("oid", K::Int),
-            ("stxrelid", K::Int),
+            ("oid", K::Oid),
+            ("stxrelid", K::Oid),
             ("stxname", K::Text),
-            ("stxnamespace", K::Int),
+            ("stxnamespace", K::Oid),
             ("stxkind", K::Text),
             ("stxstattarget", K::Int),
         ],
@@ -351,21 +354,21 @@ const RELATIONS: &[Relation] = &[
     empty(
         "pg_publication",
         &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("pubname", K::Text),
             ("puballtables", K::Bool),
         ],
     ),
     empty(
         "pg_publication_namespace",
-        &[("oid", K::Int), ("pnpubid", K::Int), ("pnnspid", K::Int)],
+        &[("oid", K::Oid), ("pnpubid", K::Oid), ("pnnspid", K::Oid)],
     ),
     empty(
         "pg_publication_rel",
         &[
-            ("oid", K::Int),
-            ("prpubid", K::Int),
-            ("prrelid", K::Int),
+            ("oid", K::Oid),
+            ("prpubid", K::Oid),
+            ("prrelid", K::Oid),
             ("prqual", K::Text),
             ("prattrs", K::Text),
         ],
@@ -373,8 +376,8 @@ const RELATIONS: &[Relation] = &[
     empty(
         "pg_trigger",
         &[
-            ("oid", K::Int),
-            ("tgrelid", K::Int),
+            ("oid", K::Oid),
+            ("tgrelid", K::Oid),
             ("tgname", K::Text),
             ("tgenabled", K::Text),
             ("tgisinternal", K::Bool),
@@ -382,30 +385,30 @@ const RELATIONS: &[Relation] = &[
     ),
     empty(
         "pg_rewrite",
-        &[("oid", K::Int), ("rulename", K::Text), ("ev_class", K::Int)],
+        &[("oid", K::Oid), ("rulename", K::Text), ("ev_class", K::Oid)],
     ),
     empty(
         "pg_auth_members",
         &[
-            ("roleid", K::Int),
-            ("member", K::Int),
-            ("grantor", K::Int),
+            ("roleid", K::Oid),
+            ("member", K::Oid),
+            ("grantor", K::Oid),
             ("admin_option", K::Bool),
         ],
     ),
     empty(
         "pg_foreign_table",
-        &[("ftrelid", K::Int), ("ftserver", K::Int)],
+        &[("ftrelid", K::Oid), ("ftserver", K::Oid)],
     ),
     empty(
         "pg_partitioned_table",
-        &[("partrelid", K::Int), ("partstrat", K::Text)],
+        &[("partrelid", K::Oid), ("partstrat", K::Text)],
     ),
     Relation {
         name: "pg_sequence",
         columns: &[
-            ("seqrelid", K::Int),
-            ("seqtypid", K::Int),
+            ("seqrelid", K::Oid),
+            ("seqtypid", K::Oid),
             ("seqstart", K::Int),
             ("seqincrement", K::Int),
             ("seqmax", K::Int),
@@ -418,29 +421,36 @@ const RELATIONS: &[Relation] = &[
     empty(
         "pg_extension",
         &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("extname", K::Text),
-            ("extowner", K::Int),
-            ("extnamespace", K::Int),
+            ("extowner", K::Oid),
+            ("extnamespace", K::Oid),
             ("extversion", K::Text),
         ],
     ),
     empty(
         "pg_proc",
         &[
-            ("oid", K::Int),
+            ("oid", K::Oid),
             ("proname", K::Text),
-            ("pronamespace", K::Int),
+            ("pronamespace", K::Oid),
             ("prokind", K::Text),
-            ("prorettype", K::Int),
+            ("prorettype", K::Oid),
         ],
     ),
-    empty("pg_range", &[("rngtypid", K::Int), ("rngsubtype", K::Int)]),
+    empty(
+        "pg_range",
+        &[
+            ("rngtypid", K::Oid),
+            ("rngsubtype", K::Oid),
+            ("rngmultitypid", K::Oid),
+        ],
+    ),
     empty(
         "pg_enum",
         &[
-            ("oid", K::Int),
-            ("enumtypid", K::Int),
+            ("oid", K::Oid),
+            ("enumtypid", K::Oid),
             ("enumsortorder", K::Real),
             ("enumlabel", K::Text),
         ],
@@ -448,16 +458,16 @@ const RELATIONS: &[Relation] = &[
     empty(
         "pg_depend",
         &[
-            ("classid", K::Int),
-            ("objid", K::Int),
+            ("classid", K::Oid),
+            ("objid", K::Oid),
             ("objsubid", K::Int),
-            ("refclassid", K::Int),
-            ("refobjid", K::Int),
+            ("refclassid", K::Oid),
+            ("refobjid", K::Oid),
             ("refobjsubid", K::Int),
             ("deptype", K::Text),
         ],
     ),
-    empty("pg_event_trigger", &[("oid", K::Int), ("evtname", K::Text)]),
+    empty("pg_event_trigger", &[("oid", K::Oid), ("evtname", K::Text)]),
 ];
 
 const fn empty(name: &'static str, columns: &'static [(&'static str, Kind)]) -> Relation {
@@ -501,6 +511,7 @@ pub fn schema(source: &Arc<Source>) -> DfResult<Arc<dyn SchemaProvider>> {
 fn data_type(kind: Kind) -> DataType {
     match kind {
         Kind::Int => DataType::Int64,
+        Kind::Oid => DataType::UInt32,
         Kind::Text => DataType::Utf8,
         Kind::Bool => DataType::Boolean,
         Kind::Real => DataType::Float32,
@@ -545,6 +556,16 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
         Kind::Int => {
             let mut b = Int64Builder::new();
             cells.for_each(|c| b.append_option(if let Cell::Int(v) = c { Some(*v) } else { None }));
+            Arc::new(b.finish())
+        }
+        Kind::Oid => {
+            let mut b = UInt32Builder::new();
+            cells.for_each(|c| {
+                b.append_option(match c {
+                    Cell::Int(v) => u32::try_from(*v).ok(),
+                    _ => None,
+                })
+            });
             Arc::new(b.finish())
         }
         Kind::Text => {

@@ -1,0 +1,187 @@
+//! Arrays on the wire, as drivers use them: array parameters in both formats (`= ANY($1)`
+//! with a list), array results as PostgreSQL writes them, array types in `pg_type` for
+//! the drivers that look types up, and `current_setting`, which one of them calls first.
+
+mod common;
+
+use common::{TestServer, sqlstate};
+use tokio_postgres::SimpleQueryMessage;
+use tokio_postgres::types::Type;
+
+async fn first_text(client: &tokio_postgres::Client, sql: &str) -> Vec<Option<String>> {
+    let messages = client.simple_query(sql).await.unwrap();
+    let row = messages
+        .iter()
+        .find_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(r),
+            _ => None,
+        })
+        .expect("a row");
+    (0..row.len())
+        .map(|i| row.get(i).map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn array_parameters_are_lists_and_any_takes_them() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        c.batch_execute(
+            "CREATE TABLE t (id INT PRIMARY KEY, v TEXT); \
+             INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+        )
+        .await
+        .unwrap();
+        let any = c
+            .prepare("SELECT v FROM t WHERE id = ANY($1) ORDER BY id")
+            .await
+            .unwrap();
+        // Described as an array of the column's type, as PostgreSQL infers it.
+        assert_eq!(any.params(), &[Type::INT4_ARRAY]);
+        let picked: Vec<String> = c
+            .query(&any, &[&vec![3i32, 1]])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert_eq!(picked, ["a", "c"]);
+        assert!(
+            c.query(&any, &[&Vec::<i32>::new()])
+                .await
+                .unwrap()
+                .is_empty()
+        );
+        assert!(
+            c.query(&any, &[&None::<Vec<i32>>])
+                .await
+                .unwrap()
+                .is_empty()
+        );
+
+        let none = c
+            .query(
+                "SELECT v FROM t WHERE id <> ALL($1) ORDER BY id",
+                &[&vec![1i32, 3]],
+            )
+            .await
+            .unwrap();
+        assert_eq!(
+            none.iter()
+                .map(|r| r.get::<_, String>(0))
+                .collect::<Vec<_>>(),
+            ["b"]
+        );
+
+        let texts = vec![Some("x y".to_owned()), None, Some(String::new())];
+        let row = c.query_one("SELECT $1::text[]", &[&texts]).await.unwrap();
+        assert_eq!(row.columns()[0].type_(), &Type::TEXT_ARRAY);
+        assert_eq!(row.get::<_, Vec<Option<String>>>(0), texts);
+
+        let agg = c
+            .query_one("SELECT array_agg(id ORDER BY id DESC) FROM t", &[])
+            .await
+            .unwrap();
+        assert_eq!(agg.columns()[0].type_(), &Type::INT4_ARRAY);
+        assert_eq!(agg.get::<_, Vec<i32>>(0), [3, 2, 1]);
+    });
+}
+
+#[test]
+fn array_results_in_text_read_as_postgresql_writes_them() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        let row = first_text(
+            &c,
+            r#"SELECT ARRAY['a b', NULL, '', 'x"y', 'NULL', 'c,d'], ARRAY[1, 2], '{}'::int[], ARRAY[ARRAY[1, 2], ARRAY[3, 4]], '{ 5 , 6 }'::bigint[]"#,
+        )
+        .await;
+        assert_eq!(
+            row,
+            [
+                Some(r#"{"a b",NULL,"","x\"y","NULL","c,d"}"#.to_owned()),
+                Some("{1,2}".to_owned()),
+                Some("{}".to_owned()),
+                Some("{{1,2},{3,4}}".to_owned()),
+                Some("{5,6}".to_owned()),
+            ]
+        );
+        // Two dimensions are refused, not flattened: pmdb's arrays have one.
+        for (bad, code) in [("'{1,2'", "22P02"), ("'{1,x}'", "22P02"), ("'{{1},{2}}'", "0A000")] {
+            let e = c
+                .simple_query(&format!("SELECT {bad}::int[]"))
+                .await
+                .unwrap_err();
+            assert_eq!(sqlstate(&e), code, "{bad}: {e}");
+        }
+    });
+}
+
+#[test]
+fn array_types_are_in_pg_type_and_found_by_oid_arrays() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        // asyncpg's type lookup: an oid[] parameter, oid columns.
+        let rows = c
+            .query(
+                "SELECT t.typname, e.typname FROM pg_catalog.pg_type t \
+                 LEFT JOIN pg_catalog.pg_type e ON t.typelem = e.oid AND t.typelem <> 0 \
+                 WHERE t.oid = ANY($1::oid[]) ORDER BY t.oid",
+                &[&vec![1007u32, 23]],
+            )
+            .await
+            .unwrap();
+        let names: Vec<(String, Option<String>)> =
+            rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(
+            names,
+            [
+                ("int4".to_owned(), None),
+                ("_int4".to_owned(), Some("int4".to_owned()))
+            ]
+        );
+        let array = c
+            .query_one(
+                "SELECT typarray FROM pg_catalog.pg_type WHERE typname = 'text'",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(array.columns()[0].type_(), &Type::OID);
+        assert_eq!(array.get::<_, u32>(0), 1009);
+    });
+}
+
+#[test]
+fn current_setting_reads_the_connections_settings() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        c.batch_execute("SET application_name = 'shop'")
+            .await
+            .unwrap();
+        let row = first_text(
+            &c,
+            "SELECT current_setting('application_name'), current_setting('nope', true)",
+        )
+        .await;
+        assert_eq!(row, [Some("shop".to_owned()), None]);
+        let e = c
+            .simple_query("SELECT current_setting('jit')")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "42704");
+        c.batch_execute("BEGIN; SET application_name = 'other'; ROLLBACK")
+            .await
+            .unwrap();
+        let row = first_text(&c, "SELECT current_setting('Application_Name')").await;
+        assert_eq!(row, [Some("shop".to_owned())]);
+        // Another connection has its own.
+        let other = server.connect().await;
+        let row = first_text(&other, "SELECT current_setting('application_name')").await;
+        assert_eq!(row, [Some(String::new())]);
+    });
+}
