@@ -4,12 +4,14 @@ CockroachDB runs them against itself, and compares the outcome with the list of 
 known to fail on pmdb (`<suite>-failures.txt` beside this script).
 
     driver_suites.py sqlalchemy --pmdb target/debug/pmdb      # a fresh pmdb serve
-    driver_suites.py sqlalchemy --dburi postgresql+psycopg://u:p@host:5432/db
+    driver_suites.py asyncpg --dburi postgresql://u:p@host:5432/postgres
     driver_suites.py sqlalchemy --pmdb … --update             # rewrite the list
 
-The suite's source is the pinned release from PyPI, downloaded once into
-~/.cache/pmdb-compat and checked against its SHA-256; its own library is imported from
-there, so the installed version does not matter. Needs pytest and psycopg 3.
+The suites: SQLAlchemy's dialect compliance suite (through psycopg 3; its own library
+is imported from its source, so the installed SQLAlchemy does not matter) and asyncpg's
+test suite (run against the installed asyncpg, whose version the list names). Each
+suite's source is the pinned release from PyPI, downloaded once into ~/.cache/pmdb-compat
+and checked against its SHA-256. Needs pytest, and psycopg 3 or asyncpg.
 
 Exit status: 0 when every test that fails is in the list (tests in the list that now
 pass are reported, and --update drops them); 1 when a test fails that is not in the
@@ -27,6 +29,7 @@ import sys
 import tarfile
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 import xml.etree.ElementTree as ET
 from importlib.metadata import version
@@ -44,6 +47,26 @@ SUITES = {
         "dir": "sqlalchemy-2.1.9",
         # The dialect compliance suite: what every third-party dialect runs.
         "tests": ["test/dialect/test_suite.py"],
+        "driver": "psycopg",
+    },
+    "asyncpg": {
+        "url": "https://files.pythonhosted.org/packages/80/4e/"
+        "59dc964f962f09e3ed472e5d2d3ba670a41a2be25080dc62ab3db507ff5e/"
+        "asyncpg-0.32.0.tar.gz",
+        "sha256": "45e64e56714d888330b884aad1dfb363d0bf43fb343e3d1a8968525f3bade478",
+        "dir": "asyncpg-0.32.0",
+        # Only the tests: beside the source they would import the uncompiled package.
+        "only": "tests",
+        # TestConnectionAttributes starts servers of its own (a primary and a standby).
+        "tests": ["tests", "-k", "not TestConnectionAttributes"],
+        "driver": "asyncpg",
+        # Outcomes that vary from run to run: never a regression, never listed.
+        "flaky": [
+            # A pool closed while its background connect is under way.
+            "tests.test_pool.TestPool::test_pool_config_persistence",
+            # Depends on the tests before it (on PostgreSQL too).
+            "tests.test_execute.TestExecuteMany::test_executemany_server_failure_during_writes",
+        ],
     },
 }
 
@@ -57,8 +80,9 @@ provision._extensions.clear()
 
 
 def fetch(suite):
+    """The suite's directory: the release unpacked, or with "only", that part of it."""
     spec = SUITES[suite]
-    root = CACHE / spec["dir"]
+    root = CACHE / (spec["dir"] + ("-" + spec["only"] if "only" in spec else ""))
     if root.exists():
         return root
     CACHE.mkdir(parents=True, exist_ok=True)
@@ -71,7 +95,16 @@ def fetch(suite):
             raise RuntimeError(f"{archive.name}: SHA-256 {digest}, expected {spec['sha256']}")
         archive.write_bytes(data)
     with tarfile.open(archive) as t:
-        t.extractall(CACHE, filter="data")
+        if "only" not in spec:
+            t.extractall(CACHE, filter="data")
+            return root
+        part = f"{spec['dir']}/{spec['only']}/"
+        unpacked = Path(tempfile.mkdtemp(dir=CACHE))
+        t.extractall(unpacked, members=[m for m in t.getmembers() if m.name.startswith(part)],
+                     filter="data")
+        root.mkdir()
+        (unpacked / part).rename(root / spec["only"])
+        shutil.rmtree(unpacked)
     return root
 
 
@@ -102,19 +135,26 @@ def start_pmdb(binary, data_dir):
 
 def run_suite(suite, dburi, root, report):
     plugin_dir = Path(tempfile.mkdtemp())
-    (plugin_dir / "pmdb_suite_plugin.py").write_text(PLUGIN)
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), str(root / "lib")])
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     # Some tests pick from a set (an isolation level other than the default): the same
     # pick at every run.
     env["PYTHONHASHSEED"] = "0"
-    cmd = [
-        sys.executable, "-m", "pytest", *SUITES[suite]["tests"],
-        "-p", "pmdb_suite_plugin", "-p", "no:cacheprovider",
-        "--dburi", dburi, "-q", "--tb=no", "--maxfail=100000",
-        f"--junitxml={report}",
-    ]
+    url = urllib.parse.urlsplit(dburi)
+    args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-q", "--tb=no",
+            "--maxfail=100000", f"--junitxml={report}"]
+    if suite == "sqlalchemy":
+        (plugin_dir / "pmdb_suite_plugin.py").write_text(PLUGIN)
+        env["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), str(root / "lib")])
+        sa_uri = url._replace(scheme="postgresql+psycopg").geturl()
+        args += ["-p", "pmdb_suite_plugin", "--dburi", sa_uri]
+    else:
+        # With PGHOST set, asyncpg's test base uses the running server, not one of its
+        # own; pools in the suite name the database postgres.
+        env.update(PGHOST=url.hostname, PGPORT=str(url.port or 5432),
+                   PGUSER=url.username or "", PGPASSWORD=url.password or "",
+                   PGDATABASE=url.path.lstrip("/") or "postgres")
+    cmd = [sys.executable, "-m", "pytest", *SUITES[suite]["tests"], *args]
     try:
         subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL,
                        stderr=subprocess.DEVNULL, timeout=1800)
@@ -154,7 +194,8 @@ def main():
     p.add_argument("suite", choices=sorted(SUITES))
     where = p.add_mutually_exclusive_group(required=True)
     where.add_argument("--pmdb", help="pmdb binary: runs a fresh `pmdb serve`")
-    where.add_argument("--dburi", help="a server to run against (PostgreSQL, say)")
+    where.add_argument("--dburi", help="a server to run against (PostgreSQL, say), as "
+                       "postgresql://user:password@host:port/database")
     p.add_argument("--update", action="store_true", help="rewrite the failure list")
     args = p.parse_args()
 
@@ -169,7 +210,8 @@ def main():
         dburi = args.dburi
         if args.pmdb:
             server, port = start_pmdb(args.pmdb, work / "db")
-            dburi = f"postgresql+psycopg://pmdb:pmdb@127.0.0.1:{port}/pmdb"
+            database = "postgres" if args.suite == "asyncpg" else "pmdb"
+            dburi = f"postgresql://pmdb:pmdb@127.0.0.1:{port}/{database}"
         report = work / "report.xml"
         run_suite(args.suite, dburi, root, report)
         if not report.exists():
@@ -188,8 +230,10 @@ def main():
     if args.dburi and not args.update:
         return 0
     listed_path = HERE / f"{args.suite}-failures.txt"
-    failing = sorted(k for k, v in got.items() if v == "failed")
-    driver = f"# driver: psycopg {version('psycopg')}"
+    flaky = set(SUITES[args.suite].get("flaky", []))
+    failing = sorted(k for k, v in got.items() if v == "failed" and k not in flaky)
+    driver_name = SUITES[args.suite]["driver"]
+    driver = f"# driver: {driver_name} {version(driver_name)}"
     if args.update:
         listed_path.write_text(
             f"# Tests of the {args.suite} suite that fail on pmdb "

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 use parking_lot::Mutex;
+use pgwire::api::ConnectionHandle;
 use pmdb_sql::TxnStatus;
 
 /// Microseconds since the Unix epoch, now.
@@ -33,6 +34,8 @@ pub struct Backend {
     pub state_change: i64,
     pub state: &'static str,
     pub query: String,
+    /// What cancels the connection's running statement (`pg_cancel_backend`).
+    pub cancel: Option<Arc<ConnectionHandle>>,
 }
 
 /// The server's connections, by process id.
@@ -50,6 +53,7 @@ impl Activity {
         database: &str,
         application_name: &str,
         client: Option<SocketAddr>,
+        cancel: Option<Arc<ConnectionHandle>>,
     ) -> Registration {
         let at = now();
         self.backends.lock().insert(
@@ -66,6 +70,7 @@ impl Activity {
                 state_change: at,
                 state: "idle",
                 query: String::new(),
+                cancel,
             },
         );
         Registration {
@@ -77,6 +82,23 @@ impl Activity {
     /// Every connection's row, by process id.
     pub fn backends(&self) -> Vec<Backend> {
         self.backends.lock().values().cloned().collect()
+    }
+
+    /// Asks the connection of process id `pid` to stop its running statement, as a
+    /// cancel request does; whether there is such a connection.
+    pub fn cancel(&self, pid: i32) -> bool {
+        let handle = self
+            .backends
+            .lock()
+            .get(&pid)
+            .and_then(|b| b.cancel.clone());
+        let Some(handle) = handle else {
+            return false;
+        };
+        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+            runtime.spawn(async move { handle.cancel().await });
+        }
+        true
     }
 }
 

@@ -4,12 +4,11 @@
 //! PostgreSQL would print for it, so the rows then take the text path's casts and
 //! checks.
 
+use crate::numeric::Numeric;
 use chrono::{NaiveDate, NaiveDateTime};
 use pmdb_sql::text_forms::uuid_text;
 use pmdb_sql::types::Interval;
 use pmdb_sql::types::SqlType;
-use postgres_types::{FromSql, Type};
-use rust_decimal::Decimal;
 
 /// A problem with the data: its SQLSTATE (22P04 for the format, 22P03 for a field's
 /// bytes) and message.
@@ -173,8 +172,8 @@ fn field_text(ty: SqlType, raw: &[u8]) -> Result<String, String> {
         SqlType::BigInt => i64::from_be_bytes(fixed(8)?.try_into().expect("8 bytes")).to_string(),
         SqlType::Real => f32::from_be_bytes(fixed(4)?.try_into().expect("4 bytes")).to_string(),
         SqlType::Double => f64::from_be_bytes(fixed(8)?.try_into().expect("8 bytes")).to_string(),
-        SqlType::Decimal { .. } => Decimal::from_sql(&Type::NUMERIC, raw)
-            .map_err(|e| format!("a numeric field pmdb cannot read: {e}"))?
+        SqlType::Decimal { .. } => Numeric::from_binary(raw)
+            .map_err(|(_, e)| format!("a numeric field pmdb cannot read: {e}"))?
             .to_string(),
         SqlType::Date => {
             let days = i32::from_be_bytes(fixed(4)?.try_into().expect("4 bytes"));

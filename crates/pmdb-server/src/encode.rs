@@ -26,8 +26,8 @@ use pmdb_sql::text_forms::{parse_uuid, uuid_text};
 use pmdb_sql::types::{Interval, SqlType};
 use pmdb_sql::{CopyEncoding, CopyOutFormat, interval_at, padded_chars, text_type};
 use postgres_types::ToSql;
-use rust_decimal::Decimal;
 
+use crate::numeric::Numeric;
 use crate::pg_array::{ArrayOut, array_type, element_type};
 
 /// The PostgreSQL type a column of `ty` is sent as; types without one are sent as
@@ -368,7 +368,8 @@ fn encode<E: FieldEncoder>(
             e.field(&v)
         }};
     }
-    if column.is_null(row) {
+    // A column of type NULL (what a function of no result gives) marks no nulls.
+    if column.is_null(row) || *column.data_type() == DataType::Null {
         return e.field(&None::<i32>);
     }
     match column.data_type() {
@@ -384,11 +385,9 @@ fn encode<E: FieldEncoder>(
         DataType::Float32 => e.field(&Some(column.as_primitive::<Float32Type>().value(row))),
         DataType::Float64 => e.field(&Some(column.as_primitive::<Float64Type>().value(row))),
         DataType::Decimal128(_, scale) => {
-            let raw = column.as_primitive::<Decimal128Type>().value(row);
             let scale = u32::try_from(*scale).map_err(|_| internal("negative scale".into()))?;
-            let d = Decimal::try_from_i128_with_scale(raw, scale)
-                .map_err(|e| internal(format!("numeric {raw}e-{scale}: {e}")))?;
-            e.field(&Some(d))
+            let mantissa = column.as_primitive::<Decimal128Type>().value(row);
+            e.field(&Some(Numeric { mantissa, scale }))
         }
         DataType::Date32 => {
             let days = column.as_primitive::<Date32Type>().value(row);

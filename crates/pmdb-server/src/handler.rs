@@ -27,7 +27,7 @@ use pgwire::api::results::{
 };
 use pgwire::api::stmt::{QueryParser, StoredStatement};
 use pgwire::api::store::{Entry, PortalStore};
-use pgwire::api::{ClientInfo, ClientPortalStore, DEFAULT_NAME, Type};
+use pgwire::api::{ClientInfo, ClientPortalStore, ConnectionHandle, DEFAULT_NAME, Type};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
@@ -90,10 +90,15 @@ impl Client {
         self.sql.set_identity(user, database, pid);
         let address = info.socket_addr();
         let client = (!address.ip().is_unspecified() || address.port() != 0).then_some(address);
-        self.backend = Some(
-            self.activity
-                .register(pid, user, database, application, client),
-        );
+        let cancel = info
+            .session_extensions()
+            .get::<Arc<ConnectionHandle>>()
+            .map(|h| Arc::clone(&*h));
+        self.backend =
+            Some(
+                self.activity
+                    .register(pid, user, database, application, client, cancel),
+            );
         self.identified = true;
     }
 
@@ -108,6 +113,7 @@ impl Client {
 fn error_info(e: &SqlError) -> ErrorInfo {
     let mut info = ErrorInfo::new("ERROR".into(), e.sqlstate().into(), e.message());
     info.detail = e.detail().map(str::to_owned);
+    info.routine = e.routine().map(str::to_owned);
     info
 }
 

@@ -18,6 +18,7 @@ mod copy_binary;
 mod encode;
 mod error;
 mod handler;
+mod numeric;
 mod options;
 mod params;
 mod pg_array;

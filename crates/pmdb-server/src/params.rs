@@ -14,7 +14,6 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::types::FromSqlText;
 use pgwire::types::format::FormatOptions;
 use postgres_types::FromSqlOwned;
-use rust_decimal::Decimal;
 
 use pmdb_sql::array_text::{one_dimension, parse_text};
 use pmdb_sql::text_forms::{parse_uuid, uuid_text};
@@ -22,6 +21,7 @@ use pmdb_sql::types::Interval;
 use pmdb_sql::{UTC, interval_input};
 
 use crate::encode::pg_type;
+use crate::numeric::Numeric;
 use crate::pg_array::{element_type, parse_binary};
 
 fn user_error(code: &str, message: String) -> PgWireError {
@@ -81,8 +81,8 @@ fn scalar(raw: Raw<'_>, ty: &Type) -> PgWireResult<ScalarValue> {
         &Type::INT4 => ScalarValue::Int32(raw.get::<i32>(ty)?),
         &Type::INT8 => ScalarValue::Int64(raw.get::<i64>(ty)?),
         &Type::OID => ScalarValue::UInt32(raw.get::<u32>(ty)?),
-        &Type::NUMERIC => match raw.get::<Decimal>(ty)? {
-            Some(d) => ScalarValue::Decimal128(Some(d.mantissa()), 38, d.scale() as i8),
+        &Type::NUMERIC => match numeric(raw)? {
+            Some(n) => ScalarValue::Decimal128(Some(n.mantissa), 38, n.scale as i8),
             None => ScalarValue::Decimal128(None, 38, 0),
         },
         &Type::FLOAT4 => ScalarValue::Float32(raw.get::<f32>(ty)?),
@@ -158,6 +158,22 @@ fn array(raw: Raw<'_>, element: &Type) -> PgWireResult<ScalarValue> {
         &values,
         &element_data_type,
     )))
+}
+
+/// A decimal: PostgreSQL's NUMERIC, in text or binary, of up to 38 digits.
+fn numeric(raw: Raw<'_>) -> PgWireResult<Option<Numeric>> {
+    let Some(bytes) = raw.bytes else {
+        return Ok(None);
+    };
+    let read = if raw.binary {
+        Numeric::from_binary(bytes)
+    } else {
+        std::str::from_utf8(bytes)
+            .map_err(|_| ("22021", "a numeric parameter that is not UTF-8".to_owned()))
+            .and_then(Numeric::parse)
+    };
+    read.map(Some)
+        .map_err(|(code, message)| user_error(code, message))
 }
 
 /// A UUID: 16 bytes in binary, else any text PostgreSQL reads as one.

@@ -24,6 +24,11 @@ pub enum SqlError {
     /// A failure of the query engine that is not the statement's fault.
     #[error("{0}")]
     Query(String),
+    /// A prepared query whose result columns DDL changed since it was described: its
+    /// client would decode the rows wrongly, so it fails (0A000) as in PostgreSQL, and
+    /// drivers that know the error prepare it again.
+    #[error("cached plan must not change result type")]
+    CachedPlanChanged,
 }
 
 pub type Result<T, E = SqlError> = std::result::Result<T, E>;
@@ -149,6 +154,16 @@ impl SqlError {
             SqlError::Db(DbError::ReadOnly { .. }) => state::READ_ONLY_SQL_TRANSACTION,
             SqlError::Db(_) => state::INTERNAL,
             SqlError::Query(_) => state::INTERNAL,
+            SqlError::CachedPlanChanged => state::FEATURE_NOT_SUPPORTED,
+        }
+    }
+
+    /// The function of PostgreSQL's that reports this error, where drivers tell errors
+    /// of one SQLSTATE apart by it (the error's routine field).
+    pub fn routine(&self) -> Option<&'static str> {
+        match self {
+            SqlError::CachedPlanChanged => Some("RevalidateCachedQuery"),
+            _ => None,
         }
     }
 }

@@ -33,6 +33,7 @@ pub(crate) async fn run(
     if let DfStatement::Statement(s) = &mut statement {
         column_defaults::apply(&session.catalog, s)?;
         crate::type_input::rewrite_casts(s)?;
+        crate::function_columns::name_by_alias(s);
         if !matches!(s.as_ref(), Statement::CreateView(_)) {
             crate::view_expansion::expand(&session.catalog, s)?;
         }
@@ -276,13 +277,29 @@ pub(crate) async fn run_prepared(
             Plan::Unplanned => {}
         }
     }
-    run(
-        session,
-        read_point,
-        prepared.kind(),
-        prepared.bind(&params)?,
-    )
-    .await
+    let kind = prepared.kind();
+    let out = run(session, read_point, kind, prepared.bind(&params)?).await?;
+    // DDL since Parse may have changed what the query returns; its client decodes rows
+    // by what Parse described, so, as PostgreSQL, the statement fails instead.
+    if let (Some(described), Output::Rows { schema, .. }) = (prepared.columns(), &out)
+        && !kind.writes()
+        && !same_types(described, schema)
+    {
+        return Err(SqlError::CachedPlanChanged);
+    }
+    Ok(out)
+}
+
+/// Whether two row types have the same column types, in order.
+fn same_types(
+    a: &datafusion::arrow::datatypes::Schema,
+    b: &datafusion::arrow::datatypes::Schema,
+) -> bool {
+    a.fields().len() == b.fields().len()
+        && a.fields()
+            .iter()
+            .zip(b.fields())
+            .all(|(x, y)| x.data_type() == y.data_type())
 }
 
 /// Runs a statement DataFusion planned.

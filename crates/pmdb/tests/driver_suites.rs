@@ -1,18 +1,19 @@
 //! The drivers' and ORMs' own test suites against a fresh `pmdb serve`, through
 //! `scripts/compat/driver_suites.py`: a test that fails and is not in its suite's list of
 //! known failures (`scripts/compat/<suite>-failures.txt`) is a regression. Skipped when
-//! Python lacks pytest or psycopg, when the suite's source cannot be fetched, or when the
-//! installed driver is not the one the list was recorded with.
+//! Python lacks pytest or the suite's driver, when the suite's source cannot be fetched,
+//! or when the installed driver is not the one the list was recorded with.
 
 use std::process::Command;
 
-fn suite_has_no_regression(suite: &str) {
+/// Runs `suite`, whose driver is the Python module `driver`.
+fn suite_has_no_regression(suite: &str, driver: &str) {
     let has = Command::new("python3")
-        .args(["-c", "import pytest, psycopg"])
+        .args(["-c", &format!("import pytest, {driver}")])
         .output()
         .is_ok_and(|o| o.status.success());
     if !has {
-        eprintln!("python3 with pytest and psycopg is not installed: skipped");
+        eprintln!("python3 with pytest and {driver} is not installed: skipped");
         return;
     }
     let script = concat!(
@@ -39,5 +40,11 @@ fn suite_has_no_regression(suite: &str) {
 /// SQLAlchemy's dialect compliance suite, the one every third-party dialect runs.
 #[test]
 fn the_sqlalchemy_dialect_suite_has_no_regression() {
-    suite_has_no_regression("sqlalchemy");
+    suite_has_no_regression("sqlalchemy", "psycopg");
+}
+
+/// asyncpg's own test suite.
+#[test]
+fn the_asyncpg_suite_has_no_regression() {
+    suite_has_no_regression("asyncpg", "asyncpg");
 }

@@ -390,6 +390,13 @@ fn array_to_string(_: &Source, args: &[ScalarValue]) -> ScalarValue {
     text(Some(parts.join(separator)))
 }
 
+/// `pg_cancel_backend(pid)`: stops the running statement of the connection with process
+/// id `pid`, as its cancel request would; false when there is no such connection.
+fn cancel_backend(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    let pid = int(args.first()).and_then(|p| i32::try_from(p).ok());
+    ScalarValue::Boolean(pid.map(|p| source.activity().cancel(p)))
+}
+
 /// `pg_size_pretty(bytes)`, as PostgreSQL rounds it: bytes up to 10 kB, then the
 /// largest unit that keeps the number under 10,240.
 fn size_pretty(_: &Source, args: &[ScalarValue]) -> ScalarValue {
@@ -433,6 +440,7 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     // pmdb takes no advisory lock (pg_advisory_lock is refused): a session holds none to
     // release. Pools call it when a connection comes back (asyncpg).
     ("pg_advisory_unlock_all", Returns::Text, null),
+    ("pg_cancel_backend", Returns::Bool, cancel_backend),
     ("array_to_string", Returns::Text, array_to_string),
     ("pg_size_pretty", Returns::Text, size_pretty),
     // pmdb keeps no per-table size: an unknown size is a null.

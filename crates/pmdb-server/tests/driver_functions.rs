@@ -1,0 +1,138 @@
+//! What drivers and their test suites call beyond tables: `pg_sleep`, which a cancel
+//! (`pg_cancel_backend` included) and `statement_timeout` stop; the quoting functions;
+//! a prepared query whose result type DDL changed, which fails as PostgreSQL's does so
+//! that drivers prepare it again; a set-returning function named by its alias.
+
+mod common;
+
+use std::time::{Duration, Instant};
+
+use common::{TestServer, sqlstate};
+
+#[test]
+fn pg_sleep_waits_and_a_cancel_or_a_time_limit_stops_it() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let a = server.connect().await;
+        let started = Instant::now();
+        let row = a.query_one("SELECT pg_sleep(0.2)", &[]).await.unwrap();
+        assert!(started.elapsed() >= Duration::from_millis(200));
+        assert_eq!(row.get::<_, Option<String>>(0), None);
+
+        let pid: i32 = a
+            .query_one("SELECT pg_backend_pid()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let b = server.connect().await;
+        let canceller = tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let found: bool = b
+                .query_one("SELECT pg_cancel_backend($1::int)", &[&pid])
+                .await
+                .unwrap()
+                .get(0);
+            let unknown: bool = b
+                .query_one("SELECT pg_cancel_backend(-5)", &[])
+                .await
+                .unwrap()
+                .get(0);
+            (found, unknown)
+        });
+        let started = Instant::now();
+        let e = a.simple_query("SELECT pg_sleep(30)").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "57014");
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert_eq!(canceller.await.unwrap(), (true, false));
+
+        a.batch_execute("SET statement_timeout = 200")
+            .await
+            .unwrap();
+        let e = a.simple_query("SELECT pg_sleep(30)").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "57014");
+        // The connection goes on.
+        a.batch_execute("SET statement_timeout = 0; SELECT 1")
+            .await
+            .unwrap();
+    });
+}
+
+#[test]
+fn quoting_functions_quote_as_postgresql() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        let row = c
+            .query_one(
+                r"SELECT quote_literal('it''s'), quote_literal('a\b'), quote_literal(NULL::text),
+                        quote_nullable(NULL::text), quote_ident('Abc'), quote_ident('abc'),
+                        quote_ident('select')",
+                &[],
+            )
+            .await
+            .unwrap();
+        let got: Vec<Option<String>> = (0..7).map(|i| row.get(i)).collect();
+        let want = [
+            Some("'it''s'"),
+            Some(r"E'a\\b'"),
+            None,
+            Some("NULL"),
+            Some("\"Abc\""),
+            Some("abc"),
+            Some("\"select\""),
+        ];
+        assert_eq!(got, want.map(|w| w.map(str::to_owned)));
+    });
+}
+
+#[test]
+fn a_prepared_query_whose_result_type_changed_fails_to_be_prepared_again() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        c.batch_execute("CREATE TABLE t (a INT, b INT); INSERT INTO t VALUES (1, 2)")
+            .await
+            .unwrap();
+        let stmt = c.prepare("SELECT * FROM t").await.unwrap();
+        // DDL that keeps the row type keeps the statement working.
+        c.batch_execute("CREATE INDEX t_a ON t (a)").await.unwrap();
+        assert_eq!(c.query(&stmt, &[]).await.unwrap().len(), 1);
+
+        c.batch_execute("ALTER TABLE t ALTER COLUMN b TYPE TEXT")
+            .await
+            .unwrap();
+        let e = c.query(&stmt, &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "0A000");
+        let db = e.as_db_error().unwrap();
+        assert_eq!(db.message(), "cached plan must not change result type");
+        assert_eq!(db.routine(), Some("RevalidateCachedQuery"));
+        // Prepared again, it reads the new type.
+        let again = c.prepare("SELECT b FROM t").await.unwrap();
+        let b: String = c.query_one(&again, &[]).await.unwrap().get(0);
+        assert_eq!(b, "2");
+    });
+}
+
+#[test]
+fn a_set_returning_function_in_from_is_named_by_its_alias() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        let rows = c
+            .query(
+                "SELECT 'a' || i::text AS s, i FROM generate_series(1, 3) AS i ORDER BY i",
+                &[],
+            )
+            .await
+            .unwrap();
+        let got: Vec<(String, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(
+            got,
+            [
+                ("a1".to_owned(), 1),
+                ("a2".to_owned(), 2),
+                ("a3".to_owned(), 3)
+            ]
+        );
+    });
+}
