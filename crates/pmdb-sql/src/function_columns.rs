@@ -1,11 +1,16 @@
-//! A set-returning function in FROM given an alias and no column names names its one
-//! column by the alias, as in PostgreSQL: `FROM generate_series(1, 5) AS i` has a
-//! column `i` (DataFusion calls it `value`), and so has `FROM unnest(a) AS i`.
+//! Set-returning functions in FROM as PostgreSQL names and zips them. One given an alias
+//! and no column names names its one column by the alias: `FROM generate_series(1, 5)
+//! AS i` has a column `i` (DataFusion calls it `value`), and so has `FROM unnest(a) AS
+//! i`. `FROM unnest(a, b)` (Django's bulk inserts) zips its arrays into rows, the shorter
+//! padded with NULLs: it becomes `(SELECT unnest(a) AS …, unnest(b) AS …)`, whose
+//! columns are named apart even where the arrays are alike (DataFusion's own form
+//! names them by their expressions and refuses two alike).
 
 use std::ops::ControlFlow;
 
+use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    Statement, TableAlias, TableAliasColumnDef, TableFactor, VisitMut, VisitorMut,
+    Expr, Ident, Statement, TableAlias, TableAliasColumnDef, TableFactor, VisitMut, VisitorMut,
 };
 
 /// The functions of one column that DataFusion reads in FROM.
@@ -42,6 +47,18 @@ impl VisitorMut for ByAlias {
                 with_offset: false,
                 ..
             } if array_exprs.len() == 1 => alias,
+            TableFactor::UNNEST {
+                array_exprs,
+                alias,
+                with_offset: false,
+                with_ordinality: false,
+                ..
+            } => {
+                if let Some(zipped) = zipped(array_exprs, alias.take()) {
+                    *factor = zipped;
+                }
+                return ControlFlow::Continue(());
+            }
             _ => return ControlFlow::Continue(()),
         };
         if let Some(TableAlias { name, columns, .. }) = alias
@@ -51,6 +68,44 @@ impl VisitorMut for ByAlias {
         }
         ControlFlow::Continue(())
     }
+}
+
+/// `unnest(e1, e2, …) [AS t(c1, c2, …)]` as a derived table of one `unnest` per array,
+/// each named by its column alias, else `unnest`, `unnest_2`, ….
+fn zipped(arrays: &[Expr], alias: Option<TableAlias>) -> Option<TableFactor> {
+    let items: Vec<String> = arrays
+        .iter()
+        .enumerate()
+        .map(|(i, e)| {
+            let name = alias.as_ref().and_then(|a| a.columns.get(i)).map_or_else(
+                || match i {
+                    0 => "unnest".to_owned(),
+                    _ => format!("unnest_{}", i + 1),
+                },
+                |c| c.name.value.clone(),
+            );
+            format!("unnest({e}) AS {}", Ident::with_quote('"', name))
+        })
+        .collect();
+    let parsed = crate::session::parse(&format!("SELECT {}", items.join(", "))).ok()?;
+    let Some(DfStatement::Statement(statement)) = parsed.into_iter().next() else {
+        return None;
+    };
+    let Statement::Query(subquery) = *statement else {
+        return None;
+    };
+    let name = alias.map_or_else(|| Ident::new("unnest"), |a| a.name);
+    Some(TableFactor::Derived {
+        lateral: false,
+        subquery,
+        alias: Some(TableAlias {
+            explicit: true,
+            name,
+            columns: Vec::new(),
+            at: None,
+        }),
+        sample: None,
+    })
 }
 
 #[cfg(test)]
@@ -77,5 +132,13 @@ mod tests {
             "SELECT x FROM generate_series(1, 5) AS g (x)"
         );
         assert_eq!(named("SELECT a FROM t AS i"), "SELECT a FROM t AS i");
+        assert_eq!(
+            named("SELECT * FROM unnest($1, $1)"),
+            "SELECT * FROM (SELECT unnest($1) AS \"unnest\", unnest($1) AS \"unnest_2\") AS unnest"
+        );
+        assert_eq!(
+            named("SELECT * FROM unnest(a, b) AS t(x, y)"),
+            "SELECT * FROM (SELECT unnest(a) AS \"x\", unnest(b) AS \"y\") AS t"
+        );
     }
 }

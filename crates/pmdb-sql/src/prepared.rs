@@ -9,14 +9,15 @@
 use std::ops::ControlFlow;
 use std::sync::OnceLock;
 
+use datafusion::arrow::array::Array as _;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::arrow::temporal_conversions::{date32_to_datetime, timestamp_us_to_datetime};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    CastKind, DataType as SqlDataType, ExactNumberInfo, Expr, TimezoneInfo, Value, ValueWithSpan,
-    VisitMut, VisitorMut, visit_expressions,
+    Array, ArrayElemTypeDef, CastKind, DataType as SqlDataType, ExactNumberInfo, Expr,
+    TimezoneInfo, Value, ValueWithSpan, VisitMut, VisitorMut, visit_expressions,
 };
 
 use crate::error::{Result, SqlError, state};
@@ -217,12 +218,64 @@ fn literal(v: &ScalarValue) -> Result<Expr> {
                 precision: None,
             },
         ),
-        other => {
-            return Err(SqlError::user(
-                state::FEATURE_NOT_SUPPORTED,
-                format!("parameters of type {} are not supported", other.data_type()),
-            ));
+        ScalarValue::List(list) => {
+            let values = list.value(0);
+            let elements = (0..values.len())
+                .map(|i| {
+                    ScalarValue::try_from_array(&values, i)
+                        .map_err(|e| SqlError::Query(e.to_string()))
+                        .and_then(|e| literal(&e))
+                })
+                .collect::<Result<Vec<_>>>()?;
+            let element_type =
+                array_element_type(values.data_type()).ok_or_else(|| unsupported_parameter(v))?;
+            // `ARRAY[…]` would take its elements' types (and an empty one has none):
+            // cast to the array type the value had.
+            Expr::Cast {
+                kind: CastKind::Cast,
+                expr: Box::new(Expr::Array(Array {
+                    elem: elements,
+                    named: true,
+                })),
+                data_type: SqlDataType::Array(ArrayElemTypeDef::SquareBracket(
+                    Box::new(element_type),
+                    None,
+                )),
+                array: false,
+                format: None,
+            }
         }
+        _ => return Err(unsupported_parameter(v)),
+    })
+}
+
+fn unsupported_parameter(v: &ScalarValue) -> SqlError {
+    SqlError::user(
+        state::FEATURE_NOT_SUPPORTED,
+        format!("parameters of type {} are not supported", v.data_type()),
+    )
+}
+
+/// The SQL type of an array parameter's elements, for the types parameters take.
+fn array_element_type(ty: &DataType) -> Option<SqlDataType> {
+    Some(match ty {
+        DataType::Boolean => SqlDataType::Boolean,
+        DataType::Int16 => SqlDataType::SmallInt(None),
+        DataType::Int32 => SqlDataType::Int(None),
+        DataType::Int64 => SqlDataType::BigInt(None),
+        DataType::UInt32 => SqlDataType::IntUnsigned(None),
+        DataType::Float32 => SqlDataType::Real,
+        DataType::Float64 => SqlDataType::DoublePrecision,
+        DataType::Decimal128(p, s) => SqlDataType::Decimal(ExactNumberInfo::PrecisionAndScale(
+            u64::from(*p),
+            i64::from(*s),
+        )),
+        DataType::Utf8 => SqlDataType::Text,
+        DataType::Date32 => SqlDataType::Date,
+        DataType::Timestamp(_, None) => SqlDataType::Timestamp(None, TimezoneInfo::None),
+        DataType::Timestamp(_, Some(_)) => SqlDataType::Timestamp(None, TimezoneInfo::WithTimeZone),
+        DataType::Binary => SqlDataType::Bytea,
+        _ => return None,
     })
 }
 

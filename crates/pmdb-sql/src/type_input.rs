@@ -28,7 +28,7 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
-    DataType as SqlDataType, Expr as SqlExpr, Statement, visit_expressions_mut,
+    ArrayElemTypeDef, DataType as SqlDataType, Expr as SqlExpr, Statement, visit_expressions_mut,
 };
 
 use crate::array_text::{array_from_text, list_element};
@@ -80,6 +80,20 @@ pub(crate) fn rewrite_casts(statement: &mut Statement) -> Result<()> {
             && let Some(call) = crate::identity::keyword_call(id)
         {
             *e = call;
+            return ControlFlow::Continue(());
+        }
+        // An array of uuids or json values is an array of their text, the form
+        // DataFusion holds them in (a column they go into reads them as its type).
+        if let SqlExpr::Cast {
+            data_type: SqlDataType::Array(ArrayElemTypeDef::SquareBracket(element, _)),
+            ..
+        } = e
+            && matches!(
+                element.as_ref(),
+                SqlDataType::Uuid | SqlDataType::JSON | SqlDataType::JSONB
+            )
+        {
+            **element = SqlDataType::Text;
             return ControlFlow::Continue(());
         }
         let (function, operand) = match e {

@@ -4,8 +4,9 @@ declares DEFERRABLE INITIALLY DEFERRED), load rows, then change the loaded table
 column added with a default, a timestamptz and a uuid column, an index, a column
 renamed, a nullable unique column, a foreign key column with a default and its
 constraint inline, which Django checks at once with SET CONSTRAINTS … IMMEDIATE). The
-ORM then reads through the relation and writes in a transaction. It prints `OK` at the
-end; any failure raises.
+ORM then reads through the relation, writes in a transaction and inserts in bulk
+(`bulk_create`: one INSERT … SELECT * FROM UNNEST of an array parameter per column).
+It prints `OK` at the end; any failure raises.
 
 Usage: python3 run.py PORT [HOST]
 """
@@ -54,6 +55,11 @@ got = Book.objects.filter(author__name="new").values_list("name", "pages", "isbn
 assert got == ("x", 200, "123"), got
 Author.objects.filter(name="new").delete()
 assert Book.objects.count() == 200
+made = Author.objects.bulk_create([Author(name=f"bulk {i}") for i in range(3)])
+assert sorted(a.name for a in made) == ["bulk 0", "bulk 1", "bulk 2"], made
+assert all(a.pk is not None for a in made), [a.pk for a in made]
+assert Author.objects.filter(name__startswith="bulk ").count() == 3
+Author.objects.filter(name__startswith="bulk ").delete()
 with connection.cursor() as c:
     c.execute("DROP TABLE shop_book, shop_author, django_migrations")
 print("OK")
