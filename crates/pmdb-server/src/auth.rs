@@ -9,18 +9,22 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use async_trait::async_trait;
 use futures::Sink;
-use pgwire::api::auth::noop::NoopStartupHandler;
 use pgwire::api::auth::sasl::SASLAuthStartupHandler;
 use pgwire::api::auth::sasl::scram::{ScramAuth, gen_salted_password};
 use pgwire::api::auth::{
     AuthSource, DefaultServerParameterProvider, LoginInfo, Password, StartupHandler,
+    finish_authentication, protocol_negotiation, save_startup_parameters_to_metadata,
 };
-use pgwire::api::{ClientInfo, ConnectionManager};
+use pgwire::api::{
+    ClientInfo, ConnectionGuard, ConnectionHandle, ConnectionManager, PgWireConnectionState,
+    PidSecretKeyGenerator, RandomPidSecretKeyGenerator,
+};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::startup::PasswordMessageFamily;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use rand::RngCore;
 
+use crate::compat::SERVER_VERSION;
 use crate::options::{Auth, Users};
 
 /// PBKDF2 iterations of the salted passwords (PostgreSQL's default).
@@ -53,15 +57,48 @@ impl AuthSource for Passwords {
     }
 }
 
+/// The parameters a client is told at startup: pgwire's, with the server version pmdb
+/// answers to (`SHOW server_version` and `version()` say the same).
+fn server_parameters() -> DefaultServerParameterProvider {
+    let mut parameters = DefaultServerParameterProvider::default();
+    parameters.server_version = SERVER_VERSION.to_owned();
+    parameters
+}
+
 /// Lets anyone in.
 pub struct Trust {
     manager: Arc<ConnectionManager>,
+    keys: RandomPidSecretKeyGenerator,
 }
 
 #[async_trait]
-impl NoopStartupHandler for Trust {
-    fn connection_manager(&self) -> Option<Arc<ConnectionManager>> {
-        Some(Arc::clone(&self.manager))
+impl StartupHandler for Trust {
+    async fn on_startup<C>(
+        &self,
+        client: &mut C,
+        message: PgWireFrontendMessage,
+    ) -> PgWireResult<()>
+    where
+        C: ClientInfo + Sink<PgWireBackendMessage> + Unpin + Send,
+        C::Error: Debug,
+        PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+    {
+        let PgWireFrontendMessage::Startup(startup) = &message else {
+            return Ok(());
+        };
+        protocol_negotiation(client, startup).await?;
+        save_startup_parameters_to_metadata(client, startup);
+        let (pid, secret_key) = self.keys.generate(client);
+        client.set_pid_and_secret_key(pid, secret_key.clone());
+        // Where cancel requests find the connection.
+        let (handle, guard) = self.manager.register(pid, secret_key);
+        client
+            .session_extensions()
+            .insert::<Arc<ConnectionHandle>>(handle);
+        client.session_extensions().insert::<ConnectionGuard>(guard);
+        finish_authentication(client, &server_parameters()).await?;
+        client.set_state(PgWireConnectionState::ReadyForQuery);
+        Ok(())
     }
 }
 
@@ -79,7 +116,10 @@ impl Authenticator {
         certificate: Option<&[u8]>,
     ) -> Result<Authenticator, crate::error::ServerError> {
         Ok(match auth {
-            Auth::Trust => Authenticator::Trust(Trust { manager }),
+            Auth::Trust => Authenticator::Trust(Trust {
+                manager,
+                keys: RandomPidSecretKeyGenerator::default(),
+            }),
             Auth::Scram(users) => Authenticator::Scram(scram(users, manager, certificate)?),
         })
     }
@@ -104,12 +144,10 @@ fn scram(
             .configure_certificate(cert)
             .map_err(|e| crate::error::ServerError::Tls(format!("channel binding: {e}")))?;
     }
-    // The same parameters as trust sends (pgwire's), so clients see one server.
-    Ok(
-        SASLAuthStartupHandler::new(Arc::new(DefaultServerParameterProvider::default()))
-            .with_scram(scram)
-            .with_connection_manager(manager),
-    )
+    // The same parameters as trust sends, so clients see one server.
+    Ok(SASLAuthStartupHandler::new(Arc::new(server_parameters()))
+        .with_scram(scram)
+        .with_connection_manager(manager))
 }
 
 /// One connection's startup: refused at once when the server is full, else

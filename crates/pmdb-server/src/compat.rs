@@ -20,6 +20,9 @@ use pmdb_sql::{CommandTag, Output, SettingValues, SqlError, SqlSession};
 
 use crate::timeouts;
 
+/// The PostgreSQL release pmdb answers as (at startup, in `SHOW server_version`).
+pub const SERVER_VERSION: &str = "15.0";
+
 /// The settings a session starts with.
 fn defaults() -> BTreeMap<String, String> {
     [
@@ -38,7 +41,7 @@ fn defaults() -> BTreeMap<String, String> {
         ("lock_timeout", "0"),
         ("idle_in_transaction_session_timeout", "0"),
         ("max_identifier_length", "63"),
-        ("server_version", "15.0"),
+        ("server_version", SERVER_VERSION),
         ("server_version_num", "150000"),
     ]
     .into_iter()
