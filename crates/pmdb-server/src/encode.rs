@@ -68,6 +68,7 @@ pub fn pg_type_of(f: &Field) -> Type {
         Some(SqlType::Json) => Type::JSON,
         Some(SqlType::Jsonb) => Type::JSONB,
         Some(SqlType::Char(_)) => Type::BPCHAR,
+        Some(SqlType::Varchar(_)) => Type::VARCHAR,
         _ => pg_type(f.data_type()),
     }
 }

@@ -88,6 +88,9 @@ pub fn arrow_field(name: &str, ty: SqlType) -> ArrowField {
         SqlType::Char(n) => {
             field.with_metadata([(PG_TYPE.to_owned(), format!("bpchar({n})"))].into())
         }
+        SqlType::Varchar(n) => {
+            field.with_metadata([(PG_TYPE.to_owned(), format!("varchar({n})"))].into())
+        }
         _ => field,
     }
 }
@@ -135,19 +138,26 @@ pub fn is_uuid(f: &ArrowField) -> bool {
     text_type(f) == Some(SqlType::Uuid)
 }
 
-/// The type of the values `f` holds as text when it is not text itself (uuid, json,
-/// jsonb), as its metadata names it.
+/// The SQL type of the values `f` holds as text when it is not plain text (uuid, json,
+/// jsonb, CHAR(n), VARCHAR(n)), as its metadata names it. A field that is no longer
+/// text (a cast keeps its input's metadata) has none.
 pub fn text_type(f: &ArrowField) -> Option<SqlType> {
+    if f.data_type() != &DataType::Utf8 {
+        return None;
+    }
     match f.metadata().get(PG_TYPE)?.as_str() {
         "uuid" => Some(SqlType::Uuid),
         "json" => Some(SqlType::Json),
         "jsonb" => Some(SqlType::Jsonb),
-        other => other
-            .strip_prefix("bpchar(")?
-            .strip_suffix(')')?
-            .parse()
-            .ok()
-            .map(SqlType::Char),
+        other => {
+            let (kind, rest) = other.split_once('(')?;
+            let n = rest.strip_suffix(')')?.parse().ok()?;
+            match kind {
+                "bpchar" => Some(SqlType::Char(n)),
+                "varchar" => Some(SqlType::Varchar(n)),
+                _ => None,
+            }
+        }
     }
 }
 
