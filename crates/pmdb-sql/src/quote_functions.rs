@@ -8,11 +8,13 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, StringArray};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::{Result as DfResult, ScalarValue};
+use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, Volatility,
 };
 use datafusion::prelude::SessionContext;
+
+use crate::udf_result::shaped;
 
 pub(crate) fn register(ctx: &SessionContext) {
     for kind in [Quote::Literal, Quote::Nullable, Quote::Ident] {
@@ -209,11 +211,8 @@ impl ScalarUDFImpl for QuoteFunction {
                 (true, _) => Some(literal(values.value(i))),
             })
             .collect();
-        Ok(if args.number_rows == 1 && values.len() == 1 {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(Arc::new(out))
-        })
+        let scalar = matches!(args.args[0], ColumnarValue::Scalar(_));
+        shaped(scalar, Arc::new(out))
     }
 }
 

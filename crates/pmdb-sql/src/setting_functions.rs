@@ -12,7 +12,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, AsArray, StringArray};
 use datafusion::arrow::datatypes::DataType;
-use datafusion::common::{Result as DfResult, ScalarValue};
+use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
     Volatility,
@@ -22,6 +22,7 @@ use parking_lot::RwLock;
 
 use crate::arrow_conv::names_utc;
 use crate::error::{SqlError, external};
+use crate::udf_result::shaped;
 
 pub(crate) fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(SetConfig::new()));
@@ -116,11 +117,11 @@ impl ScalarUDFImpl for CurrentSetting {
             })
             .collect::<Result<StringArray, SqlError>>()
             .map_err(external)?;
-        Ok(if args.number_rows == 1 {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(Arc::new(out))
-        })
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        shaped(scalar, Arc::new(out))
     }
 }
 
@@ -176,11 +177,11 @@ impl ScalarUDFImpl for SetConfig {
             })
             .collect::<Result<StringArray, SqlError>>()
             .map_err(external)?;
-        Ok(if args.number_rows == 1 {
-            ColumnarValue::Scalar(ScalarValue::try_from_array(&out, 0)?)
-        } else {
-            ColumnarValue::Array(Arc::new(out))
-        })
+        let scalar = args
+            .args
+            .iter()
+            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        shaped(scalar, Arc::new(out))
     }
 }
 
