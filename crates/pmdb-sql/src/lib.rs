@@ -65,6 +65,7 @@ mod referential;
 mod returning;
 mod row_locks;
 pub mod rowcode;
+mod scalar_subqueries;
 mod scan_exec;
 pub mod schema;
 mod segment_layout;

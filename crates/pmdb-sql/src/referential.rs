@@ -10,7 +10,8 @@
 //! (`table::references`): so once the statement holds its rows, no block that added a
 //! referencing row is still open, and under read committed the lock moved the block's
 //! snapshot past their commits. Under repeatable read and serializable, a referencing
-//! row committed after the block's snapshot fails the statement with 40001.
+//! row committed after the block's snapshot counts too, as in PostgreSQL: NO ACTION
+//! refuses (23503), and an action on it fails with 40001.
 
 use std::sync::Arc;
 
@@ -20,7 +21,7 @@ use pmdb_engine::Isolation;
 use crate::error::{Result, SqlError, state};
 use crate::keycode::{decode_key_prefix, encode_key};
 use crate::pending_checks::ParentCheck;
-use crate::read_point::{ReadPoint, SqlTxn, concurrent_update};
+use crate::read_point::{ReadPoint, SqlTxn, changed_since};
 use crate::row_locks::{LockMode, WaitPolicy};
 use crate::schema::{Action, ForeignKeyDef};
 use crate::session::Session;
@@ -186,8 +187,12 @@ pub(crate) fn still_referenced(
     ))
 }
 
-/// The keys of the rows of `child` whose `fk` columns hold `values`, as the block reads
-/// them; above read committed, one a later commit added fails with 40001.
+/// The keys of the rows of `child` whose `fk` columns hold `values`: as the block reads
+/// them and, above read committed, also those a commit after the block's snapshot made
+/// hold them (added, or moved to this parent), as PostgreSQL's check reads the rows
+/// committed now: NO ACTION then refuses with 23503, and an action fails with 40001
+/// when it locks a row changed since the snapshot. A row committed now that no later
+/// commit changed, and that the block does not find, is one the block itself took away.
 pub(crate) fn referencing_rows(
     session: &Session,
     read_point: &ReadPoint,
@@ -195,14 +200,15 @@ pub(crate) fn referencing_rows(
     fk: &ForeignKeyDef,
     values: &[Value],
 ) -> Result<Vec<Vec<u8>>> {
-    let found = rows_holding(read_point, child, &fk.columns, values)?;
+    let mut found = rows_holding(read_point, child, &fk.columns, values)?;
     if let Some(txn) = read_point.txn()
         && txn.isolation() != Isolation::ReadCommitted
     {
         let now = ReadPoint::Snapshot(Arc::new(session.db.snapshot()));
+        let seen = read_point.snapshot();
         for key in rows_holding(&now, child, &fk.columns, values)? {
-            if !found.contains(&key) && !txn.saw(child.rows(), &key)? {
-                return Err(concurrent_update());
+            if !found.contains(&key) && changed_since(&seen, child.rows(), &key)? {
+                found.push(key);
             }
         }
     }

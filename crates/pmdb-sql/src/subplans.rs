@@ -30,7 +30,7 @@ use datafusion::logical_expr::{
 use datafusion::physical_plan::ExecutionPlan;
 use datafusion::physical_planner::{DefaultPhysicalPlanner, PhysicalPlanner};
 
-use crate::error::{SqlError, external, state};
+use crate::error::{SqlError, external};
 
 /// The query planner, set once in the context every session copies. It plans with the
 /// statement's own session state, which the subqueries then run with (its read point,
@@ -283,12 +283,7 @@ impl SubplanFn {
                     "IN is answered from the subquery's values".into(),
                 )));
             }
-            Kind::Scalar if count > 1 => {
-                return Err(external(SqlError::user(
-                    state::CARDINALITY_VIOLATION,
-                    "more than one row returned by a subquery used as an expression",
-                )));
-            }
+            Kind::Scalar if count > 1 => return Err(crate::scalar_subqueries::more_than_one_row()),
             Kind::Scalar => match batches.iter().find(|b| b.num_rows() > 0) {
                 Some(b) => ScalarValue::try_from_array(b.column(0), 0)?,
                 None => ScalarValue::try_from(self.output.data_type())?,

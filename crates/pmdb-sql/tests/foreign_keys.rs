@@ -378,3 +378,37 @@ fn a_referencing_writer_and_a_parents_deleter_wait_for_each_other() {
     let (_, out) = f.finish(inserter);
     out.unwrap();
 }
+
+#[test]
+fn a_repeatable_read_deleter_finds_rows_moved_to_its_parent_since_its_snapshot() {
+    let f = Fixture::new(SHOP);
+    for (child, state) in [("notes", "23503"), ("orders", "40001")] {
+        let mut deleter = f.session();
+        f.tag(&mut deleter, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+        f.rows(&mut deleter, &format!("SELECT count(*) FROM {child}"));
+        // Committed after the snapshot: a row the snapshot holds referencing customer 3
+        // now references customer 1.
+        let mut mover = f.session();
+        f.tag(
+            &mut mover,
+            &format!("UPDATE {child} SET customer = 1 WHERE id = 3"),
+        );
+        f.tag(&mut deleter, "DELETE FROM notes WHERE customer = 1");
+        // PostgreSQL's check reads the rows committed now: NO ACTION refuses, and
+        // CASCADE cannot delete a row changed since the snapshot.
+        assert_eq!(
+            f.sqlstate(&mut deleter, "DELETE FROM customers WHERE id = 1"),
+            state,
+            "{child}"
+        );
+        f.tag(&mut deleter, "ROLLBACK");
+        let orphans = f.rows(
+            &mut mover,
+            &format!(
+                "SELECT count(*) FROM {child} n WHERE n.customer IS NOT NULL \
+                 AND NOT EXISTS (SELECT 1 FROM customers c WHERE c.id = n.customer)"
+            ),
+        );
+        assert_eq!(orphans, ["0"]);
+    }
+}

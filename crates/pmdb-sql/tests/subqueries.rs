@@ -1,8 +1,10 @@
 //! Queries PostgreSQL answers that DataFusion alone refuses: subqueries correlated by
 //! something other than equality (run per outer row, as PostgreSQL's SubPlan), in the
 //! select list, in CASE, in WHERE, under EXISTS and IN (`1 IN (SELECT …)` in a select
-//! list); and select lists that name two items alike, whose columns keep the names PostgreSQL gives them. The answers are
-//! PostgreSQL 15's for the same statements.
+//! list); scalar subqueries that do not aggregate (the value of their one row, NULL for
+//! none, 21000 for more); and select lists that name two items alike, whose columns
+//! keep the names PostgreSQL gives them. The answers are PostgreSQL 15's for the same
+//! statements.
 
 mod common;
 
@@ -74,6 +76,50 @@ fn subqueries_correlated_by_inequality() {
         ["1"]
     );
     f.tag(&mut s, "ROLLBACK");
+}
+
+#[test]
+fn scalar_subqueries_give_their_one_row_or_fail() {
+    let f = Fixture::new(T1);
+    let mut s = f.session();
+    // Correlated by equality and not aggregated, under an alias, in CASE and in WHERE.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a, (SELECT x.b AS v FROM t1 x WHERE x.a = t1.a + 1),
+                    CASE WHEN c > 3 THEN (SELECT x.c FROM t1 x WHERE x.a = t1.a AND t1.c > 4) END
+             FROM t1 ORDER BY a"
+        ),
+        ["1|20|5", "2|30|", "3||", "4||"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a FROM t1 WHERE (SELECT x.c FROM t1 x WHERE x.a = t1.a - 1) > 3 ORDER BY a"
+        ),
+        ["2", "4"]
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT (SELECT b FROM t1 WHERE a = 9)"),
+        [""]
+    );
+    // A row limit or an aggregate bounds the rows already.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT (SELECT a FROM t1 ORDER BY c LIMIT 1), (SELECT count(*) FROM t1)"
+        ),
+        ["4|4"]
+    );
+    // More than one row is PostgreSQL's 21000, correlated or not, wherever it is.
+    for q in [
+        "SELECT a, (SELECT x.b FROM t1 x WHERE x.a >= t1.a) FROM t1",
+        "SELECT a, (SELECT x.b FROM t1 x WHERE x.c = t1.c OR x.a = 1) FROM t1",
+        "SELECT (SELECT b FROM t1)",
+        "SELECT a FROM t1 WHERE b = (SELECT b FROM t1 WHERE b > 10)",
+    ] {
+        assert_eq!(f.sqlstate(&mut s, q), "21000", "{q}");
+    }
 }
 
 #[test]

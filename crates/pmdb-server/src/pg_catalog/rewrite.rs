@@ -86,7 +86,7 @@ impl VisitorMut for Adapter {
         if let SetExpr::Select(s) = query.body.as_mut() {
             top_level(&mut s.projection, |e| {
                 exists_as_count(e);
-                at_most_one_row(e);
+                outer_conditions_out(e);
             });
         }
         if prune(&mut query.body) {
@@ -164,13 +164,14 @@ fn exists_as_count(expr: &mut Expr) {
     }
 }
 
-/// DataFusion plans a correlated scalar subquery only when it aggregates and its
-/// correlation is by equality; PostgreSQL's catalog queries put plain ones in select
-/// lists that find one row by its key (a column's default in `pg_attrdef`, by relation
-/// and column number), with a condition on the outer row alone (`AND a.atthasdef`).
-/// There the value becomes `max(value)` (the same for one row, NULL for none), and the
-/// outer row's conditions move out: `CASE WHEN cond THEN (subquery) END`.
-fn at_most_one_row(expr: &mut Expr) {
+/// DataFusion turns a correlated scalar subquery into a join only when its correlation
+/// is by equality; PostgreSQL's catalog queries put ones in select lists that find one
+/// row by its key (a column's default in `pg_attrdef`, by relation and column number)
+/// with a condition on the outer row alone as well (`AND a.atthasdef`), which would
+/// leave them to run once per outer row. That condition moves out: `CASE WHEN cond THEN
+/// (subquery) END`, the same value (NULL when the condition does not hold), as long as
+/// the subquery does not aggregate (`count(*)` gives 0 for no row, not NULL).
+fn outer_conditions_out(expr: &mut Expr) {
     let Expr::Subquery(subquery) = expr else {
         return;
     };
@@ -187,10 +188,10 @@ fn at_most_one_row(expr: &mut Expr) {
     {
         return;
     }
-    let [SelectItem::UnnamedExpr(value)] = s.projection.as_mut_slice() else {
+    let [SelectItem::UnnamedExpr(_) | SelectItem::ExprWithAlias { .. }] = s.projection.as_slice()
+    else {
         return;
     };
-    *value = call("max", value.clone());
     let inner: Vec<String> = s.from.iter().flat_map(relation_names).collect();
     let Some(filter) = s.selection.take() else {
         return;
@@ -653,7 +654,7 @@ mod tests {
             adapted(
                 "SELECT a.attname, (SELECT d.adbin FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), ARRAY(SELECT b.rolname FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles b ON m.roleid = b.oid) FROM pg_catalog.pg_attribute a"
             ),
-            "SELECT a.attname, (SELECT max(d.adbin) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid) AS \"adbin\", '{}' AS \"array\" FROM pg_catalog.pg_attribute a"
+            "SELECT a.attname, (SELECT d.adbin FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid), '{}' AS \"array\" FROM pg_catalog.pg_attribute a"
         );
     }
 
@@ -668,13 +669,16 @@ mod tests {
     }
 
     #[test]
-    fn a_plain_scalar_subquery_becomes_an_aggregate_with_outer_conditions_moved_out() {
+    fn a_plain_scalar_subquery_has_its_outer_conditions_moved_out() {
         assert_eq!(
             adapted(
-                "SELECT a.attname, (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef) FROM pg_catalog.pg_attribute a"
+                "SELECT a.attname, (SELECT pg_catalog.pg_get_expr(d.adbin, d.adrelid, true) AS e FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum AND a.atthasdef) FROM pg_catalog.pg_attribute a"
             ),
-            "SELECT a.attname, CASE WHEN a.atthasdef THEN (SELECT max(pg_get_expr(d.adbin, d.adrelid, true)) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum) END AS \"pg_get_expr\" FROM pg_catalog.pg_attribute a"
+            "SELECT a.attname, CASE WHEN a.atthasdef THEN (SELECT pg_get_expr(d.adbin, d.adrelid, true) AS e FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum) END AS \"e\" FROM pg_catalog.pg_attribute a"
         );
+        // An aggregate gives a row for no row: its conditions stay.
+        let count = "SELECT (SELECT count(*) FROM pg_catalog.pg_attrdef d WHERE d.adrelid = a.attrelid AND a.atthasdef) AS n FROM pg_catalog.pg_attribute a";
+        assert_eq!(adapted(count), count);
     }
 
     #[test]
