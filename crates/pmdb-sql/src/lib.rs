@@ -62,6 +62,7 @@ mod quote_functions;
 mod read_point;
 mod reader;
 mod referential;
+mod result_types;
 mod returning;
 mod row_locks;
 pub mod rowcode;

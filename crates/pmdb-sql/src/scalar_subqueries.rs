@@ -136,6 +136,15 @@ impl AggregateUDFImpl for OneValue {
         Ok(arg_types[0].clone())
     }
 
+    /// The value's own field, metadata and all: a json value stays json.
+    fn return_field(&self, arg_fields: &[FieldRef]) -> DfResult<FieldRef> {
+        Ok(Arc::new(
+            Field::clone(&arg_fields[0])
+                .with_name(self.name())
+                .with_nullable(true),
+        ))
+    }
+
     fn accumulator(&self, args: AccumulatorArgs) -> DfResult<Box<dyn Accumulator>> {
         Ok(Box::new(OneValueAccumulator {
             value: ScalarValue::try_from(args.return_field.data_type())?,

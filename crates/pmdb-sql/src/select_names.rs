@@ -45,7 +45,7 @@ pub(crate) fn shown(statement: &DfStatement) -> Option<Vec<String>> {
     shown_names(q)
 }
 
-/// Plans `statement` with `state`, naming the select lists' items when DataFusion
+/// Plans `statement` with `state` (its types coerced, [`crate::result_types`]), naming the select lists' items when DataFusion
 /// refuses repeated names. The names of the result's columns come back when they are
 /// not DataFusion's: `shown`, as [`shown`] gave them before the statement was rewritten.
 pub(crate) async fn plan(
@@ -55,6 +55,7 @@ pub(crate) async fn plan(
 ) -> Result<(LogicalPlan, Option<Vec<String>>)> {
     let refused = match state.statement_to_plan(statement.clone()).await {
         Ok(plan) => {
+            let plan = crate::result_types::typed(state, plan)?;
             let fields = plan.schema().fields();
             let renamed = shown.filter(|names| {
                 names.len() == fields.len() && fields.iter().zip(names).any(|(f, n)| f.name() != n)
@@ -76,7 +77,7 @@ pub(crate) async fn plan(
     };
     let _ = s.visit(&mut Namer);
     let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
-    Ok((plan, Some(shown)))
+    Ok((crate::result_types::typed(state, plan)?, Some(shown)))
 }
 
 /// `schema` with its fields named `names`.

@@ -282,3 +282,42 @@ fn parameters_are_checked_against_the_statement() {
         f.rt.block_on(s.run_prepared(&prepared, vec![text("2"), big(0)]));
     assert!(show(good).contains("| 20 |"));
 }
+
+#[test]
+fn described_columns_have_the_types_of_the_rows() {
+    let f = Fixture::new();
+    let mut s = f.engine.session();
+    // DataFusion types a CASE by its first branch, a UNION by its first input, until its
+    // analyzer coerces them: the description must be the coerced type the rows have.
+    for sql in [
+        "SELECT CASE WHEN $1::numeric(8,2) IS NULL THEN 0 ELSE $1::numeric(8,2) END",
+        "SELECT CASE WHEN n > $1 THEN id ELSE price END FROM p",
+        "SELECT n FROM p WHERE id = $1 UNION ALL SELECT price FROM p",
+    ] {
+        let statement = pmdb_sql::parse(sql).unwrap().pop_front().unwrap();
+        let prepared = f.rt.block_on(s.prepare(statement)).unwrap();
+        let described = prepared.columns().expect("a query describes its columns");
+        assert!(
+            matches!(
+                described.field(0).data_type(),
+                datafusion::arrow::datatypes::DataType::Decimal128(..)
+            ),
+            "{sql}: {described:?}"
+        );
+        let out = f.rt.block_on(s.run_prepared(&prepared, vec![int(1)]));
+        let Ok(Output::Rows { schema, batches }) = out else {
+            panic!("{sql}: {}", show(out));
+        };
+        assert_eq!(
+            schema.field(0).data_type(),
+            described.field(0).data_type(),
+            "{sql}"
+        );
+        for b in batches {
+            assert_eq!(
+                b.schema().field(0).data_type(),
+                described.field(0).data_type()
+            );
+        }
+    }
+}

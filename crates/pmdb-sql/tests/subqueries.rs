@@ -111,6 +111,18 @@ fn scalar_subqueries_give_their_one_row_or_fail() {
         ),
         ["4|4"]
     );
+    // The value keeps its type: a json value stays json.
+    let out = f.run(
+        &mut s,
+        "SELECT (SELECT json_build_object('a', x.a) FROM t1 x WHERE x.a = 1)",
+    );
+    let pmdb_sql::Output::Rows { schema, .. } = out else {
+        panic!("rows expected")
+    };
+    assert_eq!(
+        pmdb_sql::text_type(schema.field(0)),
+        Some(pmdb_sql::types::SqlType::Json)
+    );
     // More than one row is PostgreSQL's 21000, correlated or not, wherever it is.
     for q in [
         "SELECT a, (SELECT x.b FROM t1 x WHERE x.a >= t1.a) FROM t1",
