@@ -185,3 +185,46 @@ fn current_setting_reads_the_connections_settings() {
         assert_eq!(row, [Some(String::new())]);
     });
 }
+
+#[test]
+fn catalog_column_numbers_are_arrays_that_unnest_with_their_subscripts() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        c.batch_execute(
+            "CREATE TABLE par (a INT, b INT, PRIMARY KEY (b, a)); \
+             CREATE TABLE ch (id INT PRIMARY KEY, pa INT, pb INT, \
+                              FOREIGN KEY (pb, pa) REFERENCES par (b, a))",
+        )
+        .await
+        .unwrap();
+        // conkey and confkey are int2[], as PostgreSQL's, in the key's column order.
+        let fk = c
+            .query_one(
+                "SELECT conkey, confkey FROM pg_constraint \
+                 WHERE conrelid = 'ch'::regclass AND contype = 'f'",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(fk.get::<_, Vec<i16>>(0), [3, 2]);
+        assert_eq!(fk.get::<_, Vec<i16>>(1), [2, 1]);
+        // SQLAlchemy's primary key reflection: unnest(indkey) beside its subscripts.
+        let rows = c
+            .query(
+                "SELECT array_agg(a.attname ORDER BY k.ord) FROM pg_attribute a \
+                 JOIN (SELECT i.indrelid AS rel, unnest(i.indkey) AS attnum, \
+                              generate_subscripts(i.indkey, 1) AS ord \
+                       FROM pg_index i WHERE i.indrelid = 'par'::regclass) k \
+                   ON a.attrelid = k.rel AND a.attnum = k.attnum",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(rows[0].get::<_, Vec<String>>(0), ["b", "a"]);
+        // A series in a select list gives rows, named as PostgreSQL names it.
+        let series = c.query("SELECT generate_series(5, 7)", &[]).await.unwrap();
+        assert_eq!(series.len(), 3);
+        assert_eq!(series[0].columns()[0].name(), "generate_series");
+    });
+}

@@ -1097,3 +1097,76 @@ fn comments_are_read_as_postgresql_shows_them() {
         assert_eq!(got, [("v_short".to_owned(), "short".to_owned())]);
     });
 }
+
+#[test]
+fn psql_describes_checks_foreign_keys_and_the_keys_that_reference_a_table() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE par (a INT, b INT, PRIMARY KEY (b, a));
+             CREATE TABLE ch (id INT PRIMARY KEY, pa INT, pb INT CHECK (pb > 0),
+                              FOREIGN KEY (pb, pa) REFERENCES par (b, a));
+             CREATE TABLE lone (x INT)",
+        )
+        .await
+        .unwrap();
+        // psql lists checks only when relchecks says there are some, and foreign keys
+        // (PostgreSQL's are triggers) only when relhastriggers is set.
+        let flags = c
+            .query(
+                "SELECT c.relname, c.relchecks, c.relhastriggers FROM pg_catalog.pg_class c
+                 WHERE c.relname IN ('par', 'ch', 'lone') ORDER BY 1",
+                &[],
+            )
+            .await
+            .unwrap();
+        let flags: Vec<(String, i64, bool)> = flags
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        assert_eq!(
+            flags,
+            [
+                ("ch".into(), 1, true),
+                ("lone".into(), 0, false),
+                ("par".into(), 0, true)
+            ]
+        );
+        let check = c
+            .query_one(
+                "SELECT pg_catalog.pg_get_constraintdef(r.oid, true), \
+                        pg_catalog.pg_get_constraintdef(r.oid) \
+                 FROM pg_catalog.pg_constraint r \
+                 WHERE r.conrelid = 'ch'::regclass AND r.contype = 'c'",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(check.get::<_, String>(0), "CHECK (pb > 0)");
+        assert_eq!(check.get::<_, String>(1), "CHECK ((pb > 0))");
+        // "Referenced by", as psql 15 asks it: the oid written as text, unioned with
+        // the partition ancestors (none: pmdb has no partitions).
+        let oid: u32 = c
+            .query_one("SELECT 'par'::regclass::oid", &[])
+            .await
+            .unwrap()
+            .get(0);
+        let referencing = c
+            .query(
+                &format!(
+                    "SELECT conname, conrelid::pg_catalog.regclass AS ontable
+                     FROM pg_catalog.pg_constraint c
+                     WHERE confrelid IN (SELECT pg_catalog.pg_partition_ancestors('{oid}')
+                                         UNION ALL VALUES ('{oid}'::pg_catalog.regclass))
+                       AND contype = 'f' AND conparentid = 0
+                     ORDER BY conname"
+                ),
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(referencing.len(), 1);
+        assert_eq!(referencing[0].get::<_, String>(0), "ch_pb_pa_fkey");
+    });
+}

@@ -16,9 +16,11 @@ use datafusion::sql::sqlparser::ast::{
 /// The functions of one column that DataFusion reads in FROM.
 const ONE_COLUMN: &[&str] = &["generate_series", "range", "unnest"];
 
-/// Names the column of each such function in `statement` by its alias.
-pub(crate) fn name_by_alias(statement: &mut Statement) {
+/// Names the column of each such function in `statement` by its alias, and makes the
+/// series functions of its select lists give rows ([`crate::select_list_series`]).
+pub(crate) fn as_postgresql(statement: &mut Statement) {
     let _ = statement.visit(&mut ByAlias);
+    crate::select_list_series::expand(statement);
 }
 
 struct ByAlias;
@@ -117,7 +119,7 @@ mod tests {
         let datafusion::sql::parser::Statement::Statement(s) = &mut s else {
             panic!("a statement");
         };
-        name_by_alias(s);
+        as_postgresql(s);
         s.to_string()
     }
 

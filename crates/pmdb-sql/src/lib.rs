@@ -71,6 +71,7 @@ mod scan_exec;
 pub mod schema;
 mod segment_layout;
 mod segments;
+mod select_list_series;
 mod select_names;
 pub mod sequence;
 mod sequence_functions;

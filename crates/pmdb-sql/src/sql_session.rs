@@ -569,7 +569,7 @@ impl SqlSession {
         if let DfStatement::Statement(s) = &mut statement {
             crate::column_defaults::apply(&self.shared.catalog, s)?;
             crate::type_input::rewrite_casts(s)?;
-            crate::function_columns::name_by_alias(s);
+            crate::function_columns::as_postgresql(s);
             crate::unhonoured::check(s)?;
         }
         let planning = planning(StatementKind::of(&statement));

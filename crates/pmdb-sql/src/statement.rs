@@ -33,7 +33,7 @@ pub(crate) async fn run(
     if let DfStatement::Statement(s) = &mut statement {
         column_defaults::apply(&session.catalog, s)?;
         crate::type_input::rewrite_casts(s)?;
-        crate::function_columns::name_by_alias(s);
+        crate::function_columns::as_postgresql(s);
         if !matches!(s.as_ref(), Statement::CreateView(_)) {
             crate::view_expansion::expand(&session.catalog, s)?;
         }

@@ -215,7 +215,14 @@ fn constraint_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
             });
             text(Some(def))
         }
-        Some(Object::Check(t, i)) => text(Some(format!("CHECK (({}))", t.checks[i].expr))),
+        // Pretty-printed (psql's `\d`), the condition is not parenthesized again.
+        Some(Object::Check(t, i)) => text(Some(
+            if matches!(args.get(1), Some(ScalarValue::Boolean(Some(true)))) {
+                format!("CHECK ({})", t.checks[i].expr)
+            } else {
+                format!("CHECK (({}))", t.checks[i].expr)
+            },
+        )),
         _ => text(None),
     }
 }
@@ -233,9 +240,13 @@ fn format_type(_: &Source, args: &[ScalarValue]) -> ScalarValue {
     text(int(args.first()).and_then(|oid| oids::format_type(oid, int(args.get(1)))))
 }
 
-/// `x::regclass`: a relation's oid for its name, its name for its oid.
+/// `x::regclass`: a relation's oid for its name (or for the oid written as text, as
+/// psql writes them), its name for its oid.
 fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     if let Some(name) = string(args.first()) {
+        if let Ok(oid) = name.trim().parse::<u32>() {
+            return ScalarValue::Int64(Some(i64::from(oid)));
+        }
         let name = name.trim_start_matches("public.").trim_matches('"');
         let oid = source
             .catalog()

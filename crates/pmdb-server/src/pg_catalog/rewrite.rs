@@ -489,12 +489,24 @@ fn prune(body: &mut SetExpr) -> bool {
     }
 }
 
-fn is_column(expr: &Expr) -> bool {
-    matches!(expr, Expr::Identifier(_) | Expr::CompoundIdentifier(_))
+/// The catalog's array columns that hold values (column numbers); the others are null.
+const FILLED_ARRAYS: &[&str] = &["conkey", "confkey", "indkey"];
+
+/// Whether `expr` names a column that is always null: an array column of the catalog
+/// other than [`FILLED_ARRAYS`] (pmdb's tables have no array columns).
+fn is_null_array_column(expr: &Expr) -> bool {
+    let name = match expr {
+        Expr::Identifier(id) => &id.value,
+        Expr::CompoundIdentifier(parts) => match parts.last() {
+            Some(id) => &id.value,
+            None => return false,
+        },
+        _ => return false,
+    };
+    !FILLED_ARRAYS.contains(&name.to_lowercase().as_str())
 }
 
-/// An always-empty catalog relation, or `unnest` of a column: pmdb's tables have no
-/// array columns and its catalog's array columns are all null, so that has no rows.
+/// An always-empty catalog relation, or `unnest` of an always-null array column.
 fn is_always_empty(factor: &TableFactor) -> bool {
     match factor {
         TableFactor::Table {
@@ -506,11 +518,12 @@ fn is_always_empty(factor: &TableFactor) -> bool {
             ..
         } => {
             last_name(name) == "unnest"
-                && args.args.iter().all(
-                    |a| matches!(a, FunctionArg::Unnamed(FunctionArgExpr::Expr(e)) if is_column(e)),
-                )
+                && args.args.iter().all(|a| {
+                    matches!(a, FunctionArg::Unnamed(FunctionArgExpr::Expr(e))
+                        if is_null_array_column(e))
+                })
         }
-        TableFactor::UNNEST { array_exprs, .. } => array_exprs.iter().all(is_column),
+        TableFactor::UNNEST { array_exprs, .. } => array_exprs.iter().all(is_null_array_column),
         _ => false,
     }
 }
@@ -540,9 +553,22 @@ fn has_aggregate(select: &mut Select) -> bool {
 }
 
 fn reads_nothing(select: &mut Select) -> bool {
-    select.from.iter().any(chain_is_empty)
+    (select.from.iter().any(chain_is_empty) || lists_partition_ancestors(select))
         && matches!(&select.group_by, GroupByExpr::Expressions(e, _) if e.is_empty())
         && !has_aggregate(select)
+}
+
+/// `SELECT pg_partition_ancestors(rel)`, which psql's `\d` unions with the relation
+/// itself to find the foreign keys that reference it: the function gives no rows for
+/// a relation that is no partition, and pmdb has none.
+fn lists_partition_ancestors(select: &mut Select) -> bool {
+    let mut found = false;
+    top_level(&mut select.projection, |expr| {
+        if let Expr::Function(f) = expr {
+            found |= last_name(&f.name) == "pg_partition_ancestors";
+        }
+    });
+    found && select.from.is_empty()
 }
 
 /// Whether a FROM item has no rows: its first relation is always empty and no later

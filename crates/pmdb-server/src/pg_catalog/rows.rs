@@ -16,6 +16,8 @@ pub enum Cell {
     Real(f32),
     /// Microseconds since the Unix epoch (a timestamptz).
     Time(i64),
+    /// Column numbers, from 1 (`indkey`, `conkey`).
+    ColumnNumbers(Vec<i16>),
     Null,
 }
 
@@ -40,93 +42,125 @@ fn has_indexes(def: &TableDef) -> bool {
     !def.primary_key.is_empty() || !def.indexes.is_empty()
 }
 
-fn class(oid: i64, name: &str, kind: &str, am: i64, columns: usize, has_index: bool) -> Vec<Cell> {
-    vec![
-        Int(oid),
-        text(name),
-        Int(oids::PUBLIC_NAMESPACE),
-        Int(0),
-        Int(0),
-        Int(oids::BOOTSTRAP_ROLE),
-        Int(am),
-        Int(oid),
-        Int(0),
-        Int(0),
-        Real(-1.0),
-        Int(0),
-        Int(0),
-        Bool(has_index),
-        Bool(false),
-        text("p"),
-        text(kind),
-        Int(columns as i64),
-        Int(0),
-        Bool(false),
-        Bool(false),
-        Bool(false),
-        Bool(false),
-        Bool(false),
-        Bool(true),
-        text("d"),
-        Bool(false),
-        Int(0),
-        Null,
-        Null,
-        Null,
-    ]
+/// A relation of `pg_class`: what varies between pmdb's relations.
+struct Class<'a> {
+    oid: i64,
+    name: &'a str,
+    kind: &'a str,
+    am: i64,
+    columns: usize,
+    has_index: bool,
+    /// Its CHECK constraints (`relchecks`: psql lists them only when it is not 0).
+    checks: usize,
+    /// Whether foreign keys reference it or it has any (PostgreSQL's are triggers, and
+    /// psql lists them only when `relhastriggers` is set).
+    triggers: bool,
+}
+
+impl Class<'_> {
+    fn row(&self) -> Vec<Cell> {
+        vec![
+            Int(self.oid),
+            text(self.name),
+            Int(oids::PUBLIC_NAMESPACE),
+            Int(0),
+            Int(0),
+            Int(oids::BOOTSTRAP_ROLE),
+            Int(self.am),
+            Int(self.oid),
+            Int(0),
+            Int(0),
+            Real(-1.0),
+            Int(0),
+            Int(0),
+            Bool(self.has_index),
+            Bool(false),
+            text("p"),
+            text(self.kind),
+            Int(self.columns as i64),
+            Int(self.checks as i64),
+            Bool(false),
+            Bool(self.triggers),
+            Bool(false),
+            Bool(false),
+            Bool(false),
+            Bool(true),
+            text("d"),
+            Bool(false),
+            Int(0),
+            Null,
+            Null,
+            Null,
+        ]
+    }
+
+    /// A relation without constraints of its own (a sequence, a view, an index).
+    fn plain<'a>(oid: i64, name: &'a str, kind: &'a str, am: i64, columns: usize) -> Class<'a> {
+        Class {
+            oid,
+            name,
+            kind,
+            am,
+            columns,
+            has_index: false,
+            checks: 0,
+            triggers: false,
+        }
+    }
 }
 
 pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
     let mut rows = Vec::new();
     for seq in source.catalog().sequences() {
         // A sequence's relation has PostgreSQL's three columns.
-        rows.push(class(
-            oids::sequence(seq.def()),
-            &seq.def().name,
-            "S",
-            0,
-            3,
-            false,
-        ));
+        rows.push(Class::plain(oids::sequence(seq.def()), &seq.def().name, "S", 0, 3).row());
     }
     for v in source.catalog().views() {
-        rows.push(class(
-            oids::view(&v),
-            &v.name,
-            "v",
-            0,
-            v.columns.len(),
-            false,
-        ));
+        rows.push(Class::plain(oids::view(&v), &v.name, "v", 0, v.columns.len()).row());
     }
-    for def in source.tables() {
-        rows.push(class(
-            oids::table(&def),
-            &def.name,
-            "r",
-            oids::HEAP_AM,
-            def.columns.len(),
-            has_indexes(&def),
-        ));
+    let tables = source.tables();
+    for def in &tables {
+        let referenced = tables
+            .iter()
+            .any(|t| t.foreign_keys.iter().any(|fk| fk.parent == def.id));
+        rows.push(
+            Class {
+                has_index: has_indexes(def),
+                checks: def.checks.len(),
+                triggers: referenced || !def.foreign_keys.is_empty(),
+                ..Class::plain(
+                    oids::table(def),
+                    &def.name,
+                    "r",
+                    oids::HEAP_AM,
+                    def.columns.len(),
+                )
+            }
+            .row(),
+        );
         if !def.primary_key.is_empty() {
-            rows.push(class(
-                oids::primary_key_index(&def),
-                &oids::primary_key_name(&def),
-                "i",
-                oids::BTREE_AM,
-                def.primary_key.len(),
-                false,
-            ));
+            rows.push(
+                Class::plain(
+                    oids::primary_key_index(def),
+                    &oids::primary_key_name(def),
+                    "i",
+                    oids::BTREE_AM,
+                    def.primary_key.len(),
+                )
+                .row(),
+            );
         }
         for index in &def.indexes {
-            rows.push(class(
-                oids::index(&def, index),
-                &index.name,
-                "i",
-                oids::BTREE_AM,
-                index.columns.len(),
-                false,
-            ));
+            rows.push(
+                Class::plain(
+                    oids::index(def, index),
+                    &index.name,
+                    "i",
+                    oids::BTREE_AM,
+                    index.columns.len(),
+                )
+                .row(),
+            );
         }
     }
     rows
@@ -285,13 +319,14 @@ pub fn types(_: &Source) -> Vec<Vec<Cell>> {
     rows
 }
 
-/// `indkey`: the indexed columns' numbers (from 1), space-separated.
-fn column_numbers(columns: &[u16]) -> String {
-    columns
-        .iter()
-        .map(|c| (u32::from(*c) + 1).to_string())
-        .collect::<Vec<_>>()
-        .join(" ")
+/// Column positions (from 0) as PostgreSQL numbers them (from 1).
+fn column_numbers(columns: &[u16]) -> Cell {
+    Cell::ColumnNumbers(
+        columns
+            .iter()
+            .map(|&c| i16::try_from(c).map_or(i16::MAX, |c| c.saturating_add(1)))
+            .collect(),
+    )
 }
 
 fn index_row(index: i64, table: i64, columns: &[u16], primary: bool, unique: bool) -> Vec<Cell> {
@@ -312,7 +347,7 @@ fn index_row(index: i64, table: i64, columns: &[u16], primary: bool, unique: boo
         Bool(true),
         Bool(false),
         Bool(false),
-        Text(column_numbers(columns)),
+        column_numbers(columns),
         Null,
         Null,
     ]
@@ -396,11 +431,6 @@ pub fn constraints(source: &Source) -> Vec<Vec<Cell>> {
     rows
 }
 
-/// Column numbers as PostgreSQL's `int2[]` prints them: `{1,2}`.
-fn column_array(columns: &[u16]) -> String {
-    format!("{{{}}}", column_numbers(columns).replace(' ', ","))
-}
-
 fn constraint(
     oid: i64,
     name: &str,
@@ -420,7 +450,7 @@ fn constraint(
     let (parent, parent_columns, on_update, on_delete, matching) = match &references {
         Some((p, fk)) => (
             Int(oids::table(p)),
-            Text(column_array(&fk.parent_columns)),
+            column_numbers(&fk.parent_columns),
             text(&fk.on_update.pg_code().to_string()),
             text(&fk.on_delete.pg_code().to_string()),
             text("s"),
@@ -444,12 +474,14 @@ fn constraint(
         if columns.is_empty() {
             Null
         } else {
-            Text(column_array(columns))
+            column_numbers(columns)
         },
         parent_columns,
         on_update,
         on_delete,
         matching,
+        // No partitions: no constraint is inherited from a parent's.
+        Int(0),
     ]
 }
 

@@ -15,8 +15,8 @@ use super::rows::{
 use super::source::Source;
 use async_trait::async_trait;
 use datafusion::arrow::array::{
-    ArrayRef, BooleanBuilder, Float32Builder, Int64Builder, RecordBatch, StringBuilder,
-    TimestampMicrosecondBuilder, UInt32Builder,
+    ArrayRef, BooleanBuilder, Float32Builder, Int16Builder, Int64Builder, ListBuilder, RecordBatch,
+    StringBuilder, TimestampMicrosecondBuilder, UInt32Builder,
 };
 use datafusion::arrow::datatypes::{DataType, Field, Schema, SchemaRef, TimeUnit};
 use datafusion::catalog::{MemTable, MemorySchemaProvider, SchemaProvider, Session, TableProvider};
@@ -36,6 +36,9 @@ enum Kind {
     Real,
     /// timestamptz.
     Time,
+    /// Column numbers: `int2[]` (`int2vector` in `pg_index`, which clients read as
+    /// an array too).
+    ColumnNumbers,
 }
 
 type Rows = fn(&Source) -> Vec<Vec<Cell>>;
@@ -166,7 +169,7 @@ const RELATIONS: &[Relation] = &[
             ("indislive", K::Bool),
             ("indisreplident", K::Bool),
             ("indnullsnotdistinct", K::Bool),
-            ("indkey", K::Text),
+            ("indkey", K::ColumnNumbers),
             ("indexprs", K::Text),
             ("indpred", K::Text),
         ],
@@ -188,11 +191,12 @@ const RELATIONS: &[Relation] = &[
             ("confrelid", K::Oid),
             ("conislocal", K::Bool),
             ("coninhcount", K::Int),
-            ("conkey", K::Text),
-            ("confkey", K::Text),
+            ("conkey", K::ColumnNumbers),
+            ("confkey", K::ColumnNumbers),
             ("confupdtype", K::Text),
             ("confdeltype", K::Text),
             ("confmatchtype", K::Text),
+            ("conparentid", K::Oid),
         ],
         rows: Some(constraints),
     },
@@ -516,6 +520,7 @@ fn data_type(kind: Kind) -> DataType {
         Kind::Bool => DataType::Boolean,
         Kind::Real => DataType::Float32,
         Kind::Time => DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
+        Kind::ColumnNumbers => DataType::new_list(DataType::Int16, true),
     }
 }
 
@@ -592,6 +597,17 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
                 } else {
                     None
                 })
+            });
+            Arc::new(b.finish())
+        }
+        Kind::ColumnNumbers => {
+            let mut b = ListBuilder::new(Int16Builder::new());
+            cells.for_each(|c| match c {
+                Cell::ColumnNumbers(v) => {
+                    b.values().append_slice(v);
+                    b.append(true);
+                }
+                _ => b.append(false),
             });
             Arc::new(b.finish())
         }
