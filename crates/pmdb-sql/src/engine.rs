@@ -112,6 +112,7 @@ impl SqlEngine {
         crate::sequence_functions::register(&ctx, &catalog, &sequence_calls);
         crate::type_input::register(&ctx);
         crate::scalar_subqueries::register(&ctx);
+        crate::branch_types::register(&ctx);
         crate::json_functions::register(&mut ctx).map_err(df_error)?;
         datafusion::execution::FunctionRegistry::register_expr_planner(
             &mut ctx,

@@ -78,6 +78,7 @@ pub mod state {
     pub const WRONG_OBJECT_TYPE: &str = "42809";
     pub const INVALID_NAME: &str = "42602";
     pub const DUPLICATE_COLUMN: &str = "42701";
+    pub const AMBIGUOUS_COLUMN: &str = "42702";
     pub const FOREIGN_KEY_VIOLATION: &str = "23503";
     pub const CHECK_VIOLATION: &str = "23514";
     pub const INVALID_FOREIGN_KEY: &str = "42830";
@@ -222,9 +223,7 @@ pub fn df_error(e: DataFusionError) -> SqlError {
             )
         }
         DataFusionError::Plan(m) => SqlError::user(state::SYNTAX, m),
-        DataFusionError::SchemaError(e, _) => {
-            SqlError::user(state::UNDEFINED_COLUMN, e.to_string())
-        }
+        DataFusionError::SchemaError(e, _) => schema_error(*e),
         DataFusionError::ArrowError(e, _) => {
             let sqlstate = match e.as_ref() {
                 datafusion::arrow::error::ArrowError::DivideByZero => state::DIVISION_BY_ZERO,
@@ -234,6 +233,27 @@ pub fn df_error(e: DataFusionError) -> SqlError {
         }
         DataFusionError::Execution(m) => SqlError::user(state::DATA_EXCEPTION, m),
         other => SqlError::Query(other.strip_backtrace()),
+    }
+}
+
+/// A column a statement names that is not there, or not only once, in PostgreSQL's
+/// words: `column "a" does not exist`, `column t.a does not exist` when qualified.
+fn schema_error(e: datafusion::common::SchemaError) -> SqlError {
+    use datafusion::common::SchemaError;
+    let shown = |c: &datafusion::common::Column| match &c.relation {
+        Some(r) => format!("{}.{}", r.table(), c.name),
+        None => format!("\"{}\"", c.name),
+    };
+    match &e {
+        SchemaError::FieldNotFound { field, .. } => SqlError::user(
+            state::UNDEFINED_COLUMN,
+            format!("column {} does not exist", shown(field)),
+        ),
+        SchemaError::AmbiguousReference { field } => SqlError::user(
+            state::AMBIGUOUS_COLUMN,
+            format!("column reference \"{}\" is ambiguous", field.name),
+        ),
+        _ => SqlError::user(state::UNDEFINED_COLUMN, e.to_string()),
     }
 }
 

@@ -17,6 +17,7 @@ pub mod array_text;
 mod arrow_conv;
 mod ast_build;
 mod ast_shape;
+mod branch_types;
 pub mod catalog;
 mod column_chunk;
 mod column_defaults;

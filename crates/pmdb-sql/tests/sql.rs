@@ -445,3 +445,26 @@ fn grouping_by_a_primary_key_determines_the_tables_other_columns() {
             .is_err()
     );
 }
+
+#[test]
+fn unknown_and_ambiguous_columns_are_named_as_postgresql_names_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    command(&sql, "CREATE TABLE u (id INT PRIMARY KEY, v TEXT)");
+    for (q, state, message) in [
+        ("SELECT a FROM u", "42703", "column \"a\" does not exist"),
+        ("SELECT u.a FROM u", "42703", "column u.a does not exist"),
+        (
+            "SELECT id FROM u x, u y",
+            "42702",
+            "column reference \"id\" is ambiguous",
+        ),
+    ] {
+        let e = error(&sql, q);
+        assert_eq!(
+            (e.sqlstate(), e.to_string().as_str()),
+            (state, message),
+            "{q}"
+        );
+    }
+}

@@ -316,3 +316,46 @@ fn fractions_become_integers_rounded_as_postgresql_rounds_them() {
         ["2|2|-2", "3|4|2"]
     );
 }
+
+#[test]
+fn conditional_expressions_keep_the_type_their_branches_share() {
+    let f = Fixture::new(
+        "CREATE TABLE u (id INT PRIMARY KEY, g UUID, v VARCHAR(5), t TEXT);
+         INSERT INTO u VALUES (1, 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11', 'x', 'y')",
+    );
+    let mut s = f.session();
+    let types = |s: &mut pmdb_sql::SqlSession, sql: &str| {
+        let pmdb_sql::Output::Rows { schema, .. } = f.run(s, sql) else {
+            panic!("{sql}: rows expected")
+        };
+        schema
+            .fields()
+            .iter()
+            .map(|f| pmdb_sql::text_type(f).map(|t| t.to_string()))
+            .collect::<Vec<_>>()
+    };
+    // As PostgreSQL describes them: uuid, json and varchar branches stay so.
+    assert_eq!(
+        types(
+            &mut s,
+            "SELECT CASE WHEN id > 0 THEN g END, coalesce(g, NULL), nullif(g, g),
+                    CASE WHEN id > 0 THEN json_build_object('a', id) END, coalesce(v, v)
+             FROM u"
+        ),
+        [
+            Some("UUID".to_string()),
+            Some("UUID".to_string()),
+            Some("UUID".to_string()),
+            Some("JSON".to_string()),
+            Some("VARCHAR(5)".to_string())
+        ]
+    );
+    // Branches of different types are text.
+    assert_eq!(
+        types(
+            &mut s,
+            "SELECT CASE WHEN id > 0 THEN g ELSE t END, coalesce(v, t) FROM u"
+        ),
+        [None, None]
+    );
+}
