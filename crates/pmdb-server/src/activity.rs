@@ -34,8 +34,27 @@ pub struct Backend {
     pub state_change: i64,
     pub state: &'static str,
     pub query: String,
-    /// What cancels the connection's running statement (`pg_cancel_backend`).
+    /// What stops the connection's statement or ends the connection.
+    pub control: Control,
+}
+
+/// What another session may do to a connection: cancel its running statement
+/// (`pg_cancel_backend`), or end it (`pg_terminate_backend`).
+#[derive(Clone, Debug)]
+pub struct Control {
     pub cancel: Option<Arc<ConnectionHandle>>,
+    /// Woken to end the connection; the socket's message loop waits on it.
+    pub terminate: Arc<tokio::sync::Notify>,
+}
+
+impl Control {
+    fn cancel(&self) {
+        if let Some(handle) = self.cancel.clone()
+            && let Ok(runtime) = tokio::runtime::Handle::try_current()
+        {
+            runtime.spawn(async move { handle.cancel().await });
+        }
+    }
 }
 
 /// The server's connections, by process id.
@@ -53,7 +72,7 @@ impl Activity {
         database: &str,
         application_name: &str,
         client: Option<SocketAddr>,
-        cancel: Option<Arc<ConnectionHandle>>,
+        control: Control,
     ) -> Registration {
         let at = now();
         self.backends.lock().insert(
@@ -70,7 +89,7 @@ impl Activity {
                 state_change: at,
                 state: "idle",
                 query: String::new(),
-                cancel,
+                control,
             },
         );
         Registration {
@@ -87,18 +106,23 @@ impl Activity {
     /// Asks the connection of process id `pid` to stop its running statement, as a
     /// cancel request does; whether there is such a connection.
     pub fn cancel(&self, pid: i32) -> bool {
-        let handle = self
-            .backends
-            .lock()
-            .get(&pid)
-            .and_then(|b| b.cancel.clone());
-        let Some(handle) = handle else {
-            return false;
-        };
-        if let Ok(runtime) = tokio::runtime::Handle::try_current() {
-            runtime.spawn(async move { handle.cancel().await });
-        }
-        true
+        self.control(pid).map(|c| c.cancel()).is_some()
+    }
+
+    /// Ends the connection of process id `pid` (its running statement is cancelled
+    /// first; its block rolls back as the session goes); whether there is one.
+    pub fn terminate(&self, pid: i32) -> bool {
+        self.control(pid)
+            .map(|c| {
+                c.cancel();
+                // A permit: the connection sees it once its statement has stopped.
+                c.terminate.notify_one();
+            })
+            .is_some()
+    }
+
+    fn control(&self, pid: i32) -> Option<Control> {
+        self.backends.lock().get(&pid).map(|b| b.control.clone())
     }
 }
 

@@ -42,7 +42,7 @@ use pmdb_sql::{
 };
 use tokio::sync::Mutex;
 
-use crate::activity::{Activity, Registration};
+use crate::activity::{Activity, Control, Registration};
 use crate::auth::Gate;
 use crate::compat::{self, IsolationSetting, Settings};
 use crate::copy::Receiving;
@@ -73,6 +73,8 @@ pub struct Client {
     /// The server's connections, and this one's place among them once identified.
     activity: Arc<Activity>,
     backend: Option<Registration>,
+    /// Woken by `pg_terminate_backend` (see [`Handler::terminated`]).
+    terminate: Arc<tokio::sync::Notify>,
 }
 
 impl Client {
@@ -90,14 +92,17 @@ impl Client {
         self.sql.set_identity(user, database, pid);
         let address = info.socket_addr();
         let client = (!address.ip().is_unspecified() || address.port() != 0).then_some(address);
-        let cancel = info
-            .session_extensions()
-            .get::<Arc<ConnectionHandle>>()
-            .map(|h| Arc::clone(&*h));
+        let control = Control {
+            cancel: info
+                .session_extensions()
+                .get::<Arc<ConnectionHandle>>()
+                .map(|h| Arc::clone(&*h)),
+            terminate: Arc::clone(&self.terminate),
+        };
         self.backend =
             Some(
                 self.activity
-                    .register(pid, user, database, application, client, cancel),
+                    .register(pid, user, database, application, client, control),
             );
         self.identified = true;
     }
@@ -449,9 +454,22 @@ pub struct Handler {
     sync_follows: AtomicBool,
     /// The client's `idle_in_transaction_session_timeout` (see [`Client::idle_limit`]).
     idle_limit: Arc<AtomicU64>,
+    terminate: Arc<tokio::sync::Notify>,
 }
 
 impl Handler {
+    /// Tells the session who the client is, once its start-up has ended, so that the
+    /// connection shows in `pg_stat_activity` (and can be cancelled or ended) before its
+    /// first statement, as in PostgreSQL.
+    pub async fn identify(&self, info: &impl ClientInfo) {
+        self.client.lock().await.identify(info);
+    }
+
+    /// Resolves once another session asked to end this connection (`pg_terminate_backend`).
+    pub async fn terminated(&self) {
+        self.terminate.notified().await;
+    }
+
     /// Fails the open block (if any) for an error pgwire found in a message: the rest of
     /// the block, or of the statements up to the Sync, must not commit.
     pub async fn fail_block(&self) {
@@ -813,6 +831,7 @@ impl Connection {
     ) -> Connection {
         let status = SessionStatus::default();
         let idle_limit = Arc::new(AtomicU64::new(0));
+        let terminate = Arc::new(tokio::sync::Notify::new());
         let settings = Settings::new(sql.setting_values());
         let client = Arc::new(Mutex::new(Client {
             sql,
@@ -825,6 +844,7 @@ impl Connection {
             idle_limit: Arc::clone(&idle_limit),
             activity,
             backend: None,
+            terminate: Arc::clone(&terminate),
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),
@@ -837,6 +857,7 @@ impl Connection {
                 status,
                 sync_follows: AtomicBool::new(false),
                 idle_limit,
+                terminate,
             }),
             gate: Arc::new(gate),
             cancel,

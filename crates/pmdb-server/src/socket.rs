@@ -3,8 +3,9 @@
 //! until Sync with the session's status in ReadyForQuery ([`crate::sync_flush`]), and
 //! the message loop that hands each message to pgwire's dispatcher (telling the handler
 //! whether a Sync follows each Execute); a client that has not finished its start-up in
-//! [`STARTUP_TIMEOUT`] is dropped, and one idle in a block longer than its
-//! `idle_in_transaction_session_timeout` is disconnected.
+//! [`STARTUP_TIMEOUT`] is dropped, one idle in a block longer than its
+//! `idle_in_transaction_session_timeout` is disconnected, and one another session ends
+//! (`pg_terminate_backend`) is told so and closed.
 
 use std::io;
 use std::net::SocketAddr;
@@ -105,13 +106,21 @@ where
                 _ = startup.as_mut() => None,
                 msg = socket.next() => msg,
             }
-        } else if let Some(limit) = handler.idle_limit() {
-            match tokio::time::timeout(limit, socket.next()).await {
-                Ok(msg) => msg,
-                Err(_) => return idle_in_transaction(&mut socket, &handler).await,
-            }
         } else {
-            socket.next().await
+            let limit = handler.idle_limit().unwrap_or(Duration::MAX);
+            tokio::select! {
+                _ = handler.terminated() => {
+                    return fatal(&mut socket, &handler, "57P01",
+                        "terminating connection due to administrator command").await;
+                }
+                msg = tokio::time::timeout(limit, socket.next()) => match msg {
+                    Ok(msg) => msg,
+                    Err(_) => {
+                        return fatal(&mut socket, &handler, "25P03",
+                            "terminating connection due to idle-in-transaction timeout").await;
+                    }
+                },
+            }
         };
         let Some(Ok(msg)) = next else {
             return Ok(());
@@ -150,21 +159,20 @@ where
         if cancel_request {
             return Ok(());
         }
+        if starting && matches!(socket.state(), PgWireConnectionState::ReadyForQuery) {
+            handler.identify(&socket).await;
+        }
     }
 }
 
-/// Ends a connection whose client stayed idle in a block past its
-/// `idle_in_transaction_session_timeout`, as PostgreSQL does: FATAL 25P03, then close (the
-/// block rolls back as the session goes).
-async fn idle_in_transaction<T>(socket: &mut T, handler: &Handler) -> io::Result<()>
+/// Ends a connection as PostgreSQL does when it must (its client idle in a block past
+/// its `idle_in_transaction_session_timeout`, 25P03; `pg_terminate_backend`, 57P01):
+/// FATAL, then close (the block rolls back as the session goes).
+async fn fatal<T>(socket: &mut T, handler: &Handler, code: &str, message: &str) -> io::Result<()>
 where
     T: Sink<PgWireBackendMessage> + Unpin,
 {
-    let error = ErrorInfo::new(
-        "FATAL".into(),
-        "25P03".into(),
-        "terminating connection due to idle-in-transaction timeout".into(),
-    );
+    let error = ErrorInfo::new("FATAL".into(), code.into(), message.into());
     handler.flush_now();
     // The client may be gone already: the connection ends either way.
     let _ = socket

@@ -1,5 +1,6 @@
 //! What drivers and their test suites call beyond tables: `pg_sleep`, which a cancel
-//! (`pg_cancel_backend` included) and `statement_timeout` stop; the quoting functions;
+//! (`pg_cancel_backend` included) and `statement_timeout` stop; `pg_terminate_backend`,
+//! which ends a connection, idle or busy; the quoting functions;
 //! a prepared query whose result type DDL changed, which fails as PostgreSQL's does so
 //! that drivers prepare it again; a set-returning function named by its alias.
 
@@ -134,5 +135,66 @@ fn a_set_returning_function_in_from_is_named_by_its_alias() {
                 ("a3".to_owned(), 3)
             ]
         );
+    });
+}
+
+#[test]
+fn pg_terminate_backend_ends_a_connection_idle_or_busy() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let admin = server.connect().await;
+        // The pid parameter is an int4, as in PostgreSQL (drivers send a number).
+        let terminate = admin
+            .prepare("SELECT pg_terminate_backend($1)")
+            .await
+            .unwrap();
+        assert_eq!(terminate.params(), [tokio_postgres::types::Type::INT4]);
+        // The newest other connection, as pg_stat_activity shows it (from its start-up on).
+        let newest = async |admin: &tokio_postgres::Client| -> i32 {
+            let pid: i64 = admin
+                .query_one(
+                    "SELECT pid FROM pg_stat_activity WHERE pid <> pg_backend_pid() \
+                     ORDER BY backend_start DESC, pid DESC LIMIT 1",
+                    &[],
+                )
+                .await
+                .unwrap()
+                .get(0);
+            i32::try_from(pid).unwrap()
+        };
+        // A connection that has run nothing yet is there to end.
+        let idle = server.connect().await;
+        let idle_pid = newest(&admin).await;
+        let ended: bool = admin
+            .query_one(&terminate, &[&idle_pid])
+            .await
+            .unwrap()
+            .get(0);
+        assert!(ended);
+        let e = idle.simple_query("SELECT 1").await.unwrap_err();
+        assert!(e.is_closed() || sqlstate(&e) == "57P01", "{e}");
+        // A busy one: its statement stops and the connection ends.
+        let busy = server.connect().await;
+        let busy_pid = newest(&admin).await;
+        let sleeping = tokio::spawn(async move { busy.simple_query("SELECT pg_sleep(30)").await });
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        let started = Instant::now();
+        assert!(
+            admin
+                .query_one(&terminate, &[&busy_pid])
+                .await
+                .unwrap()
+                .get::<_, bool>(0)
+        );
+        let e = sleeping.await.unwrap().unwrap_err();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        assert!(
+            e.is_closed() || ["57014", "57P01"].contains(&sqlstate(&e).as_str()),
+            "{e}"
+        );
+        // No such process.
+        let none: bool = admin.query_one(&terminate, &[&-5i32]).await.unwrap().get(0);
+        assert!(!none);
+        admin.batch_execute("SELECT 1").await.unwrap();
     });
 }

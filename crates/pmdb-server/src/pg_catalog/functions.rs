@@ -216,15 +216,36 @@ fn constraint_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
             text(Some(def))
         }
         // Pretty-printed (psql's `\d`), the condition is not parenthesized again.
-        Some(Object::Check(t, i)) => text(Some(
-            if matches!(args.get(1), Some(ScalarValue::Boolean(Some(true)))) {
-                format!("CHECK ({})", t.checks[i].expr)
-            } else {
-                format!("CHECK (({}))", t.checks[i].expr)
-            },
-        )),
+        Some(Object::Check(t, i)) => {
+            let condition = unparenthesized(&t.checks[i].expr);
+            text(Some(
+                if matches!(args.get(1), Some(ScalarValue::Boolean(Some(true)))) {
+                    format!("CHECK ({condition})")
+                } else {
+                    format!("CHECK (({condition}))")
+                },
+            ))
+        }
         _ => text(None),
     }
+}
+
+/// A condition without the parentheses that only wrap all of it, as PostgreSQL prints a
+/// condition it keeps parsed (`((x > 0))` is `x > 0`; `(a) AND (b)` stays).
+fn unparenthesized(condition: &str) -> String {
+    use datafusion::sql::sqlparser::ast::Expr;
+    use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+    use datafusion::sql::sqlparser::parser::Parser;
+    let parsed = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(condition)
+        .and_then(|mut p| p.parse_expr());
+    let Ok(mut e) = parsed else {
+        return condition.to_owned();
+    };
+    while let Expr::Nested(inner) = e {
+        e = *inner;
+    }
+    e.to_string()
 }
 
 /// `pg_get_viewdef(oid [, pretty])`: the view's query, as PostgreSQL prints it (a
@@ -408,6 +429,13 @@ fn cancel_backend(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     ScalarValue::Boolean(pid.map(|p| source.activity().cancel(p)))
 }
 
+/// `pg_terminate_backend(pid)`: ends the connection with process id `pid` (FATAL
+/// 57P01 to its client); false when there is no such connection.
+fn terminate_backend(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    let pid = int(args.first()).and_then(|p| i32::try_from(p).ok());
+    ScalarValue::Boolean(pid.map(|p| source.activity().terminate(p)))
+}
+
 /// `pg_size_pretty(bytes)`, as PostgreSQL rounds it: bytes up to 10 kB, then the
 /// largest unit that keeps the number under 10,240.
 fn size_pretty(_: &Source, args: &[ScalarValue]) -> ScalarValue {
@@ -452,6 +480,7 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     // release. Pools call it when a connection comes back (asyncpg).
     ("pg_advisory_unlock_all", Returns::Text, null),
     ("pg_cancel_backend", Returns::Bool, cancel_backend),
+    ("pg_terminate_backend", Returns::Bool, terminate_backend),
     ("array_to_string", Returns::Text, array_to_string),
     ("pg_size_pretty", Returns::Text, size_pretty),
     // pmdb keeps no per-table size: an unknown size is a null.
@@ -460,6 +489,22 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     ("pg_total_relation_size", Returns::Int, null),
     ("pg_indexes_size", Returns::Int, null),
 ];
+
+/// The functions of a process id take an integer (so that `pg_cancel_backend($1)`
+/// describes `$1` as int4, as PostgreSQL does, and drivers send a number); the others
+/// anything.
+fn signature(name: &str) -> Signature {
+    let pid = [DataType::Int32, DataType::Int64].map(|t| TypeSignature::Exact(vec![t]));
+    match name {
+        "pg_cancel_backend" | "pg_terminate_backend" => {
+            Signature::one_of(pid.to_vec(), Volatility::Volatile)
+        }
+        _ => Signature::one_of(
+            vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
+            Volatility::Volatile,
+        ),
+    }
+}
 
 /// Every function, over `source`.
 pub fn all(source: &Arc<Source>) -> Vec<ScalarUDF> {
@@ -471,11 +516,27 @@ pub fn all(source: &Arc<Source>) -> Vec<ScalarUDF> {
                 returns,
                 body,
                 source: Arc::clone(source),
-                signature: Signature::one_of(
-                    vec![TypeSignature::Nullary, TypeSignature::VariadicAny],
-                    Volatility::Volatile,
-                ),
+                signature: signature(name),
             })
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::unparenthesized;
+
+    #[test]
+    fn conditions_lose_only_the_parentheses_around_all_of_them() {
+        assert_eq!(unparenthesized("((((x > 0))))"), "x > 0");
+        assert_eq!(unparenthesized("x > 0"), "x > 0");
+        assert_eq!(
+            unparenthesized("(x IS NULL OR y IS NULL) AND (x IS NULL OR y IS NULL)"),
+            "(x IS NULL OR y IS NULL) AND (x IS NULL OR y IS NULL)"
+        );
+        assert_eq!(
+            unparenthesized("a = '(' AND b = ')'"),
+            "a = '(' AND b = ')'"
+        );
+    }
 }
