@@ -2,7 +2,7 @@
 //! `SET TIME ZONE`, `SET NAMES`) and read with `SHOW` or reset with `RESET`, which each
 //! connection keeps for itself (drivers set them at start-up and read some back; of
 //! these pmdb acts on the time limits, [`crate::timeouts`], and refuses a time zone
-//! other than UTC). Settings of DataFusion (`datafusion.…`) go to
+//! other than UTC and a table access method other than heap). Settings of DataFusion (`datafusion.…`) go to
 //! DataFusion instead. The isolation settings are the SQL session's own
 //! ([`isolation`]).
 
@@ -41,6 +41,7 @@ fn defaults() -> BTreeMap<String, String> {
         ("lock_timeout", "0"),
         ("idle_in_transaction_session_timeout", "0"),
         ("max_identifier_length", "63"),
+        ("default_table_access_method", "heap"),
         ("server_version", SERVER_VERSION),
         ("server_version_num", "150000"),
     ]
@@ -278,6 +279,12 @@ impl Settings {
             if name == "timezone" && !pmdb_sql::names_utc(&value) {
                 return Some(Err(SqlError::unsupported(format!(
                     "time zone {value:?}: pmdb shows TIMESTAMPTZ values in UTC only"
+                ))));
+            }
+            // pmdb stores every table one way, which catalogs call heap.
+            if name == "default_table_access_method" && value != "heap" {
+                return Some(Err(SqlError::unsupported(format!(
+                    "table access method {value:?}: pmdb's tables have one, heap"
                 ))));
             }
             let value = match timeouts::is_timeout(&name) {

@@ -222,6 +222,27 @@ fn catalog_column_numbers_are_arrays_that_unnest_with_their_subscripts() {
             .await
             .unwrap();
         assert_eq!(rows[0].get::<_, Vec<String>>(0), ["b", "a"]);
+        // An index's operator classes and options, one per column (the type's own
+        // order, ascending), and SQLAlchemy's table options: no tablespace, heap.
+        let index = c
+            .query_one(
+                "SELECT i.indclass, i.indoption, t.spcname, current_setting('default_table_access_method') \
+                 FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid \
+                 LEFT JOIN pg_tablespace t ON t.oid = c.reltablespace \
+                 WHERE i.indrelid = 'par'::regclass",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(index.get::<_, Vec<u32>>(0), [0, 0]);
+        assert_eq!(index.get::<_, Vec<i16>>(1), [0, 0]);
+        assert_eq!(index.get::<_, Option<String>>(2), None);
+        assert_eq!(index.get::<_, String>(3), "heap");
+        let classes = c
+            .query("SELECT oid, opcname FROM pg_opclass WHERE NOT opcdefault", &[])
+            .await
+            .unwrap();
+        assert!(classes.is_empty());
         // A series in a select list gives rows, named as PostgreSQL names it.
         let series = c.query("SELECT generate_series(5, 7)", &[]).await.unwrap();
         assert_eq!(series.len(), 3);

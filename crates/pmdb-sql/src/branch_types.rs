@@ -38,6 +38,9 @@ impl AnalyzerRule for BranchTypes {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DfResult<LogicalPlan> {
+        // Nodes are visited children first: once one changed, the nodes after it (its
+        // parents among them) work their schemas out anew.
+        let mut changed_before = false;
         plan.transform_up_with_subqueries(|node| {
             let mut schema = DFSchema::empty();
             for input in node.inputs() {
@@ -50,7 +53,8 @@ impl AnalyzerRule for BranchTypes {
                     .update_data(|e| name.restore(e)))
             })?;
             // A node keeps the schema it was made with until asked to work it out anew.
-            if changed.transformed {
+            changed_before |= changed.transformed;
+            if changed_before {
                 changed.map_data(LogicalPlan::recompute_schema)
             } else {
                 Ok(changed)

@@ -197,10 +197,16 @@ impl SequenceFunction {
             }
             Function::LastVal => int(self.calls.last(&self.catalog)),
             Function::SerialSequence => {
-                let table = self
-                    .catalog
-                    .table_or_error(&relation(&text(0).unwrap_or_default())?)?;
+                let name = relation(&text(0).unwrap_or_default())?;
                 let column = text(1).unwrap_or_default();
+                let table = match self.catalog.table(&name) {
+                    Some(t) => t,
+                    // An index, a view or a sequence owns no sequence.
+                    None if self.catalog.names_a_relation(&name) => {
+                        return Ok(ScalarValue::Utf8(None));
+                    }
+                    None => self.catalog.table_or_error(&name)?,
+                };
                 let position = table.def().column(&column).ok_or_else(|| {
                     SqlError::user(
                         state::UNDEFINED_COLUMN,

@@ -350,6 +350,14 @@ fn conditional_expressions_keep_the_type_their_branches_share() {
             Some("VARCHAR(5)".to_string())
         ]
     );
+    // Also under a sort by a column the select list leaves out (a projection above it).
+    assert_eq!(
+        types(
+            &mut s,
+            "SELECT CASE WHEN id > 0 THEN g END FROM u ORDER BY t"
+        ),
+        [Some("UUID".to_string())]
+    );
     // Branches of different types are text.
     assert_eq!(
         types(

@@ -16,8 +16,11 @@ pub enum Cell {
     Real(f32),
     /// Microseconds since the Unix epoch (a timestamptz).
     Time(i64),
-    /// Column numbers, from 1 (`indkey`, `conkey`).
+    /// Column numbers, from 1 (`indkey`, `conkey`); also an index's per-column options
+    /// (`indoption`, all 0: ascending, nulls last).
     ColumnNumbers(Vec<i16>),
+    /// Object identifiers (`indclass`: 0 for each column, the type's own order).
+    Oids(Vec<u32>),
     Null,
 }
 
@@ -348,6 +351,8 @@ fn index_row(index: i64, table: i64, columns: &[u16], primary: bool, unique: boo
         Bool(false),
         Bool(false),
         column_numbers(columns),
+        Cell::Oids(vec![0; columns.len()]),
+        Cell::ColumnNumbers(vec![0; columns.len()]),
         Null,
         Null,
     ]
@@ -490,6 +495,15 @@ pub fn access_methods(_: &Source) -> Vec<Vec<Cell>> {
         vec![Int(oids::HEAP_AM), text("heap"), text("t")],
         vec![Int(oids::BTREE_AM), text("btree"), text("i")],
     ]
+}
+
+/// PostgreSQL's two tablespaces, with their oids; every relation is in the default one
+/// (`reltablespace` 0), as pmdb places data by its tiers, not by tablespace.
+pub fn tablespaces(_: &Source) -> Vec<Vec<Cell>> {
+    [(1663, "pg_default"), (1664, "pg_global")]
+        .into_iter()
+        .map(|(oid, name)| vec![Int(oid), text(name), Int(oids::BOOTSTRAP_ROLE), Null, Null])
+        .collect()
 }
 
 pub fn databases(source: &Source) -> Vec<Vec<Cell>> {

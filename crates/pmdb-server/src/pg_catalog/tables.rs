@@ -10,7 +10,8 @@ use std::sync::Arc;
 
 use super::rows::{
     Cell, access_methods, activity, attrdefs, attributes, classes, constraints, databases,
-    description_rows, indexes, namespaces, roles, sequences, table_list, types, view_list,
+    description_rows, indexes, namespaces, roles, sequences, table_list, tablespaces, types,
+    view_list,
 };
 use super::source::Source;
 use async_trait::async_trait;
@@ -39,6 +40,8 @@ enum Kind {
     /// Column numbers: `int2[]` (`int2vector` in `pg_index`, which clients read as
     /// an array too).
     ColumnNumbers,
+    /// Object identifiers: `oid[]` (`oidvector` in `pg_index`).
+    Oids,
 }
 
 type Rows = fn(&Source) -> Vec<Vec<Cell>>;
@@ -170,6 +173,8 @@ const RELATIONS: &[Relation] = &[
             ("indisreplident", K::Bool),
             ("indnullsnotdistinct", K::Bool),
             ("indkey", K::ColumnNumbers),
+            ("indclass", K::Oids),
+            ("indoption", K::ColumnNumbers),
             ("indexprs", K::Text),
             ("indpred", K::Text),
         ],
@@ -204,6 +209,17 @@ const RELATIONS: &[Relation] = &[
         name: "pg_am",
         columns: &[("oid", K::Oid), ("amname", K::Text), ("amtype", K::Text)],
         rows: Some(access_methods),
+    },
+    Relation {
+        name: "pg_tablespace",
+        columns: &[
+            ("oid", K::Oid),
+            ("spcname", K::Text),
+            ("spcowner", K::Oid),
+            ("spcacl", K::Text),
+            ("spcoptions", K::Text),
+        ],
+        rows: Some(tablespaces),
     },
     Relation {
         name: "pg_database",
@@ -472,6 +488,22 @@ const RELATIONS: &[Relation] = &[
         ],
     ),
     empty("pg_event_trigger", &[("oid", K::Oid), ("evtname", K::Text)]),
+    // pmdb's indexes order by each type's own order: no operator class is named, and
+    // none is other than the default (which SQLAlchemy's index reflection asks for).
+    empty(
+        "pg_opclass",
+        &[
+            ("oid", K::Oid),
+            ("opcmethod", K::Oid),
+            ("opcname", K::Text),
+            ("opcnamespace", K::Oid),
+            ("opcowner", K::Oid),
+            ("opcfamily", K::Oid),
+            ("opcintype", K::Oid),
+            ("opcdefault", K::Bool),
+            ("opckeytype", K::Oid),
+        ],
+    ),
 ];
 
 const fn empty(name: &'static str, columns: &'static [(&'static str, Kind)]) -> Relation {
@@ -521,6 +553,7 @@ fn data_type(kind: Kind) -> DataType {
         Kind::Real => DataType::Float32,
         Kind::Time => DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
         Kind::ColumnNumbers => DataType::new_list(DataType::Int16, true),
+        Kind::Oids => DataType::new_list(DataType::UInt32, true),
     }
 }
 
@@ -604,6 +637,17 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
             let mut b = ListBuilder::new(Int16Builder::new());
             cells.for_each(|c| match c {
                 Cell::ColumnNumbers(v) => {
+                    b.values().append_slice(v);
+                    b.append(true);
+                }
+                _ => b.append(false),
+            });
+            Arc::new(b.finish())
+        }
+        Kind::Oids => {
+            let mut b = ListBuilder::new(UInt32Builder::new());
+            cells.for_each(|c| match c {
+                Cell::Oids(v) => {
                     b.values().append_slice(v);
                     b.append(true);
                 }

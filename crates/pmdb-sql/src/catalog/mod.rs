@@ -404,6 +404,16 @@ impl Catalog {
         self.table(name).is_some() || self.sequence(name).is_some() || self.view(name).is_some()
     }
 
+    /// Whether any relation is called `name`: a table, sequence or view, or an index
+    /// (a primary key's too).
+    pub fn names_a_relation(&self, name: &str) -> bool {
+        self.relation_exists(name)
+            || self.tables.read().values().any(|t| {
+                let def = t.def();
+                def.is_primary_key_name(name) || def.indexes.iter().any(|ix| ix.name == name)
+            })
+    }
+
     pub fn view(&self, name: &str) -> Option<Arc<ViewDef>> {
         self.views.read().get(name).cloned()
     }
