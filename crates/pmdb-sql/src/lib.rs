@@ -104,6 +104,7 @@ pub use identity::OWNER;
 pub use output::{CommandTag, CopyEncoding, CopyOutFormat, Output};
 pub use prepared::Prepared;
 pub use provider::ScanOptions;
+pub use quote_functions::ident as quoted_identifier;
 pub use select_names::name_of as column_name;
 pub use session::parse;
 pub use setting_functions::SettingValues;

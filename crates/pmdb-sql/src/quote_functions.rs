@@ -153,7 +153,7 @@ const RESERVED: &[&str] = &[
 /// `name` as an identifier: as it is when it reads back so (lower-case letters, digits
 /// and underscores, not starting with a digit, not a reserved word), else in double
 /// quotes.
-fn ident(name: &str) -> String {
+pub fn ident(name: &str) -> String {
     let plain = name
         .chars()
         .next()

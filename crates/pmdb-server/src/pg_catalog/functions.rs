@@ -12,6 +12,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
     Volatility,
 };
+use pmdb_sql::quoted_identifier;
 use pmdb_sql::schema::{Action, Deferral, TableDef};
 
 use super::oids::{self, Object};
@@ -146,7 +147,7 @@ fn column_list(def: &TableDef, columns: &[u16]) -> String {
     columns
         .iter()
         .filter_map(|&c| def.columns.get(usize::from(c)))
-        .map(|c| c.name.as_str())
+        .map(|c| quoted_identifier(&c.name))
         .collect::<Vec<_>>()
         .join(", ")
 }
@@ -175,8 +176,9 @@ fn index_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
         return text(picked);
     }
     text(Some(format!(
-        "CREATE {unique}INDEX {name} ON public.{} USING btree ({})",
-        table.name,
+        "CREATE {unique}INDEX {} ON public.{} USING btree ({})",
+        quoted_identifier(&name),
+        quoted_identifier(&table.name),
         column_list(&table, &columns)
     )))
 }
@@ -199,7 +201,7 @@ fn constraint_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
             let mut def = format!(
                 "FOREIGN KEY ({}) REFERENCES {}({})",
                 column_list(&t, &fk.columns),
-                parent.name,
+                quoted_identifier(&parent.name),
                 column_list(parent, &fk.parent_columns)
             );
             // PostgreSQL leaves out the default action.
@@ -262,7 +264,7 @@ fn format_type(_: &Source, args: &[ScalarValue]) -> ScalarValue {
 }
 
 /// `x::regclass`: a relation's oid for its name (or for the oid written as text, as
-/// psql writes them), its name for its oid.
+/// psql writes them), its name for its oid (quoted where it needs it).
 fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     if let Some(name) = string(args.first()) {
         if let Ok(oid) = name.trim().parse::<u32>() {
@@ -276,17 +278,28 @@ fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
             .or_else(|| {
                 let seq = source.catalog().sequence(name)?;
                 Some(oids::sequence(seq.def()))
+            })
+            .or_else(|| {
+                // An index (a primary key's too): relations share one namespace.
+                source.tables().iter().find_map(|t| {
+                    if t.is_primary_key_name(name) {
+                        return Some(oids::primary_key_index(t));
+                    }
+                    let index = t.indexes.iter().find(|i| i.name == name)?;
+                    Some(oids::index(t, index))
+                })
             });
         return ScalarValue::Int64(oid);
     }
     let Some(oid) = int(args.first()) else {
         return text(None);
     };
+    // Shown as PostgreSQL's regclass shows it: quoted where the name needs it.
     text(Some(match oids::find(source.catalog(), oid) {
-        Some(Object::Table(t)) => t.name,
-        Some(Object::PrimaryKey(t)) => oids::primary_key_name(&t),
-        Some(Object::Index(_, i)) => i.name,
-        Some(Object::Sequence(s)) => s.name,
+        Some(Object::Table(t)) => quoted_identifier(&t.name),
+        Some(Object::PrimaryKey(t)) => quoted_identifier(&oids::primary_key_name(&t)),
+        Some(Object::Index(_, i)) => quoted_identifier(&i.name),
+        Some(Object::Sequence(s)) => quoted_identifier(&s.name),
         _ => oid.to_string(),
     }))
 }
