@@ -11,10 +11,9 @@ use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, Result as DfResult};
 use datafusion::logical_expr::expr::ScalarFunction;
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ExprSchemable, LogicalPlan, ReturnFieldArgs, ScalarFunctionArgs,
     ScalarUDF, ScalarUDFImpl, Signature, Volatility,
@@ -23,6 +22,7 @@ use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 
 use crate::arrow_conv::{arrow_field, text_type};
+use crate::expr_rewrite::rewrite_expressions;
 use crate::types::SqlType;
 
 pub(crate) fn register(ctx: &SessionContext) {
@@ -38,29 +38,7 @@ impl AnalyzerRule for BranchTypes {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DfResult<LogicalPlan> {
-        // Nodes are visited children first: once one changed, the nodes after it (its
-        // parents among them) work their schemas out anew.
-        let mut changed_before = false;
-        plan.transform_up_with_subqueries(|node| {
-            let mut schema = DFSchema::empty();
-            for input in node.inputs() {
-                schema.merge(input.schema());
-            }
-            let names = NamePreserver::new(&node);
-            let changed = node.map_expressions(|e| {
-                let name = names.save(&e);
-                Ok(e.transform_up(|e| marked(e, &schema))?
-                    .update_data(|e| name.restore(e)))
-            })?;
-            // A node keeps the schema it was made with until asked to work it out anew.
-            changed_before |= changed.transformed;
-            if changed_before {
-                changed.map_data(LogicalPlan::recompute_schema)
-            } else {
-                Ok(changed)
-            }
-        })
-        .map(|t| t.data)
+        rewrite_expressions(plan, marked)
     }
 }
 

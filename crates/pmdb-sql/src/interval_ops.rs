@@ -17,7 +17,6 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
 use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::expr::{Between, Cast, InList, ScalarFunction};
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::planner::{ExprPlanner, PlannerResult, RawBinaryExpr};
 use datafusion::logical_expr::{
     BinaryExpr, ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ScalarFunctionArgs,
@@ -147,19 +146,7 @@ impl AnalyzerRule for IntervalOperators {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DfResult<LogicalPlan> {
-        plan.transform_up_with_subqueries(|node| {
-            let mut schema = DFSchema::empty();
-            for input in node.inputs() {
-                schema.merge(input.schema());
-            }
-            let names = NamePreserver::new(&node);
-            node.map_expressions(|e| {
-                let name = names.save(&e);
-                Ok(e.transform_up(|e| operands(e, &schema))?
-                    .update_data(|e| name.restore(e)))
-            })
-        })
-        .map(|t| t.data)
+        crate::expr_rewrite::rewrite_expressions(plan, operands)
     }
 }
 

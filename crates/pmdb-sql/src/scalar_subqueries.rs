@@ -12,9 +12,8 @@ use std::sync::Arc;
 use datafusion::arrow::array::{Array, ArrayRef, AsArray};
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef, UInt64Type};
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::tree_node::Transformed;
 use datafusion::common::{Column, Result as DfResult, ScalarValue};
-use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::function::{AccumulatorArgs, StateFieldsArgs};
 use datafusion::logical_expr::{
     Accumulator, AggregateUDF, AggregateUDFImpl, Expr, Filter, LogicalPlan, LogicalPlanBuilder,
@@ -24,6 +23,7 @@ use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 
 use crate::error::{SqlError, external, state};
+use crate::expr_rewrite::rewrite_expressions;
 
 pub(crate) fn register(ctx: &SessionContext) {
     ctx.add_analyzer_rule(Arc::new(OneRow));
@@ -46,20 +46,12 @@ impl AnalyzerRule for OneRow {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DfResult<LogicalPlan> {
-        plan.transform_up_with_subqueries(|node| {
-            let names = NamePreserver::new(&node);
-            node.map_expressions(|e| {
-                let name = names.save(&e);
-                Ok(e.transform_up(|e| match e {
-                    Expr::ScalarSubquery(s) if !at_most_one_row(&s.subquery) => {
-                        Ok(Transformed::yes(Expr::ScalarSubquery(one_value_of(s)?)))
-                    }
-                    other => Ok(Transformed::no(other)),
-                })?
-                .update_data(|e| name.restore(e)))
-            })
+        rewrite_expressions(plan, |e, _| match e {
+            Expr::ScalarSubquery(s) if !at_most_one_row(&s.subquery) => {
+                Ok(Transformed::yes(Expr::ScalarSubquery(one_value_of(s)?)))
+            }
+            other => Ok(Transformed::no(other)),
         })
-        .map(|t| t.data)
     }
 }
 

@@ -5,13 +5,15 @@
 //! it becomes `unnest(generate_series(…))`, and `generate_subscripts(a, 1)`, the
 //! subscripts of an array (what SQLAlchemy's and pgjdbc's catalog queries pair with
 //! `unnest(a)`), becomes `unnest(generate_series(1, array_length(a, 1)))`. The
-//! columns keep the names PostgreSQL gives them (named before this rewrite).
+//! columns keep the names PostgreSQL gives them (named before this rewrite). The walk
+//! over a select list's own expressions ([`outside_subqueries`]) serves the server's
+//! catalog adapter too.
 
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident,
-    ObjectName, ObjectNamePart, Query, SetExpr, Statement, Value, VisitMut, VisitorMut,
+    ObjectName, ObjectNamePart, Query, SelectItem, SetExpr, Statement, Value, VisitMut, VisitorMut,
 };
 
 /// Rewrites the series functions of every select list in `statement`.
@@ -26,22 +28,31 @@ impl VisitorMut for SelectLists {
 
     fn post_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
         if let SetExpr::Select(select) = query.body.as_mut() {
-            let mut items = OutsideSubqueries { depth: 0 };
-            for item in &mut select.projection {
-                let _ = item.visit(&mut items);
-            }
+            outside_subqueries(&mut select.projection, |expr| {
+                if let Some(rows) = as_rows(expr) {
+                    *expr = rows;
+                }
+            });
         }
         ControlFlow::Continue(())
     }
 }
 
-/// Rewrites the calls of a select list's item, leaving its subqueries (whose own select
-/// lists the outer visitor reaches) alone.
-struct OutsideSubqueries {
-    depth: usize,
+/// Calls `f` on each expression of the select list `items` (innermost first), leaving
+/// out those of its subqueries.
+pub fn outside_subqueries(items: &mut [SelectItem], f: impl FnMut(&mut Expr)) {
+    let mut visitor = OutsideSubqueries { depth: 0, f };
+    for item in items {
+        let _ = item.visit(&mut visitor);
+    }
 }
 
-impl VisitorMut for OutsideSubqueries {
+struct OutsideSubqueries<F> {
+    depth: usize,
+    f: F,
+}
+
+impl<F: FnMut(&mut Expr)> VisitorMut for OutsideSubqueries<F> {
     type Break = ();
 
     fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
@@ -55,10 +66,8 @@ impl VisitorMut for OutsideSubqueries {
     }
 
     fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
-        if self.depth == 0
-            && let Some(rows) = as_rows(expr)
-        {
-            *expr = rows;
+        if self.depth == 0 {
+            (self.f)(expr);
         }
         ControlFlow::Continue(())
     }

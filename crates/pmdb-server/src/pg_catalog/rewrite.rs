@@ -18,6 +18,8 @@ use datafusion::sql::sqlparser::ast::{
     TableWithJoins, Value, VisitMut, VisitorMut,
 };
 
+use pmdb_sql::select_list_series::outside_subqueries;
+
 use super::tables::{always_empty, is_relation};
 
 /// Adapts a query of a PostgreSQL client in place; other statements are left alone. The
@@ -84,7 +86,7 @@ impl VisitorMut for Adapter {
 
     fn post_visit_query(&mut self, query: &mut Query) -> ControlFlow<()> {
         if let SetExpr::Select(s) = query.body.as_mut() {
-            top_level(&mut s.projection, |e| {
+            outside_subqueries(&mut s.projection, |e| {
                 exists_as_count(e);
                 outer_conditions_out(e);
             });
@@ -101,40 +103,6 @@ impl VisitorMut for Adapter {
             *expr = new;
         }
         ControlFlow::Continue(())
-    }
-}
-
-/// Calls `f` on each expression of a select list outside the subqueries in it.
-struct TopLevel<F> {
-    depth: usize,
-    f: F,
-}
-
-impl<F: FnMut(&mut Expr)> VisitorMut for TopLevel<F> {
-    type Break = ();
-
-    fn pre_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
-        self.depth += 1;
-        ControlFlow::Continue(())
-    }
-
-    fn post_visit_query(&mut self, _: &mut Query) -> ControlFlow<()> {
-        self.depth -= 1;
-        ControlFlow::Continue(())
-    }
-
-    fn post_visit_expr(&mut self, expr: &mut Expr) -> ControlFlow<()> {
-        if self.depth == 0 {
-            (self.f)(expr);
-        }
-        ControlFlow::Continue(())
-    }
-}
-
-fn top_level(items: &mut [SelectItem], f: impl FnMut(&mut Expr)) {
-    let mut visitor = TopLevel { depth: 0, f };
-    for item in items {
-        let _ = item.visit(&mut visitor);
     }
 }
 
@@ -544,7 +512,7 @@ const AGGREGATES: &[&str] = &[
 
 fn has_aggregate(select: &mut Select) -> bool {
     let mut found = false;
-    top_level(&mut select.projection, |expr| {
+    outside_subqueries(&mut select.projection, |expr| {
         if let Expr::Function(f) = expr {
             found |= AGGREGATES.contains(&last_name(&f.name).as_str());
         }
@@ -563,7 +531,7 @@ fn reads_nothing(select: &mut Select) -> bool {
 /// a relation that is no partition, and pmdb has none.
 fn lists_partition_ancestors(select: &mut Select) -> bool {
     let mut found = false;
-    top_level(&mut select.projection, |expr| {
+    outside_subqueries(&mut select.projection, |expr| {
         if let Expr::Function(f) = expr {
             found |= last_name(&f.name) == "pg_partition_ancestors";
         }

@@ -1,0 +1,38 @@
+//! The walk pmdb's analyzer rules share: every expression of a plan and of its
+//! subqueries rewritten bottom-up against the schema its node reads, each keeping its
+//! name. A node keeps the schema it was made with until asked to work it out anew, so
+//! one whose expressions changed, and every node visited after it (its parents among
+//! them: children come first), works it out again.
+
+use datafusion::common::tree_node::{Transformed, TreeNode};
+use datafusion::common::{DFSchema, Result as DfResult};
+use datafusion::logical_expr::expr_rewriter::NamePreserver;
+use datafusion::logical_expr::{Expr, LogicalPlan};
+
+/// `plan` with each expression `e` of its nodes (innermost first) replaced as
+/// `rewrite(e, schema its node reads)` says.
+pub(crate) fn rewrite_expressions(
+    plan: LogicalPlan,
+    mut rewrite: impl FnMut(Expr, &DFSchema) -> DfResult<Transformed<Expr>>,
+) -> DfResult<LogicalPlan> {
+    let mut changed_before = false;
+    plan.transform_up_with_subqueries(|node| {
+        let mut schema = DFSchema::empty();
+        for input in node.inputs() {
+            schema.merge(input.schema());
+        }
+        let names = NamePreserver::new(&node);
+        let changed = node.map_expressions(|e| {
+            let name = names.save(&e);
+            Ok(e.transform_up(|e| rewrite(e, &schema))?
+                .update_data(|e| name.restore(e)))
+        })?;
+        changed_before |= changed.transformed;
+        if changed_before {
+            changed.map_data(LogicalPlan::recompute_schema)
+        } else {
+            Ok(changed)
+        }
+    })
+    .map(|t| t.data)
+}
