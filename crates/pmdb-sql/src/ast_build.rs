@@ -53,6 +53,11 @@ pub(crate) fn values(rows: Vec<Vec<Expr>>) -> Result<Query> {
 
 /// A call of the function `name` (one unquoted identifier) on `arg`.
 pub(crate) fn call(name: &str, arg: Expr) -> Result<Expr> {
+    call_with(name, vec![arg])
+}
+
+/// A call of the function `name` (one unquoted identifier) on `args`.
+pub(crate) fn call_with(name: &str, args: Vec<Expr>) -> Result<Expr> {
     let mut call = Parser::new(&PostgreSqlDialect {})
         .try_with_sql(&format!("{name}(NULL)"))
         .and_then(|mut p| p.parse_expr())
@@ -64,7 +69,10 @@ pub(crate) fn call(name: &str, arg: Expr) -> Result<Expr> {
     else {
         return Err(SqlError::Query("no skeleton call".into()));
     };
-    list.args = vec![FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))];
+    list.args = args
+        .into_iter()
+        .map(|e| FunctionArg::Unnamed(FunctionArgExpr::Expr(e)))
+        .collect();
     Ok(call)
 }
 

@@ -12,9 +12,11 @@
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, Ident,
-    ObjectName, ObjectNamePart, Query, SelectItem, SetExpr, Statement, Value, VisitMut, VisitorMut,
+    Expr, Function, FunctionArg, FunctionArgExpr, FunctionArguments, ObjectNamePart, Query,
+    SelectItem, SetExpr, Statement, Value, VisitMut, VisitorMut,
 };
+
+use crate::ast_build::{call, call_with};
 
 /// Rewrites the series functions of every select list in `statement`.
 pub(crate) fn expand(statement: &mut Statement) {
@@ -84,16 +86,17 @@ fn as_rows(expr: &Expr) -> Option<Expr> {
     let args = plain_args(f)?;
     let series = match (name.value.to_lowercase().as_str(), args.as_slice()) {
         ("generate_series", [_, _] | [_, _, _]) => expr.clone(),
-        ("generate_subscripts", [array, dimension]) => call(
+        ("generate_subscripts", [array, dimension]) => call_with(
             "generate_series",
             vec![
                 Expr::value(Value::Number("1".into(), false)),
-                call("array_length", vec![array.clone(), dimension.clone()]),
+                call_with("array_length", vec![array.clone(), dimension.clone()]).ok()?,
             ],
-        ),
+        )
+        .ok()?,
         _ => return None,
     };
-    Some(call("unnest", vec![series]))
+    call("unnest", series).ok()
 }
 
 /// The arguments of a call without DISTINCT, ORDER BY, named arguments or FILTER.
@@ -114,26 +117,6 @@ fn plain_args(f: &Function) -> Option<Vec<Expr>> {
             _ => None,
         })
         .collect()
-}
-
-fn call(name: &str, args: Vec<Expr>) -> Expr {
-    Expr::Function(Function {
-        name: ObjectName(vec![ObjectNamePart::Identifier(Ident::new(name))]),
-        uses_odbc_syntax: false,
-        parameters: FunctionArguments::None,
-        args: FunctionArguments::List(FunctionArgumentList {
-            duplicate_treatment: None,
-            args: args
-                .into_iter()
-                .map(|e| FunctionArg::Unnamed(FunctionArgExpr::Expr(e)))
-                .collect(),
-            clauses: Vec::new(),
-        }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group: Vec::new(),
-    })
 }
 
 #[cfg(test)]
