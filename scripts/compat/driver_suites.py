@@ -9,7 +9,8 @@ known to fail on pmdb (`<suite>-failures.txt` beside this script).
 
 The suites: SQLAlchemy's dialect compliance suite (through psycopg 3; its own library
 is imported from its source, so the installed SQLAlchemy does not matter) and asyncpg's
-test suite (run against the installed asyncpg, whose version the list names). Each
+test suite (run against the installed asyncpg, whose version the list names, with the
+modules its tests import: distro). Each
 suite's source is the pinned release from PyPI, downloaded once into ~/.cache/pmdb-compat
 and checked against its SHA-256. Needs pytest, and psycopg 3 or asyncpg.
 
@@ -21,6 +22,7 @@ the one the list was recorded with (its outcomes may differ: nothing is compared
 
 import argparse
 import hashlib
+import importlib.util
 import os
 import shutil
 import socket
@@ -48,6 +50,9 @@ SUITES = {
         # The dialect compliance suite: what every third-party dialect runs.
         "tests": ["test/dialect/test_suite.py"],
         "driver": "psycopg",
+        # The schemas its README asks the test database to have.
+        "setup": ["CREATE SCHEMA IF NOT EXISTS test_schema",
+                  "CREATE SCHEMA IF NOT EXISTS test_schema_2"],
     },
     "asyncpg": {
         "url": "https://files.pythonhosted.org/packages/80/4e/"
@@ -60,6 +65,8 @@ SUITES = {
         # TestConnectionAttributes starts servers of its own (a primary and a standby).
         "tests": ["tests", "-k", "not TestConnectionAttributes"],
         "driver": "asyncpg",
+        # Modules its tests import beside the driver (its release's test extras).
+        "needs": ["distro"],
         # Outcomes that vary from run to run: never a regression, never listed.
         "flaky": [
             # A pool closed while its background connect is under way.
@@ -138,6 +145,19 @@ def start_pmdb(binary, data_dir):
     raise RuntimeError("pmdb serve did not start listening")
 
 
+def prepare(suite, dburi):
+    """Runs the statements the suite expects its database to have run (through
+    psycopg, which the SQLAlchemy suite runs on)."""
+    statements = SUITES[suite].get("setup", [])
+    if not statements:
+        return
+    import psycopg
+
+    with psycopg.connect(dburi, autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
 def run_suite(suite, dburi, root, report):
     plugin_dir = Path(tempfile.mkdtemp())
     env = dict(os.environ)
@@ -204,6 +224,12 @@ def main():
     p.add_argument("--update", action="store_true", help="rewrite the failure list")
     args = p.parse_args()
 
+    needs = SUITES[args.suite].get("needs", [])
+    missing = [m for m in needs if importlib.util.find_spec(m) is None]
+    if missing:
+        print(f"the {args.suite} suite needs the Python modules {', '.join(missing)}",
+              file=sys.stderr)
+        return 2
     try:
         root = fetch(args.suite)
     except Exception as e:  # noqa: BLE001 - any download problem means: cannot run
@@ -218,6 +244,7 @@ def main():
             database = "postgres" if args.suite == "asyncpg" else "pmdb"
             dburi = f"postgresql://pmdb:pmdb@127.0.0.1:{port}/{database}"
         report = work / "report.xml"
+        prepare(args.suite, dburi)
         run_suite(args.suite, dburi, root, report)
         if not report.exists():
             print("the suite wrote no report", file=sys.stderr)

@@ -88,6 +88,23 @@ fn name_of(name: &ObjectName) -> String {
     name.to_string().trim_matches('"').to_lowercase()
 }
 
+/// Whether search path `value` looks up unqualified names in `public` alone, as pmdb
+/// does: `public` is its one schema besides `$user` (which pmdb does not resolve to a
+/// schema named after the role), `pg_catalog` and `pg_temp`.
+fn searches_public_only(value: &str) -> bool {
+    let mut schemas = value
+        .split(',')
+        .map(|e| e.trim())
+        .map(
+            |e| match e.strip_prefix('"').and_then(|e| e.strip_suffix('"')) {
+                Some(quoted) => quoted.to_owned(),
+                None => e.to_lowercase(),
+            },
+        )
+        .filter(|e| !matches!(e.as_str(), "$user" | "pg_catalog" | "pg_temp"));
+    schemas.next().as_deref() == Some("public") && schemas.next().is_none()
+}
+
 /// A value as SET gives it: a string's contents, else the expression's text.
 fn value_of(values: &[Expr]) -> String {
     values
@@ -281,6 +298,12 @@ impl Settings {
                     "time zone {value:?}: pmdb shows TIMESTAMPTZ values in UTC only"
                 ))));
             }
+            if name == "search_path" && !searches_public_only(&value) {
+                return Some(Err(SqlError::unsupported(format!(
+                    "search_path {value:?}: pmdb looks up unqualified names in public only \
+                     (name relations of other schemas with their schema)"
+                ))));
+            }
             // pmdb stores every table one way, which catalogs call heap.
             if name == "default_table_access_method" && value != "heap" {
                 return Some(Err(SqlError::unsupported(format!(
@@ -369,6 +392,27 @@ impl Settings {
                 })
             }
             _ => None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::searches_public_only;
+
+    #[test]
+    fn only_search_paths_of_public_are_taken() {
+        for path in [
+            "public",
+            "\"$user\", public",
+            "$user, public",
+            "PUBLIC",
+            "pg_catalog, public",
+        ] {
+            assert!(searches_public_only(path), "{path}");
+        }
+        for path in ["", "app", "app, public", "public, app", "\"Public\""] {
+            assert!(!searches_public_only(path), "{path}");
         }
     }
 }

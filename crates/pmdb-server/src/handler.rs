@@ -470,6 +470,14 @@ impl Handler {
         self.terminate.notified().await;
     }
 
+    /// Ends the session as its client leaves: what the session made for itself alone
+    /// (its temporary relations) goes. An error leaves them to the next open, which
+    /// drops what sessions left.
+    pub async fn close(&self) {
+        let mut client = self.client.lock().await;
+        let _ = client.sql.close().await;
+    }
+
     /// Fails the open block (if any) for an error pgwire found in a message: the rest of
     /// the block, or of the statements up to the Sync, must not commit.
     pub async fn fail_block(&self) {
@@ -527,7 +535,7 @@ impl SimpleQueryHandler for Handler {
             if several && StatementKind::of(&statement) != StatementKind::CopyFromStdin {
                 client.sql.begin_implicit();
             }
-            if let Some(out) = session_command(_client, &mut client, &statement) {
+            if let Some(out) = session_command(_client, &mut client, &statement).await {
                 match out {
                     Ok(r) => responses.push(r),
                     Err(e) => {
@@ -760,7 +768,7 @@ impl ExtendedQueryHandler for Handler {
 /// so a session listens to nothing to stop); `DEALLOCATE [PREPARE] {name | ALL}`, which
 /// forgets one statement the protocol prepared (26000 if there is none of that name) or
 /// all of them. `None` for another statement.
-fn session_command<C>(
+async fn session_command<C>(
     protocol: &C,
     client: &mut Client,
     statement: &DfStatement,
@@ -782,7 +790,7 @@ where
         Statement::Discard {
             object_type: DiscardObject::ALL,
         } => {
-            return Some(client.sql.discard_all().map(|()| {
+            return Some(client.sql.discard_all().await.map(|()| {
                 client.settings = Settings::new(client.sql.setting_values());
                 client.apply_settings();
                 forget_all(&mut client.statements);

@@ -85,7 +85,7 @@ pub async fn serve_unix(unix: UnixStream, connection: Connection) -> io::Result<
 async fn serve<S>(
     mut socket: Framed<SyncFlushed<S>, PgWireMessageServerCodec<Arc<Prepared>>>,
     connection: Connection,
-    mut startup: Pin<&mut Sleep>,
+    startup: Pin<&mut Sleep>,
 ) -> io::Result<()>
 where
     S: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static,
@@ -95,6 +95,22 @@ where
         gate,
         cancel,
     } = connection;
+    let served = serve_messages(&mut socket, &handler, &gate, &cancel, startup).await;
+    handler.close().await;
+    served
+}
+
+/// The messages of a connection, until the client leaves or a fatal error.
+async fn serve_messages<S>(
+    socket: &mut Framed<SyncFlushed<S>, PgWireMessageServerCodec<Arc<Prepared>>>,
+    handler: &Arc<Handler>,
+    gate: &Arc<crate::auth::Gate>,
+    cancel: &Arc<pgwire::api::cancel::DefaultCancelHandler>,
+    mut startup: Pin<&mut Sleep>,
+) -> io::Result<()>
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + Sync + 'static,
+{
     loop {
         let starting = matches!(
             socket.state(),
@@ -110,13 +126,13 @@ where
             let limit = handler.idle_limit().unwrap_or(Duration::MAX);
             tokio::select! {
                 _ = handler.terminated() => {
-                    return fatal(&mut socket, &handler, "57P01",
+                    return fatal(socket, handler, "57P01",
                         "terminating connection due to administrator command").await;
                 }
                 msg = tokio::time::timeout(limit, socket.next()) => match msg {
                     Ok(msg) => msg,
                     Err(_) => {
-                        return fatal(&mut socket, &handler, "25P03",
+                        return fatal(socket, handler, "25P03",
                             "terminating connection due to idle-in-transaction timeout").await;
                     }
                 },
@@ -138,12 +154,12 @@ where
         }
         if let Err(e) = process_message(
             msg,
-            &mut socket,
-            Arc::clone(&gate),
-            Arc::clone(&handler),
-            Arc::clone(&handler),
-            Arc::clone(&handler),
-            Arc::clone(&cancel),
+            socket,
+            Arc::clone(gate),
+            Arc::clone(handler),
+            Arc::clone(handler),
+            Arc::clone(handler),
+            Arc::clone(cancel),
         )
         .await
         {
@@ -151,7 +167,7 @@ where
                 handler.fail_block().await;
             }
             let fatal = e.is_fatal();
-            process_error(&mut socket, e, extended_query).await?;
+            process_error(socket, e, extended_query).await?;
             if fatal {
                 return Ok(());
             }
@@ -160,7 +176,7 @@ where
             return Ok(());
         }
         if starting && matches!(socket.state(), PgWireConnectionState::ReadyForQuery) {
-            handler.identify(&socket).await;
+            handler.identify(socket).await;
         }
     }
 }

@@ -21,7 +21,7 @@ use crate::constraint_defs::{new_check, new_reference};
 use crate::ddl::{default_text, index_columns, sql_type, unique_constraint};
 use crate::error::{Result, SqlError, state, undefined_column};
 use crate::large_rows::Committed;
-use crate::names::{ident_name, object_name};
+use crate::names::{RelName, ident_name, object_name};
 use crate::read_point::ReadPoint;
 use crate::schema::{ColumnDef, TableDef};
 use crate::session::Session;
@@ -82,8 +82,9 @@ pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
             },
         ] => {
             let columns = index_columns(&pk.columns, "PRIMARY KEY")?;
+            let constraint = pk.name.as_ref().map(ident_name);
             return session
-                .off_executor(move |c| c.add_primary_key(&name, &columns))
+                .off_executor(move |c| c.add_primary_key(&name, &columns, constraint))
                 .await;
         }
         [
@@ -232,7 +233,7 @@ async fn rewrite(session: &Session, table: &Table, ops: &[AlterTableOperation]) 
             other => in_place.push(change_of(session, table, other).await?),
         }
     }
-    let name = def.name.clone();
+    let name = def.rel_name();
     if drops.is_empty() && changes.is_empty() {
         return session
             .off_executor(move |c| {
@@ -296,7 +297,7 @@ async fn add_column_with_constraints(
     else {
         return Err(SqlError::Query("not an ADD COLUMN".into()));
     };
-    let name = table.def().name.clone();
+    let name = table.name().clone();
     let column = ident_name(&column_def.name);
     if *if_not_exists && table.def().column(&column).is_some() {
         return Ok(());
@@ -333,7 +334,7 @@ async fn add_column_with_constraints(
                 let given = constraint_name.or_else(|| u.name.as_ref().map(ident_name));
                 let (given, columns) = unique_constraint(&u, given, vec![column.clone()])?;
                 let index = NewIndex {
-                    name: given.unwrap_or_else(|| format!("{name}_{column}_key")),
+                    name: given.unwrap_or_else(|| format!("{}_{column}_key", name.name)),
                     columns,
                     unique: true,
                     constraint: true,
@@ -448,7 +449,16 @@ async fn change_of(session: &Session, table: &Table, op: &AlterTableOperation) -
     Ok(match op {
         Op::RenameTable {
             table_name: RenameTableNameKind::To(to) | RenameTableNameKind::As(to),
-        } => Change::RenameTable(object_name(to)?),
+        } => {
+            // The new name is a name in the table's schema, never qualified.
+            if to.0.len() > 1 {
+                return Err(SqlError::user(
+                    state::SYNTAX,
+                    format!("a table is renamed within its schema, not to {to}"),
+                ));
+            }
+            Change::RenameTable(object_name(to)?.name)
+        }
         Op::RenameColumn {
             old_column_name,
             new_column_name,
@@ -700,7 +710,7 @@ fn apply(catalog: &Catalog, table: &Table, def: &mut TableDef, change: Change) -
 /// ALTER TABLE … DROP CONSTRAINT: a UNIQUE constraint goes with its index.
 fn drop_constraint(
     catalog: &Catalog,
-    table: &str,
+    table: &RelName,
     name: &str,
     if_exists: bool,
     cascade: bool,
@@ -712,7 +722,7 @@ fn drop_constraint(
     let def = t.def();
     if def.indexes.iter().any(|i| i.constraint && i.name == name) {
         // A foreign key that needs the index refuses the drop (2BP01).
-        return match catalog.drop_index(name, false) {
+        return match catalog.drop_index(&table.sibling(name), false) {
             Err(e) if cascade && e.sqlstate() == state::DEPENDENT_OBJECTS_STILL_EXIST => {
                 Err(SqlError::unsupported(
                     "DROP CONSTRAINT … CASCADE of a key that foreign keys reference: drop them \
@@ -732,6 +742,7 @@ fn drop_constraint(
                     def.columns[p as usize].not_null = true;
                 }
                 def.primary_key.clear();
+                def.primary_key_name = None;
                 let dropping = format!("constraint {name} on table {table}");
                 Ok(Rebuild::same_columns(def, cascade, dropping))
             },

@@ -10,6 +10,7 @@ use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::error::{Result, SqlError};
+use crate::names::{PUBLIC, RelName};
 
 /// `SELECT projection FROM from`.
 pub(crate) fn select(projection: Vec<SelectItem>, from: Vec<TableWithJoins>) -> Result<Query> {
@@ -76,12 +77,22 @@ pub(crate) fn call_with(name: &str, args: Vec<Expr>) -> Result<Expr> {
     Ok(call)
 }
 
-/// The table `name` (one unquoted identifier, as pmdb names its own relations), under
-/// `alias` (taken as written).
-pub(crate) fn table(name: &str, alias: &str) -> TableWithJoins {
+/// Relation `name` as SQL names it: its schema left out when it is `public`, each part
+/// quoted (taken as written).
+pub(crate) fn relation(name: &RelName) -> ObjectName {
+    let mut parts = Vec::with_capacity(2);
+    if name.schema != PUBLIC {
+        parts.push(Ident::with_quote('"', name.schema.as_str()));
+    }
+    parts.push(Ident::with_quote('"', name.name.as_str()));
+    ObjectName::from(parts)
+}
+
+/// The table `name`, under `alias` (taken as written).
+pub(crate) fn table(name: &RelName, alias: &str) -> TableWithJoins {
     TableWithJoins {
         relation: TableFactor::Table {
-            name: ObjectName::from(vec![Ident::new(name)]),
+            name: relation(name),
             alias: Some(TableAlias {
                 explicit: true,
                 name: Ident::with_quote('"', alias),

@@ -10,7 +10,7 @@ use datafusion::sql::sqlparser::tokenizer::{Span, Token, Tokenizer};
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, state, undefined_column};
-use crate::names::{ident_name, object_name};
+use crate::names::{RelName, ident_name, object_name};
 
 /// The first part of the name a parsed `COMMENT ON CONSTRAINT` gives its column.
 const MARKER: &str = "__pmdb_constraint_comment";
@@ -18,9 +18,9 @@ const MARKER: &str = "__pmdb_constraint_comment";
 /// What a comment is on.
 #[derive(Debug, PartialEq, Eq)]
 pub(crate) enum Target {
-    Table(String),
-    Column { table: String, column: String },
-    Constraint { table: String, name: String },
+    Table(RelName),
+    Column { table: RelName, column: String },
+    Constraint { table: RelName, name: String },
 }
 
 /// `sql` as one `COMMENT ON CONSTRAINT name ON table IS 'text' | NULL`, if it is one.
@@ -98,7 +98,7 @@ pub(crate) fn target(s: &Statement) -> Result<(Target, Option<String>)> {
     if parts.len() != named.0.len() {
         return Err(SqlError::unsupported(format!("{s}")));
     }
-    let split = |parts: &[&Ident]| -> Result<(String, String)> {
+    let split = |parts: &[&Ident]| -> Result<(RelName, String)> {
         let [table @ .., last] = parts else {
             return Err(SqlError::user(
                 state::SYNTAX,
@@ -187,13 +187,13 @@ mod tests {
     fn comments_name_what_they_are_on() {
         assert_eq!(
             target_of("COMMENT ON TABLE public.T IS 'x'"),
-            (Target::Table("t".into()), Some("x".into()))
+            (Target::Table(RelName::public("t")), Some("x".into()))
         );
         assert_eq!(
             target_of("COMMENT ON COLUMN t.\"Col\" IS NULL"),
             (
                 Target::Column {
-                    table: "t".into(),
+                    table: RelName::public("t"),
                     column: "Col".into()
                 },
                 None
@@ -203,7 +203,7 @@ mod tests {
             target_of("COMMENT ON CONSTRAINT t_pkey ON public.t IS ''"),
             (
                 Target::Constraint {
-                    table: "t".into(),
+                    table: RelName::public("t"),
                     name: "t_pkey".into()
                 },
                 None
@@ -213,7 +213,7 @@ mod tests {
             target_of("comment on constraint \"C\" on t is 'it''s';"),
             (
                 Target::Constraint {
-                    table: "t".into(),
+                    table: RelName::public("t"),
                     name: "C".into()
                 },
                 Some("it's".into())

@@ -16,7 +16,7 @@ use tokio::task::JoinHandle;
 
 use crate::copy_options::{CopyOptions, Encoding};
 use crate::error::{Result, SqlError, state, undefined_column};
-use crate::names::{ident_name, object_name};
+use crate::names::{RelName, ident_name, object_name};
 use crate::provider::load_batch;
 use crate::read_point::ReadPoint;
 use crate::schema::TableDef;
@@ -49,7 +49,9 @@ pub struct CopyIn {
 
 /// The COPY … FROM STDIN `statement` asks for, if it is one: its table, format, and
 /// the columns it lists (none: every column).
-pub fn copy_from_stdin(statement: &Statement) -> Option<Result<(String, CopyFormat, Vec<String>)>> {
+pub fn copy_from_stdin(
+    statement: &Statement,
+) -> Option<Result<(RelName, CopyFormat, Vec<String>)>> {
     let Statement::Copy {
         source,
         to: false,
@@ -99,14 +101,14 @@ impl CopyIn {
     pub(crate) fn start(
         session: &Arc<Session>,
         read_point: ReadPoint,
-        table: &str,
+        table: &RelName,
         format: CopyFormat,
         listed: Vec<String>,
     ) -> Result<CopyIn> {
         let def = session.catalog.table_or_error(table)?.def().clone();
         for (i, c) in listed.iter().enumerate() {
             if def.column(c).is_none() {
-                return Err(undefined_column(c, table));
+                return Err(undefined_column(c, &table.name));
             }
             if listed[..i].contains(c) {
                 return Err(SqlError::user(

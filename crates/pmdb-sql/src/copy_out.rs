@@ -69,9 +69,7 @@ pub(crate) async fn run(
             if session.catalog.view(&name).is_some() {
                 return Err(SqlError::user(
                     state::WRONG_OBJECT_TYPE,
-                    format!(
-                        "cannot copy from view \"{name}\": try the COPY (SELECT ...) TO variant"
-                    ),
+                    format!("cannot copy from view {name:?}: try the COPY (SELECT ...) TO variant"),
                 ));
             }
             let table = session.catalog.table_or_error(&name)?;
@@ -86,13 +84,13 @@ pub(crate) async fn run(
                     table
                         .def()
                         .column(n)
-                        .ok_or_else(|| crate::error::undefined_column(n, &name))?;
+                        .ok_or_else(|| crate::error::undefined_column(n, &name.name))?;
                     Ok(SelectItem::UnnamedExpr(Expr::Identifier(
                         Ident::with_quote('"', n),
                     )))
                 })
                 .collect::<Result<Vec<_>>>()?;
-            ast_build::select(projection, vec![ast_build::table(&name, &name)])?
+            ast_build::select(projection, vec![ast_build::table(&name, &name.name)])?
         }
     };
     let statement = DfStatement::Statement(Box::new(Statement::Query(Box::new(query))));

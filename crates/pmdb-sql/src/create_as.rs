@@ -96,7 +96,9 @@ pub(crate) async fn run(
     let batches = session.collect(DataFrame::new(state, plan)).await?;
     let def = TableDef {
         id: 0,
-        name,
+        schema: name.schema,
+        name: name.name,
+        primary_key_name: None,
         columns,
         primary_key: Vec::new(),
         indexes: Vec::new(),

@@ -4,12 +4,9 @@
 
 use std::ops::ControlFlow;
 
-use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
-use datafusion::sql::sqlparser::parser::Parser;
-
 use datafusion::sql::sqlparser::ast::{
     CharacterLength, ColumnOption, CreateIndex, CreateTable, DataType, ExactNumberInfo,
-    Expr as SqlExpr, GeneratedAs, NullsDistinctOption, ObjectName, ObjectType,
+    Expr as SqlExpr, GeneratedAs, NullsDistinctOption, ObjectName, ObjectType, SchemaName,
     SequenceOptions as SqlSequenceOptions, Statement, TableConstraint, TimezoneInfo, UnaryOperator,
     UniqueConstraint, Value as Literal, visit_expressions,
 };
@@ -18,28 +15,13 @@ use crate::catalog::{Catalog, NewIndex};
 use crate::constraint_defs::{new_check, new_reference};
 use crate::error::{Result, SqlError, state, undefined_column};
 use crate::key_rules::NewReference;
-use crate::names::{ident_name, object_name};
+use crate::names::{RelName, ident_name, object_name, relation_named};
 use crate::schema::{ColumnDef, Identity, IndexDef, TableDef};
 use crate::sequence::{SequenceDef, SequenceOptions};
 use crate::types::{MAX_DECIMAL_PRECISION, SqlType};
 
-/// The relation a text argument names, as PostgreSQL reads `'name'::regclass`:
-/// unquoted parts fold to lower case, an optional `public.` schema.
-pub(crate) fn relation_named(text: &str) -> Result<String> {
-    let name = Parser::new(&PostgreSqlDialect {})
-        .try_with_sql(text)
-        .and_then(|mut p| p.parse_object_name(false))
-        .map_err(|_| {
-            SqlError::user(
-                state::INVALID_NAME,
-                format!("invalid name syntax: {text:?}"),
-            )
-        })?;
-    object_name(&name)
-}
-
 /// Whether `e` calls `nextval` of sequence `sequence`.
-fn calls_nextval_of(e: &SqlExpr, sequence: &str) -> bool {
+fn calls_nextval_of(e: &SqlExpr, sequence: &RelName) -> bool {
     let mut found = false;
     let _ = visit_expressions(e, |e| {
         if let SqlExpr::Function(f) = e
@@ -57,7 +39,7 @@ fn calls_nextval_of(e: &SqlExpr, sequence: &str) -> bool {
                 ),
             ] = list.args.as_slice()
             && let Literal::SingleQuotedString(text) = &v.value
-            && relation_named(text).is_ok_and(|n| n == sequence)
+            && relation_named(text).is_ok_and(|n| &n == sequence)
         {
             found = true;
         }
@@ -323,6 +305,8 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
     let name = object_name(&create.name)?;
     let mut columns = Vec::with_capacity(create.columns.len());
     let mut primary_key: Vec<String> = Vec::new();
+    // The primary key constraint's name, if one is given.
+    let mut primary_key_name: Option<String> = None;
     let mut serials = Vec::new();
     // Each UNIQUE constraint: its name, if given, and its columns.
     let mut uniques: Vec<(Option<String>, Vec<String>)> = Vec::new();
@@ -343,7 +327,7 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
             match &opt.option {
                 ColumnOption::NotNull => not_null = true,
                 ColumnOption::Null => not_null = false,
-                ColumnOption::PrimaryKey(_) => {
+                ColumnOption::PrimaryKey(pk) => {
                     if !primary_key.is_empty() {
                         return Err(SqlError::user(
                             state::INVALID_DEFINITION,
@@ -351,6 +335,7 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
                         ));
                     }
                     primary_key.push(col_name.clone());
+                    primary_key_name = opt.name.as_ref().or(pk.name.as_ref()).map(ident_name);
                 }
                 ColumnOption::Default(e) => default = Some(default_text(&col_name, e)?),
                 ColumnOption::Unique(u) => {
@@ -444,6 +429,7 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
                     ));
                 }
                 primary_key = index_columns(&pk.columns, "PRIMARY KEY")?;
+                primary_key_name = pk.name.as_ref().map(ident_name);
             }
             TableConstraint::Unique(u) => {
                 let columns = index_columns(&u.columns, "UNIQUE")?;
@@ -465,7 +451,9 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
     }
     let mut def = TableDef {
         id: 0,
-        name: name.clone(),
+        schema: name.schema.clone(),
+        name: name.name.clone(),
+        primary_key_name: None,
         columns,
         primary_key: Vec::new(),
         indexes: Vec::new(),
@@ -485,11 +473,16 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
         def.primary_key.push(p as u16);
         def.columns[p].not_null = true;
     }
+    // Kept as made: a rename of the table leaves it, as in PostgreSQL.
+    if !def.primary_key.is_empty() {
+        def.primary_key_name =
+            Some(primary_key_name.unwrap_or_else(|| def.primary_key_constraint()));
+    }
     for (given, columns) in uniques {
         let positions = def
             .positions(&columns)
-            .map_err(|c| undefined_column(&c, &name))?;
-        let name = given.unwrap_or_else(|| format!("{name}_{}_key", columns.join("_")));
+            .map_err(|c| undefined_column(&c, &name.name))?;
+        let name = given.unwrap_or_else(|| format!("{}_{}_key", name.name, columns.join("_")));
         def.indexes.push(IndexDef {
             id: def.next_index_id,
             name,
@@ -510,14 +503,14 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
     })
 }
 
-/// The name PostgreSQL gives a serial column's sequence.
-fn sequence_name(table: &str, column: &str) -> String {
-    let mut name = format!("{table}_{column}_seq");
+/// The name PostgreSQL gives a serial column's sequence, in its table's schema.
+fn sequence_name(table: &RelName, column: &str) -> RelName {
+    let mut name = format!("{}_{column}_seq", table.name);
     // Cut to the longest name, on a character boundary.
     while name.len() > crate::schema::MAX_IDENT {
         name.pop();
     }
-    name
+    table.sibling(name)
 }
 
 /// CREATE SEQUENCE: the definition it asks for, and whether IF NOT EXISTS was given.
@@ -556,7 +549,8 @@ fn owner_column(catalog: &Catalog, owner: &ObjectName) -> Result<Option<(u64, u1
         .collect();
     let (table, column) = match parts.as_slice() {
         [none] if none == "none" => return Ok(None),
-        [t, c] | [_, t, c] => (t, c),
+        [t, c] => (RelName::public(t.clone()), c),
+        [s, t, c] => (RelName::new(s.clone(), t.clone()), c),
         _ => {
             return Err(SqlError::user(
                 state::INVALID_PARAMETER_VALUE,
@@ -564,7 +558,7 @@ fn owner_column(catalog: &Catalog, owner: &ObjectName) -> Result<Option<(u64, u1
             ));
         }
     };
-    let t = catalog.table_or_error(table)?;
+    let t = catalog.table_or_error(&table)?;
     let position = t.def().column(column).ok_or_else(|| {
         SqlError::user(
             state::UNDEFINED_COLUMN,
@@ -584,8 +578,14 @@ pub fn create_index(catalog: &Catalog, create: &CreateIndex) -> Result<bool> {
     let table = object_name(&create.table_name)?;
     let columns = index_columns(&create.columns, "an index")?;
     let name = match &create.name {
-        Some(n) => object_name(n)?,
-        None => format!("{table}_{}_idx", columns.join("_")),
+        Some(n) if n.0.len() > 1 => {
+            return Err(SqlError::user(
+                state::SYNTAX,
+                format!("index name cannot be schema-qualified: {n}"),
+            ));
+        }
+        Some(n) => object_name(n)?.name,
+        None => format!("{}_{}_idx", table.name, columns.join("_")),
     };
     let index = NewIndex {
         name,
@@ -596,7 +596,35 @@ pub fn create_index(catalog: &Catalog, create: &CreateIndex) -> Result<bool> {
     catalog.create_index(&table, index, create.if_not_exists)
 }
 
-/// DROP TABLE or DROP INDEX of each name; the count of dropped objects.
+/// CREATE SCHEMA (its options refused before it runs, by [`crate::unhonoured`]): the
+/// schema's name, and whether IF NOT EXISTS was given.
+pub fn schema_to_create(s: &Statement) -> Result<(String, bool)> {
+    match s {
+        Statement::CreateSchema {
+            schema_name: SchemaName::Simple(name),
+            if_not_exists,
+            ..
+        } => Ok((schema_named(name)?, *if_not_exists)),
+        _ => Err(SqlError::user(state::INTERNAL, "not a plain CREATE SCHEMA")),
+    }
+}
+
+/// A schema's name: one identifier.
+fn schema_named(name: &ObjectName) -> Result<String> {
+    match name.0.as_slice() {
+        [part] => part
+            .as_ident()
+            .map(ident_name)
+            .filter(|n| !n.contains('\0'))
+            .ok_or_else(|| SqlError::user(state::INVALID_NAME, format!("bad schema name {name}"))),
+        _ => Err(SqlError::user(
+            state::SYNTAX,
+            format!("improper qualified name (too many dotted names): {name}"),
+        )),
+    }
+}
+
+/// DROP TABLE, VIEW, INDEX, SEQUENCE or SCHEMA of each name; the command's tag.
 pub fn drop(
     catalog: &Catalog,
     object_type: &ObjectType,
@@ -604,13 +632,26 @@ pub fn drop(
     if_exists: bool,
     cascade: bool,
 ) -> Result<&'static str> {
-    if cascade && !matches!(object_type, ObjectType::Table | ObjectType::View) {
+    if cascade
+        && !matches!(
+            object_type,
+            ObjectType::Table | ObjectType::View | ObjectType::Schema
+        )
+    {
         return Err(SqlError::unsupported(format!(
             "DROP {object_type} … CASCADE (pmdb drops the foreign keys of a table's dependents \
              with DROP TABLE … CASCADE)"
         )));
     }
     for n in names {
+        if *object_type == ObjectType::Schema {
+            catalog.drop_schema(&schema_named(n)?, if_exists, cascade, |table, c, seq| {
+                table
+                    .default_expr(c)
+                    .is_some_and(|e| calls_nextval_of(e, seq))
+            })?;
+            continue;
+        }
         let n = object_name(n)?;
         match object_type {
             ObjectType::Table => catalog.drop_table(&n, if_exists, cascade)?,
@@ -628,6 +669,7 @@ pub fn drop(
         ObjectType::Table => "DROP TABLE",
         ObjectType::View => "DROP VIEW",
         ObjectType::Sequence => "DROP SEQUENCE",
+        ObjectType::Schema => "DROP SCHEMA",
         _ => "DROP INDEX",
     })
 }

@@ -27,7 +27,7 @@ use crate::copy_options::{CopyOptions, Encoding};
 use crate::error::df_error;
 use crate::error::{Result, SqlError, state};
 use crate::keyed::{and_also, key_literal, key_of, keyed_column, keyed_name};
-use crate::names::{ident_name, object_name};
+use crate::names::{RelName, ident_name, object_name};
 use crate::provider::load_batch;
 use crate::read_point::{ReadPoint, changed_since};
 use crate::referential::{self, RowChange};
@@ -37,7 +37,7 @@ use crate::table::{Table, TableWriter};
 use crate::types::Value;
 
 /// The target table of a DELETE or UPDATE and the name its columns are qualified with.
-pub(crate) fn target(t: &TableWithJoins) -> Result<(String, String)> {
+pub(crate) fn target(t: &TableWithJoins) -> Result<(RelName, String)> {
     if !t.joins.is_empty() {
         return Err(SqlError::unsupported(
             "a join in the target of UPDATE or DELETE: put the other tables in FROM or USING",
@@ -53,7 +53,7 @@ pub(crate) fn target(t: &TableWithJoins) -> Result<(String, String)> {
                     ));
                 }
                 Some(a) => ident_name(&a.name),
-                None => name.clone(),
+                None => name.name.clone(),
             };
             Ok((name, alias))
         }
@@ -67,14 +67,14 @@ pub(crate) fn target(t: &TableWithJoins) -> Result<(String, String)> {
 /// What finds the rows of an UPDATE or DELETE, as a query planned from the statement's
 /// own expressions: the target's columns, its stored key, then the new values.
 struct Finding {
-    name: String,
+    name: RelName,
     alias: String,
     query: Query,
 }
 
 impl Finding {
     fn new(
-        name: &str,
+        name: &RelName,
         alias: &str,
         new_values: Vec<AstExpr>,
         from: &[TableWithJoins],
@@ -92,14 +92,17 @@ impl Finding {
                 alias: Ident::new(format!("__pmdb_new_{i}")),
             });
         }
-        let mut tables = vec![ast_build::table(&keyed_name(name, None), alias)];
+        let mut tables = vec![ast_build::table(
+            &name.sibling(keyed_name(&name.name, None)),
+            alias,
+        )];
         tables.extend_from_slice(from);
         let mut query = ast_build::select(projection, tables)?;
         if let SetExpr::Select(select) = query.body.as_mut() {
             select.selection = selection.cloned();
         }
         Ok(Finding {
-            name: name.to_string(),
+            name: name.clone(),
             alias: alias.to_string(),
             query,
         })
@@ -520,7 +523,7 @@ pub async fn copy_from(
     Ok(writer.rows())
 }
 
-fn copy_error(table: &str, committed: u64, e: SqlError) -> SqlError {
+fn copy_error(table: &RelName, committed: u64, e: SqlError) -> SqlError {
     let message = format!(
         "COPY {table}: {} ({committed} rows were loaded before the error)",
         e.message()
@@ -547,7 +550,7 @@ pub async fn truncate(session: &Session, read_point: &ReadPoint, t: &Truncate) -
     while i < names.len() {
         let table = session.catalog.table_or_error(&names[i])?;
         for (child, _) in session.catalog.referencing(table.def().id) {
-            let child = &child.def().name;
+            let child = child.name();
             if names.contains(child) {
                 continue;
             }

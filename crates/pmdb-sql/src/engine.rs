@@ -7,7 +7,6 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::catalog::{CatalogProvider, MemoryCatalogProvider};
 use datafusion::execution::SessionStateBuilder;
 use datafusion::optimizer::{Analyzer, AnalyzerRule};
 use datafusion::prelude::{SessionConfig, SessionContext};
@@ -18,7 +17,7 @@ use pmdb_engine::Db;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error};
 use crate::output::Output;
-use crate::provider::{PmdbSchema, ScanOptions};
+use crate::provider::{PmdbCatalog, ScanOptions};
 use crate::read_point::ReadPoint;
 use crate::row_locks::ClientLocks;
 use crate::session::Session;
@@ -97,10 +96,7 @@ impl SqlEngine {
             .with_physical_optimizer_rule(Arc::new(crate::join_yield::JoinsYield))
             .build();
         let mut ctx = SessionContext::new_with_state(state);
-        let cat = MemoryCatalogProvider::new();
-        cat.register_schema("public", Arc::new(PmdbSchema::new(Arc::clone(&catalog))))
-            .map_err(df_error)?;
-        ctx.register_catalog("pmdb", Arc::new(cat));
+        ctx.register_catalog("pmdb", Arc::new(PmdbCatalog::new(Arc::clone(&catalog))));
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("pmdb-sql")
@@ -131,12 +127,30 @@ impl SqlEngine {
             row_locks,
             executor: runtime.handle().clone(),
             sequence_calls,
+            temp: crate::temp_tables::TempSchema::new(),
         });
-        Ok(SqlEngine {
+        let engine = SqlEngine {
             own: Mutex::new(SqlSession::new(&session)),
             session,
             runtime,
-        })
+        };
+        engine.drop_left_temporary()?;
+        Ok(engine)
+    }
+
+    /// Drops the temporary relations sessions left behind (a crash, or a session that
+    /// ended without closing), schema by schema, as PostgreSQL does at start-up.
+    fn drop_left_temporary(&self) -> Result<()> {
+        if self.session.db.read_only().is_some() {
+            return Ok(());
+        }
+        for schema in self.session.catalog.schemas() {
+            if crate::temp_tables::is_temporary(&schema.name) {
+                let name = crate::quote_functions::ident(&schema.name);
+                self.execute(&format!("DROP SCHEMA {name} CASCADE"))?;
+            }
+        }
+        Ok(())
     }
 
     pub fn db(&self) -> &Db {
@@ -199,7 +213,10 @@ impl SqlEngine {
         table: &str,
         batches: impl IntoIterator<Item = Result<RecordBatch>>,
     ) -> Result<u64> {
-        let (table, _guard) = self.session.catalog.lock_table(table)?;
+        let (table, _guard) = self
+            .session
+            .catalog
+            .lock_table(&crate::names::RelName::public(table))?;
         let mut locker = ReadPoint::Snapshot(Arc::new(self.session.db.snapshot()))
             .locker(&self.session.row_locks);
         self.runtime.block_on(async {

@@ -83,6 +83,9 @@ pub mod state {
     pub const CHECK_VIOLATION: &str = "23514";
     pub const INVALID_FOREIGN_KEY: &str = "42830";
     pub const DATATYPE_MISMATCH: &str = "42804";
+    pub const INVALID_SCHEMA_NAME: &str = "3F000";
+    pub const DUPLICATE_SCHEMA: &str = "42P06";
+    pub const RESERVED_NAME: &str = "42939";
 }
 
 /// `e` carried through DataFusion (from a table provider or a function), to come out

@@ -17,7 +17,7 @@ use datafusion::sql::sqlparser::ast::{Insert, Query, SetExpr, Statement, TableOb
 use crate::arrow_conv::{cast_columns, cast_to_column, row_values};
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error, state, undefined_column};
-use crate::names::{ident_name, object_name};
+use crate::names::{RelName, ident_name, object_name};
 use crate::read_point::ReadPoint;
 use crate::row_locks::ClientLocks;
 use crate::session::Session;
@@ -39,7 +39,7 @@ pub(crate) async fn insert_rows(
     catalog: &Catalog,
     row_locks: &ClientLocks,
     read_point: &ReadPoint,
-    name: &str,
+    name: &RelName,
     rows_of: impl Fn(&Table) -> Result<Vec<Vec<Value>>>,
     on_conflict: Option<&OnConflict>,
 ) -> Result<Inserted> {
@@ -84,7 +84,7 @@ pub(crate) fn rows_of_batches(table: &Table, batches: &[RecordBatch]) -> Result<
 }
 
 /// The table an INSERT names, and what it calls it.
-pub(crate) fn inserted_into(insert: &Insert) -> Result<(String, String)> {
+pub(crate) fn inserted_into(insert: &Insert) -> Result<(RelName, String)> {
     let TableObject::TableName(name) = &insert.table else {
         return Err(SqlError::unsupported("INSERT into a table function"));
     };
@@ -92,7 +92,7 @@ pub(crate) fn inserted_into(insert: &Insert) -> Result<(String, String)> {
     let alias = insert
         .table_alias
         .as_ref()
-        .map_or_else(|| name.clone(), |a| ident_name(&a.alias));
+        .map_or_else(|| name.name.clone(), |a| ident_name(&a.alias));
     Ok((name, alias))
 }
 
@@ -172,7 +172,7 @@ pub(crate) async fn insert_from_query(
     session: &Session,
     read_point: &ReadPoint,
     insert: &Insert,
-    name: &str,
+    name: &RelName,
     query: &Query,
 ) -> Result<Inserted> {
     let statement = DfStatement::Statement(Box::new(Statement::Query(Box::new(query.clone()))));
@@ -186,7 +186,7 @@ pub(crate) async fn insert_batches(
     session: &Session,
     read_point: &ReadPoint,
     insert: &Insert,
-    name: &str,
+    name: &RelName,
     batches: &[RecordBatch],
     on_conflict: Option<&OnConflict>,
 ) -> Result<Inserted> {

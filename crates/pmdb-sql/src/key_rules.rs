@@ -13,7 +13,7 @@ use crate::types::{SqlType, Value};
 pub struct NewReference {
     pub name: Option<String>,
     pub columns: Vec<String>,
-    pub parent: String,
+    pub parent: crate::names::RelName,
     /// Empty: the parent's primary key.
     pub parent_columns: Vec<String>,
     pub on_delete: Action,

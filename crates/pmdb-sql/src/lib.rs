@@ -53,7 +53,8 @@ mod keyed;
 mod large_rows;
 mod lock_clauses;
 mod locking;
-mod names;
+pub mod names;
+pub mod namespace;
 mod output;
 mod parameter_types;
 mod pending_checks;
@@ -86,6 +87,7 @@ mod statement;
 mod statement_kind;
 mod subplans;
 pub mod table;
+mod temp_tables;
 pub mod text_forms;
 mod type_input;
 pub mod types;
@@ -111,6 +113,7 @@ pub use session::parse;
 pub use setting_functions::SettingValues;
 pub use sql_session::{SqlSession, TxnStatus, in_failed_block};
 pub use statement_kind::StatementKind;
+pub use temp_tables::is_temporary;
 pub use types::{SqlType, Value};
 
 /// The README's Rust examples, compiled and run as doctests.

@@ -28,7 +28,7 @@ use datafusion::sql::sqlparser::ast::{
 use crate::error::{Result, SqlError, df_error, state};
 use crate::keyed::{and_also, key_literal, key_of, keyed_column, keyed_name};
 use crate::lock_clauses::{Clause, clause};
-use crate::names::{ident_name, object_name};
+use crate::names::{PUBLIC, ident_name, object_name};
 use crate::output::Output;
 use crate::read_point::{ReadPoint, changed_since};
 use crate::row_locks::{LockMode, WaitPolicy};
@@ -189,7 +189,7 @@ fn keyed_query(session: &Session, query: &Query) -> Result<(Query, Vec<Target>)>
                 (
                     o,
                     keys.iter()
-                        .filter(|(a, _)| *a == n)
+                        .filter(|(a, _)| *a == n.name)
                         .map(|(_, k)| k)
                         .collect(),
                 )
@@ -252,7 +252,7 @@ fn lock_factor(
     let table_name = object_name(name)?;
     let seen_as = match alias {
         Some(a) => ident_name(&a.name),
-        None => table_name.clone(),
+        None => table_name.name.clone(),
     };
     let applying: Vec<&Clause> = clauses
         .iter()
@@ -264,10 +264,10 @@ fn lock_factor(
     named.insert(seen_as.clone());
     let table = match (
         args,
-        ctes.contains(&table_name),
+        table_name.schema == PUBLIC && ctes.contains(&table_name.name),
         session.catalog.table(&table_name),
     ) {
-        (None, false, Some(t)) if name.0.len() == 1 || name.to_string().starts_with("public.") => t,
+        (None, false, Some(t)) => t,
         _ => return Err(refused(&format!("{name}: only pmdb's tables are locked"))),
     };
     if nullable {
@@ -288,10 +288,9 @@ fn lock_factor(
     } else {
         WaitPolicy::Wait
     };
-    *name = ObjectName::from(vec![Ident::new(keyed_name(
-        &table_name,
-        Some(targets.len()),
-    ))]);
+    *name = crate::ast_build::relation(
+        &table_name.sibling(keyed_name(&table_name.name, Some(targets.len()))),
+    );
     if alias.is_none() {
         *alias = Some(TableAlias {
             explicit: true,

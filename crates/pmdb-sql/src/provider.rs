@@ -1,6 +1,7 @@
-//! The DataFusion side of tables: a schema provider that finds pmdb's tables in the
-//! catalog, and a table provider per table that plans scans (projection, key-range and
-//! index pushdown, the row count for the optimizer) and INSERTs.
+//! The DataFusion side of tables: a catalog provider whose schemas are pmdb's, a schema
+//! provider that finds a schema's tables in the catalog, and a table provider per table
+//! that plans scans (projection, key-range and index pushdown, the row count for the
+//! optimizer) and INSERTs.
 
 use std::fmt;
 use std::sync::Arc;
@@ -8,7 +9,7 @@ use std::sync::Arc;
 use async_trait::async_trait;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
-use datafusion::catalog::{SchemaProvider, Session, TableProvider};
+use datafusion::catalog::{CatalogProvider, SchemaProvider, Session, TableProvider};
 use datafusion::common::{Constraint, Constraints, Result as DfResult};
 use datafusion::datasource::TableType;
 use datafusion::datasource::sink::{DataSink, DataSinkExec};
@@ -28,6 +29,7 @@ use crate::catalog::Catalog;
 use crate::error::{SqlError, external};
 use crate::insert::{insert_rows, rows_of_batches};
 use crate::keyed::keyed;
+use crate::names::{PUBLIC, RelName};
 use crate::pushdown::{KeyRange, key_ranges, stored_keys};
 use crate::read_point::ReadPoint;
 use crate::row_locks::ClientLocks;
@@ -53,19 +55,66 @@ impl Default for ScanOptions {
     }
 }
 
-pub struct PmdbSchema {
+/// pmdb's database as DataFusion sees it: a schema per schema of the catalog, and
+/// schemas of other kinds a server adds (`pg_catalog`).
+pub struct PmdbCatalog {
     catalog: Arc<Catalog>,
+    others: parking_lot::RwLock<std::collections::BTreeMap<String, Arc<dyn SchemaProvider>>>,
 }
 
-impl PmdbSchema {
-    pub fn new(catalog: Arc<Catalog>) -> PmdbSchema {
-        PmdbSchema { catalog }
+impl PmdbCatalog {
+    pub fn new(catalog: Arc<Catalog>) -> PmdbCatalog {
+        PmdbCatalog {
+            catalog,
+            others: Default::default(),
+        }
     }
+}
+
+impl fmt::Debug for PmdbCatalog {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("PmdbCatalog")
+    }
+}
+
+impl CatalogProvider for PmdbCatalog {
+    fn schema_names(&self) -> Vec<String> {
+        let mut names = vec![PUBLIC.to_owned()];
+        names.extend(self.catalog.schemas().iter().map(|s| s.name.clone()));
+        names.extend(self.others.read().keys().cloned());
+        names
+    }
+
+    fn schema(&self, name: &str) -> Option<Arc<dyn SchemaProvider>> {
+        if let Some(s) = self.others.read().get(name) {
+            return Some(Arc::clone(s));
+        }
+        self.catalog.schema_exists(name).then(|| {
+            Arc::new(PmdbSchema {
+                catalog: Arc::clone(&self.catalog),
+                schema: name.to_owned(),
+            }) as Arc<dyn SchemaProvider>
+        })
+    }
+
+    fn register_schema(
+        &self,
+        name: &str,
+        schema: Arc<dyn SchemaProvider>,
+    ) -> DfResult<Option<Arc<dyn SchemaProvider>>> {
+        Ok(self.others.write().insert(name.to_owned(), schema))
+    }
+}
+
+/// One schema of the catalog.
+pub struct PmdbSchema {
+    catalog: Arc<Catalog>,
+    schema: String,
 }
 
 impl fmt::Debug for PmdbSchema {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("PmdbSchema")
+        write!(f, "PmdbSchema({})", self.schema)
     }
 }
 
@@ -75,6 +124,7 @@ impl SchemaProvider for PmdbSchema {
         self.catalog
             .tables()
             .iter()
+            .filter(|t| t.def().schema == self.schema)
             .map(|t| t.def().name.clone())
             .collect()
     }
@@ -84,15 +134,17 @@ impl SchemaProvider for PmdbSchema {
             Some((n, key)) => (n, Some(key)),
             None => (name, None),
         };
-        Ok(self.catalog.table(name).map(|table| {
+        let name = RelName::new(self.schema.clone(), name);
+        Ok(self.catalog.table(&name).map(|table| {
             Arc::new(TableSource::new(Arc::clone(&self.catalog), table, key))
                 as Arc<dyn TableProvider>
         }))
     }
 
     fn table_exist(&self, name: &str) -> bool {
+        let name = keyed(name).map_or(name, |(n, _)| n);
         self.catalog
-            .table(keyed(name).map_or(name, |(n, _)| n))
+            .table(&RelName::new(self.schema.clone(), name))
             .is_some()
     }
 }
@@ -251,7 +303,7 @@ impl TableProvider for TableSource {
         }
         let sink = InsertSink {
             catalog: Arc::clone(&self.catalog),
-            name: self.table.def().name.clone(),
+            name: self.table.name().clone(),
             schema: arrow_schema(self.table.def(), None),
         };
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
@@ -262,7 +314,7 @@ impl TableProvider for TableSource {
 /// or not at all.
 struct InsertSink {
     catalog: Arc<Catalog>,
-    name: String,
+    name: RelName,
     schema: SchemaRef,
 }
 

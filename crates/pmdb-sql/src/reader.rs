@@ -59,6 +59,16 @@ impl<'a> Reader<'a> {
         Ok(self.take::<1>()?[0])
     }
 
+    /// A name [`put_name`] wrote, of at most `max` bytes of UTF-8.
+    pub fn name(&mut self, max: usize) -> Result<String, CodecError> {
+        let len = u16::from_le_bytes(self.take()?) as usize;
+        if len > max {
+            return Err(self.invalid(format!("a name of {len} bytes")));
+        }
+        String::from_utf8(self.slice(len)?.to_vec())
+            .map_err(|_| self.invalid("a name that is not UTF-8".into()))
+    }
+
     /// The bytes not read yet.
     pub fn rest(&self) -> &'a [u8] {
         &self.bytes[self.at..]
@@ -76,4 +86,11 @@ impl<'a> Reader<'a> {
             n => Err(self.invalid(format!("{n} bytes after the last column"))),
         }
     }
+}
+
+/// Writes a name as the catalog's codecs keep one: its length (u16 little-endian), then
+/// its UTF-8.
+pub(crate) fn put_name(out: &mut Vec<u8>, name: &str) {
+    out.extend_from_slice(&(name.len() as u16).to_le_bytes());
+    out.extend_from_slice(name.as_bytes());
 }

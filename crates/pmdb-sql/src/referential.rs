@@ -302,7 +302,7 @@ async fn change_referencing(
     loop {
         let (table, guard) = session
             .catalog
-            .lock_table_async(&def.name, &mut locker)
+            .lock_table_async(child.name(), &mut locker)
             .await?;
         let mut writer = TableWriter::new(&table, session.catalog.references(&table)?)
             .through(read_point)

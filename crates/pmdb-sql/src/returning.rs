@@ -91,7 +91,13 @@ async fn plan(
         .with_catalog_list(Arc::new(catalogs))
         .build();
 
-    let query = ast_build::select(items.to_vec(), vec![ast_build::table(ROWS, alias)])?;
+    let query = ast_build::select(
+        items.to_vec(),
+        vec![ast_build::table(
+            &crate::names::RelName::public(ROWS),
+            alias,
+        )],
+    )?;
     let statement = DfStatement::Statement(Box::new(Statement::Query(Box::new(query))));
     let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
     Ok(DataFrame::new(state, plan))
@@ -100,7 +106,7 @@ async fn plan(
 /// A statement's RETURNING clause, taken apart for planning.
 pub(crate) struct Returning {
     items: Vec<SelectItem>,
-    table: String,
+    table: crate::names::RelName,
     alias: String,
     /// The statement without it, which DataFusion can plan (for its parameters).
     pub without: DfStatement,

@@ -3,16 +3,19 @@
 //! `docs/format.md`, "Table definition".
 
 use crate::error::CodecError;
-use crate::reader::Reader;
+use crate::names::{PUBLIC, RelName};
+use crate::reader::{Reader, put_name};
 use crate::rowcode::{MAX_COLUMNS, decode_row, encode_row};
 use crate::types::{MAX_DECIMAL_PRECISION, SqlType, Value};
 
 /// Format version of an encoded definition: 2 adds each column's default and identity
 /// and each index's flags, 3 the foreign keys and CHECK constraints, 4 each foreign
-/// key's deferral, 5 the comments (`COMMENT ON`); definitions of version 1 (no
-/// defaults, no unique indexes), 2 (no foreign keys or checks), 3 (foreign keys never
-/// deferred) and 4 (no comments) are still read.
-const VERSION: u8 = 5;
+/// key's deferral, 5 the comments (`COMMENT ON`), 6 the table's schema and its primary
+/// key's name; definitions of
+/// version 1 (no defaults, no unique indexes), 2 (no foreign keys or checks), 3
+/// (foreign keys never deferred), 4 (no comments) and 5 (in `public`) are still read.
+const VERSION: u8 = 6;
+const VERSION_WITHOUT_SCHEMA: u8 = 5;
 const VERSION_WITHOUT_COMMENTS: u8 = 4;
 const VERSION_WITHOUT_DEFERRAL: u8 = 3;
 const VERSION_WITHOUT_CONSTRAINTS: u8 = 2;
@@ -218,7 +221,12 @@ pub struct CheckDef {
 pub struct TableDef {
     /// Names the table's subtables; never reused within a database.
     pub id: u64,
+    /// The schema the table lives in (its indexes too).
+    pub schema: String,
     pub name: String,
+    /// The primary key constraint's name, as it was made (`None`: `<table>_pkey`, as
+    /// definitions before version 6 have it).
+    pub primary_key_name: Option<String>,
     pub columns: Vec<ColumnDef>,
     /// Positions of the primary-key columns; empty for a table keyed by a hidden row id.
     pub primary_key: Vec<u16>,
@@ -235,6 +243,11 @@ pub struct TableDef {
 }
 
 impl TableDef {
+    /// The table's name in its schema, as the catalog keys it.
+    pub fn rel_name(&self) -> RelName {
+        RelName::new(self.schema.clone(), self.name.clone())
+    }
+
     /// The subtable holding the rows.
     pub fn rows_subtable(&self) -> String {
         format!("sql.{}", self.id)
@@ -286,6 +299,10 @@ impl TableDef {
     /// Checks what a decoder or a CREATE statement must not let through.
     pub fn validate(&self) -> Result<(), String> {
         check_ident("table", &self.name)?;
+        check_ident("schema", &self.schema)?;
+        if let Some(key) = &self.primary_key_name {
+            check_ident("primary key", key)?;
+        }
         if self.columns.is_empty() || self.columns.len() > MAX_COLUMNS {
             return Err(format!(
                 "a table has 1 to {MAX_COLUMNS} columns; {} has {}",
@@ -435,7 +452,15 @@ impl TableDef {
     /// Whether `name` is the name of the table's primary key constraint (PostgreSQL's
     /// `<table>_pkey`).
     pub fn is_primary_key_name(&self, name: &str) -> bool {
-        !self.primary_key.is_empty() && name.strip_suffix("_pkey") == Some(self.name.as_str())
+        !self.primary_key.is_empty() && name == self.primary_key_constraint()
+    }
+
+    /// The primary key constraint's name (and its index's): the one it was made with,
+    /// `<table>_pkey` unless one was given.
+    pub fn primary_key_constraint(&self) -> String {
+        self.primary_key_name
+            .clone()
+            .unwrap_or_else(|| format!("{}_pkey", self.name))
     }
 
     /// Whether a constraint (a foreign key, a check, a unique constraint's index) is
@@ -449,10 +474,10 @@ impl TableDef {
     pub fn encode(&self) -> Vec<u8> {
         let mut out = vec![VERSION];
         out.extend_from_slice(&self.id.to_le_bytes());
-        put_str(&mut out, &self.name);
+        put_name(&mut out, &self.name);
         out.extend_from_slice(&(self.columns.len() as u16).to_le_bytes());
         for c in &self.columns {
-            put_str(&mut out, &c.name);
+            put_name(&mut out, &c.name);
             put_type(&mut out, c.ty);
             let mut flags = 0;
             if c.not_null {
@@ -495,7 +520,7 @@ impl TableDef {
         out.extend_from_slice(&(self.indexes.len() as u16).to_le_bytes());
         for ix in &self.indexes {
             out.extend_from_slice(&ix.id.to_le_bytes());
-            put_str(&mut out, &ix.name);
+            put_name(&mut out, &ix.name);
             put_positions(&mut out, &ix.columns);
             out.push(
                 if ix.unique { INDEX_UNIQUE } else { 0 }
@@ -505,7 +530,7 @@ impl TableDef {
         out.extend_from_slice(&self.next_index_id.to_le_bytes());
         out.extend_from_slice(&(self.foreign_keys.len() as u16).to_le_bytes());
         for fk in &self.foreign_keys {
-            put_str(&mut out, &fk.name);
+            put_name(&mut out, &fk.name);
             put_positions(&mut out, &fk.columns);
             out.extend_from_slice(&fk.parent.to_le_bytes());
             put_positions(&mut out, &fk.parent_columns);
@@ -515,7 +540,7 @@ impl TableDef {
         }
         out.extend_from_slice(&(self.checks.len() as u16).to_le_bytes());
         for c in &self.checks {
-            put_str(&mut out, &c.name);
+            put_name(&mut out, &c.name);
             out.extend_from_slice(&(c.expr.len() as u32).to_le_bytes());
             out.extend_from_slice(c.expr.as_bytes());
         }
@@ -528,8 +553,16 @@ impl TableDef {
         }
         out.extend_from_slice(&(self.constraint_comments.len() as u16).to_le_bytes());
         for (name, text) in &self.constraint_comments {
-            put_str(&mut out, name);
+            put_name(&mut out, name);
             put_text(&mut out, text);
+        }
+        put_name(&mut out, &self.schema);
+        match &self.primary_key_name {
+            Some(name) => {
+                out.push(1);
+                put_name(&mut out, name);
+            }
+            None => out.push(0),
         }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
@@ -547,14 +580,14 @@ impl TableDef {
             return Err(invalid(format!("format version {version}")));
         }
         let id = u64::from_le_bytes(r.take()?);
-        let name = get_str(&mut r)?;
+        let name = r.name(MAX_IDENT)?;
         let ncols = u16::from_le_bytes(r.take()?) as usize;
         if ncols > MAX_COLUMNS {
             return Err(invalid(format!("{ncols} columns")));
         }
         let mut columns = Vec::with_capacity(ncols);
         for _ in 0..ncols {
-            let name = get_str(&mut r)?;
+            let name = r.name(MAX_IDENT)?;
             let ty = get_type(&mut r)?;
             let flags = r.byte()?;
             let known = match version {
@@ -617,7 +650,7 @@ impl TableDef {
         let mut indexes = Vec::with_capacity(nindexes);
         for _ in 0..nindexes {
             let id = u32::from_le_bytes(r.take()?);
-            let name = get_str(&mut r)?;
+            let name = r.name(MAX_IDENT)?;
             let columns = get_positions(&mut r)?;
             let flags = if version == VERSION_WITHOUT_DEFAULTS {
                 0
@@ -646,7 +679,7 @@ impl TableDef {
                 return Err(invalid(format!("{n} foreign keys")));
             }
             for _ in 0..n {
-                let name = get_str(&mut r)?;
+                let name = r.name(MAX_IDENT)?;
                 let columns = get_positions(&mut r)?;
                 let parent = u64::from_le_bytes(r.take()?);
                 let parent_columns = get_positions(&mut r)?;
@@ -679,7 +712,7 @@ impl TableDef {
                 return Err(invalid(format!("{n} checks")));
             }
             for _ in 0..n {
-                let name = get_str(&mut r)?;
+                let name = r.name(MAX_IDENT)?;
                 let len = u32::from_le_bytes(r.take()?) as usize;
                 if len > MAX_DEFAULT {
                     return Err(invalid(format!("a check of {len} bytes")));
@@ -702,16 +735,29 @@ impl TableDef {
                 return Err(invalid(format!("{n} constraint comments")));
             }
             for _ in 0..n {
-                let name = get_str(&mut r)?;
+                let name = r.name(MAX_IDENT)?;
                 constraint_comments.push((name, get_text(&mut r, "comment")?));
             }
         }
+        let (schema, primary_key_name) = if version > VERSION_WITHOUT_SCHEMA {
+            let schema = r.name(MAX_IDENT)?;
+            let key = match r.byte()? {
+                0 => None,
+                1 => Some(r.name(MAX_IDENT)?),
+                b => return Err(invalid(format!("primary key name marker {b}"))),
+            };
+            (schema, key)
+        } else {
+            (PUBLIC.to_owned(), None)
+        };
         if r.left() != 0 {
             return Err(invalid(format!("{} bytes after the end", r.left())));
         }
         let def = TableDef {
             id,
+            schema,
             name,
+            primary_key_name,
             columns,
             primary_key,
             indexes,
@@ -749,11 +795,6 @@ fn check_positions(what: &str, positions: &[u16], columns: usize) -> Result<(), 
     Ok(())
 }
 
-fn put_str(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u16).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
-
 /// A text of up to [`MAX_COMMENT`] bytes: u32 length, then UTF-8.
 fn put_text(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as u32).to_le_bytes());
@@ -767,15 +808,6 @@ fn get_text(r: &mut Reader<'_>, what: &str) -> Result<String, CodecError> {
     }
     String::from_utf8(r.slice(len)?.to_vec())
         .map_err(|_| r.invalid(format!("a {what} that is not UTF-8")))
-}
-
-fn get_str(r: &mut Reader<'_>) -> Result<String, CodecError> {
-    let len = u16::from_le_bytes(r.take()?) as usize;
-    if len > MAX_IDENT {
-        return Err(r.invalid(format!("a name of {len} bytes")));
-    }
-    String::from_utf8(r.slice(len)?.to_vec())
-        .map_err(|_| r.invalid("a name that is not UTF-8".into()))
 }
 
 fn put_positions(out: &mut Vec<u8>, positions: &[u16]) {
@@ -860,7 +892,9 @@ mod tests {
         let n = types.len();
         TableDef {
             id: 7,
+            schema: PUBLIC.into(),
             name: "t".into(),
+            primary_key_name: None,
             columns: types
                 .into_iter()
                 .enumerate()
@@ -924,12 +958,16 @@ mod tests {
         def
     }
 
-    /// `def` (with no comment) encoded as format version `version` wrote it, without
-    /// its checksum: without the comments (before version 5), the constraints' counts
-    /// (version 2), and the index flags too (version 1).
+    /// `def` (in `public`, with no comment) encoded as format version `version` wrote
+    /// it, without its checksum: without the schema (before version 6), the comments
+    /// (before version 5), the constraints' counts (version 2), and the index flags too
+    /// (version 1).
     fn body_as(def: &TableDef, version: u8) -> Vec<u8> {
         let mut bytes = def.encode();
         bytes.truncate(bytes.len() - 4);
+        if version <= VERSION_WITHOUT_SCHEMA {
+            bytes.truncate(bytes.len() - 2 - def.schema.len() - 1);
+        }
         if version <= VERSION_WITHOUT_COMMENTS {
             bytes.truncate(bytes.len() - 3);
         }
@@ -956,8 +994,10 @@ mod tests {
     proptest! {
         #[test]
         fn definitions_round_trip(types in prop::collection::vec(any_type(), 1..12),
-                                  pk in 0usize..3, indexed in 0usize..4) {
-            let def = def_of(types, pk, indexed);
+                                  pk in 0usize..3, indexed in 0usize..4,
+                                  schema in "[a-z_]{1,8}") {
+            let mut def = def_of(types, pk, indexed);
+            def.schema = schema;
             prop_assume!(def.validate().is_ok());
             prop_assert_eq!(TableDef::decode(&def.encode()).unwrap(), def);
         }
@@ -1030,10 +1070,25 @@ mod tests {
         let bytes = encoded_as(&def, VERSION_WITHOUT_COMMENTS);
         assert_eq!(TableDef::decode(&bytes).unwrap(), def);
         let commented = def_of(vec![SqlType::Int, SqlType::Text, SqlType::Int], 0, 0);
-        let mut bytes = commented.encode();
-        bytes.truncate(bytes.len() - 4 - 3);
+        let mut bytes = body_as(&commented, VERSION_WITHOUT_SCHEMA);
+        bytes.truncate(bytes.len() - 3);
         bytes[0] = VERSION_WITHOUT_COMMENTS;
         assert!(TableDef::decode(&sealed(bytes)).is_err());
+    }
+
+    /// A definition as version 5 wrote it (no schema) reads as a table of `public`; one
+    /// of another schema keeps it.
+    #[test]
+    fn version_5_definitions_are_read_in_public() {
+        let def = def_of(vec![SqlType::Int, SqlType::Text], 1, 1);
+        let bytes = encoded_as(&def, VERSION_WITHOUT_SCHEMA);
+        assert_eq!(TableDef::decode(&bytes).unwrap(), def);
+        let mut elsewhere = def.clone();
+        elsewhere.schema = "app".into();
+        elsewhere.primary_key_name = Some("t_key".into());
+        let decoded = TableDef::decode(&elsewhere.encode()).unwrap();
+        assert_eq!(decoded.rel_name(), RelName::new("app", "t"));
+        assert_eq!(decoded, elsewhere);
     }
 
     #[test]

@@ -16,7 +16,8 @@ use parking_lot::Mutex;
 use pmdb_engine::{Db, Subtable, WriteBatch, WriteOptions};
 
 use crate::error::{CodecError, Result, SqlError, state};
-use crate::reader::Reader;
+use crate::names::{PUBLIC, RelName};
+use crate::reader::{Reader, put_name};
 use crate::schema::MAX_IDENT;
 use crate::types::SqlType;
 
@@ -29,12 +30,18 @@ pub const DEF_PREFIX: u8 = b's';
 /// Prefix of a sequence state's key; the sequence id (u64 big-endian) follows.
 const STATE_PREFIX: u8 = b'q';
 
-/// `s` + name: where a sequence's definition lives.
-pub fn def_key(name: &str) -> Vec<u8> {
+/// `s` + name (see [`RelName::key_bytes`]): where a sequence's definition lives.
+pub fn def_key(name: &RelName) -> Vec<u8> {
     let mut k = vec![DEF_PREFIX];
-    k.extend_from_slice(name.as_bytes());
+    k.extend_from_slice(&name.key_bytes());
     k
 }
+
+/// Definition flags: the sequence cycles; it has an owner (its table id and column
+/// follow); it lives outside `public` (its schema follows, after the owner).
+const CYCLE: u8 = 1;
+const OWNED: u8 = 2;
+const IN_SCHEMA: u8 = 4;
 
 /// `q` + id: where a sequence's state lives.
 pub fn state_key(id: u64) -> Vec<u8> {
@@ -47,6 +54,7 @@ pub fn state_key(id: u64) -> Vec<u8> {
 pub struct SequenceDef {
     /// From the catalog's id counter (shared with tables); never reused.
     pub id: u64,
+    pub schema: String,
     pub name: String,
     /// SMALLINT, INT or BIGINT: bounds the default minimum and maximum.
     pub ty: SqlType,
@@ -73,7 +81,7 @@ pub fn type_bounds(ty: SqlType) -> Option<(i64, i64)> {
 
 impl SequenceDef {
     /// A sequence of `ty` with PostgreSQL's defaults for what `options` leave out.
-    pub fn new(name: String, ty: SqlType, options: SequenceOptions) -> Result<SequenceDef> {
+    pub fn new(name: RelName, ty: SqlType, options: SequenceOptions) -> Result<SequenceDef> {
         let invalid = |m: String| SqlError::user(state::INVALID_PARAMETER_VALUE, m);
         let (type_min, type_max) = type_bounds(ty).ok_or_else(|| {
             invalid(format!(
@@ -117,7 +125,8 @@ impl SequenceDef {
         }
         let def = SequenceDef {
             id: 0,
-            name,
+            schema: name.schema,
+            name: name.name,
             ty,
             increment,
             min,
@@ -131,10 +140,17 @@ impl SequenceDef {
         Ok(def)
     }
 
+    /// The sequence's name in its schema, as the catalog keys it.
+    pub fn rel_name(&self) -> RelName {
+        RelName::new(self.schema.clone(), self.name.clone())
+    }
+
     /// Checks what a decoder or a CREATE statement must not let through.
     pub fn validate(&self) -> Result<(), String> {
-        if self.name.is_empty() || self.name.len() > MAX_IDENT {
-            return Err(format!("a sequence name of {} bytes", self.name.len()));
+        for n in [&self.name, &self.schema] {
+            if n.is_empty() || n.len() > MAX_IDENT {
+                return Err(format!("a sequence or schema name of {} bytes", n.len()));
+            }
         }
         let (lo, hi) =
             type_bounds(self.ty).ok_or_else(|| format!("a sequence of type {}", self.ty))?;
@@ -162,10 +178,18 @@ impl SequenceDef {
         for v in [self.increment, self.min, self.max, self.start, self.cache] {
             out.extend_from_slice(&v.to_le_bytes());
         }
-        out.push(u8::from(self.cycle) | if self.owned_by.is_some() { 2 } else { 0 });
+        let elsewhere = self.schema != PUBLIC;
+        out.push(
+            if self.cycle { CYCLE } else { 0 }
+                | if self.owned_by.is_some() { OWNED } else { 0 }
+                | if elsewhere { IN_SCHEMA } else { 0 },
+        );
         if let Some((table, column)) = self.owned_by {
             out.extend_from_slice(&table.to_le_bytes());
             out.extend_from_slice(&column.to_le_bytes());
+        }
+        if elsewhere {
+            put_name(&mut out, &self.schema);
         }
         sealed(out)
     }
@@ -173,12 +197,7 @@ impl SequenceDef {
     pub fn decode(bytes: &[u8]) -> Result<SequenceDef, CodecError> {
         let mut r = opened("sequence definition", bytes)?;
         let id = u64::from_le_bytes(r.take()?);
-        let len = u16::from_le_bytes(r.take()?) as usize;
-        if len > MAX_IDENT {
-            return Err(r.invalid(format!("a name of {len} bytes")));
-        }
-        let name = String::from_utf8(r.slice(len)?.to_vec())
-            .map_err(|_| r.invalid("a name that is not UTF-8".into()))?;
+        let name = r.name(MAX_IDENT)?;
         let ty = match r.byte()? {
             2 => SqlType::SmallInt,
             4 => SqlType::Int,
@@ -188,19 +207,29 @@ impl SequenceDef {
         let mut next = || -> Result<i64, CodecError> { Ok(i64::from_le_bytes(r.take()?)) };
         let (increment, min, max, start, cache) = (next()?, next()?, next()?, next()?, next()?);
         let flags = r.byte()?;
-        if flags & !3 != 0 {
+        if flags & !(CYCLE | OWNED | IN_SCHEMA) != 0 {
             return Err(r.invalid(format!("flags {flags:#04x}")));
         }
-        let owned_by = if flags & 2 != 0 {
+        let owned_by = if flags & OWNED != 0 {
             Some((u64::from_le_bytes(r.take()?), u16::from_le_bytes(r.take()?)))
         } else {
             None
+        };
+        let schema = if flags & IN_SCHEMA != 0 {
+            let schema = r.name(MAX_IDENT)?;
+            if schema == PUBLIC {
+                return Err(r.invalid("a schema flag naming public".into()));
+            }
+            schema
+        } else {
+            PUBLIC.to_owned()
         };
         if r.left() != 0 {
             return Err(r.invalid(format!("{} bytes after the end", r.left())));
         }
         let def = SequenceDef {
             id,
+            schema,
             name,
             ty,
             increment,
@@ -208,7 +237,7 @@ impl SequenceDef {
             max,
             start,
             cache,
-            cycle: flags & 1 != 0,
+            cycle: flags & CYCLE != 0,
             owned_by,
         };
         def.validate().map_err(|reason| CodecError::Invalid {
@@ -505,23 +534,27 @@ mod tests {
             any::<bool>(),
             prop::option::of((any::<u64>(), any::<u16>())),
             1i64..100,
+            prop::sample::select(vec![PUBLIC, "app"]),
         )
-            .prop_filter_map("a valid sequence", |(ty, inc, cycle, owned, cache)| {
-                let mut def = SequenceDef::new(
-                    "s".into(),
-                    ty,
-                    SequenceOptions {
-                        increment: Some(inc),
-                        cycle: Some(cycle),
-                        cache: Some(cache),
-                        ..Default::default()
-                    },
-                )
-                .ok()?;
-                def.id = 3;
-                def.owned_by = owned;
-                Some(def)
-            })
+            .prop_filter_map(
+                "a valid sequence",
+                |(ty, inc, cycle, owned, cache, schema)| {
+                    let mut def = SequenceDef::new(
+                        RelName::new(schema, "s"),
+                        ty,
+                        SequenceOptions {
+                            increment: Some(inc),
+                            cycle: Some(cycle),
+                            cache: Some(cache),
+                            ..Default::default()
+                        },
+                    )
+                    .ok()?;
+                    def.id = 3;
+                    def.owned_by = owned;
+                    Some(def)
+                },
+            )
     }
 
     proptest! {
@@ -554,7 +587,7 @@ mod tests {
 
     #[test]
     fn options_are_checked() {
-        let make = |ty, o| SequenceDef::new("s".into(), ty, o);
+        let make = |ty, o| SequenceDef::new(RelName::public("s"), ty, o);
         assert!(make(SqlType::Text, SequenceOptions::default()).is_err());
         let zero = SequenceOptions {
             increment: Some(0),
@@ -580,7 +613,7 @@ mod tests {
     #[test]
     fn windows_stop_at_the_bounds() {
         let def = SequenceDef::new(
-            "s".into(),
+            RelName::public("s"),
             SqlType::BigInt,
             SequenceOptions {
                 max: Some(10),

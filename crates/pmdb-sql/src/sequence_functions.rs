@@ -19,8 +19,8 @@ use datafusion::prelude::SessionContext;
 use parking_lot::Mutex;
 
 use crate::catalog::Catalog;
-use crate::ddl::relation_named as relation;
 use crate::error::{Result, SqlError, external, state};
+use crate::names::{RelName, relation_named as relation};
 use crate::sequence::Sequence;
 
 /// What one session's `nextval` and `setval` calls gave, per sequence id, and the
@@ -33,7 +33,7 @@ pub(crate) struct SequenceCalls {
 #[derive(Default)]
 struct Calls {
     values: HashMap<u64, i64>,
-    latest: Option<(u64, String)>,
+    latest: Option<(u64, RelName)>,
 }
 
 impl SequenceCalls {
@@ -48,7 +48,7 @@ impl SequenceCalls {
         let v = seq.next_value()?;
         let mut calls = self.calls.lock();
         calls.values.insert(seq.def().id, v);
-        calls.latest = Some((seq.def().id, seq.def().name.clone()));
+        calls.latest = Some((seq.def().id, seq.def().rel_name()));
         Ok(v)
     }
 
@@ -95,14 +95,14 @@ impl SequenceCalls {
 }
 
 /// The sequence a function's text argument names, as PostgreSQL reads `'name'::regclass`:
-/// unquoted parts fold to lower case, an optional `public.` schema.
+/// unquoted parts fold to lower case, an optional schema (else `public`).
 pub(crate) fn named_sequence(catalog: &Catalog, text: &str) -> Result<Arc<Sequence>> {
     let name = relation(text)?;
     match catalog.sequence(&name) {
         Some(seq) => Ok(seq),
         None if catalog.table(&name).is_some() => Err(SqlError::user(
             state::WRONG_OBJECT_TYPE,
-            format!("\"{name}\" is not a sequence"),
+            format!("{name:?} is not a sequence"),
         )),
         None => catalog.sequence_or_error(&name),
     }
@@ -221,9 +221,10 @@ impl SequenceFunction {
                     .sequences()
                     .into_iter()
                     .find(|s| s.def().owned_by == Some((table.def().id, position as u16)));
-                Ok(ScalarValue::Utf8(
-                    owned.map(|s| format!("public.{}", s.def().name)),
-                ))
+                Ok(ScalarValue::Utf8(owned.map(|s| {
+                    let ident = crate::quote_functions::ident;
+                    format!("{}.{}", ident(&s.def().schema), ident(&s.def().name))
+                })))
             }
         }
     }

@@ -21,6 +21,7 @@ use crate::error::{Result, SqlError, df_error, state};
 use crate::read_point::ReadPoint;
 use crate::row_locks::ClientLocks;
 use crate::sequence_functions::SequenceCalls;
+use crate::temp_tables::TempSchema;
 
 pub(crate) struct Session {
     pub db: Db,
@@ -34,6 +35,8 @@ pub(crate) struct Session {
     /// What this session's `nextval` calls gave (its sequence functions, registered in
     /// its context, remember them there).
     pub sequence_calls: Arc<SequenceCalls>,
+    /// Where the session's temporary relations live.
+    pub temp: TempSchema,
 }
 
 impl Session {
@@ -54,6 +57,7 @@ impl Session {
             row_locks,
             executor: self.executor.clone(),
             sequence_calls,
+            temp: TempSchema::new(),
         }
     }
 

@@ -272,9 +272,9 @@ impl SqlSession {
     }
 
     /// What DISCARD ALL does to the SQL session, outside a block (25001 in one): closes
-    /// every cursor and forgets the sequence values it was handed (`currval`). The
-    /// server forgets its settings and prepared statements.
-    pub fn discard_all(&mut self) -> Result<()> {
+    /// every cursor, forgets the sequence values it was handed (`currval`) and drops its
+    /// temporary relations. The server forgets its settings and prepared statements.
+    pub async fn discard_all(&mut self) -> Result<()> {
         if !matches!(self.block, Block::None) {
             return Err(SqlError::user(
                 state::ACTIVE_SQL_TRANSACTION,
@@ -283,7 +283,30 @@ impl SqlSession {
         }
         self.cursors = Cursors::default();
         self.shared.sequence_calls.forget();
-        Ok(())
+        self.drop_temporary().await
+    }
+
+    /// Ends the session as a client that leaves ends it: an open block rolls back, and
+    /// the temporary relations are dropped.
+    pub async fn close(&mut self) -> Result<()> {
+        if !matches!(self.block, Block::None) {
+            self.execute("ROLLBACK").await?;
+        }
+        self.drop_temporary().await
+    }
+
+    /// Drops the session's temporary relations with their schema, in a transaction of
+    /// its own.
+    async fn drop_temporary(&mut self) -> Result<()> {
+        let schema = self.shared.temp.name.clone();
+        if !self.shared.catalog.schema_exists(&schema) {
+            return Ok(());
+        }
+        let sql = format!(
+            "DROP SCHEMA {} CASCADE",
+            crate::quote_functions::ident(&schema)
+        );
+        self.execute(&sql).await.map(|_| ())
     }
 
     /// The isolation of the open block, else of the blocks to come.
@@ -567,6 +590,7 @@ impl SqlSession {
         let generation = self.shared.catalog.generation();
         let shown = crate::select_names::shown(&statement);
         if let DfStatement::Statement(s) = &mut statement {
+            self.shared.temp.qualify(&self.shared.catalog, s);
             crate::column_defaults::apply(&self.shared.catalog, s)?;
             crate::type_input::rewrite_casts(s)?;
             crate::function_columns::as_postgresql(s);

@@ -31,6 +31,7 @@ pub(crate) async fn run(
 ) -> Result<Output> {
     let shown = crate::select_names::shown(&statement);
     if let DfStatement::Statement(s) = &mut statement {
+        session.temp.qualify(&session.catalog, s);
         column_defaults::apply(&session.catalog, s)?;
         crate::type_input::rewrite_casts(s)?;
         crate::function_columns::as_postgresql(s);
@@ -106,7 +107,7 @@ pub(crate) async fn run(
                         .catalog
                         .tables()
                         .iter()
-                        .map(|t| t.def().name.clone())
+                        .map(|t| t.name().clone())
                         .collect(),
                 };
                 for name in tables {
@@ -139,6 +140,7 @@ fn changes_catalog(s: &Statement) -> bool {
         Statement::CreateTable(_)
             | Statement::CreateIndex(_)
             | Statement::CreateSequence { .. }
+            | Statement::CreateSchema { .. }
             | Statement::Drop { .. }
             | Statement::AlterTable(_)
             | Statement::CreateView(_)
@@ -148,6 +150,18 @@ fn changes_catalog(s: &Statement) -> bool {
 
 /// Runs `s`, a statement [`changes_catalog`] says changes the catalog.
 async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result<Output> {
+    let temporary = match session.temp.makes_temporary(s) {
+        true => {
+            let (temp, given) = (session.temp.clone(), s.clone());
+            Some(
+                session
+                    .off_executor(move |c| temp.made_temporary(c, given))
+                    .await?,
+            )
+        }
+        false => None,
+    };
+    let s = temporary.as_ref().unwrap_or(s);
     let tag = match s {
         Statement::CreateTable(create) if create.query.is_some() => {
             return Ok(Output::Command(
@@ -174,6 +188,13 @@ async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result
                 .off_executor(move |c| c.create_sequence(def, if_not_exists))
                 .await?;
             "CREATE SEQUENCE"
+        }
+        Statement::CreateSchema { .. } => {
+            let (name, if_not_exists) = ddl::schema_to_create(s)?;
+            session
+                .off_executor(move |c| c.create_schema(&name, if_not_exists))
+                .await?;
+            "CREATE SCHEMA"
         }
         Statement::CreateIndex(create) => {
             let create = create.clone();

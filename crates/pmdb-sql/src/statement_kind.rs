@@ -77,6 +77,7 @@ impl StatementKind {
             Statement::CreateTable(_)
             | Statement::CreateIndex(_)
             | Statement::CreateSequence { .. }
+            | Statement::CreateSchema { .. }
             | Statement::Drop { .. }
             | Statement::Truncate(_)
             | Statement::AlterTable(_)

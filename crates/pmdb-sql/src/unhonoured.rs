@@ -7,8 +7,8 @@
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, GroupByExpr, JoinConstraint, JoinOperator, Query, Select, Statement, TableFactor, Visit,
-    Visitor, WindowType,
+    Expr, GroupByExpr, JoinConstraint, JoinOperator, Query, SchemaName, Select, Statement,
+    TableFactor, Visit, Visitor, WindowType,
 };
 
 use crate::error::{Result, SqlError, state};
@@ -55,8 +55,31 @@ impl Visitor for Audit {
             Statement::Prepare { .. } | Statement::Execute { .. } => self.refuse(
                 "PREPARE / EXECUTE in SQL (prepare through the protocol's extended query flow)",
             ),
-            Statement::CreateSchema { .. } | Statement::CreateDatabase { .. } => self
-                .refuse("CREATE SCHEMA / CREATE DATABASE (pmdb has one database, schema public)"),
+            Statement::CreateDatabase { .. } => {
+                self.refuse("CREATE DATABASE (pmdb serves one database)")
+            }
+            Statement::CreateSchema {
+                schema_name,
+                with,
+                options,
+                default_collate_spec,
+                clone,
+                ..
+            } => {
+                if !matches!(schema_name, SchemaName::Simple(_)) {
+                    return self.refuse(
+                        "CREATE SCHEMA … AUTHORIZATION (pmdb's schemas have no owners of their own)",
+                    );
+                }
+                if with.is_some()
+                    || options.is_some()
+                    || default_collate_spec.is_some()
+                    || clone.is_some()
+                {
+                    return self.refuse("CREATE SCHEMA with options, a collation or CLONE");
+                }
+                ControlFlow::Continue(())
+            }
             Statement::Truncate(t) if t.partitions.is_some() => self.refuse("TRUNCATE … PARTITION"),
             Statement::CreateTable(c) => {
                 if c.inherits.is_some() {

@@ -87,7 +87,7 @@ impl OnConflict {
                 vec![arbiter_of(table, &positions).ok_or_else(no_arbiter)?]
             }
             Some(ConflictTarget::OnConstraint(name)) => {
-                let name = object_name(name)?;
+                let name = object_name(name)?.name;
                 if def.is_primary_key_name(&name) {
                     vec![Arbiter::PrimaryKey]
                 } else {

@@ -9,21 +9,23 @@ use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::error::CodecError;
-use crate::names::object_name;
-use crate::reader::Reader;
+use crate::names::{PUBLIC, RelName, object_name};
+use crate::reader::put_name;
 use crate::rowcode::MAX_COLUMNS;
 use crate::schema::MAX_IDENT;
 
-const VERSION: u8 = 1;
+/// Format version: 2 adds the view's schema; version 1 (in `public`) is still read.
+const VERSION: u8 = 2;
+const VERSION_WITHOUT_SCHEMA: u8 = 1;
 /// Longest query text of a view, in bytes.
 pub const MAX_QUERY: usize = 1 << 20;
 /// Prefix of a view entry's key; the view's name follows.
 pub const VIEW_PREFIX: u8 = b'v';
 
-/// `v` + name: where a view's definition lives.
-pub fn view_key(name: &str) -> Vec<u8> {
+/// `v` + name (see [`RelName::key_bytes`]): where a view's definition lives.
+pub fn view_key(name: &RelName) -> Vec<u8> {
     let mut k = vec![VIEW_PREFIX];
-    k.extend_from_slice(name.as_bytes());
+    k.extend_from_slice(&name.key_bytes());
     k
 }
 
@@ -31,6 +33,7 @@ pub fn view_key(name: &str) -> Vec<u8> {
 pub struct ViewDef {
     /// From the counter table ids come from: no table or sequence shares it.
     pub id: u64,
+    pub schema: String,
     pub name: String,
     /// The names `CREATE VIEW v (a, b)` gives the first columns of the query; empty
     /// when it gives none.
@@ -40,6 +43,11 @@ pub struct ViewDef {
 }
 
 impl ViewDef {
+    /// The view's name in its schema, as the catalog keys it.
+    pub fn rel_name(&self) -> RelName {
+        RelName::new(self.schema.clone(), self.name.clone())
+    }
+
     /// Checks what a decoder or a CREATE VIEW must not let through.
     pub fn validate(&self) -> Result<(), String> {
         let ident = |what: &str, n: &str| {
@@ -53,6 +61,7 @@ impl ViewDef {
             }
         };
         ident("view", &self.name)?;
+        ident("schema", &self.schema)?;
         if self.columns.len() > MAX_COLUMNS {
             return Err(format!("{} column names", self.columns.len()));
         }
@@ -74,7 +83,7 @@ impl ViewDef {
     /// The relations the query names (tables, views, and names of its own CTEs: a
     /// dependency is never missed, at worst one too many is seen); none if the text
     /// no longer parses.
-    pub fn relations(&self) -> Vec<String> {
+    pub fn relations(&self) -> Vec<RelName> {
         let Ok(query) = Parser::new(&PostgreSqlDialect {})
             .try_with_sql(&self.query)
             .and_then(|mut p| p.parse_query())
@@ -103,6 +112,7 @@ impl ViewDef {
         }
         out.extend_from_slice(&(self.query.len() as u32).to_le_bytes());
         out.extend_from_slice(self.query.as_bytes());
+        put_name(&mut out, &self.schema);
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -115,17 +125,17 @@ impl ViewDef {
         };
         let mut r = crate::reader::checked("view definition", bytes)?;
         let version = r.byte()?;
-        if version != VERSION {
+        if !(VERSION_WITHOUT_SCHEMA..=VERSION).contains(&version) {
             return Err(invalid(format!("format version {version}")));
         }
         let id = u64::from_le_bytes(r.take()?);
-        let name = get_name(&mut r)?;
+        let name = r.name(MAX_IDENT)?;
         let n = u16::from_le_bytes(r.take()?) as usize;
         if n > MAX_COLUMNS {
             return Err(invalid(format!("{n} column names")));
         }
         let columns = (0..n)
-            .map(|_| get_name(&mut r))
+            .map(|_| r.name(MAX_IDENT))
             .collect::<Result<Vec<_>, _>>()?;
         let len = u32::from_le_bytes(r.take()?) as usize;
         if len > MAX_QUERY {
@@ -133,11 +143,17 @@ impl ViewDef {
         }
         let query = String::from_utf8(r.slice(len)?.to_vec())
             .map_err(|_| invalid("a query that is not UTF-8".into()))?;
+        let schema = if version > VERSION_WITHOUT_SCHEMA {
+            r.name(MAX_IDENT)?
+        } else {
+            PUBLIC.to_owned()
+        };
         if r.left() != 0 {
             return Err(invalid(format!("{} bytes after the end", r.left())));
         }
         let def = ViewDef {
             id,
+            schema,
             name,
             columns,
             query,
@@ -145,20 +161,6 @@ impl ViewDef {
         def.validate().map_err(invalid)?;
         Ok(def)
     }
-}
-
-fn put_name(out: &mut Vec<u8>, s: &str) {
-    out.extend_from_slice(&(s.len() as u16).to_le_bytes());
-    out.extend_from_slice(s.as_bytes());
-}
-
-fn get_name(r: &mut Reader<'_>) -> Result<String, CodecError> {
-    let len = u16::from_le_bytes(r.take()?) as usize;
-    if len > MAX_IDENT {
-        return Err(r.invalid(format!("a name of {len} bytes")));
-    }
-    String::from_utf8(r.slice(len)?.to_vec())
-        .map_err(|_| r.invalid("a name that is not UTF-8".into()))
 }
 
 #[cfg(test)]
@@ -169,6 +171,7 @@ mod tests {
     fn view(columns: usize, query: &str) -> ViewDef {
         ViewDef {
             id: 42,
+            schema: "reports".into(),
             name: "recent_orders".into(),
             columns: (0..columns).map(|i| format!("c{i}")).collect(),
             query: query.into(),
@@ -200,5 +203,18 @@ mod tests {
         let mut def = view(2, "SELECT 1, 2");
         def.columns[1] = "c0".into();
         assert!(def.validate().unwrap_err().contains("twice"));
+    }
+
+    /// A definition as version 1 wrote it (no schema) reads as a view of `public`.
+    #[test]
+    fn version_1_definitions_are_read_in_public() {
+        let mut def = view(1, "SELECT k FROM t");
+        def.schema = PUBLIC.into();
+        let mut bytes = def.encode();
+        bytes.truncate(bytes.len() - 4 - 2 - PUBLIC.len());
+        bytes[0] = VERSION_WITHOUT_SCHEMA;
+        let crc = crc32fast::hash(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        assert_eq!(ViewDef::decode(&bytes).unwrap(), def);
     }
 }

@@ -20,7 +20,7 @@ use datafusion::sql::sqlparser::parser::Parser;
 use crate::ast_shape::plain_table;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, df_error, state};
-use crate::names::{ident_name, object_name};
+use crate::names::{PUBLIC, RelName, ident_name, object_name};
 use crate::read_point::ReadPoint;
 use crate::session::Session;
 use crate::view::ViewDef;
@@ -37,7 +37,7 @@ pub(crate) fn expand(catalog: &Catalog, statement: &mut Statement) -> Result<()>
         && catalog.view(&target).is_some()
     {
         return Err(SqlError::unsupported(format!(
-            "changing the rows of view \"{target}\" (pmdb's views are read-only: change its \
+            "changing the rows of view {target:?} (pmdb's views are read-only: change its \
              tables)"
         )));
     }
@@ -45,7 +45,7 @@ pub(crate) fn expand(catalog: &Catalog, statement: &mut Statement) -> Result<()>
 }
 
 /// The relation whose rows `statement` changes, if it changes one by name.
-fn changed_relation(statement: &Statement) -> Result<Option<String>> {
+fn changed_relation(statement: &Statement) -> Result<Option<RelName>> {
     let table_name = |f: &TableFactor| match f {
         TableFactor::Table { name, .. } => object_name(name).map(Some),
         _ => Ok(None),
@@ -164,7 +164,7 @@ impl VisitorMut for Expander<'_> {
         let Some(Ok(n)) = plain_table(factor).map(|(name, _)| object_name(name)) else {
             return ControlFlow::Continue(());
         };
-        if self.ctes.contains(&n) {
+        if n.schema == PUBLIC && self.ctes.contains(&n.name) {
             return ControlFlow::Continue(());
         }
         let Some(view) = self.catalog.view(&n) else {
@@ -279,7 +279,8 @@ pub(crate) async fn create(
     }
     let def = ViewDef {
         id: 0,
-        name,
+        schema: name.schema,
+        name: name.name,
         columns: if given.is_empty() { Vec::new() } else { names },
         query: query.to_string(),
     };

@@ -422,7 +422,12 @@ fn tables_created_from_a_query() {
         one("SELECT k, up, price FROM dst ORDER BY k"),
         ["2|B|2.25", "3|C|"]
     );
-    let def = sql.catalog().table("dst").unwrap().def().clone();
+    let def = sql
+        .catalog()
+        .table(&pmdb_sql::names::RelName::public("dst"))
+        .unwrap()
+        .def()
+        .clone();
     assert!(def.primary_key.is_empty());
     assert_eq!(def.columns[2].ty.to_string(), "DECIMAL(8,2)");
     // The new table is an ordinary one.
@@ -440,7 +445,11 @@ fn tables_created_from_a_query() {
         sql.execute("CREATE TABLE bad AS SELECT 1 / (k - 2) FROM src")
             .is_err()
     );
-    assert!(sql.catalog().table("bad").is_none());
+    assert!(
+        sql.catalog()
+            .table(&pmdb_sql::names::RelName::public("bad"))
+            .is_none()
+    );
 }
 
 /// ADD COLUMN with its constraints inline, as Django adds a unique or foreign key

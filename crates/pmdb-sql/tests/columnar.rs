@@ -189,7 +189,10 @@ fn a_damaged_chunk_is_an_error_and_the_rows_still_answer() {
     let sql = open(dir.path());
     sql.execute(TABLE).unwrap();
     sql.execute(&csv(dir.path(), "a.csv", 1..3_000)).unwrap();
-    let table = sql.catalog().table("t").unwrap();
+    let table = sql
+        .catalog()
+        .table(&pmdb_sql::names::RelName::public("t"))
+        .unwrap();
     let segments = table.segments().unwrap().clone();
     // Flip one byte in the middle of column d's (position 2) first chunk, as damage to
     // the media would, and cut column s's (position 1) last chunk short.

@@ -26,7 +26,12 @@ fn comments_are_kept_with_the_table() {
         .unwrap();
     }
     let sql = open();
-    let def = sql.catalog().table("t").unwrap().def().clone();
+    let def = sql
+        .catalog()
+        .table(&pmdb_sql::names::RelName::public("t"))
+        .unwrap()
+        .def()
+        .clone();
     assert_eq!(def.comment.as_deref(), Some("the table"));
     let comments: Vec<_> = def
         .columns
@@ -50,7 +55,12 @@ fn comments_are_kept_with_the_table() {
          ALTER TABLE t DROP CONSTRAINT w_pos;",
     )
     .unwrap();
-    let def = sql.catalog().table("t").unwrap().def().clone();
+    let def = sql
+        .catalog()
+        .table(&pmdb_sql::names::RelName::public("t"))
+        .unwrap()
+        .def()
+        .clone();
     assert!(def.comment.is_none() && def.columns.iter().all(|c| c.comment.is_none()));
     assert_eq!(
         def.constraint_comments,

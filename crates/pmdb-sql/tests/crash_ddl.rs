@@ -2,7 +2,7 @@
 //! columns, sequences, unique indexes, foreign keys with a cascading delete and checks
 //! among them, views, whose rows count as their own, table rebuilds: columns dropped
 //! and retyped, and DDL in transaction blocks that commit, roll back, and roll back to
-//! a savepoint) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
+//! a savepoint, schemas made and dropped with what they hold) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
 //! left after its acknowledged statements (or after the one in flight too: each
 //! statement is all there or not at all), row counts and index entries agree with the
 //! rows, columnar segments that say they hold the rows hold exactly them, and no
@@ -54,6 +54,15 @@ const SCRIPT: &[&str] = &[
     "INSERT INTO s2 (w) VALUES ('after')",
     "ALTER TABLE f DROP COLUMN q",
     "CREATE UNIQUE INDEX a_n_unique ON a (n)",
+    "CREATE SCHEMA app",
+    "CREATE TABLE app.t (id SERIAL PRIMARY KEY, v TEXT UNIQUE)",
+    "INSERT INTO app.t (v) VALUES ('x'), ('y')",
+    "CREATE VIEW app.tv AS SELECT v FROM app.t WHERE id > 1",
+    "CREATE SCHEMA kept",
+    "CREATE TABLE kept.t (a INT PRIMARY KEY)",
+    "INSERT INTO kept.t VALUES (1), (2)",
+    "BEGIN; CREATE SCHEMA scratch; CREATE TABLE scratch.x (a INT); DROP SCHEMA app CASCADE; \
+     ROLLBACK",
     // DDL in blocks: whole with its block's commit, absent after a rollback.
     "BEGIN; CREATE TABLE t1 (k INT PRIMARY KEY, v TEXT); CREATE INDEX t1_v ON t1 (v); \
      INSERT INTO t1 VALUES (1, 'a'), (2, 'b'); ALTER TABLE f ADD COLUMN z INT DEFAULT 9; \
@@ -68,6 +77,7 @@ const SCRIPT: &[&str] = &[
     "DROP VIEW w",
     "DROP TABLE a",
     "DROP TABLE s2",
+    "DROP SCHEMA app CASCADE",
 ];
 
 /// Small memtables, tiering by hand: the crash points are the statements' own.
@@ -96,17 +106,28 @@ fn script(dir: &std::path::Path) -> Vec<String> {
         .collect()
 }
 
-/// Every table's rows, as sorted text.
+/// Every table's rows, as sorted text, and the schemas besides `public`.
 type Contents = BTreeMap<String, Vec<String>>;
 
 fn contents(sql: &SqlEngine) -> Result<Contents, String> {
     let mut out = Contents::new();
+    let schemas = sql
+        .catalog()
+        .schemas()
+        .iter()
+        .map(|s| s.name.clone())
+        .collect();
+    out.insert("schemas".into(), schemas);
     let tables = sql
         .catalog()
         .tables()
         .into_iter()
-        .map(|t| t.def().name.clone());
-    let views = sql.catalog().views().into_iter().map(|v| v.name.clone());
+        .map(|t| t.def().rel_name().quoted());
+    let views = sql
+        .catalog()
+        .views()
+        .into_iter()
+        .map(|v| v.rel_name().quoted());
     for name in tables.chain(views) {
         let q = format!("SELECT * FROM {name}");
         let batches = match sql.execute(&q).map_err(|e| format!("{q}: {e}"))?.pop() {

@@ -88,7 +88,11 @@ fn long_rows_are_whole_or_absent_after_a_crash() {
                 let db = Db::open_pool(Arc::clone(pool), options())
                     .map_err(|e| format!("open after crash: {e}"))?;
                 let sql = SqlEngine::open(db).map_err(|e| format!("SQL open after crash: {e}"))?;
-                if sql.catalog().table("t").is_none() {
+                if sql
+                    .catalog()
+                    .table(&pmdb_sql::names::RelName::public("t"))
+                    .is_none()
+                {
                     return if acked.is_empty() {
                         Ok(())
                     } else {

@@ -86,7 +86,11 @@ fn no_value_is_handed_out_twice_across_a_crash() {
                 let db = Db::open_pool(Arc::clone(pool), options())
                     .map_err(|e| format!("open after crash: {e}"))?;
                 let sql = SqlEngine::open(db).map_err(|e| format!("SQL open after crash: {e}"))?;
-                if sql.catalog().sequence("s").is_none() {
+                if sql
+                    .catalog()
+                    .sequence(&pmdb_sql::names::RelName::public("s"))
+                    .is_none()
+                {
                     return if acked.is_empty() {
                         Ok(())
                     } else {
@@ -106,7 +110,11 @@ fn no_value_is_handed_out_twice_across_a_crash() {
                 {
                     return Err(format!("nextval gave {next} after {h} was handed out"));
                 }
-                if sql.catalog().table("t").is_some() {
+                if sql
+                    .catalog()
+                    .table(&pmdb_sql::names::RelName::public("t"))
+                    .is_some()
+                {
                     let id = value(&sql, "INSERT INTO t (v) VALUES (-1) RETURNING id")?;
                     if let Some(h) = highest(From::Serial)
                         && id <= h

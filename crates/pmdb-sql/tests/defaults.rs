@@ -82,7 +82,12 @@ fn default_values_and_bad_defaults() {
         f.try_run(&mut s, "CREATE TABLE e (a INT DEFAULT no_such_function())")
             .is_err()
     );
-    assert!(f.engine.catalog().table("e").is_none());
+    assert!(
+        f.engine
+            .catalog()
+            .table(&pmdb_sql::names::RelName::public("e"))
+            .is_none()
+    );
 }
 
 #[test]
@@ -198,7 +203,12 @@ fn serial_columns_take_their_sequences_values() {
     // The sequence belongs to the column: it goes with the table, not alone.
     assert_eq!(f.sqlstate(&mut s, "DROP SEQUENCE users_id_seq"), "2BP01");
     f.tag(&mut s, "DROP TABLE users");
-    assert!(f.engine.catalog().sequence("users_id_seq").is_none());
+    assert!(
+        f.engine
+            .catalog()
+            .sequence(&pmdb_sql::names::RelName::public("users_id_seq"))
+            .is_none()
+    );
     // A name taken by another relation: the serial's sequence takes the next free one.
     f.tag(&mut s, "CREATE SEQUENCE users_id_seq");
     f.tag(&mut s, "CREATE TABLE users (id SERIAL, name TEXT)");

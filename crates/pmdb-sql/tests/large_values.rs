@@ -181,7 +181,12 @@ fn long_rows_survive_schema_changes_segments_and_a_reopen() {
         ),
         want
     );
-    let id = engine.catalog().table("t").unwrap().def().id;
+    let id = engine
+        .catalog()
+        .table(&pmdb_sql::names::RelName::public("t"))
+        .unwrap()
+        .def()
+        .id;
     engine.execute("DROP TABLE t").unwrap();
     assert!(
         !engine
@@ -196,7 +201,13 @@ fn long_rows_survive_schema_changes_segments_and_a_reopen() {
 fn damaged_chunks_are_reported_not_served() {
     let f = fixture();
     let mut s = f.session();
-    let id = f.engine.catalog().table("t").unwrap().def().id;
+    let id = f
+        .engine
+        .catalog()
+        .table(&pmdb_sql::names::RelName::public("t"))
+        .unwrap()
+        .def()
+        .id;
     let sub = f
         .engine
         .db()

@@ -344,7 +344,11 @@ fn tables_persist_and_drop_cleanly() {
     command(&sql, "DROP TABLE IF EXISTS log");
     drop(sql);
     let sql = open(dir.path());
-    assert!(sql.catalog().table("log").is_none());
+    assert!(
+        sql.catalog()
+            .table(&pmdb_sql::names::RelName::public("log"))
+            .is_none()
+    );
     assert_eq!(
         sql.db()
             .subtable_names()

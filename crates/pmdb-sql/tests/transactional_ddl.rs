@@ -69,7 +69,11 @@ fn rollback_undoes_every_kind_of_ddl() {
         ["1|ann|100", "2|bob|50"]
     );
     assert_eq!(f.sqlstate(&mut s, "SELECT nextval('tickets')"), "42P01");
-    let accounts = f.engine.catalog().table("accounts").unwrap();
+    let accounts = f
+        .engine
+        .catalog()
+        .table(&pmdb_sql::names::RelName::public("accounts"))
+        .unwrap();
     assert!(
         accounts.indexes().is_empty(),
         "the index went with the block"
@@ -122,9 +126,24 @@ fn a_rollback_to_a_savepoint_undoes_the_ddl_after_it() {
     f.tag(&mut s, "DROP TABLE accounts");
     f.tag(&mut s, "CREATE TABLE second (y INT)");
     f.tag(&mut s, "ROLLBACK TO SAVEPOINT after_first");
-    assert!(f.engine.catalog().table("accounts").is_some());
-    assert!(f.engine.catalog().table("second").is_none());
-    assert!(f.engine.catalog().table("first").is_some());
+    assert!(
+        f.engine
+            .catalog()
+            .table(&pmdb_sql::names::RelName::public("accounts"))
+            .is_some()
+    );
+    assert!(
+        f.engine
+            .catalog()
+            .table(&pmdb_sql::names::RelName::public("second"))
+            .is_none()
+    );
+    assert!(
+        f.engine
+            .catalog()
+            .table(&pmdb_sql::names::RelName::public("first"))
+            .is_some()
+    );
     // Again, to the same savepoint, after more DDL.
     f.tag(&mut s, "ALTER TABLE accounts DROP COLUMN owner");
     f.tag(&mut s, "ROLLBACK TO SAVEPOINT after_first");
@@ -135,14 +154,24 @@ fn a_rollback_to_a_savepoint_undoes_the_ddl_after_it() {
     // To one taken before any DDL: the block's catalog changes are all gone, and
     // another session may change the catalog while the block goes on.
     f.tag(&mut s, "ROLLBACK TO SAVEPOINT before_any");
-    assert!(f.engine.catalog().table("first").is_none());
+    assert!(
+        f.engine
+            .catalog()
+            .table(&pmdb_sql::names::RelName::public("first"))
+            .is_none()
+    );
     let mut other = f.session();
     f.tag(&mut other, "CREATE TABLE meanwhile (z INT)");
     f.tag(&mut s, "CREATE TABLE kept (k INT)");
     f.tag(&mut s, "COMMIT");
     let mut names: Vec<_> = ["accounts", "kept", "meanwhile"]
         .iter()
-        .filter(|n| f.engine.catalog().table(n).is_some())
+        .filter(|n| {
+            f.engine
+                .catalog()
+                .table(&pmdb_sql::names::RelName::public(**n))
+                .is_some()
+        })
         .collect();
     names.sort();
     assert_eq!(names, [&"accounts", &"kept", &"meanwhile"]);
@@ -157,7 +186,12 @@ fn a_failed_block_and_a_client_gone_roll_the_ddl_back() {
     assert_eq!(f.sqlstate(&mut s, "SELECT 1 / 0"), "22012");
     // COMMIT of a failed block rolls it back.
     assert_eq!(f.tag(&mut s, "COMMIT"), "ROLLBACK");
-    assert!(f.engine.catalog().table("doomed").is_none());
+    assert!(
+        f.engine
+            .catalog()
+            .table(&pmdb_sql::names::RelName::public("doomed"))
+            .is_none()
+    );
     let mut gone = f.session();
     f.tag(&mut gone, "BEGIN");
     f.tag(&mut gone, "DROP TABLE accounts");
@@ -207,7 +241,11 @@ fn committed_ddl_is_all_there_after_a_reopen_and_rolled_back_ddl_is_not() {
         rows("SELECT id, frozen FROM accounts ORDER BY id"),
         ["1|false", "2|false"]
     );
-    assert!(sql.catalog().table("unfinished").is_none());
+    assert!(
+        sql.catalog()
+            .table(&pmdb_sql::names::RelName::public("unfinished"))
+            .is_none()
+    );
     // The serial's sequence goes on after the values it gave.
     sql.execute("INSERT INTO ledger (account, amount) VALUES (1, 1)")
         .unwrap();
@@ -265,7 +303,12 @@ fn one_transaction_changes_the_catalog_at_a_time() {
     let (mut a, out) = f.finish(waiting);
     out.unwrap();
     f.tag(&mut a, "COMMIT");
-    assert!(f.engine.catalog().table("three").is_some());
+    assert!(
+        f.engine
+            .catalog()
+            .table(&pmdb_sql::names::RelName::public("three"))
+            .is_some()
+    );
 }
 
 #[test]

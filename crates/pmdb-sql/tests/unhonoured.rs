@@ -35,7 +35,8 @@ fn clauses_nothing_honours_are_refused_before_they_run() {
         ("SELECT id INTO t2 FROM t", "0A000"),
         ("EXPLAIN (ANALYZE, BUFFERS) SELECT * FROM t", "0A000"),
         ("PREPARE p AS SELECT * FROM t", "0A000"),
-        ("CREATE SCHEMA s", "0A000"),
+        ("CREATE SCHEMA s AUTHORIZATION someone", "0A000"),
+        ("CREATE SCHEMA AUTHORIZATION someone", "0A000"),
         ("CREATE TABLE c (b INT) INHERITS (t)", "0A000"),
         ("CREATE TABLE m (a INT) PARTITION BY RANGE (a)", "0A000"),
         ("CREATE TABLE l (LIKE t)", "0A000"),
@@ -60,7 +61,13 @@ fn clauses_nothing_honours_are_refused_before_they_run() {
     let count = engine.execute("SELECT count(*) FROM t").unwrap().pop();
     assert_eq!(rows_of(count.unwrap()), ["3"]);
     for name in ["t2", "c", "m", "l"] {
-        assert!(engine.catalog().table(name).is_none(), "{name} was created");
+        assert!(
+            engine
+                .catalog()
+                .table(&pmdb_sql::names::RelName::public(name))
+                .is_none(),
+            "{name} was created"
+        );
     }
     // Forms that mean what they say still run.
     for sql in [

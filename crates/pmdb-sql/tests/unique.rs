@@ -92,7 +92,7 @@ fn unique_indexes_are_built_only_over_unique_rows() {
     assert!(
         f.engine
             .catalog()
-            .table("t")
+            .table(&pmdb_sql::names::RelName::public("t"))
             .unwrap()
             .def()
             .indexes

@@ -176,7 +176,10 @@ fn run_model(seed: u64) {
         repeated.is_empty(),
         "seed {seed}: values {repeated:?} repeat"
     );
-    let slots = engine.catalog().table("slots").unwrap();
+    let slots = engine
+        .catalog()
+        .table(&pmdb_sql::names::RelName::public("slots"))
+        .unwrap();
     let entries = slots.indexes()[0].subtable.scan::<[u8]>(..).count();
     assert_eq!(
         entries as u64,

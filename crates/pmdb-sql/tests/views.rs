@@ -99,7 +99,10 @@ fn views_survive_a_reopen() {
     open().execute(SHOP).unwrap();
     let sql = open();
     assert_eq!(
-        sql.catalog().view("dear").unwrap().query,
+        sql.catalog()
+            .view(&pmdb_sql::names::RelName::public("dear"))
+            .unwrap()
+            .query,
         "SELECT id, name, price FROM items WHERE price > 3"
     );
     let out = sql
@@ -110,6 +113,17 @@ fn views_survive_a_reopen() {
     assert_eq!(common::rows_of(out), ["2"]);
     // The view's id is its own: a table made after it gets another.
     sql.execute("CREATE TABLE later (a INT)").unwrap();
-    let table_id = sql.catalog().table("later").unwrap().def().id;
-    assert_ne!(table_id, sql.catalog().view("dear").unwrap().id);
+    let table_id = sql
+        .catalog()
+        .table(&pmdb_sql::names::RelName::public("later"))
+        .unwrap()
+        .def()
+        .id;
+    assert_ne!(
+        table_id,
+        sql.catalog()
+            .view(&pmdb_sql::names::RelName::public("dear"))
+            .unwrap()
+            .id
+    );
 }

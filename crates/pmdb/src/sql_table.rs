@@ -114,7 +114,7 @@ pub fn list_tables(catalog: &Catalog) -> String {
         .iter()
         .map(|t| {
             vec![
-                "public".into(),
+                t.def().schema.clone(),
                 t.def().name.clone(),
                 "table".into(),
                 t.row_count().to_string(),
@@ -131,10 +131,10 @@ pub fn list_tables(catalog: &Catalog) -> String {
     )
 }
 
-/// `\d NAME`: the columns of table `name`, its primary key and indexes; `None` if
-/// there is no such table.
+/// `\d NAME`: the columns of table `name` (`schema.name` outside `public`), its primary
+/// key and indexes; `None` if there is no such table.
 pub fn describe_table(catalog: &Catalog, name: &str) -> Option<String> {
-    let table = catalog.table(name)?;
+    let table = catalog.table(&pmdb_sql::names::relation_named(name).ok()?)?;
     let def = table.def();
     let rows: Vec<Vec<String>> = def
         .columns
@@ -152,7 +152,7 @@ pub fn describe_table(catalog: &Catalog, name: &str) -> Option<String> {
         })
         .collect();
     let header = ["Column", "Type", "Nullable"].map(String::from);
-    let mut out = format!("Table \"public.{}\"\n", def.name);
+    let mut out = format!("Table \"{}.{}\"\n", def.schema, def.name);
     let table_text = aligned(&header, &rows, &[false, false, false]);
     // The row count line is for result sets, not descriptions.
     out.push_str(table_text.rsplit_once("(").map_or(&table_text, |(t, _)| t));
@@ -167,8 +167,8 @@ pub fn describe_table(catalog: &Catalog, name: &str) -> Option<String> {
     }
     if !def.primary_key.is_empty() {
         out.push_str(&format!(
-            "    \"{}_pkey\" PRIMARY KEY ({})\n",
-            def.name,
+            "    \"{}\" PRIMARY KEY ({})\n",
+            def.primary_key_constraint(),
             names(&def.primary_key)
         ));
     }

@@ -12,6 +12,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
     Volatility,
 };
+use pmdb_sql::names::relation_named;
 use pmdb_sql::quoted_identifier;
 use pmdb_sql::schema::{Action, Deferral, TableDef};
 
@@ -159,7 +160,7 @@ fn index_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
         match int(args.first()).and_then(|oid| oids::find(source.catalog(), oid)) {
             Some(Object::PrimaryKey(t)) => {
                 let columns = t.primary_key.clone();
-                ("UNIQUE ", oids::primary_key_name(&t), t, columns)
+                ("UNIQUE ", t.primary_key_constraint(), t, columns)
             }
             Some(Object::Index(t, i)) => {
                 let unique = if i.unique { "UNIQUE " } else { "" };
@@ -176,8 +177,9 @@ fn index_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
         return text(picked);
     }
     text(Some(format!(
-        "CREATE {unique}INDEX {} ON public.{} USING btree ({})",
+        "CREATE {unique}INDEX {} ON {}.{} USING btree ({})",
         quoted_identifier(&name),
+        quoted_identifier(&table.schema),
         quoted_identifier(&table.name),
         column_list(&table, &columns)
     )))
@@ -201,7 +203,7 @@ fn constraint_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
             let mut def = format!(
                 "FOREIGN KEY ({}) REFERENCES {}({})",
                 column_list(&t, &fk.columns),
-                quoted_identifier(&parent.name),
+                parent.rel_name().quoted(),
                 column_list(parent, &fk.parent_columns)
             );
             // PostgreSQL leaves out the default action.
@@ -270,22 +272,25 @@ fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
         if let Ok(oid) = name.trim().parse::<u32>() {
             return ScalarValue::Int64(Some(i64::from(oid)));
         }
-        let name = name.trim_start_matches("public.").trim_matches('"');
-        let oid = source
-            .catalog()
-            .table(name)
+        let Ok(name) = relation_named(name) else {
+            return ScalarValue::Int64(None);
+        };
+        let catalog = source.catalog();
+        let oid = catalog
+            .table(&name)
             .map(|t| oids::table(t.def()))
+            .or_else(|| catalog.sequence(&name).map(|s| oids::sequence(s.def())))
+            .or_else(|| catalog.view(&name).map(|v| oids::view(&v)))
             .or_else(|| {
-                let seq = source.catalog().sequence(name)?;
-                Some(oids::sequence(seq.def()))
-            })
-            .or_else(|| {
-                // An index (a primary key's too): relations share one namespace.
+                // An index (a primary key's too): relations share their schema's names.
                 source.tables().iter().find_map(|t| {
-                    if t.is_primary_key_name(name) {
+                    if t.schema != name.schema {
+                        return None;
+                    }
+                    if t.is_primary_key_name(&name.name) {
                         return Some(oids::primary_key_index(t));
                     }
-                    let index = t.indexes.iter().find(|i| i.name == name)?;
+                    let index = t.indexes.iter().find(|i| i.name == name.name)?;
                     Some(oids::index(t, index))
                 })
             });
@@ -294,12 +299,14 @@ fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     let Some(oid) = int(args.first()) else {
         return text(None);
     };
-    // Shown as PostgreSQL's regclass shows it: quoted where the name needs it.
+    // Shown as PostgreSQL's regclass shows it: quoted where the name needs it, with its
+    // schema outside `public`.
     text(Some(match oids::find(source.catalog(), oid) {
-        Some(Object::Table(t)) => quoted_identifier(&t.name),
-        Some(Object::PrimaryKey(t)) => quoted_identifier(&oids::primary_key_name(&t)),
-        Some(Object::Index(_, i)) => quoted_identifier(&i.name),
-        Some(Object::Sequence(s)) => quoted_identifier(&s.name),
+        Some(Object::Table(t)) => t.rel_name().quoted(),
+        Some(Object::PrimaryKey(t)) => t.rel_name().sibling(t.primary_key_constraint()).quoted(),
+        Some(Object::Index(t, i)) => t.rel_name().sibling(i.name).quoted(),
+        Some(Object::Sequence(s)) => s.rel_name().quoted(),
+        Some(Object::View(v)) => v.rel_name().quoted(),
         _ => oid.to_string(),
     }))
 }
@@ -328,12 +335,10 @@ fn to_regtype(_: &Source, args: &[ScalarValue]) -> ScalarValue {
     ScalarValue::Int64(string(args.first()).and_then(type_oid))
 }
 
-fn regnamespace(_: &Source, args: &[ScalarValue]) -> ScalarValue {
-    let name = |oid| match oid {
-        oids::PG_CATALOG_NAMESPACE => "pg_catalog".to_owned(),
-        oids::PUBLIC_NAMESPACE => "public".to_owned(),
-        oids::INFORMATION_SCHEMA_NAMESPACE => "information_schema".to_owned(),
-        other => other.to_string(),
+fn regnamespace(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    let name = |oid| {
+        oids::namespace_name(source.catalog(), oid)
+            .map_or_else(|| oid.to_string(), |n| quoted_identifier(&n))
     };
     text(int(args.first()).map(name))
 }
@@ -387,6 +392,23 @@ fn null(_: &Source, _: &[ScalarValue]) -> ScalarValue {
 /// `pg_get_expr(text, relation)`: pmdb keeps expressions as their text already.
 fn first_text(_: &Source, args: &[ScalarValue]) -> ScalarValue {
     text(string(args.first()).map(str::to_owned))
+}
+
+/// `pg_table_is_visible(oid)`: whether an unqualified name finds the relation, one of
+/// `public`, of a temporary schema (a session's own: pmdb does not tell whose) or of the
+/// catalog (an oid of no user relation).
+fn table_is_visible(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    let Some(oid) = int(args.first()) else {
+        return ScalarValue::Boolean(None);
+    };
+    let schema = match oids::find(source.catalog(), oid) {
+        Some(Object::Table(t) | Object::PrimaryKey(t) | Object::Index(t, _)) => t.schema,
+        Some(Object::Sequence(s)) => s.schema,
+        Some(Object::View(v)) => v.schema,
+        Some(_) => return ScalarValue::Boolean(Some(false)),
+        None => return ScalarValue::Boolean(Some(true)),
+    };
+    ScalarValue::Boolean(Some(schema == "public" || pmdb_sql::is_temporary(&schema)))
 }
 
 fn yes(_: &Source, _: &[ScalarValue]) -> ScalarValue {
@@ -480,7 +502,7 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     ("col_description", Returns::Text, col_description),
     ("shobj_description", Returns::Text, null),
     ("pg_get_statisticsobjdef_columns", Returns::Text, null),
-    ("pg_table_is_visible", Returns::Bool, yes),
+    ("pg_table_is_visible", Returns::Bool, table_is_visible),
     ("pg_type_is_visible", Returns::Bool, yes),
     ("has_table_privilege", Returns::Bool, yes),
     ("has_schema_privilege", Returns::Bool, yes),

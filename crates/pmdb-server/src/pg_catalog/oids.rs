@@ -25,6 +25,32 @@ const FIRST_USER_OID: i64 = 16_384;
 /// secondary indexes'.
 const PER_TABLE: i64 = 1024;
 
+/// The oid of the schema called `name`, if there is one.
+pub fn namespace(catalog: &Catalog, name: &str) -> Option<i64> {
+    match name {
+        "pg_catalog" => Some(PG_CATALOG_NAMESPACE),
+        "public" => Some(PUBLIC_NAMESPACE),
+        "information_schema" => Some(INFORMATION_SCHEMA_NAMESPACE),
+        _ => catalog
+            .schema(name)
+            .map(|s| FIRST_USER_OID + (s.id as i64).saturating_mul(PER_TABLE)),
+    }
+}
+
+/// The name of the schema whose oid is `oid`.
+pub fn namespace_name(catalog: &Catalog, oid: i64) -> Option<String> {
+    match oid {
+        PG_CATALOG_NAMESPACE => Some("pg_catalog".into()),
+        PUBLIC_NAMESPACE => Some("public".into()),
+        INFORMATION_SCHEMA_NAMESPACE => Some("information_schema".into()),
+        _ => catalog
+            .schemas()
+            .into_iter()
+            .find(|s| namespace(catalog, &s.name) == Some(oid))
+            .map(|s| s.name.clone()),
+    }
+}
+
 pub fn table(def: &TableDef) -> i64 {
     FIRST_USER_OID + (def.id as i64).saturating_mul(PER_TABLE)
 }
@@ -105,10 +131,6 @@ pub fn constraint_named(def: &TableDef, name: &str) -> Option<i64> {
         .iter()
         .position(|c| c.name == name)
         .map(|i| check(def, i))
-}
-
-pub fn primary_key_name(def: &TableDef) -> String {
-    format!("{}_pkey", def.name)
 }
 
 /// What an oid names among the user's objects.

@@ -30,25 +30,51 @@ pub fn text(s: &str) -> Cell {
 
 use Cell::{Bool, Int, Null, Real, Text, Time};
 
-pub fn namespaces(_: &Source) -> Vec<Vec<Cell>> {
-    [
-        (oids::PG_CATALOG_NAMESPACE, "pg_catalog"),
-        (oids::PUBLIC_NAMESPACE, "public"),
-        (oids::INFORMATION_SCHEMA_NAMESPACE, "information_schema"),
-    ]
-    .into_iter()
-    .map(|(oid, name)| vec![Int(oid), text(name), Int(oids::BOOTSTRAP_ROLE), Null])
-    .collect()
+pub fn namespaces(source: &Source) -> Vec<Vec<Cell>> {
+    let mut names: Vec<String> = ["pg_catalog", "public", "information_schema"]
+        .into_iter()
+        .map(str::to_owned)
+        .collect();
+    names.extend(source.catalog().schemas().iter().map(|s| s.name.clone()));
+    names
+        .iter()
+        .map(|name| {
+            vec![
+                Int(source.namespace(name)),
+                text(name),
+                Int(oids::BOOTSTRAP_ROLE),
+                Null,
+            ]
+        })
+        .collect()
 }
 
 fn has_indexes(def: &TableDef) -> bool {
     !def.primary_key.is_empty() || !def.indexes.is_empty()
 }
 
+/// A relation's schema as `pg_class` shows it: its oid, and whether it is a session's
+/// temporary schema (its relations' `relpersistence` is `t`).
+#[derive(Clone, Copy)]
+struct Namespace {
+    oid: i64,
+    temporary: bool,
+}
+
+impl Namespace {
+    fn of(source: &Source, schema: &str) -> Namespace {
+        Namespace {
+            oid: source.namespace(schema),
+            temporary: pmdb_sql::is_temporary(schema),
+        }
+    }
+}
+
 /// A relation of `pg_class`: what varies between pmdb's relations.
 struct Class<'a> {
     oid: i64,
     name: &'a str,
+    namespace: Namespace,
     kind: &'a str,
     am: i64,
     columns: usize,
@@ -65,7 +91,7 @@ impl Class<'_> {
         vec![
             Int(self.oid),
             text(self.name),
-            Int(oids::PUBLIC_NAMESPACE),
+            Int(self.namespace.oid),
             Int(0),
             Int(0),
             Int(oids::BOOTSTRAP_ROLE),
@@ -78,7 +104,7 @@ impl Class<'_> {
             Int(0),
             Bool(self.has_index),
             Bool(false),
-            text("p"),
+            text(if self.namespace.temporary { "t" } else { "p" }),
             text(self.kind),
             Int(self.columns as i64),
             Int(self.checks as i64),
@@ -98,10 +124,18 @@ impl Class<'_> {
     }
 
     /// A relation without constraints of its own (a sequence, a view, an index).
-    fn plain<'a>(oid: i64, name: &'a str, kind: &'a str, am: i64, columns: usize) -> Class<'a> {
+    fn plain<'a>(
+        oid: i64,
+        name: &'a str,
+        namespace: Namespace,
+        kind: &'a str,
+        am: i64,
+        columns: usize,
+    ) -> Class<'a> {
         Class {
             oid,
             name,
+            namespace,
             kind,
             am,
             columns,
@@ -115,14 +149,19 @@ impl Class<'_> {
 pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
     let mut rows = Vec::new();
     for seq in source.catalog().sequences() {
+        let def = seq.def();
         // A sequence's relation has PostgreSQL's three columns.
-        rows.push(Class::plain(oids::sequence(seq.def()), &seq.def().name, "S", 0, 3).row());
+        let namespace = Namespace::of(source, &def.schema);
+        rows.push(Class::plain(oids::sequence(def), &def.name, namespace, "S", 0, 3).row());
     }
     for v in source.catalog().views() {
-        rows.push(Class::plain(oids::view(&v), &v.name, "v", 0, v.columns.len()).row());
+        let namespace = Namespace::of(source, &v.schema);
+        let class = Class::plain(oids::view(&v), &v.name, namespace, "v", 0, v.columns.len());
+        rows.push(class.row());
     }
     let tables = source.tables();
     for def in &tables {
+        let namespace = Namespace::of(source, &def.schema);
         let referenced = tables
             .iter()
             .any(|t| t.foreign_keys.iter().any(|fk| fk.parent == def.id));
@@ -134,6 +173,7 @@ pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
                 ..Class::plain(
                     oids::table(def),
                     &def.name,
+                    namespace,
                     "r",
                     oids::HEAP_AM,
                     def.columns.len(),
@@ -145,7 +185,8 @@ pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
             rows.push(
                 Class::plain(
                     oids::primary_key_index(def),
-                    &oids::primary_key_name(def),
+                    &def.primary_key_constraint(),
+                    namespace,
                     "i",
                     oids::BTREE_AM,
                     def.primary_key.len(),
@@ -158,6 +199,7 @@ pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
                 Class::plain(
                     oids::index(def, index),
                     &index.name,
+                    namespace,
                     "i",
                     oids::BTREE_AM,
                     index.columns.len(),
@@ -387,12 +429,13 @@ pub fn indexes(source: &Source) -> Vec<Vec<Cell>> {
 pub fn constraints(source: &Source) -> Vec<Vec<Cell>> {
     let mut rows = Vec::new();
     for def in source.tables() {
+        let namespace = source.namespace(&def.schema);
         if !def.primary_key.is_empty() {
             rows.push(constraint(
                 oids::primary_key_constraint(&def),
-                &oids::primary_key_name(&def),
+                &def.primary_key_constraint(),
                 "p",
-                &def,
+                (&def, namespace),
                 oids::primary_key_index(&def),
                 &def.primary_key,
                 None,
@@ -403,7 +446,7 @@ pub fn constraints(source: &Source) -> Vec<Vec<Cell>> {
                 oids::unique_constraint(&def, index),
                 &index.name,
                 "u",
-                &def,
+                (&def, namespace),
                 oids::index(&def, index),
                 &index.columns,
                 None,
@@ -415,7 +458,7 @@ pub fn constraints(source: &Source) -> Vec<Vec<Cell>> {
                 oids::foreign_key(&def, i),
                 &fk.name,
                 "f",
-                &def,
+                (&def, namespace),
                 0,
                 &fk.columns,
                 parent.map(|p| (p, fk)),
@@ -426,7 +469,7 @@ pub fn constraints(source: &Source) -> Vec<Vec<Cell>> {
                 oids::check(&def, i),
                 &c.name,
                 "c",
-                &def,
+                (&def, namespace),
                 0,
                 &[],
                 None,
@@ -436,11 +479,12 @@ pub fn constraints(source: &Source) -> Vec<Vec<Cell>> {
     rows
 }
 
+/// A row of `pg_constraint` for a constraint of `table`, whose schema's oid follows it.
 fn constraint(
     oid: i64,
     name: &str,
     kind: &str,
-    def: &TableDef,
+    (def, namespace): (&TableDef, i64),
     index: i64,
     columns: &[u16],
     references: Option<(TableDef, &ForeignKeyDef)>,
@@ -465,7 +509,7 @@ fn constraint(
     vec![
         Int(oid),
         text(name),
-        Int(oids::PUBLIC_NAMESPACE),
+        Int(namespace),
         text(kind),
         Bool(deferrable),
         Bool(deferred),
@@ -626,7 +670,7 @@ pub fn view_list(source: &Source) -> Vec<Vec<Cell>> {
         .iter()
         .map(|v| {
             vec![
-                text("public"),
+                Text(v.schema.clone()),
                 Text(v.name.clone()),
                 text(source.owner()),
                 Text(format!(" {};", v.query)),
@@ -641,7 +685,7 @@ pub fn table_list(source: &Source) -> Vec<Vec<Cell>> {
         .into_iter()
         .map(|def| {
             vec![
-                text("public"),
+                Text(def.schema.clone()),
                 Text(def.name.clone()),
                 text(source.owner()),
                 Null,

@@ -54,6 +54,11 @@ impl Source {
         defs
     }
 
+    /// The oid of schema `name` (every relation's schema has one).
+    pub fn namespace(&self, name: &str) -> i64 {
+        oids::namespace(&self.catalog, name).unwrap_or(oids::PUBLIC_NAMESPACE)
+    }
+
     pub fn owner(&self) -> &str {
         OWNER
     }

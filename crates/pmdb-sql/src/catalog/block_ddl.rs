@@ -22,6 +22,8 @@ use pmdb_engine::{WriteBatch, WriteOptions};
 
 use super::Catalog;
 use crate::error::{Result, SqlError};
+use crate::names::RelName;
+use crate::namespace::NamespaceDef;
 use crate::read_point::{BlockCatalog, SqlTxn};
 use crate::sequence::{self, Sequence};
 use crate::table::{Table, count_key};
@@ -29,9 +31,10 @@ use crate::view::ViewDef;
 
 /// What the catalog holds in memory at one point of a transaction.
 struct Image {
-    tables: BTreeMap<String, Arc<Table>>,
-    sequences: BTreeMap<String, Arc<Sequence>>,
-    views: BTreeMap<String, Arc<ViewDef>>,
+    schemas: BTreeMap<String, Arc<NamespaceDef>>,
+    tables: BTreeMap<RelName, Arc<Table>>,
+    sequences: BTreeMap<RelName, Arc<Sequence>>,
+    views: BTreeMap<RelName, Arc<ViewDef>>,
     /// How many subtables the transaction had let go of then.
     released: usize,
 }
@@ -112,11 +115,11 @@ impl Catalog {
 
     /// Puts `table` in the catalog's map in place of table `replaces` (its name before,
     /// or the same name), pending while the changes have not committed.
-    pub(super) fn publish(&self, replaces: &str, table: Arc<Table>) {
+    pub(super) fn publish(&self, replaces: &RelName, table: Arc<Table>) {
         table.set_pending(self.block.lock().is_some());
         let mut tables = self.tables.write();
         tables.remove(replaces);
-        tables.insert(table.def().name.clone(), table);
+        tables.insert(table.name().clone(), table);
     }
 
     /// Refuses (0A000) DDL that reads the rows of `table` when the transaction of the
@@ -142,6 +145,7 @@ impl Catalog {
 
     fn image(&self, released: usize) -> Image {
         Image {
+            schemas: self.schemas.read().clone(),
             tables: self.tables.read().clone(),
             sequences: self.sequences.read().clone(),
             views: self.views.read().clone(),
@@ -189,6 +193,7 @@ impl Catalog {
         *tables = image.tables.clone();
         drop(tables);
         *self.views.write() = image.views.clone();
+        *self.schemas.write() = image.schemas.clone();
         self.restore_sequences(image);
         made.retain(|sub| !kept.contains(sub));
         made.sort();
@@ -208,7 +213,7 @@ impl Catalog {
         for s in map.values() {
             if image
                 .sequences
-                .get(&s.def().name)
+                .get(&s.def().rel_name())
                 .is_none_or(|was| !Arc::ptr_eq(was, s))
             {
                 s.hold().mark_dropped();

@@ -1,6 +1,6 @@
-//! The catalog: every table's definition and every sequence's, kept in the subtable
-//! `sql.catalog` (one entry per table or sequence, keyed by its name) and in memory as
-//! [`Table`] and [`Sequence`] handles. DDL changes the catalog entry and the subtables
+//! The catalog: every schema's, table's, view's and sequence's definition, kept in the
+//! subtable `sql.catalog` (one entry each, keyed by its schema and name) and in memory
+//! as [`Table`] and [`Sequence`] handles. DDL changes the catalog entry and the subtables
 //! in an order that a crash at any point leaves either the old or the new table, plus
 //! at worst subtables no entry names; those are dropped at the next open. A table and
 //! the sequences of its serial and identity columns are created, and dropped, in one
@@ -10,11 +10,13 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use parking_lot::{Mutex, MutexGuard, RwLock};
+use parking_lot::{Mutex, ReentrantMutex, ReentrantMutexGuard, RwLock};
 use pmdb_engine::{Db, WriteBatch, WriteOptions};
 
 use crate::error::{Result, SqlError, state};
 use crate::key_rules::{NewReference, resolve, unique_key_of};
+use crate::names::{PUBLIC, RelName};
+use crate::namespace::{NAMESPACE_PREFIX, NamespaceDef};
 use crate::read_point::RowLocker;
 use crate::row_locks::LockMode;
 use crate::schema::{CheckDef, ForeignKeyDef, IndexDef, TableDef};
@@ -26,21 +28,26 @@ use crate::view::{VIEW_PREFIX, ViewDef, view_key};
 
 pub(crate) mod block_ddl;
 mod rebuild;
+mod schemas;
 pub use rebuild::{Convert, Rebuild, unchanged_rows};
 
 const CATALOG: &str = "sql.catalog";
 /// Key of the id the next table gets (a u64, little-endian).
 const NEXT_ID_KEY: &[u8] = b"n";
-/// Prefix of the table entries' keys; the table name follows.
+/// Prefix of the table entries' keys; the table's name follows (see
+/// [`RelName::key_bytes`]).
 const TABLE_PREFIX: u8 = b't';
 
 pub struct Catalog {
     db: Db,
-    tables: RwLock<BTreeMap<String, Arc<Table>>>,
-    sequences: RwLock<BTreeMap<String, Arc<Sequence>>>,
-    views: RwLock<BTreeMap<String, Arc<ViewDef>>>,
-    /// Serializes DDL, so two statements never race on the next id or on one table.
-    ddl: Mutex<()>,
+    /// The schemas besides `public`, by name.
+    schemas: RwLock<BTreeMap<String, Arc<NamespaceDef>>>,
+    tables: RwLock<BTreeMap<RelName, Arc<Table>>>,
+    sequences: RwLock<BTreeMap<RelName, Arc<Sequence>>>,
+    views: RwLock<BTreeMap<RelName, Arc<ViewDef>>>,
+    /// Serializes DDL, so two statements never race on the next id or on one table;
+    /// reentrant, as DROP SCHEMA … CASCADE drops each object the way its own DROP does.
+    ddl: ReentrantMutex<()>,
     /// Counts finished DDL statements: a plan made at one generation may name tables
     /// that a later one replaced.
     generation: AtomicU64,
@@ -50,7 +57,7 @@ pub struct Catalog {
 
 /// Held while a DDL statement runs; the catalog's generation moves on when it ends.
 struct DdlGuard<'c> {
-    _serial: MutexGuard<'c, ()>,
+    _serial: ReentrantMutexGuard<'c, ()>,
     generation: &'c AtomicU64,
 }
 
@@ -83,10 +90,19 @@ fn settle(def: &mut TableDef) -> Result<()> {
     Ok(())
 }
 
-fn table_key(name: &str) -> Vec<u8> {
+fn table_key(name: &RelName) -> Vec<u8> {
     let mut k = vec![TABLE_PREFIX];
-    k.extend_from_slice(name.as_bytes());
+    k.extend_from_slice(&name.key_bytes());
     k
+}
+
+/// The error of a catalog entry whose key and definition disagree, or whose schema has
+/// no entry.
+fn mismatched(what: String, reason: String) -> SqlError {
+    SqlError::Damaged {
+        what,
+        source: crate::error::CodecError::Mismatch(reason),
+    }
 }
 
 impl Catalog {
@@ -99,41 +115,40 @@ impl Catalog {
         } else {
             Some(db.subtable(CATALOG)?)
         };
+        let schemas = match &cat {
+            Some(cat) => load_schemas(cat)?,
+            None => BTreeMap::new(),
+        };
         let mut tables = BTreeMap::new();
         if let Some(cat) = &cat {
             for entry in cat.scan(vec![TABLE_PREFIX]..vec![TABLE_PREFIX + 1]) {
                 let entry = entry?;
-                let name = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
+                let key = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
+                let what = || format!("catalog entry of table {key:?}");
                 let def = TableDef::decode(entry.value()).map_err(|source| SqlError::Damaged {
-                    what: format!("catalog entry of table {name:?}"),
+                    what: what(),
                     source,
                 })?;
-                if def.name != name {
-                    return Err(SqlError::Damaged {
-                        what: format!("catalog entry of table {name:?}"),
-                        source: crate::error::CodecError::Mismatch(format!(
-                            "it defines a table named {:?}",
-                            def.name
-                        )),
-                    });
-                }
+                let name = def.rel_name();
+                check_entry(&entry.key()[1..], &name, &schemas, what)?;
                 tables.insert(name, Arc::new(Table::open(db, cat, def)?));
             }
         }
         let sequences = match &cat {
-            Some(cat) => load_sequences(db, cat)?,
+            Some(cat) => load_sequences(db, cat, &schemas)?,
             None => BTreeMap::new(),
         };
         let views = match &cat {
-            Some(cat) => load_views(cat)?,
+            Some(cat) => load_views(cat, &schemas)?,
             None => BTreeMap::new(),
         };
         let catalog = Catalog {
             db: db.clone(),
+            schemas: RwLock::new(schemas),
             tables: RwLock::new(tables),
             sequences: RwLock::new(sequences),
             views: RwLock::new(views),
-            ddl: Mutex::new(()),
+            ddl: ReentrantMutex::new(()),
             generation: AtomicU64::new(0),
             block: Mutex::new(None),
         };
@@ -159,7 +174,7 @@ impl Catalog {
         &self.db
     }
 
-    pub fn table(&self, name: &str) -> Option<Arc<Table>> {
+    pub fn table(&self, name: &RelName) -> Option<Arc<Table>> {
         self.tables.read().get(name).cloned()
     }
 
@@ -234,7 +249,7 @@ impl Catalog {
             .collect()
     }
 
-    pub fn table_or_error(&self, name: &str) -> Result<Arc<Table>> {
+    pub fn table_or_error(&self, name: &RelName) -> Result<Arc<Table>> {
         self.table(name).ok_or_else(|| {
             SqlError::user(
                 state::UNDEFINED_TABLE,
@@ -243,9 +258,36 @@ impl Catalog {
         })
     }
 
+    /// Whether schema `name` exists (`public` always does).
+    pub fn schema_exists(&self, name: &str) -> bool {
+        name == PUBLIC || self.schemas.read().contains_key(name)
+    }
+
+    /// Schema `name`, if it exists and is not `public` (which has no definition).
+    pub fn schema(&self, name: &str) -> Option<Arc<NamespaceDef>> {
+        self.schemas.read().get(name).cloned()
+    }
+
+    /// The schemas besides `public`.
+    pub fn schemas(&self) -> Vec<Arc<NamespaceDef>> {
+        self.schemas.read().values().cloned().collect()
+    }
+
+    /// 3F000 unless schema `name` exists.
+    fn schema_or_error(&self, name: &str) -> Result<()> {
+        if self.schema_exists(name) {
+            Ok(())
+        } else {
+            Err(SqlError::user(
+                state::INVALID_SCHEMA_NAME,
+                format!("schema \"{name}\" does not exist"),
+            ))
+        }
+    }
+
     /// Table `name`, locked for a statement's writes (the handle current once locked);
     /// blocks the thread, so only for callers off async executors.
-    pub fn lock_table(&self, name: &str) -> Result<(Arc<Table>, WriteGuard)> {
+    pub fn lock_table(&self, name: &RelName) -> Result<(Arc<Table>, WriteGuard)> {
         loop {
             let table = self.table_or_error(name)?;
             let guard = table.write_lock();
@@ -261,7 +303,7 @@ impl Catalog {
     /// looked up again.
     pub(crate) async fn lock_table_async(
         &self,
-        name: &str,
+        name: &RelName,
         locker: &mut RowLocker,
     ) -> Result<(Arc<Table>, WriteGuard)> {
         loop {
@@ -297,7 +339,7 @@ impl Catalog {
         if_not_exists: bool,
     ) -> Result<bool> {
         let _ddl = self.ddl();
-        if self.taken(&def.name, if_not_exists)? {
+        if self.taken(&def.rel_name(), if_not_exists)? {
             return Ok(false);
         }
         let cat = self.catalog_subtable()?;
@@ -306,13 +348,13 @@ impl Catalog {
         let mut sequences = Vec::with_capacity(serials.len());
         for (i, (column, mut seq)) in serials.into_iter().enumerate() {
             seq.id = id + 1 + i as u64;
-            seq.name = self.free_name(&seq.name, &sequences);
+            seq.name = self.free_name(&seq.rel_name(), &sequences);
             seq.owned_by = Some((id, column as u16));
-            def.columns[column].default = Some(nextval_call(&seq.name));
+            def.columns[column].default = Some(nextval_call(&seq.rel_name()));
             sequences.push(seq);
         }
         for r in references {
-            let fk = if r.parent == def.name {
+            let fk = if r.parent == def.rel_name() {
                 resolve(&def, &def.clone(), r)?
             } else {
                 let parent = self.table_or_error(&r.parent)?;
@@ -325,23 +367,23 @@ impl Catalog {
         // next open drops, and the id is given again.
         let table = Table::open(&self.db, &cat, def.clone())?;
         let mut batch = WriteBatch::new();
-        batch.put(&cat, table_key(&def.name), def.encode());
+        batch.put(&cat, table_key(&def.rel_name()), def.encode());
         // An empty table's segments (none) hold its rows.
         batch.put(&cat, covered_key(id), COVERED);
         for seq in &sequences {
-            batch.put(&cat, sequence::def_key(&seq.name), seq.encode());
+            batch.put(&cat, sequence::def_key(&seq.rel_name()), seq.encode());
         }
         let mut counts = WriteBatch::new();
         counts.put(&cat, count_key(id), 0i64.to_le_bytes());
         self.store_first_states(&cat, &sequences)?;
         self.write_with_bookkeeping(batch, counts)?;
         table.set_covered();
-        self.publish(&def.name, Arc::new(table));
+        self.publish(&def.rel_name(), Arc::new(table));
         let mut map = self.sequences.write();
         for seq in sequences {
             let state = Sequence::initial_state(&seq);
             map.insert(
-                seq.name.clone(),
+                seq.rel_name(),
                 Arc::new(Sequence::new(&self.db, &cat, seq, state)),
             );
         }
@@ -360,7 +402,7 @@ impl Catalog {
         fill: impl FnOnce(&Arc<Table>) -> Result<u64>,
     ) -> Result<Option<u64>> {
         let _ddl = self.ddl();
-        if self.taken(&def.name, if_not_exists)? {
+        if self.taken(&def.rel_name(), if_not_exists)? {
             return Ok(None);
         }
         let cat = self.catalog_subtable()?;
@@ -379,42 +421,46 @@ impl Catalog {
         };
         // The writer that filled the table stored its row count.
         let mut batch = WriteBatch::new();
-        batch.put(&cat, table_key(&def.name), def.encode());
+        batch.put(&cat, table_key(&def.rel_name()), def.encode());
         self.write(batch)?;
-        self.publish(&def.name, table);
+        self.publish(&def.rel_name(), table);
         Ok(Some(rows))
     }
 
     /// Whether a relation called `name` exists, for a CREATE: `Ok(true)` if it does and
-    /// `if_not_exists` was given, 42P07 if it does and was not.
-    fn taken(&self, name: &str, if_not_exists: bool) -> Result<bool> {
+    /// `if_not_exists` was given, 42P07 if it does and was not, 3F000 if its schema
+    /// does not exist.
+    fn taken(&self, name: &RelName, if_not_exists: bool) -> Result<bool> {
+        self.schema_or_error(&name.schema)?;
         match (self.relation_exists(name), if_not_exists) {
             (false, _) => Ok(false),
             (true, true) => Ok(true),
             (true, false) => Err(SqlError::user(
                 state::DUPLICATE_TABLE,
-                format!("relation {name:?} already exists"),
+                format!("relation \"{}\" already exists", name.name),
             )),
         }
     }
 
     /// Whether a table or a sequence (which share PostgreSQL's namespace of relations)
     /// is called `name`.
-    fn relation_exists(&self, name: &str) -> bool {
+    fn relation_exists(&self, name: &RelName) -> bool {
         self.table(name).is_some() || self.sequence(name).is_some() || self.view(name).is_some()
     }
 
     /// Whether any relation is called `name`: a table, sequence or view, or an index
     /// (a primary key's too).
-    pub fn names_a_relation(&self, name: &str) -> bool {
+    pub fn names_a_relation(&self, name: &RelName) -> bool {
         self.relation_exists(name)
             || self.tables.read().values().any(|t| {
                 let def = t.def();
-                def.is_primary_key_name(name) || def.indexes.iter().any(|ix| ix.name == name)
+                def.schema == name.schema
+                    && (def.is_primary_key_name(&name.name)
+                        || def.indexes.iter().any(|ix| ix.name == name.name))
             })
     }
 
-    pub fn view(&self, name: &str) -> Option<Arc<ViewDef>> {
+    pub fn view(&self, name: &RelName) -> Option<Arc<ViewDef>> {
         self.views.read().get(name).cloned()
     }
 
@@ -433,9 +479,11 @@ impl Catalog {
         let _ddl = self.ddl();
         let cat = self.catalog_subtable()?;
         let mut batch = WriteBatch::new();
-        match self.view(&def.name) {
+        let name = def.rel_name();
+        self.schema_or_error(&name.schema)?;
+        match self.view(&name) {
             Some(old) if or_replace => def.id = old.id,
-            None if !self.relation_exists(&def.name) => {
+            None if !self.relation_exists(&name) => {
                 def.id = self.take_ids(&cat, 1)?;
             }
             _ => {
@@ -447,25 +495,25 @@ impl Catalog {
         }
         def.validate()
             .map_err(|m| SqlError::user(state::INVALID_DEFINITION, m))?;
-        batch.put(&cat, view_key(&def.name), def.encode());
+        batch.put(&cat, view_key(&name), def.encode());
         self.write(batch)?;
-        self.views.write().insert(def.name.clone(), Arc::new(def));
+        self.views.write().insert(name, Arc::new(def));
         Ok(())
     }
 
     /// The views whose queries name relation `name`, other than `name` itself.
-    fn views_over(&self, name: &str) -> Vec<Arc<ViewDef>> {
+    fn views_over(&self, name: &RelName) -> Vec<Arc<ViewDef>> {
         self.views()
             .into_iter()
-            .filter(|v| v.name != name && v.relations().iter().any(|r| r == name))
+            .filter(|v| &v.rel_name() != name && v.relations().iter().any(|r| r == name))
             .collect()
     }
 
     /// The views that depend on relation `name`, and on those, and so on, for a DROP:
     /// refused (2BP01) unless `cascade`, which drops them too.
-    fn dependent_views(&self, name: &str, cascade: bool) -> Result<Vec<Arc<ViewDef>>> {
+    fn dependent_views(&self, name: &RelName, cascade: bool) -> Result<Vec<Arc<ViewDef>>> {
         let mut found: Vec<Arc<ViewDef>> = Vec::new();
-        let mut next = vec![name.to_owned()];
+        let mut next = vec![name.clone()];
         while let Some(n) = next.pop() {
             for v in self.views_over(&n) {
                 if !cascade {
@@ -479,8 +527,8 @@ impl Catalog {
                         ),
                     ));
                 }
-                if !found.iter().any(|f| f.name == v.name) {
-                    next.push(v.name.clone());
+                if !found.iter().any(|f| f.rel_name() == v.rel_name()) {
+                    next.push(v.rel_name());
                     found.push(v);
                 }
             }
@@ -490,18 +538,18 @@ impl Catalog {
 
     /// Drops view `name` (with the views that depend on it, given `cascade`).
     /// `Ok(false)` if it does not exist and `if_exists` was given.
-    pub fn drop_view(&self, name: &str, if_exists: bool, cascade: bool) -> Result<bool> {
+    pub fn drop_view(&self, name: &RelName, if_exists: bool, cascade: bool) -> Result<bool> {
         let _ddl = self.ddl();
         if self.view(name).is_none() {
             return match (self.table(name).is_some(), if_exists) {
                 (true, _) => Err(SqlError::user(
                     state::WRONG_OBJECT_TYPE,
-                    format!("\"{name}\" is not a view (use DROP TABLE to remove a table)"),
+                    format!("{name:?} is not a view (use DROP TABLE to remove a table)"),
                 )),
                 (false, true) => Ok(false),
                 (false, false) => Err(SqlError::user(
                     state::UNDEFINED_TABLE,
-                    format!("view \"{name}\" does not exist"),
+                    format!("view {name:?} does not exist"),
                 )),
             };
         }
@@ -510,31 +558,33 @@ impl Catalog {
         let mut batch = WriteBatch::new();
         batch.delete(&cat, view_key(name));
         for v in &dependents {
-            batch.delete(&cat, view_key(&v.name));
+            batch.delete(&cat, view_key(&v.rel_name()));
         }
         self.write(batch)?;
         let mut views = self.views.write();
         views.remove(name);
         for v in dependents {
-            views.remove(&v.name);
+            views.remove(&v.rel_name());
         }
         Ok(true)
     }
 
-    /// `wanted`, or with the first number after it that makes it a name no relation
-    /// (nor one of `taken`) has, as PostgreSQL names a serial column's sequence.
-    fn free_name(&self, wanted: &str, taken: &[SequenceDef]) -> String {
-        let free = |n: &str| !self.relation_exists(n) && taken.iter().all(|s| s.name != n);
+    /// `wanted`'s name, or with the first number after it that makes it a name no
+    /// relation of its schema (nor one of `taken`) has, as PostgreSQL names a serial
+    /// column's sequence.
+    fn free_name(&self, wanted: &RelName, taken: &[SequenceDef]) -> String {
+        let free =
+            |n: &RelName| !self.relation_exists(n) && taken.iter().all(|s| &s.rel_name() != n);
         if free(wanted) {
-            return wanted.to_owned();
+            return wanted.name.clone();
         }
         (1..)
-            .map(|i| format!("{wanted}{i}"))
-            .find(|n| free(n))
+            .map(|i| format!("{}{i}", wanted.name))
+            .find(|n| free(&wanted.sibling(n.clone())))
             .expect("some number is free")
     }
 
-    pub fn sequence(&self, name: &str) -> Option<Arc<Sequence>> {
+    pub fn sequence(&self, name: &RelName) -> Option<Arc<Sequence>> {
         self.sequences.read().get(name).cloned()
     }
 
@@ -542,11 +592,11 @@ impl Catalog {
         self.sequences.read().values().cloned().collect()
     }
 
-    pub fn sequence_or_error(&self, name: &str) -> Result<Arc<Sequence>> {
+    pub fn sequence_or_error(&self, name: &RelName) -> Result<Arc<Sequence>> {
         self.sequence(name).ok_or_else(|| {
             SqlError::user(
                 state::UNDEFINED_TABLE,
-                format!("relation \"{name}\" does not exist"),
+                format!("relation {name:?} does not exist"),
             )
         })
     }
@@ -555,15 +605,8 @@ impl Catalog {
     /// `if_not_exists` was given.
     pub fn create_sequence(&self, mut def: SequenceDef, if_not_exists: bool) -> Result<bool> {
         let _ddl = self.ddl();
-        if self.relation_exists(&def.name) {
-            return if if_not_exists {
-                Ok(false)
-            } else {
-                Err(SqlError::user(
-                    state::DUPLICATE_TABLE,
-                    format!("relation {:?} already exists", def.name),
-                ))
-            };
+        if self.taken(&def.rel_name(), if_not_exists)? {
+            return Ok(false);
         }
         let cat = self.catalog_subtable()?;
         def.validate()
@@ -571,11 +614,11 @@ impl Catalog {
         def.id = self.take_ids(&cat, 1)?;
         let initial = Sequence::initial_state(&def);
         let mut batch = WriteBatch::new();
-        batch.put(&cat, sequence::def_key(&def.name), def.encode());
+        batch.put(&cat, sequence::def_key(&def.rel_name()), def.encode());
         self.store_first_states(&cat, std::slice::from_ref(&def))?;
         self.write(batch)?;
         self.sequences.write().insert(
-            def.name.clone(),
+            def.rel_name(),
             Arc::new(Sequence::new(&self.db, &cat, def, initial)),
         );
         Ok(true)
@@ -586,7 +629,7 @@ impl Catalog {
     /// takes values from (`uses(table, column)`) stays while that default does.
     pub fn drop_sequence(
         &self,
-        name: &str,
+        name: &RelName,
         if_exists: bool,
         uses: impl Fn(&Table, usize) -> bool,
     ) -> Result<bool> {
@@ -595,7 +638,7 @@ impl Catalog {
             if self.table(name).is_some() {
                 return Err(SqlError::user(
                     state::WRONG_OBJECT_TYPE,
-                    format!("\"{name}\" is not a sequence"),
+                    format!("{name:?} is not a sequence"),
                 ));
             }
             return if if_exists {
@@ -636,13 +679,13 @@ impl Catalog {
     /// Foreign keys of other tables that reference it are dropped with it when
     /// `cascade` is given (each such table changed in the same batch), and refuse the
     /// DROP otherwise (2BP01), as in PostgreSQL.
-    pub fn drop_table(&self, name: &str, if_exists: bool, cascade: bool) -> Result<bool> {
+    pub fn drop_table(&self, name: &RelName, if_exists: bool, cascade: bool) -> Result<bool> {
         let _ddl = self.ddl();
         let Some(table) = self.table(name) else {
             return match (self.view(name).is_some(), if_exists) {
                 (true, _) => Err(SqlError::user(
                     state::WRONG_OBJECT_TYPE,
-                    format!("\"{name}\" is not a table (use DROP VIEW to remove a view)"),
+                    format!("{name:?} is not a table (use DROP VIEW to remove a view)"),
                 )),
                 (false, true) => Ok(false),
                 (false, false) => Err(self.table_or_error(name).err().expect("no such table")),
@@ -693,13 +736,13 @@ impl Catalog {
         counts.delete(&cat, count_key(table.def().id));
         counts.delete(&cat, covered_key(table.def().id));
         for (_, new, _) in &children {
-            batch.put(&cat, table_key(&new.def().name), new.def().encode());
+            batch.put(&cat, table_key(new.name()), new.def().encode());
         }
         for v in &views {
-            batch.delete(&cat, view_key(&v.name));
+            batch.delete(&cat, view_key(&v.rel_name()));
         }
         for seq in &owned {
-            batch.delete(&cat, sequence::def_key(&seq.def().name));
+            batch.delete(&cat, sequence::def_key(&seq.def().rel_name()));
             batch.delete(&cat, sequence::state_key(seq.def().id));
         }
         // Each owned sequence is held, so that no nextval stores its state after the
@@ -709,15 +752,15 @@ impl Catalog {
         self.forget_rows_of(table.def().id);
         for (seq, mut held) in owned.iter().zip(held) {
             held.mark_dropped();
-            self.sequences.write().remove(&seq.def().name);
+            self.sequences.write().remove(&seq.def().rel_name());
         }
         self.tables.write().remove(name);
         table.retire();
         for v in views {
-            self.views.write().remove(&v.name);
+            self.views.write().remove(&v.rel_name());
         }
         for (old, new, _guard) in children {
-            self.publish(&old.def().name, Arc::new(new));
+            self.publish(old.name(), Arc::new(new));
             old.retire();
         }
         for sub in table.subtable_names() {
@@ -729,16 +772,20 @@ impl Catalog {
     /// Creates index `index` (its id is given here) on table `table` and fills it from
     /// the rows; a unique one refuses rows that repeat its values (23505). `Ok(false)`
     /// if an index of that name exists and `if_not_exists` was given.
-    pub fn create_index(&self, table: &str, index: NewIndex, if_not_exists: bool) -> Result<bool> {
+    pub fn create_index(
+        &self,
+        table: &RelName,
+        index: NewIndex,
+        if_not_exists: bool,
+    ) -> Result<bool> {
         let NewIndex {
             name: index_name,
             columns,
             unique,
             constraint,
         } = index;
-        let index_name = index_name.as_str();
         let _ddl = self.ddl();
-        if let Some(t) = self.table_of_index(index_name) {
+        if let Some(t) = self.table_of_index(&table.sibling(index_name.clone())) {
             return if if_not_exists {
                 Ok(false)
             } else {
@@ -757,10 +804,10 @@ impl Catalog {
         let mut def = old.def().clone();
         let positions = def
             .positions(&columns)
-            .map_err(|c| crate::error::undefined_column(&c, table))?;
+            .map_err(|c| crate::error::undefined_column(&c, &table.name))?;
         let index = IndexDef {
             id: def.next_index_id,
-            name: index_name.to_string(),
+            name: index_name,
             columns: positions,
             unique,
             constraint,
@@ -792,7 +839,7 @@ impl Catalog {
     /// until ANALYZE builds them again.
     pub fn change_table(
         &self,
-        name: &str,
+        name: &RelName,
         change: impl FnOnce(&Table, &mut TableDef) -> Result<()>,
     ) -> Result<()> {
         let _ddl = self.ddl();
@@ -801,7 +848,8 @@ impl Catalog {
         let mut def = old.def().clone();
         change(&old, &mut def)?;
         settle(&mut def)?;
-        if def.name != name && self.relation_exists(&def.name) {
+        let renamed = def.rel_name() != *name;
+        if renamed && self.relation_exists(&def.rel_name()) {
             return Err(SqlError::user(
                 state::DUPLICATE_TABLE,
                 format!("relation {:?} already exists", def.name),
@@ -810,10 +858,10 @@ impl Catalog {
         let cat = self.catalog_subtable()?;
         let new = Table::replace(&self.db, &old, def.clone())?;
         let mut batch = WriteBatch::new();
-        if def.name != name {
+        if renamed {
             batch.delete(&cat, table_key(name));
         }
-        batch.put(&cat, table_key(&def.name), def.encode());
+        batch.put(&cat, table_key(&def.rel_name()), def.encode());
         let added = def.columns.len() != old.def().columns.len();
         let mut coverage = WriteBatch::new();
         if added {
@@ -830,9 +878,9 @@ impl Catalog {
 
     /// Adds foreign key `r` to table `name`, once every row has its parent (23503
     /// otherwise), in one catalog write. The parent's writers wait meanwhile.
-    pub fn add_foreign_key(&self, name: &str, r: NewReference) -> Result<()> {
+    pub fn add_foreign_key(&self, name: &RelName, r: NewReference) -> Result<()> {
         self.change_table(name, |child, def| {
-            let parent = match r.parent == def.name {
+            let parent = match r.parent == def.rel_name() {
                 true => None,
                 false => Some(self.table_or_error(&r.parent)?),
             };
@@ -855,7 +903,7 @@ impl Catalog {
     /// every row passes it (23514 otherwise), in one catalog write.
     pub fn add_check(
         &self,
-        name: &str,
+        name: &RelName,
         check: impl FnOnce(&TableDef) -> Result<CheckDef>,
     ) -> Result<()> {
         self.change_table(name, |old, def| {
@@ -869,7 +917,7 @@ impl Catalog {
 
     /// Drops the foreign key or CHECK constraint `constraint` of table `name`;
     /// `Ok(false)` if it has none of that name.
-    pub fn drop_foreign_key_or_check(&self, name: &str, constraint: &str) -> Result<bool> {
+    pub fn drop_foreign_key_or_check(&self, name: &RelName, constraint: &str) -> Result<bool> {
         let t = self.table_or_error(name)?;
         if !t.def().foreign_keys.iter().any(|f| f.name == constraint)
             && !t.def().checks.iter().any(|c| c.name == constraint)
@@ -889,7 +937,7 @@ impl Catalog {
         let mut batch = WriteBatch::new();
         batch.put(
             &self.catalog_subtable()?,
-            table_key(&def.name),
+            table_key(&def.rel_name()),
             def.encode(),
         );
         self.write(batch)
@@ -932,7 +980,7 @@ impl Catalog {
     }
 
     /// Drops index `name`. `Ok(false)` if it does not exist and `if_exists` was given.
-    pub fn drop_index(&self, name: &str, if_exists: bool) -> Result<bool> {
+    pub fn drop_index(&self, name: &RelName, if_exists: bool) -> Result<bool> {
         let _ddl = self.ddl();
         let Some(old) = self.table_of_index(name) else {
             return if if_exists {
@@ -949,7 +997,7 @@ impl Catalog {
         let pos = def
             .indexes
             .iter()
-            .position(|ix| ix.name == name)
+            .position(|ix| ix.name == name.name)
             .expect("table_of_index found it");
         if let Some((child, fk)) = self
             .referencing(def.id)
@@ -970,17 +1018,21 @@ impl Catalog {
         let sub = def.index_subtable(&index);
         let new = Table::replace(&self.db, &old, def.clone())?;
         self.write_entry(&def)?;
-        self.publish(&def.name, Arc::new(new));
+        self.publish(&def.rel_name(), Arc::new(new));
         old.retire();
         self.release(sub)?;
         Ok(true)
     }
 
-    fn table_of_index(&self, index: &str) -> Option<Arc<Table>> {
+    /// The table of index `index` (indexes live in their table's schema).
+    fn table_of_index(&self, index: &RelName) -> Option<Arc<Table>> {
         self.tables
             .read()
             .values()
-            .find(|t| t.def().indexes.iter().any(|ix| ix.name == index))
+            .find(|t| {
+                t.def().schema == index.schema
+                    && t.def().indexes.iter().any(|ix| ix.name == index.name)
+            })
             .cloned()
     }
 
@@ -1011,39 +1063,73 @@ pub struct NewIndex {
 }
 
 /// `nextval('name')`: the default of a column whose values come from sequence `name`.
-pub fn nextval_call(name: &str) -> String {
-    let ident = if !name.is_empty()
-        && !name.starts_with(|c: char| c.is_ascii_digit())
-        && name
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_')
-    {
-        name.to_owned()
-    } else {
-        format!("\"{}\"", name.replace('"', "\"\""))
-    };
-    format!("nextval('{}')", ident.replace('\'', "''"))
+pub fn nextval_call(name: &RelName) -> String {
+    format!("nextval('{}')", name.quoted().replace('\'', "''"))
+}
+
+/// Every schema in `cat` besides `public`. A damaged entry fails the open with the
+/// schema's name.
+fn load_schemas(cat: &pmdb_engine::Subtable) -> Result<BTreeMap<String, Arc<NamespaceDef>>> {
+    let mut out = BTreeMap::new();
+    for entry in cat.scan(vec![NAMESPACE_PREFIX]..vec![NAMESPACE_PREFIX + 1]) {
+        let entry = entry?;
+        let key = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
+        let what = || format!("catalog entry of schema {key:?}");
+        let def = NamespaceDef::decode(entry.value()).map_err(|source| SqlError::Damaged {
+            what: what(),
+            source,
+        })?;
+        if def.name.as_bytes() != &entry.key()[1..] || def.name == PUBLIC {
+            return Err(mismatched(
+                what(),
+                format!("it defines a schema named {:?}", def.name),
+            ));
+        }
+        out.insert(def.name.clone(), Arc::new(def));
+    }
+    Ok(out)
+}
+
+/// Checks that an entry keyed `key` (after its prefix) defines relation `name`, in a
+/// schema the catalog has.
+fn check_entry(
+    key: &[u8],
+    name: &RelName,
+    schemas: &BTreeMap<String, Arc<NamespaceDef>>,
+    what: impl Fn() -> String,
+) -> Result<()> {
+    if key != name.key_bytes().as_slice() {
+        return Err(mismatched(what(), format!("it defines {name:?}")));
+    }
+    if name.schema != PUBLIC && !schemas.contains_key(&name.schema) {
+        return Err(mismatched(
+            what(),
+            format!("its schema {:?} has no entry", name.schema),
+        ));
+    }
+    Ok(())
 }
 
 /// Every sequence in `cat`, with its stored state. A damaged entry, or a definition
 /// without a state, fails the open with the sequence's name.
-fn load_sequences(db: &Db, cat: &pmdb_engine::Subtable) -> Result<BTreeMap<String, Arc<Sequence>>> {
+fn load_sequences(
+    db: &Db,
+    cat: &pmdb_engine::Subtable,
+    schemas: &BTreeMap<String, Arc<NamespaceDef>>,
+) -> Result<BTreeMap<RelName, Arc<Sequence>>> {
     let prefix = sequence::DEF_PREFIX;
     let mut out = BTreeMap::new();
     for entry in cat.scan(vec![prefix]..vec![prefix + 1]) {
         let entry = entry?;
-        let name = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
+        let key = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
+        let what = || format!("catalog entry of sequence {key:?}");
         let damaged = |source| SqlError::Damaged {
-            what: format!("catalog entry of sequence {name:?}"),
+            what: what(),
             source,
         };
         let def = SequenceDef::decode(entry.value()).map_err(damaged)?;
-        if def.name != name {
-            return Err(damaged(crate::error::CodecError::Mismatch(format!(
-                "it defines a sequence named {:?}",
-                def.name
-            ))));
-        }
+        let name = def.rel_name();
+        check_entry(&entry.key()[1..], &name, schemas, what)?;
         let stored = cat.get(sequence::state_key(def.id))?.ok_or_else(|| {
             damaged(crate::error::CodecError::Mismatch(
                 "its state entry is missing".into(),
@@ -1056,22 +1142,21 @@ fn load_sequences(db: &Db, cat: &pmdb_engine::Subtable) -> Result<BTreeMap<Strin
 }
 
 /// Every view in `cat`. A damaged entry fails the open with the view's name.
-fn load_views(cat: &pmdb_engine::Subtable) -> Result<BTreeMap<String, Arc<ViewDef>>> {
+fn load_views(
+    cat: &pmdb_engine::Subtable,
+    schemas: &BTreeMap<String, Arc<NamespaceDef>>,
+) -> Result<BTreeMap<RelName, Arc<ViewDef>>> {
     let mut out = BTreeMap::new();
     for entry in cat.scan(vec![VIEW_PREFIX]..vec![VIEW_PREFIX + 1]) {
         let entry = entry?;
-        let name = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
-        let damaged = |source| SqlError::Damaged {
-            what: format!("catalog entry of view {name:?}"),
+        let key = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
+        let what = || format!("catalog entry of view {key:?}");
+        let def = ViewDef::decode(entry.value()).map_err(|source| SqlError::Damaged {
+            what: what(),
             source,
-        };
-        let def = ViewDef::decode(entry.value()).map_err(damaged)?;
-        if def.name != name {
-            return Err(damaged(crate::error::CodecError::Mismatch(format!(
-                "it defines a view named {:?}",
-                def.name
-            ))));
-        }
+        })?;
+        let name = def.rel_name();
+        check_entry(&entry.key()[1..], &name, schemas, what)?;
         out.insert(name, Arc::new(def));
     }
     Ok(out)

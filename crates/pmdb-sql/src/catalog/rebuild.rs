@@ -14,6 +14,7 @@ use super::{Catalog, settle, table_key};
 use crate::error::{Result, SqlError, state};
 use crate::key_rules::unique_key_of;
 use crate::large_rows::Committed;
+use crate::names::RelName;
 use crate::schema::{ForeignKeyDef, TableDef};
 use crate::segment_layout::covered_key;
 use crate::sequence::{self, Sequence};
@@ -62,7 +63,7 @@ impl Catalog {
     /// and the columns' new places.
     pub fn rebuild_table(
         &self,
-        name: &str,
+        name: &RelName,
         plan: impl FnOnce(&Table) -> Result<Rebuild>,
         convert: impl FnOnce(&TableDef, &TableDef, &[Option<u16>]) -> Convert,
     ) -> Result<()> {
@@ -107,7 +108,7 @@ impl Catalog {
                     if cascade {
                         continue;
                     }
-                    return Err(depends(&fk, name));
+                    return Err(depends(&fk, &name.name));
                 }
                 fk.parent = id;
             }
@@ -178,10 +179,10 @@ impl Catalog {
         counts.delete(&cat, count_key(old_id));
         counts.delete(&cat, covered_key(old_id));
         for (_, new, _) in &children {
-            batch.put(&cat, table_key(&new.def().name), new.def().encode());
+            batch.put(&cat, table_key(new.name()), new.def().encode());
         }
         for v in &views {
-            batch.delete(&cat, view_key(&v.name));
+            batch.delete(&cat, view_key(&v.rel_name()));
         }
         let mut moved_defs = Vec::with_capacity(owned.len());
         for (seq, at) in &owned {
@@ -189,11 +190,11 @@ impl Catalog {
                 Some(column) => {
                     let mut d = seq.def().clone();
                     d.owned_by = Some((id, *column));
-                    batch.put(&cat, sequence::def_key(&d.name), d.encode());
+                    batch.put(&cat, sequence::def_key(&d.rel_name()), d.encode());
                     moved_defs.push(Some(d));
                 }
                 None => {
-                    batch.delete(&cat, sequence::def_key(&seq.def().name));
+                    batch.delete(&cat, sequence::def_key(&seq.def().rel_name()));
                     batch.delete(&cat, sequence::state_key(seq.def().id));
                     moved_defs.push(None);
                 }
@@ -204,7 +205,7 @@ impl Catalog {
         let mut held: Vec<_> = owned.iter().map(|(s, _)| s.hold()).collect();
         self.write_with_bookkeeping(batch, counts)?;
         for ((seq, _), (held, d)) in owned.iter().zip(held.iter_mut().zip(moved_defs)) {
-            let name = seq.def().name.clone();
+            let name = seq.def().rel_name();
             match d {
                 Some(d) => {
                     let next = held.hand_over(&self.db, &cat, d);
@@ -220,11 +221,11 @@ impl Catalog {
         self.publish(name, new);
         old.retire();
         for (old_child, new_child, _guard) in children {
-            self.publish(&old_child.def().name, Arc::new(new_child));
+            self.publish(old_child.name(), Arc::new(new_child));
             old_child.retire();
         }
         for v in views {
-            self.views.write().remove(&v.name);
+            self.views.write().remove(&v.rel_name());
         }
         // Last: a crash before leaves subtables no entry names, dropped at the next open.
         for sub in old.subtable_names() {
@@ -233,9 +234,15 @@ impl Catalog {
         Ok(())
     }
 
-    /// Gives table `name`, keyed by hidden row ids, the primary key `columns`: its rows
-    /// are copied into a table keyed by them.
-    pub fn add_primary_key(&self, name: &str, columns: &[String]) -> Result<()> {
+    /// Gives table `name`, keyed by hidden row ids, the primary key `columns` (its
+    /// constraint called `constraint`, else `<table>_pkey`): its rows are copied into a
+    /// table keyed by them.
+    pub fn add_primary_key(
+        &self,
+        name: &RelName,
+        columns: &[String],
+        constraint: Option<String>,
+    ) -> Result<()> {
         self.rebuild_table(
             name,
             |old| {
@@ -248,10 +255,12 @@ impl Catalog {
                 let mut def = old.def().clone();
                 def.primary_key = def
                     .positions(columns)
-                    .map_err(|c| crate::error::undefined_column(&c, name))?;
+                    .map_err(|c| crate::error::undefined_column(&c, &name.name))?;
                 for &p in &def.primary_key {
                     def.columns[p as usize].not_null = true;
                 }
+                def.primary_key_name =
+                    Some(constraint.unwrap_or_else(|| def.primary_key_constraint()));
                 Ok(Rebuild::same_columns(def, false, String::new()))
             },
             unchanged_rows,
@@ -262,7 +271,7 @@ impl Catalog {
     /// the views over those): refused (2BP01) unless `cascade`, which drops them too.
     fn views_needing(
         &self,
-        name: &str,
+        name: &RelName,
         dropped: &[&str],
         cascade: bool,
         dropping: &str,
@@ -286,10 +295,12 @@ impl Catalog {
                     v.name
                 )));
             }
-            for d in std::iter::once(Arc::clone(&v)).chain(self.dependent_views(&v.name, true)?) {
+            for d in
+                std::iter::once(Arc::clone(&v)).chain(self.dependent_views(&v.rel_name(), true)?)
+            {
                 if !found
                     .iter()
-                    .any(|f: &Arc<crate::view::ViewDef>| f.name == d.name)
+                    .any(|f: &Arc<crate::view::ViewDef>| f.rel_name() == d.rel_name())
                 {
                     found.push(d);
                 }

@@ -194,7 +194,7 @@ async fn locked<R>(
     loop {
         let (current, guard) = match session
             .catalog
-            .lock_table_async(&table.def().name, &mut locker)
+            .lock_table_async(table.name(), &mut locker)
             .await
         {
             Ok(locked) => locked,

@@ -220,7 +220,7 @@ fn select(session: &Session, q: &Query) -> Option<Shape> {
                 relation: TableFactor::Table { name, .. },
                 ..
             },
-        ] => object_name(name).ok(),
+        ] => object_name(name).ok().map(|n| n.name),
         _ => None,
     };
     let (sel, lock) = bare_select(q, from_name)?;

@@ -96,8 +96,8 @@ impl Table {
         SqlError::user(
             state::UNIQUE_VIOLATION,
             format!(
-                "duplicate key value violates unique constraint \"{}_pkey\"",
-                self.def.name
+                "duplicate key value violates unique constraint \"{}\"",
+                self.def.primary_key_constraint()
             ),
         )
         .with_detail(format!(

@@ -31,6 +31,7 @@ use pmdb_engine::{Db, Snapshot, Subtable};
 
 use crate::error::{Result, SqlError};
 use crate::large_rows::{self, ChunkSource};
+use crate::names::RelName;
 use crate::read_point::TxnTable;
 use crate::rowcode::decode_row_from;
 use crate::schema::{IndexDef, TableDef};
@@ -45,6 +46,8 @@ pub type WriteGuard = tokio::sync::OwnedMutexGuard<()>;
 pub struct Table {
     db: Db,
     def: TableDef,
+    /// The definition's schema and name, as the catalog keys the table.
+    name: RelName,
     types: Vec<SqlType>,
     key_types: Vec<SqlType>,
     rows: Subtable,
@@ -211,6 +214,7 @@ impl Table {
         };
         Ok(Table {
             db: db.clone(),
+            name: def.rel_name(),
             types: def.types(),
             key_types: def.key_types(),
             rows,
@@ -253,6 +257,11 @@ impl Table {
 
     pub fn def(&self) -> &TableDef {
         &self.def
+    }
+
+    /// The table's schema and name.
+    pub fn name(&self) -> &RelName {
+        &self.name
     }
 
     pub fn types(&self) -> &[SqlType] {

@@ -120,7 +120,7 @@ impl Fixture {
 pub fn stored_chunks(engine: &SqlEngine, name: &str) -> Result<usize, String> {
     let id = engine
         .catalog()
-        .table(name)
+        .table(&pmdb_sql::names::RelName::public(name))
         .ok_or_else(|| format!("no table {name}"))?
         .def()
         .id;
