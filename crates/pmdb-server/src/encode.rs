@@ -60,9 +60,18 @@ pub fn pg_type(ty: &DataType) -> Type {
     }
 }
 
+/// Field metadata naming the vector type (`int2vector`, `oidvector`) of a catalog
+/// column that is an Arrow list.
+pub const VECTOR_TYPE: &str = "pmdb.vector_type";
+
 /// The PostgreSQL type of a result column: the one its field's metadata names (a uuid
 /// is Arrow text), else its Arrow type's.
 pub fn pg_type_of(f: &Field) -> Type {
+    match f.metadata().get(VECTOR_TYPE).map(String::as_str) {
+        Some("int2vector") => return Type::INT2_VECTOR,
+        Some("oidvector") => return Type::OID_VECTOR,
+        _ => {}
+    }
     match text_type(f) {
         Some(SqlType::Uuid) => Type::UUID,
         Some(SqlType::Json) => Type::JSON,

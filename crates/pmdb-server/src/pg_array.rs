@@ -88,20 +88,34 @@ impl ToSql for ArrayOut {
     }
 
     fn accepts(ty: &Type) -> bool {
-        element_type(ty).is_some()
+        element_type(ty).is_some() || is_vector(ty)
     }
 
     postgres_types::to_sql_checked!();
 }
 
+/// PostgreSQL's vector types of its catalogs (`int2vector`, `oidvector`): arrays of one
+/// dimension in binary, their elements separated by spaces in text, which clients split
+/// rather than parse as an array (SQLAlchemy's psycopg dialect).
+fn is_vector(ty: &Type) -> bool {
+    *ty == Type::INT2_VECTOR || *ty == Type::OID_VECTOR
+}
+
 impl ToSqlText for ArrayOut {
     fn to_sql_text(
         &self,
-        _ty: &Type,
+        ty: &Type,
         out: &mut BytesMut,
         _options: &pgwire::types::format::FormatOptions,
     ) -> Result<IsNull, BoxError> {
-        if self.dims.is_empty() {
+        if is_vector(ty) {
+            for (i, e) in self.text.iter().enumerate() {
+                if i > 0 {
+                    out.put_u8(b' ');
+                }
+                out.put_slice(e.as_deref().ok_or("a NULL in a vector")?);
+            }
+        } else if self.dims.is_empty() {
             out.put_slice(b"{}");
         } else {
             let mut next = self.text.iter();

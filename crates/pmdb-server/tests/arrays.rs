@@ -243,6 +243,37 @@ fn catalog_column_numbers_are_arrays_that_unnest_with_their_subscripts() {
             .await
             .unwrap();
         assert!(classes.is_empty());
+        // pg_index's are int2vector and oidvector, whose text is the numbers with spaces
+        // between them (SQLAlchemy's psycopg dialect splits it).
+        let sql = "SELECT indkey, indclass FROM pg_index WHERE indrelid = 'par'::regclass";
+        let described = c.prepare(sql).await.unwrap();
+        let types: Vec<&Type> = described.columns().iter().map(|c| c.type_()).collect();
+        assert_eq!(types, [&Type::INT2_VECTOR, &Type::OID_VECTOR]);
+        let text: Vec<Option<String>> = c
+            .simple_query(sql)
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| match m {
+                SimpleQueryMessage::Row(r) => Some(
+                    (0..2)
+                        .map(|i| r.get(i).map(str::to_owned))
+                        .collect::<Vec<_>>(),
+                ),
+                _ => None,
+            })
+            .flatten()
+            .collect();
+        assert_eq!(text, [Some("2 1".to_owned()), Some("0 0".to_owned())]);
+        // A catalog's own oid, as clients name pg_description's classoid.
+        let class = c
+            .query_one(
+                "SELECT 'pg_catalog.pg_class'::regclass::oid, 'pg_constraint'::regclass::oid",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!((class.get::<_, u32>(0), class.get::<_, u32>(1)), (1259, 2606));
         // A series in a select list gives rows, named as PostgreSQL names it.
         let series = c.query("SELECT generate_series(5, 7)", &[]).await.unwrap();
         assert_eq!(series.len(), 3);

@@ -74,6 +74,23 @@ pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
             session.catalog.table_or_error(&name).map(|_| ())
         };
     };
+    if table.def().materialized.is_some()
+        && let Some(op) = alter.operations.iter().find(|op| {
+            !matches!(
+                op,
+                AlterTableOperation::RenameTable { .. } | AlterTableOperation::RenameColumn { .. }
+            )
+        })
+    {
+        return Err(SqlError::user(
+            state::WRONG_OBJECT_TYPE,
+            format!(
+                "ALTER action {op} cannot be performed on relation \"{}\"",
+                name.name
+            ),
+        )
+        .with_detail("This operation is not supported for materialized views."));
+    }
     match alter.operations.as_slice() {
         [
             AlterTableOperation::AddConstraint {

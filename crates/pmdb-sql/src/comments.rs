@@ -4,9 +4,8 @@
 //! a `COMMENT ON COLUMN` of a name no client gives, which [`target`] recognises.
 
 use datafusion::sql::sqlparser::ast::{CommentObject, Ident, ObjectName, Statement};
-use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
-use datafusion::sql::sqlparser::tokenizer::{Span, Token, Tokenizer};
+use datafusion::sql::sqlparser::tokenizer::{Span, Token};
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, state, undefined_column};
@@ -25,14 +24,7 @@ pub(crate) enum Target {
 
 /// `sql` as one `COMMENT ON CONSTRAINT name ON table IS 'text' | NULL`, if it is one.
 pub(crate) fn parse(sql: &str) -> Option<Vec<Statement>> {
-    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
-    let mut words: Vec<Token> = tokens
-        .into_iter()
-        .filter(|t| !matches!(t, Token::Whitespace(_)))
-        .collect();
-    if words.last() == Some(&Token::SemiColon) {
-        words.pop();
-    }
+    let words = crate::tokens::significant(sql)?;
     let keyword = |t: &Token, k: Keyword| matches!(t, Token::Word(w) if w.keyword == k);
     let [
         comment,
@@ -174,12 +166,13 @@ mod tests {
     use super::*;
 
     fn target_of(sql: &str) -> (Target, Option<String>) {
-        let statements =
-            match datafusion::sql::sqlparser::parser::Parser::parse_sql(&PostgreSqlDialect {}, sql)
-            {
-                Ok(s) => s,
-                Err(_) => parse(sql).expect("a COMMENT ON CONSTRAINT"),
-            };
+        let statements = match datafusion::sql::sqlparser::parser::Parser::parse_sql(
+            &datafusion::sql::sqlparser::dialect::PostgreSqlDialect {},
+            sql,
+        ) {
+            Ok(s) => s,
+            Err(_) => parse(sql).expect("a COMMENT ON CONSTRAINT"),
+        };
         target(&statements[0]).unwrap()
     }
 

@@ -1,26 +1,33 @@
-//! CREATE TABLE … AS SELECT: the query runs at the statement's read point, its columns
-//! become the new table's (named as the query names them, typed by their Arrow types;
-//! no primary key, as in PostgreSQL), and its rows fill the table before the table
-//! appears (see [`crate::catalog::Catalog::create_table_filled`]).
+//! Tables a query fills: CREATE TABLE … AS SELECT and materialized views. The query runs
+//! at the statement's read point, its columns become the new table's (named as the
+//! statement or the query names them, typed by their Arrow types; no primary key, as in
+//! PostgreSQL), and its rows fill the table before the table appears (see
+//! [`crate::catalog::Catalog::create_table_filled`]); REFRESH MATERIALIZED VIEW runs a
+//! view's query again into a new table that takes the view's place.
 
+use std::sync::Arc;
+
+use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::{DataType, TimeUnit};
 use datafusion::dataframe::DataFrame;
+use datafusion::execution::context::SessionState;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{CreateTable, Statement};
+use datafusion::sql::sqlparser::ast::{CreateTable, DataType as SqlDataType, Query, Statement};
 
 use crate::arrow_conv::text_type;
-use crate::error::{Result, SqlError, df_error};
-use crate::names::object_name;
+use crate::error::{Result, SqlError, df_error, state};
+use crate::names::{RelName, ident_name, object_name};
 use crate::provider::load_batch;
 use crate::read_point::ReadPoint;
 use crate::schema::{ColumnDef, TableDef};
 use crate::session::Session;
-use crate::table::TableWriter;
+use crate::table::{Table, TableWriter};
 use crate::types::{MAX_DECIMAL_PRECISION, SqlType};
 
 /// The column type a query's column of Arrow type `ty` makes; 0A000 for one pmdb has
 /// no column type for.
-fn column_type(name: &str, ty: &DataType) -> Result<SqlType> {
+pub(crate) fn column_type(name: &str, ty: &DataType) -> Result<SqlType> {
     Ok(match ty {
         DataType::Boolean => SqlType::Boolean,
         DataType::Int8 | DataType::Int16 | DataType::UInt8 => SqlType::SmallInt,
@@ -50,6 +57,19 @@ fn column_type(name: &str, ty: &DataType) -> Result<SqlType> {
     })
 }
 
+/// A table a query fills: CREATE TABLE … AS, or a materialized view.
+pub(crate) struct QueryTable {
+    pub name: RelName,
+    /// The query, its views already expanded.
+    pub query: Query,
+    /// The names given to the first columns (the others are named as the query names
+    /// them).
+    pub columns: Vec<String>,
+    pub if_not_exists: bool,
+    /// For a materialized view, its query as stored.
+    pub materialized: Option<String>,
+}
+
 /// Runs CREATE TABLE … AS `create`; the rows it wrote (`None`: the table existed and
 /// IF NOT EXISTS was given).
 pub(crate) async fn run(
@@ -60,9 +80,14 @@ pub(crate) async fn run(
     let Some(query) = &create.query else {
         return Err(SqlError::Query("not a CREATE TABLE … AS".into()));
     };
-    if !create.columns.is_empty() || !create.constraints.is_empty() {
+    if !create.constraints.is_empty()
+        || create
+            .columns
+            .iter()
+            .any(|c| c.data_type != SqlDataType::Unspecified || !c.options.is_empty())
+    {
         return Err(SqlError::unsupported(
-            "column names or constraints in CREATE TABLE … AS: name the query's columns",
+            "column types or constraints in CREATE TABLE … AS: name the query's columns",
         ));
     }
     if create.or_replace || create.temporary || create.external {
@@ -70,30 +95,34 @@ pub(crate) async fn run(
             "CREATE OR REPLACE, TEMPORARY or EXTERNAL tables",
         ));
     }
-    let name = object_name(&create.name)?;
-    let state = session.statement_state(read_point.clone());
-    let plan = state
-        .statement_to_plan(DfStatement::Statement(Box::new(Statement::Query(
-            query.clone(),
-        ))))
-        .await
-        .map_err(df_error)?;
-    let columns = plan
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| {
-            Ok(ColumnDef::new(
-                f.name().clone(),
-                match text_type(f) {
-                    Some(ty) => ty,
-                    None => column_type(f.name(), f.data_type())?,
-                },
-                false,
-            ))
-        })
-        .collect::<Result<Vec<_>>>()?;
-    let batches = session.collect(DataFrame::new(state, plan)).await?;
+    let table = QueryTable {
+        name: object_name(&create.name)?,
+        query: (**query).clone(),
+        columns: create.columns.iter().map(|c| ident_name(&c.name)).collect(),
+        if_not_exists: create.if_not_exists,
+        materialized: None,
+    };
+    create_filled(session, read_point, table).await
+}
+
+/// Makes `table` with the rows of its query at `read_point`; the rows it wrote
+/// (`None`: a relation of its name existed and IF NOT EXISTS was given).
+pub(crate) async fn create_filled(
+    session: &Session,
+    read_point: &ReadPoint,
+    table: QueryTable,
+) -> Result<Option<u64>> {
+    let QueryTable {
+        name,
+        query,
+        columns: given,
+        if_not_exists,
+        materialized,
+    } = table;
+    if if_not_exists && session.catalog.names_a_relation(&name) {
+        return Ok(None);
+    }
+    let (columns, batches) = rows_of(session, read_point, query, &given).await?;
     let def = TableDef {
         id: 0,
         schema: name.schema,
@@ -107,30 +136,132 @@ pub(crate) async fn run(
         checks: Vec::new(),
         comment: None,
         constraint_comments: Vec::new(),
+        materialized,
     };
-    let if_not_exists = create.if_not_exists;
     session
         .off_executor(move |catalog| {
-            let runtime = tokio::runtime::Handle::current();
-            catalog.create_table_filled(def, if_not_exists, |table| {
-                // The table is new: no other writer can know it yet.
-                let mut writer = TableWriter::for_load(table, Vec::new())?;
-                runtime.block_on(async {
-                    for batch in &batches {
-                        load_batch(table, &mut writer, batch).await?;
-                    }
-                    writer.commit().await?;
-                    Ok(writer.rows())
-                })
-            })
+            catalog.create_table_filled(def, if_not_exists, |table| fill(table, &batches))
         })
         .await
+}
+
+/// REFRESH MATERIALIZED VIEW `name`: its query runs again at `read_point` and its
+/// rows replace the view's, in one catalog change (its indexes kept, refilled).
+/// Readers go on reading the rows they had meanwhile, so it is concurrent either way;
+/// CONCURRENTLY asks, as in PostgreSQL, for a unique index to identify rows by.
+pub(crate) async fn refresh(
+    session: &Session,
+    read_point: &ReadPoint,
+    name: RelName,
+    concurrently: bool,
+) -> Result<()> {
+    let table = session.catalog.table_or_error(&name)?;
+    let Some(text) = table.def().materialized.clone() else {
+        return Err(SqlError::user(
+            state::WRONG_OBJECT_TYPE,
+            format!("\"{}\" is not a materialized view", name.name),
+        ));
+    };
+    if concurrently && !table.def().indexes.iter().any(|i| i.unique) {
+        return Err(SqlError::user(
+            state::OBJECT_NOT_IN_PREREQUISITE_STATE,
+            format!(
+                "cannot refresh materialized view \"{}.{}\" concurrently (create a unique \
+                 index on one or more of its columns)",
+                name.schema, name.name
+            ),
+        ));
+    }
+    let query = crate::view_expansion::stored_query(&name.name, &text)?;
+    let mut statement = Statement::Query(Box::new(query));
+    crate::view_expansion::expand(&session.catalog, &mut statement)?;
+    let Statement::Query(query) = statement else {
+        unreachable!("a query expands to a query")
+    };
+    let names: Vec<String> = table.def().columns.iter().map(|c| c.name.clone()).collect();
+    let (columns, batches) = rows_of(session, read_point, *query, &names).await?;
+    if columns.iter().map(|c| c.ty).ne(table.def().types()) {
+        return Err(SqlError::user(
+            state::WRONG_OBJECT_TYPE,
+            format!(
+                "the query of materialized view \"{}\" no longer gives the columns it was made \
+                 with (make it again)",
+                name.name
+            ),
+        ));
+    }
+    session
+        .off_executor(move |catalog| {
+            catalog.refill_table(&name, |table| fill(table, &batches).map(|_| ()))
+        })
+        .await
+}
+
+/// The columns and the rows of `query` at `read_point`, the first columns named
+/// `given`.
+async fn rows_of(
+    session: &Session,
+    read_point: &ReadPoint,
+    query: Query,
+    given: &[String],
+) -> Result<(Vec<ColumnDef>, Vec<RecordBatch>)> {
+    let (state, plan) = plan_query(session, read_point, query).await?;
+    let fields: Vec<String> = plan
+        .schema()
+        .fields()
+        .iter()
+        .map(|f| f.name().clone())
+        .collect();
+    let names = crate::view_expansion::column_names(
+        given,
+        &fields,
+        "too many column names were specified",
+    )?;
+    let columns = plan
+        .schema()
+        .fields()
+        .iter()
+        .zip(names)
+        .map(|(f, name)| {
+            let ty = match text_type(f) {
+                Some(ty) => ty,
+                None => column_type(&name, f.data_type())?,
+            };
+            Ok(ColumnDef::new(name, ty, false))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let batches = session.collect(DataFrame::new(state, plan)).await?;
+    Ok((columns, batches))
+}
+
+/// `query` planned at `read_point`, with the state that runs the plan.
+pub(crate) async fn plan_query(
+    session: &Session,
+    read_point: &ReadPoint,
+    query: Query,
+) -> Result<(SessionState, LogicalPlan)> {
+    let state = session.statement_state(read_point.clone());
+    let statement = DfStatement::Statement(Box::new(Statement::Query(Box::new(query))));
+    let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
+    Ok((state, plan))
+}
+
+/// Writes `batches` into `table`, which is new: no other writer can know it yet.
+fn fill(table: &Arc<Table>, batches: &[RecordBatch]) -> Result<u64> {
+    let runtime = tokio::runtime::Handle::current();
+    let mut writer = TableWriter::for_load(table, Vec::new())?;
+    runtime.block_on(async {
+        for batch in batches {
+            load_batch(table, &mut writer, batch).await?;
+        }
+        writer.commit().await?;
+        Ok(writer.rows())
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::sync::Arc;
 
     #[test]
     fn query_columns_map_to_column_types() {

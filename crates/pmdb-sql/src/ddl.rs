@@ -462,6 +462,7 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
         checks: Vec::new(),
         comment: None,
         constraint_comments: Vec::new(),
+        materialized: None,
     };
     for k in &primary_key {
         let p = def.column(k).ok_or_else(|| {
@@ -635,7 +636,10 @@ pub fn drop(
     if cascade
         && !matches!(
             object_type,
-            ObjectType::Table | ObjectType::View | ObjectType::Schema
+            ObjectType::Table
+                | ObjectType::View
+                | ObjectType::MaterializedView
+                | ObjectType::Schema
         )
     {
         return Err(SqlError::unsupported(format!(
@@ -656,6 +660,9 @@ pub fn drop(
         match object_type {
             ObjectType::Table => catalog.drop_table(&n, if_exists, cascade)?,
             ObjectType::View => catalog.drop_view(&n, if_exists, cascade)?,
+            ObjectType::MaterializedView => {
+                catalog.drop_materialized_view(&n, if_exists, cascade)?
+            }
             ObjectType::Index => catalog.drop_index(&n, if_exists)?,
             ObjectType::Sequence => catalog.drop_sequence(&n, if_exists, |table, c| {
                 table
@@ -668,6 +675,7 @@ pub fn drop(
     Ok(match object_type {
         ObjectType::Table => "DROP TABLE",
         ObjectType::View => "DROP VIEW",
+        ObjectType::MaterializedView => "DROP MATERIALIZED VIEW",
         ObjectType::Sequence => "DROP SEQUENCE",
         ObjectType::Schema => "DROP SCHEMA",
         _ => "DROP INDEX",

@@ -216,7 +216,7 @@ impl SqlEngine {
         let (table, _guard) = self
             .session
             .catalog
-            .lock_table(&crate::names::RelName::public(table))?;
+            .lock_table_for_load(&crate::names::RelName::public(table))?;
         let mut locker = ReadPoint::Snapshot(Arc::new(self.session.db.snapshot()))
             .locker(&self.session.row_locks);
         self.runtime.block_on(async {

@@ -11,10 +11,11 @@ use crate::types::{MAX_DECIMAL_PRECISION, SqlType, Value};
 /// Format version of an encoded definition: 2 adds each column's default and identity
 /// and each index's flags, 3 the foreign keys and CHECK constraints, 4 each foreign
 /// key's deferral, 5 the comments (`COMMENT ON`), 6 the table's schema and its primary
-/// key's name; definitions of
-/// version 1 (no defaults, no unique indexes), 2 (no foreign keys or checks), 3
-/// (foreign keys never deferred), 4 (no comments) and 5 (in `public`) are still read.
-const VERSION: u8 = 6;
+/// key's name, 7 a materialized view's query; definitions of version 1 (no defaults,
+/// no unique indexes), 2 (no foreign keys or checks), 3 (foreign keys never deferred),
+/// 4 (no comments), 5 (in `public`) and 6 (no materialized views) are still read.
+const VERSION: u8 = 7;
+const VERSION_WITHOUT_MATERIALIZED: u8 = 6;
 const VERSION_WITHOUT_SCHEMA: u8 = 5;
 const VERSION_WITHOUT_COMMENTS: u8 = 4;
 const VERSION_WITHOUT_DEFERRAL: u8 = 3;
@@ -32,6 +33,8 @@ pub const MAX_KEY_COLUMNS: usize = 32;
 pub const MAX_DEFAULT: usize = 64 << 10;
 /// Longest comment, in bytes.
 pub const MAX_COMMENT: usize = 1 << 20;
+/// Longest query text of a view or a materialized view, in bytes.
+pub const MAX_QUERY: usize = MAX_COMMENT;
 
 /// A column's flags in a definition of version 2.
 const NOT_NULL: u8 = 1;
@@ -240,6 +243,9 @@ pub struct TableDef {
     /// `COMMENT ON CONSTRAINT`: each constraint's name (the primary key's, a unique
     /// constraint's, a foreign key's or a check's) and its comment.
     pub constraint_comments: Vec<(String, String)>,
+    /// For a materialized view: its query, as SQL text. Its rows are what the query
+    /// returned when the view was made or last refreshed.
+    pub materialized: Option<String>,
 }
 
 impl TableDef {
@@ -300,6 +306,24 @@ impl TableDef {
     pub fn validate(&self) -> Result<(), String> {
         check_ident("table", &self.name)?;
         check_ident("schema", &self.schema)?;
+        if let Some(query) = &self.materialized {
+            if query.is_empty() || query.len() > MAX_QUERY {
+                return Err(format!(
+                    "a materialized view's query of {} bytes (1 to {})",
+                    query.len(),
+                    MAX_QUERY
+                ));
+            }
+            if !self.primary_key.is_empty()
+                || !self.foreign_keys.is_empty()
+                || !self.checks.is_empty()
+            {
+                return Err(format!(
+                    "materialized view {} has a primary key, a foreign key or a check",
+                    self.name
+                ));
+            }
+        }
         if let Some(key) = &self.primary_key_name {
             check_ident("primary key", key)?;
         }
@@ -564,6 +588,13 @@ impl TableDef {
             }
             None => out.push(0),
         }
+        match &self.materialized {
+            Some(query) => {
+                out.push(1);
+                put_text(&mut out, query);
+            }
+            None => out.push(0),
+        }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -592,7 +623,7 @@ impl TableDef {
             let flags = r.byte()?;
             let known = match version {
                 VERSION_WITHOUT_DEFAULTS => NOT_NULL,
-                VERSION => KNOWN_FLAGS | HAS_COMMENT,
+                v if v > VERSION_WITHOUT_COMMENTS => KNOWN_FLAGS | HAS_COMMENT,
                 _ => KNOWN_FLAGS,
             };
             if flags & !known != 0 || (flags & IDENTITY_ALWAYS != 0 && flags & IDENTITY == 0) {
@@ -750,6 +781,15 @@ impl TableDef {
         } else {
             (PUBLIC.to_owned(), None)
         };
+        let materialized = if version > VERSION_WITHOUT_MATERIALIZED {
+            match r.byte()? {
+                0 => None,
+                1 => Some(get_text(&mut r, "materialized view's query")?),
+                b => return Err(invalid(format!("materialized view marker {b}"))),
+            }
+        } else {
+            None
+        };
         if r.left() != 0 {
             return Err(invalid(format!("{} bytes after the end", r.left())));
         }
@@ -766,6 +806,7 @@ impl TableDef {
             checks,
             comment,
             constraint_comments,
+            materialized,
         };
         def.validate().map_err(invalid)?;
         Ok(def)
@@ -826,7 +867,7 @@ fn get_positions(r: &mut Reader<'_>) -> Result<Vec<u16>, CodecError> {
 }
 
 /// Type tags of the codec; their values are persistent.
-fn put_type(out: &mut Vec<u8>, ty: SqlType) {
+pub(crate) fn put_type(out: &mut Vec<u8>, ty: SqlType) {
     match ty {
         SqlType::SmallInt => out.push(1),
         SqlType::Int => out.push(2),
@@ -855,7 +896,7 @@ fn put_type(out: &mut Vec<u8>, ty: SqlType) {
     }
 }
 
-fn get_type(r: &mut Reader<'_>) -> Result<SqlType, CodecError> {
+pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<SqlType, CodecError> {
     Ok(match r.byte()? {
         1 => SqlType::SmallInt,
         2 => SqlType::Int,
@@ -945,6 +986,7 @@ mod tests {
             constraint_comments: (0..pk.min(n))
                 .map(|i| (format!("t_c{i}_fkey"), String::new()))
                 .collect(),
+            materialized: None,
         }
     }
 
@@ -959,12 +1001,16 @@ mod tests {
     }
 
     /// `def` (in `public`, with no comment) encoded as format version `version` wrote
-    /// it, without its checksum: without the schema (before version 6), the comments
-    /// (before version 5), the constraints' counts (version 2), and the index flags too
-    /// (version 1).
+    /// it, without its checksum: without the materialized view marker (before version
+    /// 7), the schema (before version 6), the comments (before version 5), the
+    /// constraints' counts (version 2), and the index flags too (version 1).
     fn body_as(def: &TableDef, version: u8) -> Vec<u8> {
+        assert!(def.materialized.is_none());
         let mut bytes = def.encode();
         bytes.truncate(bytes.len() - 4);
+        if version <= VERSION_WITHOUT_MATERIALIZED {
+            bytes.truncate(bytes.len() - 1);
+        }
         if version <= VERSION_WITHOUT_SCHEMA {
             bytes.truncate(bytes.len() - 2 - def.schema.len() - 1);
         }
@@ -1076,11 +1122,12 @@ mod tests {
         assert!(TableDef::decode(&sealed(bytes)).is_err());
     }
 
-    /// A definition as version 5 wrote it (no schema) reads as a table of `public`; one
-    /// of another schema keeps it.
+    /// A definition as version 5 wrote it (no schema; a column comment) reads as a
+    /// table of `public`; one of another schema keeps it.
     #[test]
     fn version_5_definitions_are_read_in_public() {
-        let def = def_of(vec![SqlType::Int, SqlType::Text], 1, 1);
+        let def = def_of(vec![SqlType::Int, SqlType::Text, SqlType::Int], 1, 1);
+        assert!(def.columns[2].comment.is_some());
         let bytes = encoded_as(&def, VERSION_WITHOUT_SCHEMA);
         assert_eq!(TableDef::decode(&bytes).unwrap(), def);
         let mut elsewhere = def.clone();
@@ -1089,6 +1136,24 @@ mod tests {
         let decoded = TableDef::decode(&elsewhere.encode()).unwrap();
         assert_eq!(decoded.rel_name(), RelName::new("app", "t"));
         assert_eq!(decoded, elsewhere);
+    }
+
+    /// A definition as version 6 wrote it is no materialized view; a materialized
+    /// view keeps its query, and one with a key or a constraint is refused.
+    #[test]
+    fn materialized_views_keep_their_query() {
+        let def = def_of(vec![SqlType::Int, SqlType::Text], 1, 1);
+        let bytes = encoded_as(&def, VERSION_WITHOUT_MATERIALIZED);
+        assert_eq!(TableDef::decode(&bytes).unwrap(), def);
+        let mut view = def_of(vec![SqlType::Int, SqlType::Text], 0, 1);
+        view.checks.clear();
+        view.materialized = Some("SELECT a, b FROM s.t WHERE a > 'é'".into());
+        assert_eq!(TableDef::decode(&view.encode()).unwrap(), view);
+        let mut keyed = def.clone();
+        keyed.materialized = Some("SELECT 1".into());
+        assert!(keyed.validate().is_err());
+        view.materialized = Some(String::new());
+        assert!(view.validate().is_err());
     }
 
     #[test]

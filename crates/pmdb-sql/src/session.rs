@@ -132,6 +132,7 @@ pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
         .or_else(|| crate::cursors::parse_move(sql))
         .or_else(|| crate::set_constraints::parse(sql))
         .or_else(|| crate::comments::parse(sql))
+        .or_else(|| crate::refresh::parse(sql))
         .or_else(|| crate::lock_clauses::rewrite_clauses(sql))
     {
         return Ok(statements(s));

@@ -216,13 +216,22 @@ async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result
                 .off_executor(move |c| ddl::drop(c, &object_type, &names, if_exists, cascade))
                 .await?
         }
+        Statement::AlterTable(_) if let Some(refresh) = crate::refresh::of_statement(s) => {
+            let refresh = refresh?;
+            let name = crate::names::object_name(&refresh.name)?;
+            crate::create_as::refresh(session, read_point, name, refresh.concurrently).await?;
+            "REFRESH MATERIALIZED VIEW"
+        }
         Statement::AlterTable(alter) => {
             alter::run(session, alter).await?;
             "ALTER TABLE"
         }
         Statement::CreateView(create) => {
-            crate::view_expansion::create(session, read_point, create).await?;
-            "CREATE VIEW"
+            match crate::create_view::create(session, read_point, create).await? {
+                Some(rows) => return Ok(Output::Command(CommandTag::select(rows))),
+                None if create.materialized => "CREATE MATERIALIZED VIEW",
+                None => "CREATE VIEW",
+            }
         }
         Statement::Comment { .. } => {
             let (target, text) = crate::comments::target(s)?;

@@ -126,7 +126,10 @@ impl TempSchema {
     pub fn makes_temporary(&self, s: &Statement) -> bool {
         match s {
             Statement::CreateTable(c) => c.temporary,
-            Statement::CreateView(v) => v.temporary || self.is_read_by(&v.query),
+            // A materialized view over one is refused (as in PostgreSQL).
+            Statement::CreateView(v) => {
+                !v.materialized && (v.temporary || self.is_read_by(&v.query))
+            }
             _ => false,
         }
     }

@@ -12,13 +12,14 @@ use crate::error::CodecError;
 use crate::names::{PUBLIC, RelName, object_name};
 use crate::reader::put_name;
 use crate::rowcode::MAX_COLUMNS;
-use crate::schema::MAX_IDENT;
+use crate::schema::{MAX_IDENT, MAX_QUERY, get_type, put_type};
+use crate::types::SqlType;
 
-/// Format version: 2 adds the view's schema; version 1 (in `public`) is still read.
-const VERSION: u8 = 2;
+/// Format version: 2 adds the view's schema, 3 its result columns; versions 1 (in
+/// `public`) and 2 (result columns unknown) are still read.
+const VERSION: u8 = 3;
+const VERSION_WITHOUT_OUTPUT: u8 = 2;
 const VERSION_WITHOUT_SCHEMA: u8 = 1;
-/// Longest query text of a view, in bytes.
-pub const MAX_QUERY: usize = 1 << 20;
 /// Prefix of a view entry's key; the view's name follows.
 pub const VIEW_PREFIX: u8 = b'v';
 
@@ -27,6 +28,28 @@ pub fn view_key(name: &RelName) -> Vec<u8> {
     let mut k = vec![VIEW_PREFIX];
     k.extend_from_slice(&name.key_bytes());
     k
+}
+
+/// The relations a stored query `text` names (tables, views, and names of its own
+/// CTEs: a dependency is never missed, at worst one too many is seen); none if the
+/// text no longer parses.
+pub fn query_relations(text: &str) -> Vec<RelName> {
+    let Ok(query) = Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(text)
+        .and_then(|mut p| p.parse_query())
+    else {
+        return Vec::new();
+    };
+    let mut names = Vec::new();
+    let _ = visit_relations(&query, |name| {
+        if let Ok(n) = object_name(name)
+            && !names.contains(&n)
+        {
+            names.push(n);
+        }
+        ControlFlow::<()>::Continue(())
+    });
+    names
 }
 
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -40,6 +63,10 @@ pub struct ViewDef {
     pub columns: Vec<String>,
     /// The query, as SQL text.
     pub query: String,
+    /// The view's columns as it was made: each one's name and type, for the catalogs
+    /// (`pg_attribute`); empty for a view made before pmdb kept them, or whose query
+    /// gives a column of a type no table column has.
+    pub output: Vec<(String, SqlType)>,
 }
 
 impl ViewDef {
@@ -71,6 +98,12 @@ impl ViewDef {
                 return Err(format!("column {c} is named twice"));
             }
         }
+        if self.output.len() > MAX_COLUMNS {
+            return Err(format!("{} result columns", self.output.len()));
+        }
+        for (c, _) in &self.output {
+            ident("result column", c)?;
+        }
         if self.query.is_empty() || self.query.len() > MAX_QUERY {
             return Err(format!(
                 "a query of {} bytes (1 to {MAX_QUERY})",
@@ -80,26 +113,9 @@ impl ViewDef {
         Ok(())
     }
 
-    /// The relations the query names (tables, views, and names of its own CTEs: a
-    /// dependency is never missed, at worst one too many is seen); none if the text
-    /// no longer parses.
+    /// The relations the query names (see [`query_relations`]).
     pub fn relations(&self) -> Vec<RelName> {
-        let Ok(query) = Parser::new(&PostgreSqlDialect {})
-            .try_with_sql(&self.query)
-            .and_then(|mut p| p.parse_query())
-        else {
-            return Vec::new();
-        };
-        let mut names = Vec::new();
-        let _ = visit_relations(&query, |name| {
-            if let Ok(n) = object_name(name)
-                && !names.contains(&n)
-            {
-                names.push(n);
-            }
-            ControlFlow::<()>::Continue(())
-        });
-        names
+        query_relations(&self.query)
     }
 
     pub fn encode(&self) -> Vec<u8> {
@@ -113,6 +129,11 @@ impl ViewDef {
         out.extend_from_slice(&(self.query.len() as u32).to_le_bytes());
         out.extend_from_slice(self.query.as_bytes());
         put_name(&mut out, &self.schema);
+        out.extend_from_slice(&(self.output.len() as u16).to_le_bytes());
+        for (name, ty) in &self.output {
+            put_name(&mut out, name);
+            put_type(&mut out, *ty);
+        }
         let crc = crc32fast::hash(&out);
         out.extend_from_slice(&crc.to_le_bytes());
         out
@@ -148,6 +169,17 @@ impl ViewDef {
         } else {
             PUBLIC.to_owned()
         };
+        let mut output = Vec::new();
+        if version > VERSION_WITHOUT_OUTPUT {
+            let n = u16::from_le_bytes(r.take()?) as usize;
+            if n > MAX_COLUMNS {
+                return Err(invalid(format!("{n} result columns")));
+            }
+            for _ in 0..n {
+                let name = r.name(MAX_IDENT)?;
+                output.push((name, get_type(&mut r)?));
+            }
+        }
         if r.left() != 0 {
             return Err(invalid(format!("{} bytes after the end", r.left())));
         }
@@ -157,6 +189,7 @@ impl ViewDef {
             name,
             columns,
             query,
+            output,
         };
         def.validate().map_err(invalid)?;
         Ok(def)
@@ -175,6 +208,9 @@ mod tests {
             name: "recent_orders".into(),
             columns: (0..columns).map(|i| format!("c{i}")).collect(),
             query: query.into(),
+            output: (0..columns)
+                .map(|i| (format!("c{i}"), [SqlType::Int, SqlType::Text][i % 2]))
+                .collect(),
         }
     }
 
@@ -205,13 +241,27 @@ mod tests {
         assert!(def.validate().unwrap_err().contains("twice"));
     }
 
+    /// A definition as version 2 wrote it reads with its result columns unknown.
+    #[test]
+    fn version_2_definitions_are_read() {
+        let mut def = view(2, "SELECT k, v FROM t");
+        def.output.clear();
+        let mut bytes = def.encode();
+        bytes.truncate(bytes.len() - 4 - 2);
+        bytes[0] = VERSION_WITHOUT_OUTPUT;
+        let crc = crc32fast::hash(&bytes);
+        bytes.extend_from_slice(&crc.to_le_bytes());
+        assert_eq!(ViewDef::decode(&bytes).unwrap(), def);
+    }
+
     /// A definition as version 1 wrote it (no schema) reads as a view of `public`.
     #[test]
     fn version_1_definitions_are_read_in_public() {
         let mut def = view(1, "SELECT k FROM t");
         def.schema = PUBLIC.into();
+        def.output.clear();
         let mut bytes = def.encode();
-        bytes.truncate(bytes.len() - 4 - 2 - PUBLIC.len());
+        bytes.truncate(bytes.len() - 4 - 2 - 2 - PUBLIC.len());
         bytes[0] = VERSION_WITHOUT_SCHEMA;
         let crc = crc32fast::hash(&bytes);
         bytes.extend_from_slice(&crc.to_le_bytes());

@@ -1,5 +1,4 @@
-//! Views in statements. CREATE VIEW plans the query once (so a view that does not plan
-//! is refused when made) and stores its text. Before a statement is planned, each
+//! Views in statements ([`crate::create_view`] makes them). Before a statement is planned, each
 //! reference to a view (a table name that is a view's and not one of the statement's
 //! CTEs) becomes the view's query as a derived table under the view's name (or the
 //! statement's alias), with the column names the view gives; views inside views expand
@@ -9,20 +8,17 @@
 use std::collections::HashSet;
 use std::ops::ControlFlow;
 
-use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    CreateView, FromTable, Ident, Insert, Query, Statement, TableAlias, TableAliasColumnDef,
-    TableFactor, TableObject, Visit, VisitMut, Visitor, VisitorMut,
+    FromTable, Ident, Insert, Query, Statement, TableAlias, TableAliasColumnDef, TableFactor,
+    TableObject, Visit, VisitMut, Visitor, VisitorMut,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::ast_shape::plain_table;
 use crate::catalog::Catalog;
-use crate::error::{Result, SqlError, df_error, state};
+use crate::error::{Result, SqlError, state};
 use crate::names::{PUBLIC, RelName, ident_name, object_name};
-use crate::read_point::ReadPoint;
-use crate::session::Session;
 use crate::view::ViewDef;
 
 /// Views inside views expand to at most this depth.
@@ -127,10 +123,7 @@ impl Expander<'_> {
                 ),
             ));
         }
-        let mut query = parse_query(&view.query).map_err(|e| SqlError::Damaged {
-            what: format!("query of view {:?}", view.name),
-            source: crate::error::CodecError::Mismatch(e),
-        })?;
+        let mut query = stored_query(&view.name, &view.query)?;
         expand_in(self.catalog, &mut query, self.depth + 1)?;
         let mut alias = alias.unwrap_or_else(|| TableAlias {
             explicit: false,
@@ -187,6 +180,15 @@ impl VisitorMut for Expander<'_> {
     }
 }
 
+/// The query a view or a materialized view called `relation` stores as `text`; one
+/// that no longer parses is damage.
+pub(crate) fn stored_query(relation: &str, text: &str) -> Result<Query> {
+    parse_query(text).map_err(|e| SqlError::Damaged {
+        what: format!("query of view {relation:?}"),
+        source: crate::error::CodecError::Mismatch(e),
+    })
+}
+
 fn parse_query(text: &str) -> std::result::Result<Query, String> {
     Parser::new(&PostgreSqlDialect {})
         .try_with_sql(text)
@@ -195,81 +197,21 @@ fn parse_query(text: &str) -> std::result::Result<Query, String> {
         .map_err(|e| e.to_string())
 }
 
-/// CREATE [OR REPLACE] VIEW: the query is planned (its views expanded) at `read_point`
-/// for its columns, then the view stored.
-pub(crate) async fn create(
-    session: &Session,
-    read_point: &ReadPoint,
-    create: &CreateView,
-) -> Result<()> {
-    let CreateView {
-        or_alter,
-        or_replace,
-        materialized,
-        secure,
-        name,
-        name_before_not_exists: _,
-        columns,
-        query,
-        options,
-        cluster_by,
-        comment,
-        with_no_schema_binding,
-        if_not_exists,
-        temporary,
-        copy_grants,
-        to,
-        params,
-    } = create;
-    if *or_alter
-        || *materialized
-        || *secure
-        || *with_no_schema_binding
-        || *if_not_exists
-        || *temporary
-        || *copy_grants
-        || to.is_some()
-        || params.is_some()
-        || comment.is_some()
-        || !cluster_by.is_empty()
-        || !matches!(
-            options,
-            datafusion::sql::sqlparser::ast::CreateTableOptions::None
-        )
-        || columns
-            .iter()
-            .any(|c| c.data_type.is_some() || c.options.is_some())
-    {
-        return Err(SqlError::unsupported(
-            "CREATE VIEW with MATERIALIZED, TEMPORARY, IF NOT EXISTS, options or typed columns \
-             (pmdb has CREATE [OR REPLACE] VIEW name [(columns)] AS query)",
-        ));
-    }
-    let name = object_name(name)?;
-    let mut planned = Statement::Query(query.clone());
-    expand(&session.catalog, &mut planned)?;
-    let state = session.statement_state(read_point.clone());
-    let plan = state
-        .statement_to_plan(DfStatement::Statement(Box::new(planned)))
-        .await
-        .map_err(df_error)?;
-    let fields: Vec<String> = plan
-        .schema()
-        .fields()
-        .iter()
-        .map(|f| f.name().clone())
-        .collect();
-    let given: Vec<String> = columns.iter().map(|c| ident_name(&c.name)).collect();
+/// The names of a query's columns `fields` when a statement names the first of them
+/// `given`: 42601 (`too_many`) if it names more than there are, 42701 if a name comes
+/// twice.
+pub(crate) fn column_names(
+    given: &[String],
+    fields: &[String],
+    too_many: &str,
+) -> Result<Vec<String>> {
     if given.len() > fields.len() {
-        return Err(SqlError::user(
-            state::SYNTAX,
-            "CREATE VIEW specifies more column names than columns",
-        ));
+        return Err(SqlError::user(state::SYNTAX, too_many));
     }
     let names: Vec<String> = given
         .iter()
+        .chain(&fields[given.len()..])
         .cloned()
-        .chain(fields[given.len()..].iter().cloned())
         .collect();
     if let Some(twice) = (0..names.len()).find(|&i| names[..i].contains(&names[i])) {
         return Err(SqlError::user(
@@ -277,15 +219,5 @@ pub(crate) async fn create(
             format!("column \"{}\" specified more than once", names[twice]),
         ));
     }
-    let def = ViewDef {
-        id: 0,
-        schema: name.schema,
-        name: name.name,
-        columns: if given.is_empty() { Vec::new() } else { names },
-        query: query.to_string(),
-    };
-    let or_replace = *or_replace;
-    session
-        .off_executor(move |c| c.create_view(def, or_replace))
-        .await
+    Ok(names)
 }

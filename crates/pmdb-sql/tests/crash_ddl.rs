@@ -1,8 +1,10 @@
 //! Crash simulation of the SQL layer: a script of DDL and DML (serial and unique
 //! columns, sequences, unique indexes, foreign keys with a cascading delete and checks
-//! among them, views, whose rows count as their own, table rebuilds: columns dropped
-//! and retyped, and DDL in transaction blocks that commit, roll back, and roll back to
-//! a savepoint, schemas made and dropped with what they hold) crashed at its crash points. After recovery the catalog opens, every table holds what the script had
+//! among them, views, whose rows count as their own, a materialized view refreshed and
+//! dropped with its table, table rebuilds: columns dropped and retyped, and DDL in
+//! transaction blocks that commit, roll back, and roll back to a savepoint, schemas
+//! made and dropped with what they hold) crashed at its crash points. After recovery
+//! the catalog opens, every table holds what the script had
 //! left after its acknowledged statements (or after the one in flight too: each
 //! statement is all there or not at all), row counts and index entries agree with the
 //! rows, columnar segments that say they hold the rows hold exactly them, and no
@@ -54,6 +56,11 @@ const SCRIPT: &[&str] = &[
     "INSERT INTO s2 (w) VALUES ('after')",
     "ALTER TABLE f DROP COLUMN q",
     "CREATE UNIQUE INDEX a_n_unique ON a (n)",
+    "CREATE MATERIALIZED VIEW m (key, v) AS SELECT k, v FROM a WHERE k > 1",
+    "CREATE UNIQUE INDEX m_key ON m (key)",
+    "INSERT INTO a VALUES (50, 'fifty', 500)",
+    "REFRESH MATERIALIZED VIEW CONCURRENTLY m",
+    "BEGIN; INSERT INTO a VALUES (51, 'x', 510); REFRESH MATERIALIZED VIEW m; ROLLBACK",
     "CREATE SCHEMA app",
     "CREATE TABLE app.t (id SERIAL PRIMARY KEY, v TEXT UNIQUE)",
     "INSERT INTO app.t (v) VALUES ('x'), ('y')",
@@ -75,7 +82,7 @@ const SCRIPT: &[&str] = &[
     "CREATE SEQUENCE later START WITH 10",
     "CREATE OR REPLACE VIEW w AS SELECT k FROM a WHERE k > 100",
     "DROP VIEW w",
-    "DROP TABLE a",
+    "DROP TABLE a CASCADE",
     "DROP TABLE s2",
     "DROP SCHEMA app CASCADE",
 ];

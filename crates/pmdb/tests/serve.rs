@@ -325,6 +325,32 @@ fn psql_describes_tables() {
         sequences.contains("public | tags_id_seq | sequence | pmdb"),
         "{sequences}"
     );
+    // A view's columns as it was made; a materialized view with its index.
+    psql(&[
+        "CREATE VIEW rich AS SELECT owner, balance FROM accounts WHERE balance > 100",
+        "CREATE MATERIALIZED VIEW owners AS SELECT owner, id FROM accounts",
+        "CREATE INDEX owners_owner ON owners (owner)",
+    ]);
+    let view = psql(&["\\d rich"]);
+    for line in [
+        "View \"public.rich\"",
+        " owner   | character varying(30) |           |          | ",
+        " balance | numeric(12,2)         |           |          | ",
+    ] {
+        assert!(view.contains(line), "{line:?} not in {view}");
+    }
+    let materialized = psql(&["\\dm", "\\d owners"]);
+    for line in [
+        "public | owners | materialized view | pmdb",
+        "Materialized view \"public.owners\"",
+        " id     | integer               |           |          | ",
+        "\"owners_owner\" btree (owner)",
+    ] {
+        assert!(
+            materialized.contains(line),
+            "{line:?} not in {materialized}"
+        );
+    }
     for command in ["\\dt+", "\\di", "\\dn", "\\l", "\\du", "\\d+ notes"] {
         psql(&[command]);
     }

@@ -257,6 +257,7 @@ fn unparenthesized(condition: &str) -> String {
 fn view_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     match int(args.first()).and_then(|oid| oids::find(source.catalog(), oid)) {
         Some(Object::View(v)) => text(Some(format!(" {};", v.query))),
+        Some(Object::Table(def)) => text(super::rows::materialized_query(&def)),
         _ => text(None),
     }
 }
@@ -271,6 +272,10 @@ fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     if let Some(name) = string(args.first()) {
         if let Ok(oid) = name.trim().parse::<u32>() {
             return ScalarValue::Int64(Some(i64::from(oid)));
+        }
+        // The catalogs come first in every search path.
+        if let Some(oid) = oids::system_relation(name.trim()) {
+            return ScalarValue::Int64(Some(oid));
         }
         let Ok(name) = relation_named(name) else {
             return ScalarValue::Int64(None);
@@ -307,7 +312,7 @@ fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
         Some(Object::Index(t, i)) => t.rel_name().sibling(i.name).quoted(),
         Some(Object::Sequence(s)) => s.rel_name().quoted(),
         Some(Object::View(v)) => v.rel_name().quoted(),
-        _ => oid.to_string(),
+        _ => oids::system_relation_name(oid).map_or_else(|| oid.to_string(), str::to_owned),
     }))
 }
 

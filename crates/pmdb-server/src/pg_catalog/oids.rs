@@ -19,6 +19,46 @@ pub const DATABASE: i64 = 16_383;
 pub const PG_CLASS: i64 = 1259;
 pub const PG_CONSTRAINT: i64 = 2606;
 
+/// PostgreSQL's catalog relations with the oids every PostgreSQL gives them, for
+/// `'pg_catalog.pg_class'::regclass` (how clients name a `classoid`).
+const SYSTEM_RELATIONS: &[(i64, &str)] = &[
+    (1213, "pg_tablespace"),
+    (1247, "pg_type"),
+    (1249, "pg_attribute"),
+    (1255, "pg_proc"),
+    (PG_CLASS, "pg_class"),
+    (1260, "pg_authid"),
+    (1262, "pg_database"),
+    (2601, "pg_am"),
+    (2604, "pg_attrdef"),
+    (PG_CONSTRAINT, "pg_constraint"),
+    (2608, "pg_depend"),
+    (2609, "pg_description"),
+    (2610, "pg_index"),
+    (2615, "pg_namespace"),
+    (2618, "pg_rewrite"),
+    (2620, "pg_trigger"),
+    (2224, "pg_sequence"),
+    (3456, "pg_collation"),
+];
+
+/// The oid of catalog relation `name` (perhaps qualified with `pg_catalog`).
+pub fn system_relation(name: &str) -> Option<i64> {
+    let name = name.strip_prefix("pg_catalog.").unwrap_or(name);
+    SYSTEM_RELATIONS
+        .iter()
+        .find(|(_, n)| *n == name)
+        .map(|(oid, _)| *oid)
+}
+
+/// The name of the catalog relation of oid `oid`.
+pub fn system_relation_name(oid: i64) -> Option<&'static str> {
+    SYSTEM_RELATIONS
+        .iter()
+        .find(|(o, _)| *o == oid)
+        .map(|(_, n)| *n)
+}
+
 /// Where user objects start, as in PostgreSQL.
 const FIRST_USER_OID: i64 = 16_384;
 /// Oids each table reserves: its own, its primary key's index and constraint, and its

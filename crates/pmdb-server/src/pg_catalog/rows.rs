@@ -2,7 +2,7 @@
 //! one function per relation, its cells in the order of the relation's columns.
 
 use pgwire::api::Type;
-use pmdb_sql::schema::{Deferral, ForeignKeyDef, Identity, TableDef};
+use pmdb_sql::schema::{ColumnDef, Deferral, ForeignKeyDef, Identity, TableDef};
 
 use super::oids;
 use super::source::Source;
@@ -156,7 +156,7 @@ pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
     }
     for v in source.catalog().views() {
         let namespace = Namespace::of(source, &v.schema);
-        let class = Class::plain(oids::view(&v), &v.name, namespace, "v", 0, v.columns.len());
+        let class = Class::plain(oids::view(&v), &v.name, namespace, "v", 0, v.output.len());
         rows.push(class.row());
     }
     let tables = source.tables();
@@ -174,7 +174,7 @@ pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
                     oids::table(def),
                     &def.name,
                     namespace,
-                    "r",
+                    if def.materialized.is_some() { "m" } else { "r" },
                     oids::HEAP_AM,
                     def.columns.len(),
                 )
@@ -211,10 +211,10 @@ pub fn classes(source: &Source) -> Vec<Vec<Cell>> {
     rows
 }
 
-fn attribute(relation: i64, name: &str, num: usize, def: &TableDef, column: usize) -> Vec<Cell> {
-    let c = &def.columns[column];
-    // An index's columns have neither defaults nor identities of their own.
-    let own = relation == oids::table(def);
+/// Column `c` as relation `relation`'s `num`th; `own`: a table's own column (an
+/// index's and a view's have neither defaults nor identities of their own).
+fn attribute(relation: i64, num: usize, c: &ColumnDef, own: bool) -> Vec<Cell> {
+    let name = c.name.as_str();
     let identity = match c.identity {
         Some(Identity::Always) if own => "a",
         Some(Identity::ByDefault) if own => "d",
@@ -249,25 +249,30 @@ fn attribute(relation: i64, name: &str, num: usize, def: &TableDef, column: usiz
     ]
 }
 
-/// The columns of every table, and of every index (numbered in the index).
+/// The columns of every table, of every index (numbered in the index) and of every
+/// view.
 pub fn attributes(source: &Source) -> Vec<Vec<Cell>> {
     let mut rows = Vec::new();
     for def in source.tables() {
         let table = oids::table(&def);
         for (i, c) in def.columns.iter().enumerate() {
-            rows.push(attribute(table, &c.name, i + 1, &def, i));
+            rows.push(attribute(table, i + 1, c, true));
         }
         let pk = oids::primary_key_index(&def);
         for (n, &i) in def.primary_key.iter().enumerate() {
-            let i = usize::from(i);
-            rows.push(attribute(pk, &def.columns[i].name, n + 1, &def, i));
+            rows.push(attribute(pk, n + 1, &def.columns[usize::from(i)], false));
         }
         for index in &def.indexes {
             let oid = oids::index(&def, index);
             for (n, &i) in index.columns.iter().enumerate() {
-                let i = usize::from(i);
-                rows.push(attribute(oid, &def.columns[i].name, n + 1, &def, i));
+                rows.push(attribute(oid, n + 1, &def.columns[usize::from(i)], false));
             }
+        }
+    }
+    for v in source.catalog().views() {
+        for (i, (name, ty)) in v.output.iter().enumerate() {
+            let column = ColumnDef::new(name.clone(), *ty, false);
+            rows.push(attribute(oids::view(&v), i + 1, &column, false));
         }
     }
     rows
@@ -679,10 +684,36 @@ pub fn view_list(source: &Source) -> Vec<Vec<Cell>> {
         .collect()
 }
 
+/// A materialized view's query as `pg_get_viewdef` and `pg_matviews` show it.
+pub fn materialized_query(def: &TableDef) -> Option<String> {
+    def.materialized.as_ref().map(|q| format!(" {q};"))
+}
+
+pub fn materialized_view_list(source: &Source) -> Vec<Vec<Cell>> {
+    source
+        .tables()
+        .into_iter()
+        .filter_map(|def| {
+            let query = materialized_query(&def)?;
+            Some(vec![
+                Text(def.schema.clone()),
+                Text(def.name.clone()),
+                text(source.owner()),
+                Null,
+                Bool(has_indexes(&def)),
+                Bool(true),
+                Text(query),
+            ])
+        })
+        .collect()
+}
+
+/// `pg_tables`: the tables (not the materialized views).
 pub fn table_list(source: &Source) -> Vec<Vec<Cell>> {
     source
         .tables()
         .into_iter()
+        .filter(|def| def.materialized.is_none())
         .map(|def| {
             vec![
                 Text(def.schema.clone()),

@@ -10,8 +10,8 @@ use std::sync::Arc;
 
 use super::rows::{
     Cell, access_methods, activity, attrdefs, attributes, classes, constraints, databases,
-    description_rows, indexes, namespaces, roles, sequences, table_list, tablespaces, types,
-    view_list,
+    description_rows, indexes, materialized_view_list, namespaces, roles, sequences, table_list,
+    tablespaces, types, view_list,
 };
 use super::source::Source;
 use async_trait::async_trait;
@@ -37,10 +37,11 @@ enum Kind {
     Real,
     /// timestamptz.
     Time,
-    /// Column numbers: `int2[]` (`int2vector` in `pg_index`, which clients read as
-    /// an array too).
+    /// Column numbers: `int2[]` (`conkey`).
     ColumnNumbers,
-    /// Object identifiers: `oid[]` (`oidvector` in `pg_index`).
+    /// Column numbers as `pg_index` has them: `int2vector`.
+    ColumnVector,
+    /// Object identifiers as `pg_index` has them: `oidvector`.
     Oids,
 }
 
@@ -172,9 +173,9 @@ const RELATIONS: &[Relation] = &[
             ("indislive", K::Bool),
             ("indisreplident", K::Bool),
             ("indnullsnotdistinct", K::Bool),
-            ("indkey", K::ColumnNumbers),
+            ("indkey", K::ColumnVector),
             ("indclass", K::Oids),
-            ("indoption", K::ColumnNumbers),
+            ("indoption", K::ColumnVector),
             ("indexprs", K::Text),
             ("indpred", K::Text),
         ],
@@ -309,6 +310,19 @@ const RELATIONS: &[Relation] = &[
             ("definition", K::Text),
         ],
         rows: Some(view_list),
+    },
+    Relation {
+        name: "pg_matviews",
+        columns: &[
+            ("schemaname", K::Text),
+            ("matviewname", K::Text),
+            ("matviewowner", K::Text),
+            ("tablespace", K::Text),
+            ("hasindexes", K::Bool),
+            ("ispopulated", K::Bool),
+            ("definition", K::Text),
+        ],
+        rows: Some(materialized_view_list),
     },
     Relation {
         name: "pg_attrdef",
@@ -534,7 +548,7 @@ pub fn schema(source: &Arc<Source>) -> DfResult<Arc<dyn SchemaProvider>> {
                 relation
                     .columns
                     .iter()
-                    .map(|(name, kind)| Field::new(*name, data_type(*kind), true))
+                    .map(|(name, kind)| field(name, *kind))
                     .collect::<Vec<_>>(),
             )),
             source: Arc::clone(source),
@@ -542,6 +556,21 @@ pub fn schema(source: &Arc<Source>) -> DfResult<Arc<dyn SchemaProvider>> {
         schema.register_table(relation.name.to_owned(), Arc::new(table))?;
     }
     Ok(Arc::new(schema))
+}
+
+/// A catalog column: its Arrow type, and for a vector the PostgreSQL type it is.
+fn field(name: &str, kind: Kind) -> Field {
+    let field = Field::new(name, data_type(kind), true);
+    let vector = match kind {
+        Kind::ColumnVector => "int2vector",
+        Kind::Oids => "oidvector",
+        _ => return field,
+    };
+    field.with_metadata(
+        [(crate::encode::VECTOR_TYPE.to_owned(), vector.to_owned())]
+            .into_iter()
+            .collect(),
+    )
 }
 
 fn data_type(kind: Kind) -> DataType {
@@ -552,7 +581,7 @@ fn data_type(kind: Kind) -> DataType {
         Kind::Bool => DataType::Boolean,
         Kind::Real => DataType::Float32,
         Kind::Time => DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
-        Kind::ColumnNumbers => DataType::new_list(DataType::Int16, true),
+        Kind::ColumnNumbers | Kind::ColumnVector => DataType::new_list(DataType::Int16, true),
         Kind::Oids => DataType::new_list(DataType::UInt32, true),
     }
 }
@@ -633,7 +662,7 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
             });
             Arc::new(b.finish())
         }
-        Kind::ColumnNumbers => {
+        Kind::ColumnNumbers | Kind::ColumnVector => {
             let mut b = ListBuilder::new(Int16Builder::new());
             cells.for_each(|c| match c {
                 Cell::ColumnNumbers(v) => {

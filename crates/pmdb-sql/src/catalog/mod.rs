@@ -27,6 +27,7 @@ use crate::types::SqlType;
 use crate::view::{VIEW_PREFIX, ViewDef, view_key};
 
 pub(crate) mod block_ddl;
+mod dependents;
 mod rebuild;
 mod schemas;
 pub use rebuild::{Convert, Rebuild, unchanged_rows};
@@ -88,6 +89,31 @@ fn settle(def: &mut TableDef) -> Result<()> {
         }
     }
     Ok(())
+}
+
+/// 42809 for a DROP of `wanted` ("a view") that names the table `def`, saying which
+/// DROP drops it.
+fn wrong_drop(name: &RelName, def: &TableDef, wanted: &str) -> SqlError {
+    let (what, drop) = match def.materialized {
+        Some(_) => ("a materialized view", "DROP MATERIALIZED VIEW"),
+        None => ("a table", "DROP TABLE"),
+    };
+    SqlError::user(
+        state::WRONG_OBJECT_TYPE,
+        format!("{name:?} is not {wanted} (use {drop} to remove {what})"),
+    )
+}
+
+/// 42809 for a statement that would change the rows of a materialized view: only its
+/// query's rows, at a REFRESH, go into it.
+fn refuse_changes(table: &Table) -> Result<()> {
+    match table.def().materialized {
+        Some(_) => Err(SqlError::user(
+            state::WRONG_OBJECT_TYPE,
+            format!("cannot change materialized view \"{}\"", table.def().name),
+        )),
+        None => Ok(()),
+    }
 }
 
 fn table_key(name: &RelName) -> Vec<u8> {
@@ -297,6 +323,12 @@ impl Catalog {
         }
     }
 
+    /// Table `name`, locked for a load of rows into it.
+    pub fn lock_table_for_load(&self, name: &RelName) -> Result<(Arc<Table>, WriteGuard)> {
+        refuse_changes(&*self.table_or_error(name)?)?;
+        self.lock_table(name)
+    }
+
     /// As [`Catalog::lock_table`], for async callers whose row locks `locker` takes. A
     /// table that DDL of another transaction made, which has not ended, is waited for
     /// (the catalog's lock, as `locker`'s owner: a wait in a cycle is a deadlock) and
@@ -308,6 +340,7 @@ impl Catalog {
     ) -> Result<(Arc<Table>, WriteGuard)> {
         loop {
             let table = self.table_or_error(name)?;
+            refuse_changes(&table)?;
             if table.is_pending() {
                 locker.lock_catalog(LockMode::KeyShare).await?;
                 // Held now, the lock keeps every other transaction's DDL out: a table
@@ -501,71 +534,28 @@ impl Catalog {
         Ok(())
     }
 
-    /// The views whose queries name relation `name`, other than `name` itself.
-    fn views_over(&self, name: &RelName) -> Vec<Arc<ViewDef>> {
-        self.views()
-            .into_iter()
-            .filter(|v| &v.rel_name() != name && v.relations().iter().any(|r| r == name))
-            .collect()
-    }
-
-    /// The views that depend on relation `name`, and on those, and so on, for a DROP:
-    /// refused (2BP01) unless `cascade`, which drops them too.
-    fn dependent_views(&self, name: &RelName, cascade: bool) -> Result<Vec<Arc<ViewDef>>> {
-        let mut found: Vec<Arc<ViewDef>> = Vec::new();
-        let mut next = vec![name.clone()];
-        while let Some(n) = next.pop() {
-            for v in self.views_over(&n) {
-                if !cascade {
-                    return Err(SqlError::user(
-                        state::DEPENDENT_OBJECTS_STILL_EXIST,
-                        format!(
-                            "cannot drop {name} because other objects depend on it: view {} \
-                             depends on {n} (use DROP ... CASCADE to drop the dependent objects \
-                             too)",
-                            v.name
-                        ),
-                    ));
-                }
-                if !found.iter().any(|f| f.rel_name() == v.rel_name()) {
-                    next.push(v.rel_name());
-                    found.push(v);
-                }
-            }
-        }
-        Ok(found)
-    }
-
     /// Drops view `name` (with the views that depend on it, given `cascade`).
     /// `Ok(false)` if it does not exist and `if_exists` was given.
     pub fn drop_view(&self, name: &RelName, if_exists: bool, cascade: bool) -> Result<bool> {
         let _ddl = self.ddl();
         if self.view(name).is_none() {
-            return match (self.table(name).is_some(), if_exists) {
-                (true, _) => Err(SqlError::user(
-                    state::WRONG_OBJECT_TYPE,
-                    format!("{name:?} is not a view (use DROP TABLE to remove a table)"),
-                )),
-                (false, true) => Ok(false),
-                (false, false) => Err(SqlError::user(
+            return match (self.table(name), if_exists) {
+                (Some(t), _) => Err(wrong_drop(name, t.def(), "a view")),
+                (None, true) => Ok(false),
+                (None, false) => Err(SqlError::user(
                     state::UNDEFINED_TABLE,
                     format!("view {name:?} does not exist"),
                 )),
             };
         }
-        let dependents = self.dependent_views(name, cascade)?;
+        let dependents = self.dependents(name, cascade)?;
         let cat = self.catalog_subtable()?;
         let mut batch = WriteBatch::new();
         batch.delete(&cat, view_key(name));
-        for v in &dependents {
-            batch.delete(&cat, view_key(&v.rel_name()));
-        }
+        self.drop_dependents(&dependents, &mut batch)?;
         self.write(batch)?;
-        let mut views = self.views.write();
-        views.remove(name);
-        for v in dependents {
-            views.remove(&v.rel_name());
-        }
+        self.views.write().remove(name);
+        self.forget_views(&dependents);
         Ok(true)
     }
 
@@ -680,18 +670,51 @@ impl Catalog {
     /// `cascade` is given (each such table changed in the same batch), and refuse the
     /// DROP otherwise (2BP01), as in PostgreSQL.
     pub fn drop_table(&self, name: &RelName, if_exists: bool, cascade: bool) -> Result<bool> {
+        self.drop_stored(name, Some(false), if_exists, cascade)
+    }
+
+    /// DROP MATERIALIZED VIEW `name`, as [`Catalog::drop_table`].
+    pub fn drop_materialized_view(
+        &self,
+        name: &RelName,
+        if_exists: bool,
+        cascade: bool,
+    ) -> Result<bool> {
+        self.drop_stored(name, Some(true), if_exists, cascade)
+    }
+
+    /// Drops table `name`, which must be a materialized view if `materialized` says so
+    /// and must not be one if it says not (42809: another DROP drops it).
+    fn drop_stored(
+        &self,
+        name: &RelName,
+        materialized: Option<bool>,
+        if_exists: bool,
+        cascade: bool,
+    ) -> Result<bool> {
         let _ddl = self.ddl();
+        let wanted = match materialized {
+            Some(true) => "a materialized view",
+            _ => "a table",
+        };
         let Some(table) = self.table(name) else {
             return match (self.view(name).is_some(), if_exists) {
                 (true, _) => Err(SqlError::user(
                     state::WRONG_OBJECT_TYPE,
-                    format!("{name:?} is not a table (use DROP VIEW to remove a view)"),
+                    format!("{name:?} is not {wanted} (use DROP VIEW to remove a view)"),
                 )),
                 (false, true) => Ok(false),
+                (false, false) if materialized == Some(true) => Err(SqlError::user(
+                    state::UNDEFINED_TABLE,
+                    format!("materialized view {name:?} does not exist"),
+                )),
                 (false, false) => Err(self.table_or_error(name).err().expect("no such table")),
             };
         };
-        let views = self.dependent_views(name, cascade)?;
+        if materialized.is_some_and(|m| m != table.def().materialized.is_some()) {
+            return Err(wrong_drop(name, table.def(), wanted));
+        }
+        let views = self.dependents(name, cascade)?;
         let dependents = self.referenced_from_elsewhere(table.def().id);
         if let Some((child, fk)) = dependents.first()
             && !cascade
@@ -738,9 +761,7 @@ impl Catalog {
         for (_, new, _) in &children {
             batch.put(&cat, table_key(new.name()), new.def().encode());
         }
-        for v in &views {
-            batch.delete(&cat, view_key(&v.rel_name()));
-        }
+        self.drop_dependents(&views, &mut batch)?;
         for seq in &owned {
             batch.delete(&cat, sequence::def_key(&seq.def().rel_name()));
             batch.delete(&cat, sequence::state_key(seq.def().id));
@@ -756,9 +777,7 @@ impl Catalog {
         }
         self.tables.write().remove(name);
         table.retire();
-        for v in views {
-            self.views.write().remove(&v.rel_name());
-        }
+        self.forget_views(&views);
         for (old, new, _guard) in children {
             self.publish(old.name(), Arc::new(new));
             old.retire();

@@ -10,6 +10,7 @@ use std::sync::Arc;
 
 use pmdb_engine::WriteBatch;
 
+use super::dependents::Dependent;
 use super::{Catalog, settle, table_key};
 use crate::error::{Result, SqlError, state};
 use crate::key_rules::unique_key_of;
@@ -20,7 +21,6 @@ use crate::segment_layout::covered_key;
 use crate::sequence::{self, Sequence};
 use crate::table::{Table, TableWriter, count_key};
 use crate::types::Value;
-use crate::view::view_key;
 
 /// What a rebuild makes of a table.
 pub struct Rebuild {
@@ -86,7 +86,7 @@ impl Catalog {
             .filter(|(_, p)| p.is_none())
             .map(|(c, _)| c.name.as_str())
             .collect();
-        let views = self.views_needing(name, &dropped, cascade, &dropping)?;
+        let dependents = self.dependents_needing(name, &dropped, cascade, &dropping)?;
         let cat = self.catalog_subtable()?;
         let id = self.take_ids(&cat, 1)?;
         // A foreign key whose key is gone goes with it (given `cascade`).
@@ -181,9 +181,7 @@ impl Catalog {
         for (_, new, _) in &children {
             batch.put(&cat, table_key(new.name()), new.def().encode());
         }
-        for v in &views {
-            batch.delete(&cat, view_key(&v.rel_name()));
-        }
+        self.drop_dependents(&dependents, &mut batch)?;
         let mut moved_defs = Vec::with_capacity(owned.len());
         for (seq, at) in &owned {
             match at {
@@ -224,9 +222,7 @@ impl Catalog {
             self.publish(old_child.name(), Arc::new(new_child));
             old_child.retire();
         }
-        for v in views {
-            self.views.write().remove(&v.rel_name());
-        }
+        self.forget_views(&dependents);
         // Last: a crash before leaves subtables no entry names, dropped at the next open.
         for sub in old.subtable_names() {
             self.release(sub)?;
@@ -267,20 +263,21 @@ impl Catalog {
         )
     }
 
-    /// The views over table `name` that may read one of the `dropped` columns (with
-    /// the views over those): refused (2BP01) unless `cascade`, which drops them too.
-    fn views_needing(
+    /// The views and materialized views over table `name` that may read one of the
+    /// `dropped` columns (with those over them): refused (2BP01) unless `cascade`,
+    /// which drops them too.
+    fn dependents_needing(
         &self,
         name: &RelName,
         dropped: &[&str],
         cascade: bool,
         dropping: &str,
-    ) -> Result<Vec<Arc<crate::view::ViewDef>>> {
-        let mut found = Vec::new();
-        for v in self.views_over(name) {
+    ) -> Result<Vec<Dependent>> {
+        let mut found: Vec<Dependent> = Vec::new();
+        for d in self.relations_over(name) {
             let Some(column) = dropped
                 .iter()
-                .find(|c| crate::names::may_refer_to(&v.query, c))
+                .find(|c| crate::names::may_refer_to(d.query(), c))
             else {
                 continue;
             };
@@ -290,23 +287,60 @@ impl Catalog {
                     format!("cannot drop {dropping} because other objects depend on it"),
                 )
                 .with_detail(format!(
-                    "view {} depends on column {column} of table {name} (use DROP ... CASCADE \
+                    "{} {} depends on column {column} of table {name} (use DROP ... CASCADE \
                      to drop the dependent objects too)",
-                    v.name
+                    d.kind(),
+                    d.rel_name().name
                 )));
             }
-            for d in
-                std::iter::once(Arc::clone(&v)).chain(self.dependent_views(&v.rel_name(), true)?)
-            {
-                if !found
-                    .iter()
-                    .any(|f: &Arc<crate::view::ViewDef>| f.rel_name() == d.rel_name())
-                {
+            let over = self.dependents(&d.rel_name(), true)?;
+            for d in std::iter::once(d).chain(over) {
+                if !found.iter().any(|f| f.rel_name() == d.rel_name()) {
                     found.push(d);
                 }
             }
         }
         Ok(found)
+    }
+
+    /// REFRESH MATERIALIZED VIEW: table `name`'s rows replaced by those `fill` writes
+    /// into a new table id under the same definition (its indexes refilled with them),
+    /// which takes the name in one catalog batch. A crash before that batch leaves
+    /// subtables no entry names, dropped at the next open: the rows are as they were.
+    pub fn refill_table(
+        &self,
+        name: &RelName,
+        fill: impl FnOnce(&Arc<Table>) -> Result<()>,
+    ) -> Result<()> {
+        let _ddl = self.ddl();
+        let old = self.table_or_error(name)?;
+        let _writes = old.write_lock();
+        let old_id = old.def().id;
+        let cat = self.catalog_subtable()?;
+        let mut def = old.def().clone();
+        def.id = self.take_ids(&cat, 1)?;
+        settle(&mut def)?;
+        let new = Arc::new(Table::open(&self.db, &cat, def.clone())?);
+        if let Err(e) = fill(&new) {
+            for sub in new.subtable_names() {
+                self.db.drop_subtable(&sub)?;
+            }
+            return Err(e);
+        }
+        // The writer that filled the table stored its row count.
+        let mut batch = WriteBatch::new();
+        batch.put(&cat, table_key(name), def.encode());
+        let mut counts = WriteBatch::new();
+        counts.delete(&cat, count_key(old_id));
+        counts.delete(&cat, covered_key(old_id));
+        self.write_with_bookkeeping(batch, counts)?;
+        self.forget_rows_of(old_id);
+        self.publish(name, new);
+        old.retire();
+        for sub in old.subtable_names() {
+            self.release(sub)?;
+        }
+        Ok(())
     }
 }
 

@@ -120,7 +120,13 @@ impl Catalog {
             // Each on a line, in the order they were made, as PostgreSQL lists them.
             let mut held: Vec<(u64, &str, &RelName)> = Vec::new();
             for n in &tables {
-                held.extend(self.table(n).map(|t| (t.def().id, "table", n)));
+                held.extend(self.table(n).map(|t| {
+                    let kind = match t.def().materialized {
+                        Some(_) => "materialized view",
+                        None => "table",
+                    };
+                    (t.def().id, kind, n)
+                }));
             }
             for n in &views {
                 held.extend(self.view(n).map(|v| (v.id, "view", n)));
