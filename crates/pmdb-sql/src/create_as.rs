@@ -8,7 +8,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, TimeUnit};
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::LogicalPlan;
@@ -25,9 +25,18 @@ use crate::session::Session;
 use crate::table::{Table, TableWriter};
 use crate::types::{MAX_DECIMAL_PRECISION, SqlType};
 
+/// The column type query column `field` (to be called `name`) makes: the one its
+/// metadata names, else its Arrow type's.
+pub(crate) fn field_type(name: &str, field: &Field) -> Result<SqlType> {
+    match text_type(field) {
+        Some(ty) => Ok(ty),
+        None => column_type(name, field.data_type()),
+    }
+}
+
 /// The column type a query's column of Arrow type `ty` makes; 0A000 for one pmdb has
 /// no column type for.
-pub(crate) fn column_type(name: &str, ty: &DataType) -> Result<SqlType> {
+fn column_type(name: &str, ty: &DataType) -> Result<SqlType> {
     Ok(match ty {
         DataType::Boolean => SqlType::Boolean,
         DataType::Int8 | DataType::Int16 | DataType::UInt8 => SqlType::SmallInt,
@@ -222,13 +231,7 @@ async fn rows_of(
         .fields()
         .iter()
         .zip(names)
-        .map(|(f, name)| {
-            let ty = match text_type(f) {
-                Some(ty) => ty,
-                None => column_type(&name, f.data_type())?,
-            };
-            Ok(ColumnDef::new(name, ty, false))
-        })
+        .map(|(f, name)| Ok(ColumnDef::new(name.clone(), field_type(&name, f)?, false)))
         .collect::<Result<Vec<_>>>()?;
     let batches = session.collect(DataFrame::new(state, plan)).await?;
     Ok((columns, batches))

@@ -103,10 +103,7 @@ pub(crate) async fn create(
         .schema()
         .fields()
         .iter()
-        .map(|f| {
-            crate::arrow_conv::text_type(f)
-                .or_else(|| crate::create_as::column_type(f.name(), f.data_type()).ok())
-        })
+        .map(|f| crate::create_as::field_type(f.name(), f).ok())
         .collect();
     let names = column_names(
         &given,
