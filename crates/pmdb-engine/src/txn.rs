@@ -79,9 +79,11 @@ pub struct Transaction {
     writes: WriteSet,
     /// Writes applied with the commit that are neither validated nor seen by reads.
     untracked: WriteBatch,
-    /// Keys read from the snapshot (serializable only) or watched, each with the
-    /// sequence number it was read at.
+    /// Keys read from the snapshot (serializable only), each with the sequence number
+    /// it was read at.
     reads: Vec<(u32, Vec<u8>, u64)>,
+    /// Keys watched, each with the sequence number it was watched from.
+    watched: Vec<(u32, Vec<u8>, u64)>,
     /// Read committed only: the sequence number each written key was first written at,
     /// when the reads had moved past the first snapshot by then.
     written_at: BTreeMap<u32, BTreeMap<Vec<u8>, u64>>,
@@ -108,6 +110,7 @@ impl Transaction {
             writes: WriteSet::new(),
             untracked: WriteBatch::new(),
             reads: Vec::new(),
+            watched: Vec::new(),
             ranges: Vec::new(),
             savepoints: Vec::new(),
             undo: Vec::new(),
@@ -282,12 +285,15 @@ impl Transaction {
         Ok(())
     }
 
-    /// Makes the commit fail if `key` of `sub` changed after the snapshot, whatever the
-    /// isolation: for a key the transaction's writes depend on without reading it
-    /// through the transaction.
+    /// Makes the commit fail if `key` of `sub` was given a value after the snapshot,
+    /// whatever the isolation: for a key whose appearance the transaction's writes
+    /// depend on without reading it through the transaction. Its deletion meanwhile
+    /// does not fail the commit, so that transactions which delete a key they saw and
+    /// transactions which watch it, not having seen it, commit side by side.
     pub fn watch(&mut self, sub: &Subtable, key: impl AsRef<[u8]>) -> Result<()> {
         let id = self.check(sub)?;
-        self.reads.push((id, key.as_ref().to_vec(), self.pin.seq()));
+        self.watched
+            .push((id, key.as_ref().to_vec(), self.pin.seq()));
         Ok(())
     }
 
@@ -466,6 +472,7 @@ impl Transaction {
         let validation = Validation {
             snapshot: self.began_at,
             keys,
+            watched: self.watched.clone(),
             ranges: self.ranges.clone(),
         };
         (batch, validation)

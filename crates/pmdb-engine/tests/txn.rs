@@ -346,6 +346,37 @@ fn a_watched_key_is_validated_under_snapshot_isolation() {
 }
 
 #[test]
+fn a_watched_key_deleted_meanwhile_does_not_fail_the_commit() {
+    let (_dir, db) = open();
+    let t = db.subtable("t").unwrap();
+    let flags = db.subtable("flags").unwrap();
+    flags.put("f", "set").unwrap();
+    // Two writers saw the flag and clear it; a third, begun after the first cleared
+    // it, watches it: none of them conflicts with another.
+    let mut first = db.transaction();
+    let mut second = db.transaction();
+    for tx in [&mut first, &mut second] {
+        assert!(tx.get(&flags, "f").unwrap().is_some());
+        tx.delete_untracked(&flags, "f").unwrap();
+    }
+    first.put(&t, "a", "1").unwrap();
+    second.put(&t, "b", "2").unwrap();
+    first.commit().unwrap();
+    let mut third = db.transaction();
+    assert!(third.get(&flags, "f").unwrap().is_none());
+    third.watch(&flags, "f").unwrap();
+    third.put(&t, "c", "3").unwrap();
+    second.commit().unwrap();
+    third.commit().unwrap();
+    // Given a value again meanwhile, the watched key fails the commit.
+    let mut fourth = db.transaction();
+    fourth.watch(&flags, "f").unwrap();
+    fourth.put(&t, "d", "4").unwrap();
+    flags.put("f", "set").unwrap();
+    assert!(is_conflict(&fourth.commit()));
+}
+
+#[test]
 fn a_rollback_to_a_savepoint_undoes_later_writes_untracked_ones_included() {
     let (_dir, db) = open();
     let t = db.subtable("t").unwrap();

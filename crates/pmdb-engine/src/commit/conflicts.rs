@@ -9,6 +9,7 @@ use std::ops::Bound;
 use super::context::CommitCtx;
 use crate::error::{DbError, Result};
 use crate::format::MAX_SEQ;
+use crate::format::record::Kind;
 use crate::iter::InternalIterator;
 use crate::iter::merge::MergingIterator;
 use crate::keys::{self, IKey};
@@ -56,6 +57,9 @@ pub(crate) struct Validation {
     /// those it writes (no lost update; the snapshot they were first written at) and,
     /// when serializable, those it read.
     pub keys: Vec<(u32, Vec<u8>, u64)>,
+    /// Keys that must not have been given a value after the sequence number given with
+    /// each (a deletion does not count): what a transaction watches.
+    pub watched: Vec<(u32, Vec<u8>, u64)>,
     /// Ranges (serializable) in which no key may have a version newer than the snapshot,
     /// so that no row appeared in or left what the transaction scanned.
     pub ranges: Vec<KeyRange>,
@@ -63,18 +67,37 @@ pub(crate) struct Validation {
 
 /// Checks `v` against the committed data and against `earlier`, the writes of the
 /// members admitted before it in its group. Every earlier group must be indexed.
-pub(super) fn check(ctx: &CommitCtx<'_>, v: &Validation, earlier: &[(u32, &[u8])]) -> Result<()> {
+pub(super) fn check(
+    ctx: &CommitCtx<'_>,
+    v: &Validation,
+    earlier: &[(u32, &[u8], Kind)],
+) -> Result<()> {
     for (subtable, key, at) in &v.keys {
-        if earlier.iter().any(|(s, k)| s == subtable && k == key) {
+        if earlier.iter().any(|(s, k, _)| s == subtable && k == key) {
             return Err(conflict(ctx, *subtable, key));
         }
         let state = subtable_state(ctx, *subtable)?;
-        if newest_seq(&state.view.load(), key)?.is_some_and(|seq| seq > *at) {
+        if newest_tag(&state.view.load(), key)?.is_some_and(|tag| tag >> 8 > *at) {
+            return Err(conflict(ctx, *subtable, key));
+        }
+    }
+    for (subtable, key, at) in &v.watched {
+        let put = |kind: Kind| kind == Kind::Put;
+        if earlier
+            .iter()
+            .any(|(s, k, kind)| s == subtable && k == key && put(*kind))
+        {
+            return Err(conflict(ctx, *subtable, key));
+        }
+        let state = subtable_state(ctx, *subtable)?;
+        if newest_tag(&state.view.load(), key)?
+            .is_some_and(|tag| tag >> 8 > *at && put(keys::kind_of_tag(tag)))
+        {
             return Err(conflict(ctx, *subtable, key));
         }
     }
     for range in &v.ranges {
-        if let Some((s, k)) = earlier.iter().find(|(s, k)| range.contains(*s, k)) {
+        if let Some((s, k, _)) = earlier.iter().find(|(s, k, _)| range.contains(*s, k)) {
             return Err(conflict(ctx, *s, k));
         }
         let state = subtable_state(ctx, range.subtable)?;
@@ -104,25 +127,25 @@ fn conflict(ctx: &CommitCtx<'_>, subtable: u32, key: &[u8]) -> DbError {
     }
 }
 
-/// The sequence number of the newest version of `key`, tombstones included: the first
-/// structure, newest first, that holds the key has it.
-fn newest_seq(view: &ReadView, key: &[u8]) -> Result<Option<u64>> {
+/// The tag (sequence number and kind) of the newest version of `key`, tombstones
+/// included: the first structure, newest first, that holds the key has it.
+fn newest_tag(view: &ReadView, key: &[u8]) -> Result<Option<u64>> {
     let indexes = view
         .memtables
         .iter()
         .map(|m| &m.index)
         .chain(view.gis.iter().map(|g| &g.index));
     for index in indexes {
-        if let Some(seq) = index.newest_seq(key)? {
-            return Ok(Some(seq));
+        if let Some(tag) = index.newest_tag(key)? {
+            return Ok(Some(tag));
         }
     }
     Ok(match view.levels.get(key, MAX_SEQ)? {
-        LevelLookup::Found { tag, .. } => Some(tag >> 8),
+        LevelLookup::Found { tag, .. } => Some(tag),
         LevelLookup::Absent => None,
         // Nothing is newer than MAX_SEQ; should a level say otherwise, count it as a
-        // change rather than miss one.
-        LevelLookup::Pruned => Some(MAX_SEQ),
+        // change (to a value) rather than miss one.
+        LevelLookup::Pruned => Some(keys::tag(MAX_SEQ, Kind::Put)),
     })
 }
 

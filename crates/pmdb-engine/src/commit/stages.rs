@@ -11,6 +11,7 @@ use super::conflicts;
 use super::context::CommitCtx;
 use super::request::Request;
 use crate::error::{DbError, Result};
+use crate::format::record::Kind;
 use crate::memtable::append::{Appended, RecIn};
 use crate::memtable::{Entries, Memtable};
 use crate::registry::SubtableState;
@@ -165,9 +166,14 @@ fn validate(ctx: &CommitCtx<'_>, group: &[Arc<Request>]) -> SmallVec<[Admitted; 
     for (member, req) in group.iter().enumerate() {
         let checked = validate_one(ctx, &req.batch, &mut seen).and_then(|targets| {
             if let Some(v) = &req.validation {
-                let earlier: Vec<(u32, &[u8])> = admitted
+                let earlier: Vec<(u32, &[u8], Kind)> = admitted
                     .iter()
-                    .flat_map(|a| group[a.member].batch.ops().map(|op| (op.subtable, op.key)))
+                    .flat_map(|a| {
+                        group[a.member]
+                            .batch
+                            .ops()
+                            .map(|op| (op.subtable, op.key, op.kind))
+                    })
                     .collect();
                 conflicts::check(ctx, v, &earlier)?;
             }

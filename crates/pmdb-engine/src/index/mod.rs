@@ -169,17 +169,17 @@ impl LiveIndex {
         })
     }
 
-    /// The sequence number of the newest version of `key` this index holds, whatever its
-    /// kind: what a transaction's validation compares with its snapshot.
-    pub fn newest_seq(&self, key: &[u8]) -> Result<Option<u64>> {
+    /// The tag (sequence number and kind) of the newest version of `key` this index
+    /// holds: what a transaction's validation compares with its snapshot.
+    pub fn newest_tag(&self, key: &[u8]) -> Result<Option<u64>> {
         if self.filter_excludes(key) {
             return Ok(None);
         }
         let keys = PoolKeys(&self.pool);
         self.with_tree(|index| {
             Ok(index.get(&keys, key)?.map(|(leaf, newest_tag)| match leaf {
-                Leaf::One { .. } => newest_tag >> 8,
-                Leaf::Many(list) => list.versions().last().map_or(newest_tag, |v| v.tag) >> 8,
+                Leaf::One { .. } => newest_tag,
+                Leaf::Many(list) => list.versions().last().map_or(newest_tag, |v| v.tag),
             }))
         })
     }
