@@ -2,8 +2,10 @@
 //! user, database, application, client address), when it connected, the statement it
 //! runs or ran last, when that began, whether it is in a transaction block and since
 //! when. A connection registers once its client is known and leaves when it closes.
+//! The channels it listens to (LISTEN) are kept with it: NOTIFY sends each of their
+//! listeners a notification, which its socket delivers while it waits, outside a block.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::{SystemTime, UNIX_EPOCH};
@@ -36,6 +38,17 @@ pub struct Backend {
     pub query: String,
     /// What stops the connection's statement or ends the connection.
     pub control: Control,
+    /// The channels it listens to.
+    pub listening: BTreeSet<String>,
+}
+
+/// A NOTIFY, as the listening connections' clients receive it.
+#[derive(Clone, Debug)]
+pub struct Notification {
+    /// The process id of the session that sent it.
+    pub pid: i32,
+    pub channel: String,
+    pub payload: String,
 }
 
 /// What another session may do to a connection: cancel its running statement
@@ -45,6 +58,8 @@ pub struct Control {
     pub cancel: Option<Arc<ConnectionHandle>>,
     /// Woken to end the connection; the socket's message loop waits on it.
     pub terminate: Arc<tokio::sync::Notify>,
+    /// Where the notifications of the channels it listens to go.
+    pub inbox: tokio::sync::mpsc::UnboundedSender<Notification>,
 }
 
 impl Control {
@@ -90,6 +105,7 @@ impl Activity {
                 state: "idle",
                 query: String::new(),
                 control,
+                listening: BTreeSet::new(),
             },
         );
         Registration {
@@ -121,6 +137,16 @@ impl Activity {
             .is_some()
     }
 
+    /// Sends `notification` to every connection listening to its channel; a connection
+    /// that is closing misses it.
+    pub fn notify(&self, notification: &Notification) {
+        for b in self.backends.lock().values() {
+            if b.listening.contains(&notification.channel) {
+                let _ = b.control.inbox.send(notification.clone());
+            }
+        }
+    }
+
     fn control(&self, pid: i32) -> Option<Control> {
         self.backends.lock().get(&pid).map(|b| b.control.clone())
     }
@@ -137,6 +163,28 @@ impl Registration {
         if let Some(b) = self.activity.backends.lock().get_mut(&self.pid) {
             f(b);
         }
+    }
+
+    /// The connection's process id, which its notifications carry.
+    pub fn pid(&self) -> i32 {
+        self.pid
+    }
+
+    /// The connection listens to `channel` from now on.
+    pub fn listen(&self, channel: &str) {
+        self.update(|b| {
+            b.listening.insert(channel.to_owned());
+        });
+    }
+
+    /// The connection stops listening to `channel` (`None`: to every channel).
+    pub fn unlisten(&self, channel: Option<&str>) {
+        self.update(|b| match channel {
+            Some(c) => {
+                b.listening.remove(c);
+            }
+            None => b.listening.clear(),
+        });
     }
 
     /// The connection begins to run `query`.

@@ -13,8 +13,8 @@ use datafusion::arrow::array::{RecordBatch, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    ContextModifier, Expr, Ident, ObjectName, Reset, Set, Statement, TransactionIsolationLevel,
-    TransactionMode, Value,
+    ContextModifier, Expr, Ident, ObjectName, Reset, Set, Statement, TransactionAccessMode,
+    TransactionIsolationLevel, TransactionMode, Value,
 };
 use pmdb_sql::{CommandTag, Output, SettingValues, SqlError, SqlSession};
 
@@ -214,6 +214,44 @@ pub fn isolation(
         }
         _ => None,
     }
+}
+
+/// The statement that gives the session back its default transaction characteristics,
+/// when `statement` resets them (`RESET ALL`, `RESET default_transaction_isolation` or
+/// `… read_only`): they live in the SQL session, not among the settings.
+pub fn resets_characteristics(statement: &DfStatement) -> Option<DfStatement> {
+    let DfStatement::Statement(s) = statement else {
+        return None;
+    };
+    let Statement::Reset(r) = s.as_ref() else {
+        return None;
+    };
+    let mode = match &r.reset {
+        Reset::ALL => None,
+        Reset::ConfigurationParameter(name) => Some(name_of(name)),
+    };
+    let modes = match mode.as_deref() {
+        None => vec![
+            TransactionMode::IsolationLevel(TransactionIsolationLevel::ReadCommitted),
+            TransactionMode::AccessMode(TransactionAccessMode::ReadWrite),
+        ],
+        Some("default_transaction_isolation") => vec![TransactionMode::IsolationLevel(
+            TransactionIsolationLevel::ReadCommitted,
+        )],
+        Some("default_transaction_read_only") => {
+            vec![TransactionMode::AccessMode(
+                TransactionAccessMode::ReadWrite,
+            )]
+        }
+        Some(_) => return None,
+    };
+    Some(DfStatement::Statement(Box::new(Statement::Set(
+        Set::SetTransaction {
+            modes,
+            snapshot: None,
+            session: true,
+        },
+    ))))
 }
 
 /// The setting a SHOW names, as its words in lower case.

@@ -22,13 +22,14 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::DataRow;
 use pgwire::types::ToSqlText;
-use pmdb_sql::text_forms::{parse_uuid, uuid_text};
+use pmdb_sql::text_forms::{parse_uuid, timestamp_text, uuid_text};
 use pmdb_sql::types::{Interval, SqlType};
 use pmdb_sql::{CopyEncoding, CopyOutFormat, interval_at, padded_chars, text_type};
 use postgres_types::ToSql;
 
 use crate::numeric::Numeric;
 use crate::pg_array::{ArrayOut, array_type, element_type};
+use crate::pg_record::RecordOut;
 
 /// The PostgreSQL type a column of `ty` is sent as; types without one are sent as
 /// text, formatted the way Arrow prints them.
@@ -56,6 +57,8 @@ pub fn pg_type(ty: &DataType) -> Type {
                 .and_then(|e| array_type(&e))
                 .unwrap_or(Type::TEXT)
         }
+        // A row value: PostgreSQL's anonymous record.
+        DataType::Struct(_) => Type::RECORD,
         _ => Type::TEXT,
     }
 }
@@ -144,17 +147,7 @@ impl ToSqlText for Timestamp {
         out: &mut bytes::BytesMut,
         _options: &pgwire::types::format::FormatOptions,
     ) -> Result<postgres_types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
-        let mut text = self.at.format("%Y-%m-%d %H:%M:%S%.6f").to_string();
-        while text.ends_with('0') {
-            text.pop();
-        }
-        if text.ends_with('.') {
-            text.pop();
-        }
-        if self.zone {
-            text.push_str("+00");
-        }
-        out.extend_from_slice(text.as_bytes());
+        out.extend_from_slice(timestamp_text(self.at, self.zone).as_bytes());
         Ok(postgres_types::IsNull::No)
     }
 }
@@ -444,6 +437,28 @@ fn encode<E: FieldEncoder>(
             }
             e.field(&Some(array))
         }
+        DataType::Struct(_) => {
+            let fields = column.as_struct();
+            let mut record = RecordOut {
+                types: Vec::with_capacity(fields.num_columns()),
+                text: Vec::with_capacity(fields.num_columns()),
+                binary: Vec::with_capacity(fields.num_columns()),
+            };
+            let options = FormatOptions::default().with_null("");
+            for field in fields.columns() {
+                let ty = pg_type(field.data_type());
+                let formatter = ArrayFormatter::try_new(field.as_ref(), &options)
+                    .map_err(|e| internal(e.to_string()))?;
+                let mut capture = Capture {
+                    ty: ty.clone(),
+                    text: &mut record.text,
+                    binary: &mut record.binary,
+                };
+                encode(&mut capture, field, &formatter, row)?;
+                record.types.push(ty);
+            }
+            e.field(&Some(record))
+        }
         _ => e.field(&Some(text.value(row).to_string())),
     }
 }
@@ -488,7 +503,8 @@ fn add_dimension(array: &mut ArrayOut, values: &ArrayRef, depth: usize) -> PgWir
         ArrayFormatter::try_new(values.as_ref(), &options).map_err(|e| internal(e.to_string()))?;
     let mut capture = Capture {
         ty: array.element.clone(),
-        array,
+        text: &mut array.text,
+        binary: &mut array.binary,
     };
     for i in 0..values.len() {
         encode(&mut capture, values, &formatter, i)?;
@@ -496,11 +512,12 @@ fn add_dimension(array: &mut ArrayOut, values: &ArrayRef, depth: usize) -> PgWir
     Ok(())
 }
 
-/// Takes an array's elements one after the other, as a row's encoder takes fields,
-/// keeping each in both formats.
+/// Takes an array's elements (or a row value's fields) one after the other, as a row's
+/// encoder takes fields, keeping each in both formats.
 struct Capture<'a> {
     ty: Type,
-    array: &'a mut ArrayOut,
+    text: &'a mut Vec<Option<bytes::BytesMut>>,
+    binary: &'a mut Vec<Option<bytes::BytesMut>>,
 }
 
 impl FieldEncoder for Capture<'_> {
@@ -513,8 +530,8 @@ impl FieldEncoder for Capture<'_> {
             .to_sql_text(&self.ty, &mut text, &Default::default())
             .map_err(failed)?;
         let null = matches!(is_null, postgres_types::IsNull::Yes);
-        self.array.binary.push((!null).then_some(binary));
-        self.array.text.push((!null).then_some(text));
+        self.binary.push((!null).then_some(binary));
+        self.text.push((!null).then_some(text));
         Ok(())
     }
 }

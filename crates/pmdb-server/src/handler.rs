@@ -36,13 +36,15 @@ use pgwire::messages::extendedquery::{
     Sync as SyncMessage, TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
 };
 use pgwire::messages::response::ReadyForQuery;
+use pmdb_sql::names::ident_name;
 use pmdb_sql::{
     CommandTag, CopyEncoding, Output, Prepared, SqlError, SqlSession, StatementKind, TxnStatus,
     copy_failed,
 };
 use tokio::sync::Mutex;
+use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
-use crate::activity::{Activity, Control, Registration};
+use crate::activity::{Activity, Control, Notification, Registration};
 use crate::auth::Gate;
 use crate::compat::{self, IsolationSetting, Settings};
 use crate::copy::Receiving;
@@ -75,6 +77,18 @@ pub struct Client {
     backend: Option<Registration>,
     /// Woken by `pg_terminate_backend` (see [`Handler::terminated`]).
     terminate: Arc<tokio::sync::Notify>,
+    /// Where the notifications of the channels the connection listens to go.
+    inbox: UnboundedSender<Notification>,
+    /// LISTEN, UNLISTEN and NOTIFY of the open block, done when it commits.
+    at_commit: Vec<ChannelChange>,
+}
+
+/// What a LISTEN, UNLISTEN or NOTIFY does (at once, or when its block commits).
+enum ChannelChange {
+    Listen(String),
+    /// `None`: every channel.
+    Unlisten(Option<String>),
+    Notify(Notification),
 }
 
 impl Client {
@@ -98,6 +112,7 @@ impl Client {
                 .get::<Arc<ConnectionHandle>>()
                 .map(|h| Arc::clone(&*h)),
             terminate: Arc::clone(&self.terminate),
+            inbox: self.inbox.clone(),
         };
         self.backend =
             Some(
@@ -115,6 +130,17 @@ impl Client {
     }
 }
 
+/// Whether `s` is a LISTEN, UNLISTEN or NOTIFY.
+fn is_channel_command(s: &Statement) -> bool {
+    matches!(
+        s,
+        Statement::LISTEN { .. } | Statement::UNLISTEN { .. } | Statement::NOTIFY { .. }
+    )
+}
+
+/// PostgreSQL's limit on a NOTIFY payload, in bytes (its page size less a header).
+const NOTIFY_PAYLOAD_MAX: usize = 8000;
+
 fn error_info(e: &SqlError) -> ErrorInfo {
     let mut info = ErrorInfo::new("ERROR".into(), e.sqlstate().into(), e.message());
     info.detail = e.detail().map(str::to_owned);
@@ -124,6 +150,35 @@ fn error_info(e: &SqlError) -> ErrorInfo {
 
 fn user_error(e: &SqlError) -> PgWireError {
     PgWireError::UserError(Box::new(error_info(e)))
+}
+
+/// As [`error_info`], for an error of `query`: one about a relation or column that
+/// does not exist points at its name, as PostgreSQL's does (the position drivers show).
+fn error_info_in(e: &SqlError, query: &str) -> ErrorInfo {
+    let mut info = error_info(e);
+    if matches!(e.sqlstate(), "42P01" | "42703") {
+        let message = e.message();
+        let name = message.split('"').nth(1);
+        info.position = name
+            .and_then(|n| position_of(query, n))
+            .map(|p| p.to_string());
+    }
+    info
+}
+
+/// Where `name` first stands as a word in `query` (case aside), in characters from 1.
+fn position_of(query: &str, name: &str) -> Option<usize> {
+    let word = |c: Option<char>| c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+    let lower = query.to_lowercase();
+    let wanted = name.to_lowercase();
+    if lower.len() != query.len() || wanted.is_empty() {
+        return None;
+    }
+    lower.match_indices(&wanted).find_map(|(at, _)| {
+        let before = lower[..at].chars().next_back();
+        let after = lower[at + wanted.len()..].chars().next();
+        (!word(before) && !word(after)).then(|| lower[..at].chars().count() + 1)
+    })
 }
 
 /// A command tag as pgwire takes it.
@@ -185,8 +240,67 @@ impl Client {
     /// The settings after a block ended: kept or undone as it committed or not (a
     /// COMMIT that failed rolled it back).
     fn block_ended(&mut self) {
-        self.settings.block_ended(self.sql.committed_last_block());
+        let committed = self.sql.committed_last_block();
+        self.settings.block_ended(committed);
         self.apply_settings();
+        let changes = std::mem::take(&mut self.at_commit);
+        if committed {
+            for change in changes {
+                self.change_channels(change);
+            }
+        }
+    }
+
+    fn change_channels(&self, change: ChannelChange) {
+        let Some(backend) = &self.backend else {
+            return;
+        };
+        match change {
+            ChannelChange::Listen(channel) => backend.listen(&channel),
+            ChannelChange::Unlisten(channel) => backend.unlisten(channel.as_deref()),
+            ChannelChange::Notify(n) => self.activity.notify(&n),
+        }
+    }
+
+    /// LISTEN, UNLISTEN and NOTIFY; `None` for another statement. In a block they take
+    /// effect when it commits (a NOTIFY is sent then, and never if it rolls back), as in
+    /// PostgreSQL.
+    fn channel_command(&mut self, statement: &Statement) -> Option<Result<Response, SqlError>> {
+        if !is_channel_command(statement) {
+            return None;
+        }
+        if self.sql.status() == TxnStatus::Failed {
+            return Some(Err(pmdb_sql::in_failed_block()));
+        }
+        let (command, change) = match statement {
+            Statement::LISTEN { channel } => ("LISTEN", ChannelChange::Listen(ident_name(channel))),
+            Statement::UNLISTEN { channel } => (
+                "UNLISTEN",
+                ChannelChange::Unlisten(
+                    (channel.quote_style.is_some() || channel.value != "*")
+                        .then(|| ident_name(channel)),
+                ),
+            ),
+            Statement::NOTIFY { channel, payload } => {
+                let payload = payload.clone().unwrap_or_default();
+                if payload.len() >= NOTIFY_PAYLOAD_MAX {
+                    return Some(Err(SqlError::user("22023", "payload string too long")));
+                }
+                let n = Notification {
+                    pid: self.backend.as_ref().map_or(0, Registration::pid),
+                    channel: ident_name(channel),
+                    payload,
+                };
+                ("NOTIFY", ChannelChange::Notify(n))
+            }
+            _ => return None,
+        };
+        if self.sql.in_block() {
+            self.at_commit.push(change);
+        } else {
+            self.change_channels(change);
+        }
+        Some(Ok(Response::Execution(Tag::new(command))))
     }
 
     /// Ends the implicit transaction of a Query message's statements or of those up to
@@ -238,6 +352,10 @@ impl Client {
                 let columns = Schema::new(vec![Field::new(column, DataType::Utf8, false)]);
                 Prepared::unplanned(statement, Some(Arc::new(columns)))
             }
+            // Answered by the server, which keeps the channels.
+            DfStatement::Statement(s) if is_channel_command(s) => {
+                Prepared::unplanned(statement, None)
+            }
             _ => self.sql.prepare(statement).await?,
         };
         Ok(Some(Arc::new(prepared)))
@@ -263,6 +381,11 @@ impl Client {
                 stream::empty(),
             )));
         }
+        if let DfStatement::Statement(s) = statement
+            && let Some(out) = self.channel_command(s)
+        {
+            return out;
+        }
         let before = self.sql.status();
         let setting = matches!(kind, StatementKind::Setting | StatementKind::Show);
         let intercepted = match compat::isolation(&self.sql, statement).filter(|_| setting) {
@@ -277,6 +400,9 @@ impl Client {
                 let in_block = self.sql.in_block();
                 let out = self.settings.intercept(statement, in_block).transpose()?;
                 self.apply_settings();
+                if let Some(defaults) = compat::resets_characteristics(statement) {
+                    self.sql.run(defaults).await?;
+                }
                 out
             }
             None => None,
@@ -421,7 +547,7 @@ impl QueryParser for Planner {
             client.sql.fail_block();
         }
         client.publish();
-        prepared.map_err(|e| user_error(&e))
+        prepared.map_err(|e| PgWireError::UserError(Box::new(error_info_in(&e, sql))))
     }
 
     fn get_parameter_types(&self, stmt: &Arc<Prepared>) -> PgWireResult<Vec<Type>> {
@@ -455,9 +581,22 @@ pub struct Handler {
     /// The client's `idle_in_transaction_session_timeout` (see [`Client::idle_limit`]).
     idle_limit: Arc<AtomicU64>,
     terminate: Arc<tokio::sync::Notify>,
+    /// Notifications of the channels the connection listens to, not yet delivered.
+    notifications: Mutex<UnboundedReceiver<Notification>>,
 }
 
 impl Handler {
+    /// The next notification for the client, once one is there.
+    pub async fn notification(&self) -> Option<Notification> {
+        self.notifications.lock().await.recv().await
+    }
+
+    /// Whether the client waits outside a block, where PostgreSQL delivers
+    /// notifications (those sent meanwhile wait for the block to end).
+    pub fn between_blocks(&self) -> bool {
+        self.status.get() == TxnStatus::Idle
+    }
+
     /// Tells the session who the client is, once its start-up has ended, so that the
     /// connection shows in `pg_stat_activity` (and can be cancelled or ended) before its
     /// first statement, as in PostgreSQL.
@@ -539,7 +678,7 @@ impl SimpleQueryHandler for Handler {
                 match out {
                     Ok(r) => responses.push(r),
                     Err(e) => {
-                        responses.push(Response::Error(Box::new(error_info(&e))));
+                        responses.push(Response::Error(Box::new(error_info_in(&e, query))));
                         break;
                     }
                 }
@@ -551,7 +690,7 @@ impl SimpleQueryHandler for Handler {
             {
                 Ok(r) => responses.push(r),
                 Err(e) => {
-                    responses.push(Response::Error(Box::new(error_info(&e))));
+                    responses.push(Response::Error(Box::new(error_info_in(&e, query))));
                     break;
                 }
             }
@@ -764,8 +903,8 @@ impl ExtendedQueryHandler for Handler {
 
 /// The statements about the connection itself, answered here: `DISCARD ALL`, outside a
 /// block (the session as a new connection has it: no cursor, no setting changed, no
-/// sequence value handed out, no statement prepared); `UNLISTEN` (pmdb refuses LISTEN,
-/// so a session listens to nothing to stop); `DEALLOCATE [PREPARE] {name | ALL}`, which
+/// sequence value handed out, no statement prepared, no channel listened to);
+/// `DEALLOCATE [PREPARE] {name | ALL}`, which
 /// forgets one statement the protocol prepared (26000 if there is none of that name) or
 /// all of them. `None` for another statement.
 async fn session_command<C>(
@@ -794,11 +933,11 @@ where
                 client.settings = Settings::new(client.sql.setting_values());
                 client.apply_settings();
                 forget_all(&mut client.statements);
+                if let Some(b) = &client.backend {
+                    b.unlisten(None);
+                }
                 Response::Execution(Tag::new("DISCARD ALL"))
             }));
-        }
-        Statement::UNLISTEN { .. } => {
-            return Some(Ok(Response::Execution(Tag::new("UNLISTEN"))));
         }
         Statement::Deallocate { name, .. } => name,
         _ => return None,
@@ -840,6 +979,7 @@ impl Connection {
         let status = SessionStatus::default();
         let idle_limit = Arc::new(AtomicU64::new(0));
         let terminate = Arc::new(tokio::sync::Notify::new());
+        let (inbox, notifications) = unbounded_channel();
         let settings = Settings::new(sql.setting_values());
         let client = Arc::new(Mutex::new(Client {
             sql,
@@ -853,6 +993,8 @@ impl Connection {
             activity,
             backend: None,
             terminate: Arc::clone(&terminate),
+            inbox,
+            at_commit: Vec::new(),
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),
@@ -866,6 +1008,7 @@ impl Connection {
                 sync_follows: AtomicBool::new(false),
                 idle_limit,
                 terminate,
+                notifications: Mutex::new(notifications),
             }),
             gate: Arc::new(gate),
             cancel,
@@ -905,6 +1048,18 @@ mod tests {
             render(&tag(&CommandTag::of("CREATE TABLE"))),
             render(&Tag::new("CREATE TABLE"))
         );
+    }
+
+    #[test]
+    fn a_missing_relation_or_column_is_pointed_at_in_the_query() {
+        let missing = SqlError::user("42P01", "relation \"_nonexistent_\" does not exist");
+        let info = error_info_in(&missing, "SELECT * FROM _nonexistent_");
+        assert_eq!(info.position.as_deref(), Some("15"));
+        let column = SqlError::user("42703", "column \"b\" does not exist");
+        let info = error_info_in(&column, "SELECT ab, b FROM t");
+        assert_eq!(info.position.as_deref(), Some("12"));
+        let other = SqlError::user("22012", "division by zero");
+        assert_eq!(error_info_in(&other, "SELECT 1/0").position, None);
     }
 
     #[test]

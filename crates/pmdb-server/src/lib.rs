@@ -23,6 +23,7 @@ mod options;
 mod params;
 mod pg_array;
 mod pg_catalog;
+mod pg_record;
 mod server;
 mod socket;
 mod sync_flush;

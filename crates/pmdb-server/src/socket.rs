@@ -5,7 +5,8 @@
 //! whether a Sync follows each Execute); a client that has not finished its start-up in
 //! [`STARTUP_TIMEOUT`] is dropped, one idle in a block longer than its
 //! `idle_in_transaction_session_timeout` is disconnected, and one another session ends
-//! (`pg_terminate_backend`) is told so and closed.
+//! (`pg_terminate_backend`) is told so and closed; the notifications of the channels it
+//! listens to are sent while it waits outside a block.
 
 use std::io;
 use std::net::SocketAddr;
@@ -17,6 +18,7 @@ use futures::{Sink, SinkExt, StreamExt};
 use pgwire::api::DefaultClient;
 use pgwire::api::{ClientInfo, PgWireConnectionState};
 use pgwire::error::ErrorInfo;
+use pgwire::messages::response::NotificationResponse;
 use pgwire::messages::{PgWireBackendMessage, PgWireFrontendMessage};
 use pgwire::tokio::TlsAcceptor;
 use pgwire::tokio::server::{
@@ -128,6 +130,15 @@ where
                 _ = handler.terminated() => {
                     return fatal(socket, handler, "57P01",
                         "terminating connection due to administrator command").await;
+                }
+                Some(n) = handler.notification(), if handler.between_blocks() => {
+                    handler.flush_now();
+                    let sent = NotificationResponse::new(n.pid, n.channel, n.payload);
+                    let message = PgWireBackendMessage::NotificationResponse(sent);
+                    if socket.send(message).await.is_err() {
+                        return Ok(());
+                    }
+                    continue;
                 }
                 msg = tokio::time::timeout(limit, socket.next()) => match msg {
                     Ok(msg) => msg,

@@ -32,7 +32,8 @@ const MOVE_MARKER: &str = "__pmdb_move";
 /// `MOVE RELATIVE -1`), whose sign the parser does not take, and a cursor's name alone
 /// (`FETCH c`: the next row).
 pub(crate) fn parse_move(sql: &str) -> Option<Vec<Statement>> {
-    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer, Whitespace};
     let trimmed = sql.trim_start();
     let (first, rest) = trimmed.split_at(trimmed.find(char::is_whitespace)?);
     let moved = first.eq_ignore_ascii_case("move");
@@ -62,6 +63,25 @@ pub(crate) fn parse_move(sql: &str) -> Option<Vec<Statement>> {
                 joined.push(t);
             }
         }
+    }
+    let words: Vec<&Token> = joined
+        .iter()
+        .filter(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon))
+        .collect();
+    // FROM (or IN) before the cursor's name may be left out (`MOVE FORWARD 5 c`).
+    if let [_, .., before, Token::Word(_)] = words.as_slice()
+        && !matches!(before, Token::Word(w) if matches!(w.keyword, Keyword::FROM | Keyword::IN))
+        && let Some(last) = joined
+            .iter()
+            .rposition(|t| !matches!(t, Token::Whitespace(_) | Token::SemiColon))
+    {
+        joined.splice(
+            last..last,
+            [
+                Token::make_keyword("FROM"),
+                Token::Whitespace(Whitespace::Space),
+            ],
+        );
     }
     let words: Vec<&Token> = joined
         .iter()

@@ -90,6 +90,7 @@ mod statement_kind;
 mod subplans;
 pub mod table;
 mod temp_tables;
+mod text_cast;
 pub mod text_forms;
 mod tokens;
 mod type_input;

@@ -45,6 +45,26 @@ pub(crate) fn shown(statement: &DfStatement) -> Option<Vec<String>> {
     shown_names(q)
 }
 
+/// Plans `statement` with `state`, naming its select lists' items apart when DataFusion
+/// refuses repeated names (`INSERT … SELECT a, a`): for a statement whose result's
+/// column names no one sees.
+pub(crate) async fn plan_unnamed(
+    state: &SessionState,
+    statement: DfStatement,
+) -> Result<LogicalPlan> {
+    match state.statement_to_plan(statement.clone()).await {
+        Ok(plan) => Ok(plan),
+        Err(e) if REPEATED.iter().any(|r| e.to_string().contains(r)) => {
+            let mut statement = statement;
+            if let DfStatement::Statement(s) = &mut statement {
+                let _ = s.visit(&mut Namer);
+            }
+            state.statement_to_plan(statement).await.map_err(df_error)
+        }
+        Err(e) => Err(df_error(e)),
+    }
+}
+
 /// Plans `statement` with `state` (its types coerced, [`crate::result_types`]), naming the select lists' items when DataFusion
 /// refuses repeated names. The names of the result's columns come back when they are
 /// not DataFusion's: `shown`, as [`shown`] gave them before the statement was rewritten.
@@ -150,9 +170,9 @@ pub fn name_of(e: &Expr) -> String {
 enum Strength {
     /// `?column?`.
     None,
-    /// `case`, `array`, `row`, a type's name.
+    /// `case`, a type's name.
     Weak,
-    /// A column's, a function's, a subquery's.
+    /// A column's, a function's, a subquery's, `array`, `row`.
     Firm,
 }
 
@@ -194,8 +214,9 @@ fn figured(e: &Expr) -> (String, Strength) {
             Some(named @ (_, Strength::Firm)) => named,
             _ => weak("case"),
         },
-        Expr::Array(_) => weak("array"),
-        Expr::Tuple(_) => weak("row"),
+        // Named as functions are.
+        Expr::Array(_) => firm("array"),
+        Expr::Tuple(_) => firm("row"),
         Expr::Extract { .. } => firm("extract"),
         Expr::Substring { .. } => firm("substring"),
         Expr::Position { .. } => firm("position"),

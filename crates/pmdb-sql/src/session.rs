@@ -75,7 +75,7 @@ impl Session {
         read_point: &ReadPoint,
     ) -> Result<Vec<RecordBatch>> {
         let state = self.statement_state(read_point.clone());
-        let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
+        let plan = crate::select_names::plan_unnamed(&state, statement).await?;
         self.collect(DataFrame::new(state, plan)).await
     }
 

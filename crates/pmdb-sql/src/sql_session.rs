@@ -283,6 +283,8 @@ impl SqlSession {
         }
         self.cursors = Cursors::default();
         self.shared.sequence_calls.forget();
+        self.default_isolation = TransactionIsolationLevel::ReadCommitted;
+        self.default_read_only = false;
         self.drop_temporary().await
     }
 

@@ -62,6 +62,22 @@ pub fn bytea_text(bytes: &[u8]) -> String {
     s
 }
 
+/// The text PostgreSQL writes for a timestamp (`zone`: a timestamptz, shown in UTC):
+/// seconds with as many fraction digits as they need, up to microseconds.
+pub fn timestamp_text(at: chrono::NaiveDateTime, zone: bool) -> String {
+    let mut text = at.format("%Y-%m-%d %H:%M:%S%.6f").to_string();
+    while text.ends_with('0') {
+        text.pop();
+    }
+    if text.ends_with('.') {
+        text.pop();
+    }
+    if zone {
+        text.push_str("+00");
+    }
+    text
+}
+
 /// The uuid the text `s` names.
 pub fn parse_uuid(s: &str) -> Result<u128, SqlError> {
     let invalid = || {

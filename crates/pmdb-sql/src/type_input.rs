@@ -451,6 +451,14 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
         {
             Transformed::yes(crate::interval_ops::text_of(*expr))
         }
+        Expr::Cast(Cast { expr, field })
+            if *field.data_type() == DataType::Utf8
+                && expr
+                    .get_type(schema)
+                    .is_ok_and(|t| crate::text_cast::needs_pg_text(&t)) =>
+        {
+            Transformed::yes(crate::text_cast::pg_text(*expr))
+        }
         // Text made an interval, where DataFusion coerced it (a VALUES list, an INSERT):
         // read by PostgreSQL's rules.
         Expr::Cast(Cast { expr, field })

@@ -55,6 +55,9 @@ impl Visitor for Audit {
             Statement::Prepare { .. } | Statement::Execute { .. } => self.refuse(
                 "PREPARE / EXECUTE in SQL (prepare through the protocol's extended query flow)",
             ),
+            Statement::CreateFunction(_) | Statement::DropFunction(_) => {
+                self.refuse("CREATE FUNCTION / DROP FUNCTION (pmdb has no user-defined functions)")
+            }
             Statement::CreateDatabase { .. } => {
                 self.refuse("CREATE DATABASE (pmdb serves one database)")
             }

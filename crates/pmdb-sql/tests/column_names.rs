@@ -47,6 +47,10 @@ const QUERIES: &[(&str, &[&str])] = &[
         &["date", "interval"],
     ),
     ("SELECT a, a FROM t", &["a", "a"]),
+    (
+        "SELECT ARRAY[a]::text, ROW(a, b), 'x'::text::varchar FROM t",
+        &["array", "row", "varchar"],
+    ),
 ];
 
 fn names(out: Output) -> Vec<String> {
@@ -77,4 +81,19 @@ fn columns_are_named_as_postgresql_names_them() {
                 .unwrap();
         assert_eq!(names(out), *expected, "prepared: {sql}");
     }
+}
+
+#[test]
+fn rows_from_a_query_that_repeats_a_name_can_be_inserted() {
+    let f = Fixture::new(SETUP);
+    let mut s = f.session();
+    f.tag(&mut s, "CREATE TABLE pairs (x INT, y INT)");
+    assert_eq!(
+        f.tag(
+            &mut s,
+            "INSERT INTO pairs SELECT value, value FROM generate_series(1, 3)"
+        ),
+        "INSERT 0 3"
+    );
+    assert_eq!(f.rows(&mut s, "SELECT sum(x), sum(y) FROM pairs"), ["6|6"]);
 }

@@ -86,6 +86,10 @@ fn scroll_and_hold_cursors() {
     assert_eq!(fetched(&f, &mut s, "FETCH h").0, ["3"]);
     assert_eq!(f.tag(&mut s, "MOVE h;"), "MOVE 1");
     assert_eq!(f.tag(&mut s, "MOVE BACKWARD 2 FROM h"), "MOVE 2");
+    // FROM left out before the name.
+    assert_eq!(f.tag(&mut s, "MOVE FORWARD 2 h"), "MOVE 2");
+    assert_eq!(fetched(&f, &mut s, "FETCH 1 h").0, ["5"]);
+    assert_eq!(f.tag(&mut s, "MOVE BACKWARD 3 h"), "MOVE 3");
     // A held cursor outlives blocks.
     f.tag(&mut s, "BEGIN");
     f.tag(&mut s, "COMMIT");

@@ -2,7 +2,8 @@
 //! reads (bytea `\x…` and escape text, uuids in any case, with or without hyphens and
 //! braces, timestamps with any offset), invalid input refused with 22P02, values
 //! compared, ordered and indexed by their own order, kept across a reopen and in
-//! columnar segments, and bound as parameters of prepared statements.
+//! columnar segments, bound as parameters of prepared statements, and cast to text
+//! (timestamps and arrays too) in the form PostgreSQL writes.
 
 mod common;
 
@@ -365,5 +366,26 @@ fn conditional_expressions_keep_the_type_their_branches_share() {
             "SELECT CASE WHEN id > 0 THEN g ELSE t END, coalesce(v, t) FROM u"
         ),
         [None, None]
+    );
+}
+
+#[test]
+fn timestamps_and_arrays_cast_to_text_read_as_postgresql_writes_them() {
+    let f = fixture();
+    let mut s = f.session();
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT at::text, CAST(at AS TIMESTAMP)::text FROM v WHERE n = 2"
+        ),
+        ["2024-01-02 01:00:00+00|2024-01-02 01:00:00"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT '2016-10-10 01:02:03.5'::timestamp::text, ARRAY[1, NULL, 3]::text, \
+             ARRAY['a b', '', 'NULL', 'x\"y']::text, ARRAY[true, false]::text"
+        ),
+        ["2016-10-10 01:02:03.5|{1,NULL,3}|{\"a b\",\"\",\"NULL\",\"x\\\"y\"}|{t,f}"]
     );
 }

@@ -35,6 +35,11 @@ fn clauses_nothing_honours_are_refused_before_they_run() {
         ("SELECT id INTO t2 FROM t", "0A000"),
         ("EXPLAIN (ANALYZE, BUFFERS) SELECT * FROM t", "0A000"),
         ("PREPARE p AS SELECT * FROM t", "0A000"),
+        (
+            "CREATE FUNCTION one() RETURNS INT AS 'SELECT 1' LANGUAGE sql",
+            "0A000",
+        ),
+        ("DROP FUNCTION one", "0A000"),
         ("CREATE SCHEMA s AUTHORIZATION someone", "0A000"),
         ("CREATE SCHEMA AUTHORIZATION someone", "0A000"),
         ("CREATE TABLE c (b INT) INHERITS (t)", "0A000"),

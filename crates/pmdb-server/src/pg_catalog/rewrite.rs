@@ -12,10 +12,10 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    ArrayElemTypeDef, BinaryOperator, CastKind, DataType, Expr, Function, FunctionArg,
-    FunctionArgExpr, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident, JoinOperator,
-    ObjectName, ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement, TableFactor,
-    TableWithJoins, Value, VisitMut, VisitorMut,
+    ArrayElemTypeDef, BinaryOperator, CastKind, DataType, ExactNumberInfo, Expr, Function,
+    FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident,
+    JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement,
+    TableFactor, TableWithJoins, TimezoneInfo, Value, VisitMut, VisitorMut,
 };
 
 use pmdb_sql::select_list_series::outside_subqueries;
@@ -292,8 +292,16 @@ fn literal(value: Value) -> Expr {
     Expr::Value(value.into())
 }
 
-/// The type DataFusion knows that a catalog type name stands for.
+/// The type DataFusion knows that a catalog type name stands for (`_int4`, the name
+/// of an array type, stands for `int4[]`), as drivers write them qualified
+/// (`$1::"pg_catalog"."_int4"`).
 fn plain_type(name: &str) -> Option<DataType> {
+    if let Some(element) = name.strip_prefix('_') {
+        return Some(DataType::Array(ArrayElemTypeDef::SquareBracket(
+            Box::new(plain_type(element)?),
+            None,
+        )));
+    }
     Some(match name {
         "regproc" | "regprocedure" | "regrole" | "regoper" | "regconfig" | "text" | "name"
         | "char" | "bpchar" => DataType::Text,
@@ -306,6 +314,18 @@ fn plain_type(name: &str) -> Option<DataType> {
         "float4" => DataType::Real,
         "float8" => DataType::DoublePrecision,
         "varchar" => DataType::Varchar(None),
+        "numeric" => DataType::Numeric(ExactNumberInfo::None),
+        "date" => DataType::Date,
+        "timestamp" => DataType::Timestamp(None, TimezoneInfo::None),
+        "timestamptz" => DataType::Timestamp(None, TimezoneInfo::WithTimeZone),
+        "interval" => DataType::Interval {
+            fields: None,
+            precision: None,
+        },
+        "bytea" => DataType::Bytea,
+        "uuid" => DataType::Uuid,
+        "json" => DataType::JSON,
+        "jsonb" => DataType::JSONB,
         _ => return None,
     })
 }
@@ -628,6 +648,12 @@ mod tests {
                 "SELECT x::pg_catalog.regtype::pg_catalog.text, 't'::regclass, y::oid, z::oid[] FROM pg_type"
             ),
             "SELECT regtype(x)::TEXT AS \"x\", regclass('t'), y::INT UNSIGNED, z::INT UNSIGNED[] FROM pg_catalog.pg_type"
+        );
+        assert_eq!(
+            adapted(
+                r#"SELECT $1::"pg_catalog"."_int4", $2::"pg_catalog"."timestamp", $3::pg_catalog.numeric"#
+            ),
+            "SELECT $1::INT[] AS \"_int4\", $2::TIMESTAMP, $3::NUMERIC"
         );
     }
 
