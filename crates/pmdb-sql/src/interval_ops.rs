@@ -9,9 +9,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, Decimal128Array, IntervalMonthDayNanoArray, StringArray,
-};
+use datafusion::arrow::array::{Array, AsArray, Decimal128Array, IntervalMonthDayNanoArray};
 use datafusion::arrow::datatypes::{DataType, Float64Type, IntervalMonthDayNano, IntervalUnit};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode, TreeNodeRecursion};
@@ -282,58 +280,4 @@ pub(crate) fn unhonoured_aggregate(aggregates: &[Expr], schema: &DFSchema) -> Op
         });
         found
     })
-}
-
-/// `e`, an interval, as text in PostgreSQL's output style (Arrow's cast writes another).
-pub(crate) fn text_of(e: Expr) -> Expr {
-    Expr::ScalarFunction(ScalarFunction::new_udf(
-        Arc::new(ScalarUDF::from(IntervalText::new())),
-        vec![e],
-    ))
-}
-
-#[derive(Debug, PartialEq, Eq, Hash)]
-struct IntervalText {
-    signature: Signature,
-}
-
-impl IntervalText {
-    fn new() -> IntervalText {
-        IntervalText {
-            signature: Signature::exact(vec![INTERVAL], Volatility::Immutable),
-        }
-    }
-}
-
-impl ScalarUDFImpl for IntervalText {
-    fn name(&self) -> &str {
-        "pmdb_interval_text"
-    }
-
-    fn signature(&self) -> &Signature {
-        &self.signature
-    }
-
-    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
-        Ok(DataType::Utf8)
-    }
-
-    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
-        let [arg] = args.args.as_slice() else {
-            return Err(external(SqlError::Query(
-                "pmdb_interval_text takes one argument".into(),
-            )));
-        };
-        let array = arg.to_array(args.number_rows)?;
-        let out: ArrayRef = Arc::new(
-            (0..array.len())
-                .map(|i| {
-                    array
-                        .is_valid(i)
-                        .then(|| interval_at(&array, i).to_string())
-                })
-                .collect::<StringArray>(),
-        );
-        shaped(matches!(arg, ColumnarValue::Scalar(_)), out)
-    }
 }

@@ -1,13 +1,13 @@
-//! Timestamps and arrays cast to text in PostgreSQL's output form (`2016-10-10
-//! 00:00:00`, `{1,2,"a b"}`), where DataFusion's cast writes Arrow's (`2016-10-10T00:00:00`,
-//! `[1, 2, a b]`): drivers build SQL literals from such casts (asyncpg's mogrify), and
-//! applications compare and store the text.
+//! Timestamps, intervals and arrays cast to text in PostgreSQL's output form
+//! (`2016-10-10 00:00:00`, `1 day 02:00:00`, `{1,2,"a b"}`), where DataFusion's cast
+//! writes Arrow's (`2016-10-10T00:00:00`, `[1, 2, a b]`): drivers build SQL literals
+//! from such casts (asyncpg's mogrify), and applications compare and store the text.
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, IntervalUnit, TimeUnit};
 use datafusion::arrow::datatypes::{
     TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
     TimestampSecondType,
@@ -20,13 +20,17 @@ use datafusion::logical_expr::{
 };
 
 use crate::array_text::list_element;
+use crate::arrow_conv::interval_at;
 use crate::error::{SqlError, external};
 use crate::text_forms::{bytea_text, timestamp_text};
 use crate::udf_result::shaped;
 
 /// Whether a cast of a `from` value to text must be written in PostgreSQL's form.
 pub(crate) fn needs_pg_text(from: &DataType) -> bool {
-    matches!(from, DataType::Timestamp(..)) || list_element(from).is_some()
+    matches!(
+        from,
+        DataType::Timestamp(..) | DataType::Interval(IntervalUnit::MonthDayNano)
+    ) || list_element(from).is_some()
 }
 
 /// `e` (of a type [`needs_pg_text`] accepts) as PostgreSQL's text.
@@ -144,6 +148,9 @@ fn texts(array: &ArrayRef, in_array: bool) -> DfResult<Vec<Option<String>>> {
             }
             out
         }
+        DataType::Interval(IntervalUnit::MonthDayNano) => (0..array.len())
+            .map(|i| valid(i).then(|| interval_at(array.as_ref(), i).to_string()))
+            .collect(),
         DataType::Boolean if in_array => array
             .as_boolean()
             .iter()

@@ -447,11 +447,6 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
             })
         }
         Expr::Cast(Cast { expr, field })
-            if *field.data_type() == DataType::Utf8 && is_interval(&expr, schema) =>
-        {
-            Transformed::yes(crate::interval_ops::text_of(*expr))
-        }
-        Expr::Cast(Cast { expr, field })
             if *field.data_type() == DataType::Utf8
                 && expr
                     .get_type(schema)
