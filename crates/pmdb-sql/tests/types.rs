@@ -387,6 +387,8 @@ fn timestamps_and_arrays_cast_to_text_read_as_postgresql_writes_them() {
              ARRAY['a b', '', 'NULL', 'x\"y']::text, ARRAY[true, false]::text, \
              (INTERVAL '1 day 2 hours')::text"
         ),
-        ["2016-10-10 01:02:03.5|{1,NULL,3}|{\"a b\",\"\",\"NULL\",\"x\\\"y\"}|{t,f}|1 day 02:00:00"]
+        [
+            "2016-10-10 01:02:03.5|{1,NULL,3}|{\"a b\",\"\",\"NULL\",\"x\\\"y\"}|{t,f}|1 day 02:00:00"
+        ]
     );
 }
