@@ -36,7 +36,6 @@ use pgwire::messages::extendedquery::{
     Sync as SyncMessage, TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
 };
 use pgwire::messages::response::ReadyForQuery;
-use pmdb_sql::names::ident_name;
 use pmdb_sql::{
     CommandTag, CopyEncoding, Output, Prepared, SqlError, SqlSession, StatementKind, TxnStatus,
     copy_failed,
@@ -46,6 +45,7 @@ use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
 
 use crate::activity::{Activity, Control, Notification, Registration};
 use crate::auth::Gate;
+use crate::channels::{self, ChannelChange, is_channel_command};
 use crate::compat::{self, IsolationSetting, Settings};
 use crate::copy::Receiving;
 use crate::encode::{copy_rows, fields, rows};
@@ -81,14 +81,6 @@ pub struct Client {
     inbox: UnboundedSender<Notification>,
     /// LISTEN, UNLISTEN and NOTIFY of the open block, done when it commits.
     at_commit: Vec<ChannelChange>,
-}
-
-/// What a LISTEN, UNLISTEN or NOTIFY does (at once, or when its block commits).
-enum ChannelChange {
-    Listen(String),
-    /// `None`: every channel.
-    Unlisten(Option<String>),
-    Notify(Notification),
 }
 
 impl Client {
@@ -129,17 +121,6 @@ impl Client {
         }
     }
 }
-
-/// Whether `s` is a LISTEN, UNLISTEN or NOTIFY.
-fn is_channel_command(s: &Statement) -> bool {
-    matches!(
-        s,
-        Statement::LISTEN { .. } | Statement::UNLISTEN { .. } | Statement::NOTIFY { .. }
-    )
-}
-
-/// PostgreSQL's limit on a NOTIFY payload, in bytes (its page size less a header).
-const NOTIFY_PAYLOAD_MAX: usize = 8000;
 
 fn error_info(e: &SqlError) -> ErrorInfo {
     let mut info = ErrorInfo::new("ERROR".into(), e.sqlstate().into(), e.message());
@@ -252,13 +233,8 @@ impl Client {
     }
 
     fn change_channels(&self, change: ChannelChange) {
-        let Some(backend) = &self.backend else {
-            return;
-        };
-        match change {
-            ChannelChange::Listen(channel) => backend.listen(&channel),
-            ChannelChange::Unlisten(channel) => backend.unlisten(channel.as_deref()),
-            ChannelChange::Notify(n) => self.activity.notify(&n),
+        if let Some(backend) = &self.backend {
+            change.apply(backend, &self.activity);
         }
     }
 
@@ -266,34 +242,13 @@ impl Client {
     /// effect when it commits (a NOTIFY is sent then, and never if it rolls back), as in
     /// PostgreSQL.
     fn channel_command(&mut self, statement: &Statement) -> Option<Result<Response, SqlError>> {
-        if !is_channel_command(statement) {
-            return None;
-        }
-        if self.sql.status() == TxnStatus::Failed {
+        if is_channel_command(statement) && self.sql.status() == TxnStatus::Failed {
             return Some(Err(pmdb_sql::in_failed_block()));
         }
-        let (command, change) = match statement {
-            Statement::LISTEN { channel } => ("LISTEN", ChannelChange::Listen(ident_name(channel))),
-            Statement::UNLISTEN { channel } => (
-                "UNLISTEN",
-                ChannelChange::Unlisten(
-                    (channel.quote_style.is_some() || channel.value != "*")
-                        .then(|| ident_name(channel)),
-                ),
-            ),
-            Statement::NOTIFY { channel, payload } => {
-                let payload = payload.clone().unwrap_or_default();
-                if payload.len() >= NOTIFY_PAYLOAD_MAX {
-                    return Some(Err(SqlError::user("22023", "payload string too long")));
-                }
-                let n = Notification {
-                    pid: self.backend.as_ref().map_or(0, Registration::pid),
-                    channel: ident_name(channel),
-                    payload,
-                };
-                ("NOTIFY", ChannelChange::Notify(n))
-            }
-            _ => return None,
+        let pid = self.backend.as_ref().map_or(0, Registration::pid);
+        let (command, change) = match channels::change_of(statement, pid)? {
+            Ok(c) => c,
+            Err(e) => return Some(Err(e)),
         };
         if self.sql.in_block() {
             self.at_commit.push(change);

@@ -12,6 +12,7 @@
 
 mod activity;
 mod auth;
+mod channels;
 mod compat;
 mod copy;
 mod copy_binary;

@@ -135,6 +135,11 @@ fn notifications_reach_listeners_when_the_sender_commits() {
         b.batch_execute("NOTIFY jobs, 'gone'").await.unwrap();
         assert_eq!(next(&mut inbox).await, None);
 
+        b.batch_execute("BEGIN").await.unwrap();
+        b.batch_execute("SELECT 1/0").await.unwrap_err();
+        let e = b.batch_execute("NOTIFY jobs").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "25P02");
+        b.batch_execute("ROLLBACK").await.unwrap();
         let e = b
             .batch_execute(&format!("NOTIFY jobs, '{}'", "x".repeat(8000)))
             .await
