@@ -7,11 +7,8 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::compute::cast;
+use datafusion::arrow::datatypes::TimestampMicrosecondType;
 use datafusion::arrow::datatypes::{DataType, IntervalUnit, TimeUnit};
-use datafusion::arrow::datatypes::{
-    TimestampMicrosecondType, TimestampMillisecondType, TimestampNanosecondType,
-    TimestampSecondType,
-};
 use datafusion::arrow::temporal_conversions::as_datetime;
 use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::expr::ScalarFunction;
@@ -85,43 +82,18 @@ impl ScalarUDFImpl for PgText {
 fn texts(array: &ArrayRef, in_array: bool) -> DfResult<Vec<Option<String>>> {
     let valid = |i: usize| array.is_valid(i);
     Ok(match array.data_type() {
-        DataType::Timestamp(unit, zone) => {
-            let nanos_per = match unit {
-                TimeUnit::Second => 1_000_000_000,
-                TimeUnit::Millisecond => 1_000_000,
-                TimeUnit::Microsecond => 1_000,
-                TimeUnit::Nanosecond => 1,
-            };
-            let raw: Vec<i64> = match unit {
-                TimeUnit::Second => array
-                    .as_primitive::<TimestampSecondType>()
-                    .values()
-                    .to_vec(),
-                TimeUnit::Millisecond => array
-                    .as_primitive::<TimestampMillisecondType>()
-                    .values()
-                    .to_vec(),
-                TimeUnit::Microsecond => array
-                    .as_primitive::<TimestampMicrosecondType>()
-                    .values()
-                    .to_vec(),
-                TimeUnit::Nanosecond => array
-                    .as_primitive::<TimestampNanosecondType>()
-                    .values()
-                    .to_vec(),
-            };
-            raw.iter()
-                .enumerate()
-                .map(|(i, v)| {
-                    let at = v
-                        .checked_mul(nanos_per)
-                        .and_then(as_datetime::<TimestampNanosecondType>);
-                    valid(i)
-                        .then(|| at.map(|at| timestamp_text(at, zone.is_some())))
-                        .flatten()
-                })
-                .collect()
-        }
+        // In microseconds, PostgreSQL's precision (and a range nanoseconds lack).
+        DataType::Timestamp(_, zone) => cast(
+            array,
+            &DataType::Timestamp(TimeUnit::Microsecond, zone.clone()),
+        )?
+        .as_primitive::<TimestampMicrosecondType>()
+        .iter()
+        .map(|v| {
+            v.and_then(as_datetime::<TimestampMicrosecondType>)
+                .map(|at| timestamp_text(at, zone.is_some()))
+        })
+        .collect(),
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
             let mut out = Vec::with_capacity(array.len());
             for i in 0..array.len() {
