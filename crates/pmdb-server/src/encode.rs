@@ -8,7 +8,8 @@ use chrono::{DateTime, NaiveDate, NaiveDateTime};
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, RecordBatch};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Field, Float32Type, Float64Type, Int8Type, Int16Type,
-    Int32Type, Int64Type, IntervalUnit, Schema, TimeUnit, TimestampMicrosecondType,
+    Int32Type, Int64Type, IntervalUnit, Schema, Time32MillisecondType, Time32SecondType,
+    Time64MicrosecondType, Time64NanosecondType, TimeUnit, TimestampMicrosecondType,
     TimestampMillisecondType, TimestampNanosecondType, TimestampSecondType, UInt8Type, UInt16Type,
     UInt32Type, UInt64Type,
 };
@@ -23,6 +24,7 @@ use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::DataRow;
 use pgwire::types::ToSqlText;
 use pmdb_sql::text_forms::{parse_uuid, timestamp_text, uuid_text};
+use pmdb_sql::time_of_day::time_text;
 use pmdb_sql::types::{Interval, SqlType};
 use pmdb_sql::{CopyEncoding, CopyOutFormat, interval_at, padded_chars, text_type};
 use postgres_types::ToSql;
@@ -45,6 +47,7 @@ pub fn pg_type(ty: &DataType) -> Type {
         DataType::Float64 => Type::FLOAT8,
         DataType::Decimal128(..) => Type::NUMERIC,
         DataType::Date32 | DataType::Date64 => Type::DATE,
+        DataType::Time32(_) | DataType::Time64(_) => Type::TIME,
         DataType::Timestamp(_, None) => Type::TIMESTAMP,
         DataType::Timestamp(_, Some(_)) => Type::TIMESTAMPTZ,
         DataType::Binary | DataType::LargeBinary | DataType::BinaryView => Type::BYTEA,
@@ -213,6 +216,14 @@ wire_value!(
         out.extend_from_slice(j.as_bytes())
     },
     text: |j, out| out.extend_from_slice(j.as_bytes()),
+);
+
+wire_value!(
+    /// A time of day in microseconds: PostgreSQL's text, its 8 bytes in binary.
+    TimeField(i64),
+    Type::TIME,
+    binary: |v, out| out.extend_from_slice(&v.to_be_bytes()),
+    text: |v, out| out.extend_from_slice(time_text(*v).as_bytes()),
 );
 
 wire_value!(
@@ -415,6 +426,21 @@ fn encode<E: FieldEncoder>(
                 at: DateTime::from_timestamp_nanos(v).naive_utc(),
                 zone: tz.is_some(),
             }))
+        }
+        DataType::Time32(unit) | DataType::Time64(unit) => {
+            let micros = match unit {
+                TimeUnit::Second => {
+                    i64::from(column.as_primitive::<Time32SecondType>().value(row)) * 1_000_000
+                }
+                TimeUnit::Millisecond => {
+                    i64::from(column.as_primitive::<Time32MillisecondType>().value(row)) * 1_000
+                }
+                TimeUnit::Microsecond => column.as_primitive::<Time64MicrosecondType>().value(row),
+                TimeUnit::Nanosecond => {
+                    column.as_primitive::<Time64NanosecondType>().value(row) / 1_000
+                }
+            };
+            e.field(&Some(TimeField(micros)))
         }
         DataType::Binary => e.field(&Some(column.as_binary::<i32>().value(row))),
         DataType::LargeBinary => e.field(&Some(column.as_binary::<i64>().value(row))),

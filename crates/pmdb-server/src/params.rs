@@ -17,7 +17,8 @@ use postgres_types::FromSqlOwned;
 
 use pmdb_sql::array_text::{one_dimension, parse_text};
 use pmdb_sql::text_forms::{parse_uuid, uuid_text};
-use pmdb_sql::types::Interval;
+use pmdb_sql::time_of_day::parse_time;
+use pmdb_sql::types::{Interval, MICROS_PER_DAY};
 use pmdb_sql::{UTC, interval_input};
 
 use crate::encode::pg_type;
@@ -104,6 +105,7 @@ fn scalar(raw: Raw<'_>, ty: &Type) -> PgWireResult<ScalarValue> {
         &Type::UUID => ScalarValue::Utf8(uuid(raw)?.map(uuid_text)),
         &Type::JSON | &Type::JSONB => ScalarValue::Utf8(json(raw, ty == &Type::JSONB)?),
         &Type::INTERVAL => ScalarValue::IntervalMonthDayNano(interval(raw)?),
+        &Type::TIME => ScalarValue::Time64Microsecond(time(raw)?),
         &Type::TEXT | &Type::VARCHAR | &Type::BPCHAR | &Type::NAME | &Type::UNKNOWN => {
             ScalarValue::Utf8(raw.get::<String>(ty)?)
         }
@@ -207,6 +209,28 @@ fn interval(raw: Raw<'_>) -> PgWireResult<Option<IntervalMonthDayNano>> {
     }
     let text = std::str::from_utf8(bytes).map_err(|_| invalid())?;
     interval_input(text)
+        .map(Some)
+        .map_err(|e| user_error(e.sqlstate(), e.to_string()))
+}
+
+/// A time of day in microseconds: in binary, an i64 (big-endian).
+fn time(raw: Raw<'_>) -> PgWireResult<Option<i64>> {
+    let Some(bytes) = raw.bytes else {
+        return Ok(None);
+    };
+    let invalid = || user_error("22P03", format!("invalid time parameter {bytes:?}"));
+    if raw.binary {
+        let micros = i64::from_be_bytes(bytes.try_into().map_err(|_| invalid())?);
+        if !(0..=MICROS_PER_DAY).contains(&micros) {
+            return Err(user_error(
+                "22008",
+                format!("time out of range: {micros} microseconds"),
+            ));
+        }
+        return Ok(Some(micros));
+    }
+    let text = std::str::from_utf8(bytes).map_err(|_| invalid())?;
+    parse_time(text)
         .map(Some)
         .map_err(|e| user_error(e.sqlstate(), e.to_string()))
 }

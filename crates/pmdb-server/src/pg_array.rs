@@ -30,6 +30,7 @@ pub fn array_type(element: &Type) -> Option<Type> {
         Type::BPCHAR => Type::BPCHAR_ARRAY,
         Type::NAME => Type::NAME_ARRAY,
         Type::DATE => Type::DATE_ARRAY,
+        Type::TIME => Type::TIME_ARRAY,
         Type::TIMESTAMP => Type::TIMESTAMP_ARRAY,
         Type::TIMESTAMPTZ => Type::TIMESTAMPTZ_ARRAY,
         Type::INTERVAL => Type::INTERVAL_ARRAY,

@@ -974,6 +974,79 @@ fn sessions_reset_as_pools_reset_them_and_know_who_they_are() {
     });
 }
 
+/// `information_schema.columns` as PostgreSQL 15 answers it (the expected rows are its
+/// answers for the same DDL, but for a default shown as it was written, `'x'` where
+/// PostgreSQL shows `'x'::character varying`, and view columns not updatable, as pmdb's
+/// views are not): the standard's type names, lengths, precisions and scales,
+/// primary-key columns not nullable, defaults and identities, view columns too.
+#[test]
+fn information_schema_columns_speak_postgresqls_types() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE ist (b INTEGER PRIMARY KEY, d NUMERIC(10,2), g CHAR(5), h VARCHAR(7),
+               i TEXT, k TIME, m TIMESTAMPTZ, f DOUBLE PRECISION, t SERIAL,
+               u INT GENERATED ALWAYS AS IDENTITY, v VARCHAR(3) NOT NULL DEFAULT 'x');
+             CREATE VIEW isv AS SELECT b, h FROM ist",
+        )
+        .await
+        .unwrap();
+        let rows = c
+            .simple_query(
+                "SELECT c.table_name, column_name, ordinal_position, column_default, is_nullable,
+                   data_type, character_maximum_length, character_octet_length,
+                   numeric_precision, numeric_precision_radix, numeric_scale, datetime_precision,
+                   udt_name, is_identity, identity_generation, identity_start, is_updatable
+                 FROM information_schema.columns c
+                 WHERE c.table_name IN ('ist', 'isv')
+                 ORDER BY c.table_name, ordinal_position",
+            )
+            .await
+            .unwrap();
+        let shown: Vec<String> = rows
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => Some(
+                    (0..r.len())
+                        .map(|i| r.get(i).unwrap_or(""))
+                        .collect::<Vec<_>>()
+                        .join("|"),
+                ),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "ist|b|1||NO|integer|||32|2|0||int4|NO|||YES",
+                "ist|d|2||YES|numeric|||10|10|2||numeric|NO|||YES",
+                "ist|g|3||YES|character|5|20|||||bpchar|NO|||YES",
+                "ist|h|4||YES|character varying|7|28|||||varchar|NO|||YES",
+                "ist|i|5||YES|text||1073741824|||||text|NO|||YES",
+                "ist|k|6||YES|time without time zone||||||6|time|NO|||YES",
+                "ist|m|7||YES|timestamp with time zone||||||6|timestamptz|NO|||YES",
+                "ist|f|8||YES|double precision|||53|2|||float8|NO|||YES",
+                "ist|t|9|nextval('ist_t_seq'::regclass)|NO|integer|||32|2|0||int4|NO|||YES",
+                "ist|u|10||NO|integer|||32|2|0||int4|YES|ALWAYS|1|YES",
+                "ist|v|11|'x'|NO|character varying|3|12|||||varchar|NO|||YES",
+                "isv|b|1||YES|integer|||32|2|0||int4|NO|||NO",
+                "isv|h|2||YES|character varying|7|28|||||varchar|NO|||NO",
+            ]
+        );
+        // Unaliased, the relation is still `columns` to the rest of the query.
+        let row = c
+            .query_one(
+                "SELECT columns.data_type FROM information_schema.columns \
+                 WHERE columns.table_name = 'ist' AND columns.column_name = 'k'",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, String>(0), "time without time zone");
+    });
+}
+
 /// A parameter's type is what the statement makes of it, as PostgreSQL describes it:
 /// cast (`$1::int`), a LIMIT, an interval; drivers that encode by the described type
 /// (asyncpg) send their values so.
@@ -998,6 +1071,18 @@ fn parameters_are_described_by_what_the_statement_makes_of_them() {
         assert_eq!(described("SELECT $1::interval").await, [Type::INTERVAL]);
         let row = c.query_one("SELECT $1::int", &[&41i32]).await.unwrap();
         assert_eq!(row.get::<_, i32>(0), 41);
+        // A time travels in binary both ways as microseconds since midnight.
+        assert_eq!(described("SELECT $1::time").await, [Type::TIME]);
+        let at = chrono::NaiveTime::from_hms_micro_opt(23, 59, 58, 999_999).unwrap();
+        let row = c
+            .query_one("SELECT $1::time, $1::time + INTERVAL '1 second'", &[&at])
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, chrono::NaiveTime>(0), at);
+        assert_eq!(
+            row.get::<_, chrono::NaiveTime>(1).to_string(),
+            "23:59:59.999999"
+        );
     });
 }
 

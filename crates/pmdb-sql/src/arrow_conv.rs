@@ -8,13 +8,14 @@ use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BinaryBuilder, BooleanBuilder, Date32Builder,
     Decimal128Builder, Float32Builder, Float64Builder, Int16Builder, Int32Builder, Int64Builder,
     IntervalMonthDayNanoArray, IntervalMonthDayNanoBuilder, RecordBatch, RecordBatchOptions,
-    StringArray, StringBuilder, TimestampMicrosecondBuilder,
+    StringArray, StringBuilder, Time64MicrosecondArray, Time64MicrosecondBuilder,
+    TimestampMicrosecondBuilder,
 };
 use datafusion::arrow::compute::{CastOptions, cast_with_options};
 use datafusion::arrow::datatypes::{
     DataType, Date32Type, Decimal128Type, Field as ArrowField, Float32Type, Float64Type, Int16Type,
     Int32Type, Int64Type, IntervalMonthDayNano, IntervalMonthDayNanoType, IntervalUnit, Schema,
-    SchemaRef, TimeUnit, TimestampMicrosecondType,
+    SchemaRef, Time64MicrosecondType, TimeUnit, TimestampMicrosecondType,
 };
 use datafusion::arrow::error::ArrowError;
 
@@ -67,6 +68,7 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Double => DataType::Float64,
         SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => DataType::Utf8,
         SqlType::Date => DataType::Date32,
+        SqlType::Time => DataType::Time64(TimeUnit::Microsecond),
         SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
         SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
         SqlType::Boolean => DataType::Boolean,
@@ -235,6 +237,11 @@ fn text_input(array: &ArrayRef, ty: SqlType) -> Option<Result<ArrayRef, SqlError
             .map(|s| s.map(interval_input).transpose())
             .collect::<Result<IntervalMonthDayNanoArray, _>>()
             .map(|a| Arc::new(a) as ArrayRef),
+        SqlType::Time => strings
+            .iter()
+            .map(|s| s.map(crate::time_of_day::parse_time).transpose())
+            .collect::<Result<Time64MicrosecondArray, _>>()
+            .map(|a| Arc::new(a) as ArrayRef),
         _ => return None,
     })
 }
@@ -273,6 +280,7 @@ enum Builder {
     Date(Date32Builder),
     BigInt(Int64Builder),
     Timestamp(TimestampMicrosecondBuilder),
+    Time(Time64MicrosecondBuilder),
     Decimal(Decimal128Builder),
     Real(Float32Builder),
     Double(Float64Builder),
@@ -292,6 +300,7 @@ impl Builder {
             SqlType::Timestamp => {
                 Builder::Timestamp(TimestampMicrosecondBuilder::with_capacity(capacity))
             }
+            SqlType::Time => Builder::Time(Time64MicrosecondBuilder::with_capacity(capacity)),
             SqlType::TimestampTz => Builder::Timestamp(
                 TimestampMicrosecondBuilder::with_capacity(capacity).with_timezone(UTC),
             ),
@@ -323,6 +332,7 @@ impl Builder {
             (Builder::Date(b), Field::Int(v)) => b.append_value(v),
             (Builder::BigInt(b), Field::BigInt(v)) => b.append_value(v),
             (Builder::Timestamp(b), Field::BigInt(v)) => b.append_value(v),
+            (Builder::Time(b), Field::BigInt(v)) => b.append_value(v),
             (Builder::Decimal(b), Field::Decimal(v)) => b.append_value(v),
             (Builder::Real(b), Field::Real(v)) => b.append_value(v),
             (Builder::Double(b), Field::Double(v)) => b.append_value(v),
@@ -343,6 +353,7 @@ impl Builder {
             (Builder::Date(b), Value::Date(x)) => b.append_value(*x),
             (Builder::BigInt(b), Value::BigInt(x)) => b.append_value(*x),
             (Builder::Timestamp(b), Value::Timestamp(x)) => b.append_value(*x),
+            (Builder::Time(b), Value::Time(x)) => b.append_value(*x),
             (Builder::Decimal(b), Value::Decimal(x)) => b.append_value(*x),
             (Builder::Real(b), Value::Real(x)) => b.append_value(*x),
             (Builder::Double(b), Value::Double(x)) => b.append_value(*x),
@@ -362,6 +373,7 @@ impl Builder {
             Builder::Date(b) => b.append_null(),
             Builder::BigInt(b) => b.append_null(),
             Builder::Timestamp(b) => b.append_null(),
+            Builder::Time(b) => b.append_null(),
             Builder::Decimal(b) => b.append_null(),
             Builder::Real(b) => b.append_null(),
             Builder::Double(b) => b.append_null(),
@@ -379,6 +391,7 @@ impl Builder {
             Builder::Date(b) => Arc::new(b.finish()),
             Builder::BigInt(b) => Arc::new(b.finish()),
             Builder::Timestamp(b) => Arc::new(b.finish()),
+            Builder::Time(b) => Arc::new(b.finish()),
             Builder::Decimal(b) => Arc::new(b.finish()),
             Builder::Real(b) => Arc::new(b.finish()),
             Builder::Double(b) => Arc::new(b.finish()),
@@ -563,6 +576,7 @@ fn value_at(a: &dyn Array, ty: SqlType, row: usize) -> Value {
         SqlType::Timestamp | SqlType::TimestampTz => {
             Value::Timestamp(a.as_primitive::<TimestampMicrosecondType>().value(row))
         }
+        SqlType::Time => Value::Time(a.as_primitive::<Time64MicrosecondType>().value(row)),
         SqlType::Bytea => Value::Bytes(a.as_binary::<i32>().value(row).to_vec()),
         // A text that is no uuid stays text, which the column's check refuses.
         SqlType::Uuid => {

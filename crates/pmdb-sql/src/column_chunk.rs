@@ -9,7 +9,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, BooleanArray, Date32Array, Decimal128Array,
     Float32Array, Float64Array, Int16Array, Int32Array, Int64Array, IntervalMonthDayNanoArray,
-    StringArray, TimestampMicrosecondArray,
+    StringArray, Time64MicrosecondArray, TimestampMicrosecondArray,
 };
 use datafusion::arrow::buffer::{BooleanBuffer, Buffer, NullBuffer, OffsetBuffer, ScalarBuffer};
 use datafusion::arrow::datatypes::ArrowNativeType;
@@ -45,9 +45,11 @@ impl Layout {
             SqlType::Boolean => Layout::Bits,
             SqlType::SmallInt => Layout::Fixed(2),
             SqlType::Int | SqlType::Date | SqlType::Real => Layout::Fixed(4),
-            SqlType::BigInt | SqlType::Timestamp | SqlType::TimestampTz | SqlType::Double => {
-                Layout::Fixed(8)
-            }
+            SqlType::BigInt
+            | SqlType::Time
+            | SqlType::Timestamp
+            | SqlType::TimestampTz
+            | SqlType::Double => Layout::Fixed(8),
             // An interval as Arrow's months (i32), days (i32) and nanoseconds (i64).
             SqlType::Decimal { .. } | SqlType::Interval => Layout::Fixed(16),
             // A uuid's Arrow form is its canonical text.
@@ -234,6 +236,9 @@ pub fn decode_chunk(ty: SqlType, bytes: &[u8]) -> Result<ArrayRef, CodecError> {
         (SqlType::BigInt, _) => {
             Arc::new(Int64Array::try_new(values(fixed(8)?, rows), validity).map_err(arrow)?)
         }
+        (SqlType::Time, _) => Arc::new(
+            Time64MicrosecondArray::try_new(values(fixed(8)?, rows), validity).map_err(arrow)?,
+        ),
         (SqlType::Timestamp, _) => Arc::new(
             TimestampMicrosecondArray::try_new(values(fixed(8)?, rows), validity).map_err(arrow)?,
         ),
@@ -308,8 +313,9 @@ mod tests {
     use datafusion::arrow::array::new_empty_array;
     use proptest::prelude::*;
 
-    const TYPES: [SqlType; 12] = [
+    const TYPES: [SqlType; 13] = [
         SqlType::TimestampTz,
+        SqlType::Time,
         SqlType::Bytea,
         SqlType::Uuid,
         SqlType::Boolean,
@@ -355,6 +361,9 @@ mod tests {
                     .collect::<Vec<_>>(),
             )),
             SqlType::BigInt => Arc::new(Int64Array::from(seeds.iter().map(v).collect::<Vec<_>>())),
+            SqlType::Time => Arc::new(Time64MicrosecondArray::from(
+                seeds.iter().map(v).collect::<Vec<_>>(),
+            )),
             SqlType::Timestamp => Arc::new(TimestampMicrosecondArray::from(
                 seeds.iter().map(v).collect::<Vec<_>>(),
             )),

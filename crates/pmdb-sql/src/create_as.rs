@@ -51,6 +51,7 @@ fn column_type(name: &str, ty: &DataType) -> Result<SqlType> {
         // PostgreSQL makes text of an untyped NULL too.
         DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View | DataType::Null => SqlType::Text,
         DataType::Date32 | DataType::Date64 => SqlType::Date,
+        DataType::Time64(_) | DataType::Time32(_) => SqlType::Time,
         DataType::Timestamp(
             TimeUnit::Microsecond | TimeUnit::Millisecond | TimeUnit::Second,
             None,

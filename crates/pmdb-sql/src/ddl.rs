@@ -116,6 +116,10 @@ pub fn sql_type(ty: &DataType) -> Result<SqlType> {
         }
         DataType::Text | DataType::String(None) => SqlType::Text,
         DataType::Date => SqlType::Date,
+        // Microseconds are TIME's whole precision; fewer digits would need rounding.
+        DataType::Time(None | Some(6), TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => {
+            SqlType::Time
+        }
         DataType::Timestamp(_, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone)
         | DataType::Datetime(_) => SqlType::Timestamp,
         DataType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => {
@@ -133,8 +137,8 @@ pub fn sql_type(ty: &DataType) -> Result<SqlType> {
         other => {
             return Err(SqlError::unsupported(format!(
                 "type {other} is not supported; pmdb has SMALLINT, INT, BIGINT, DECIMAL(p,s), \
-                 REAL, DOUBLE PRECISION, CHAR(n), VARCHAR(n), TEXT, DATE, TIMESTAMP, TIMESTAMPTZ, \
-                 BOOLEAN, BYTEA, UUID, JSON, JSONB and INTERVAL (without fields or precision)"
+                 REAL, DOUBLE PRECISION, CHAR(n), VARCHAR(n), TEXT, DATE, TIME, TIMESTAMP, \
+                 TIMESTAMPTZ, BOOLEAN, BYTEA, UUID, JSON, JSONB and INTERVAL (without fields or precision)"
             )));
         }
     })

@@ -84,9 +84,12 @@ impl SqlEngine {
         // pmdb's string columns are Utf8; keep SQL's string types the same.
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
         // Subqueries DataFusion leaves in a plan run per row (see crate::subplans).
-        // Interval operands are read before DataFusion coerces types (crate::interval_ops).
-        let mut analyzer_rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> =
-            vec![Arc::new(crate::interval_ops::IntervalOperators)];
+        // Interval operands are read, and times made microseconds, before DataFusion
+        // coerces types (crate::interval_ops, crate::time_of_day).
+        let mut analyzer_rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![
+            Arc::new(crate::interval_ops::IntervalOperators),
+            Arc::new(crate::time_of_day::MicrosecondTimes),
+        ];
         analyzer_rules.extend(Analyzer::new().rules);
         let state = SessionStateBuilder::new()
             .with_config(config)
@@ -107,6 +110,7 @@ impl SqlEngine {
         let sequence_calls = Arc::default();
         crate::sequence_functions::register(&ctx, &catalog, &sequence_calls);
         crate::type_input::register(&ctx);
+        crate::like_escape::register(&ctx);
         crate::scalar_subqueries::register(&ctx);
         crate::branch_types::register(&ctx);
         crate::json_functions::register(&mut ctx).map_err(df_error)?;

@@ -49,7 +49,7 @@ fn encode_value(v: &Value, out: &mut Vec<u8>) {
         Value::Int(x) | Value::Date(x) => {
             out.extend_from_slice(&((*x as u32) ^ 1 << 31).to_be_bytes())
         }
-        Value::BigInt(x) | Value::Timestamp(x) => {
+        Value::BigInt(x) | Value::Timestamp(x) | Value::Time(x) => {
             out.extend_from_slice(&((*x as u64) ^ 1 << 63).to_be_bytes())
         }
         Value::Decimal(x) => out.extend_from_slice(&((*x as u128) ^ 1 << 127).to_be_bytes()),
@@ -156,6 +156,7 @@ fn value(r: &mut Reader<'_>, ty: SqlType) -> Result<Value, CodecError> {
         SqlType::Timestamp | SqlType::TimestampTz => {
             Value::Timestamp((u64::from_be_bytes(r.take()?) ^ 1 << 63) as i64)
         }
+        SqlType::Time => Value::Time((u64::from_be_bytes(r.take()?) ^ 1 << 63) as i64),
         SqlType::Decimal { .. } => {
             Value::Decimal((u128::from_be_bytes(r.take()?) ^ 1 << 127) as i128)
         }

@@ -100,15 +100,7 @@ fn take_limits(q: &mut Query) -> Result<(usize, usize)> {
             limit = count(&l, "LIMIT")?;
         }
     }
-    if let Some(fetch) = q.fetch.take() {
-        if fetch.with_ties || fetch.percent {
-            return Err(refused("FETCH … WITH TIES or PERCENT"));
-        }
-        limit = limit.min(match &fetch.quantity {
-            Some(e) => count(e, "FETCH")?,
-            None => 1,
-        });
-    }
+    // A FETCH clause is a LIMIT by now (crate::fetch_clause).
     Ok((offset, limit))
 }
 

@@ -210,6 +210,10 @@ fn literal(v: &ScalarValue) -> Result<Expr> {
                 None => return Err(out_of_range(v)),
             }
         }
+        ScalarValue::Time64Microsecond(Some(micros)) => typed(
+            crate::time_of_day::time_text(*micros),
+            SqlDataType::Time(None, TimezoneInfo::None),
+        ),
         ScalarValue::Binary(Some(b)) => typed(bytea_text(b), SqlDataType::Bytea),
         ScalarValue::IntervalMonthDayNano(Some(i)) => typed(
             crate::interval::Interval::from_nanos(i.months, i.days, i.nanoseconds).to_string(),
@@ -272,6 +276,7 @@ fn array_element_type(ty: &DataType) -> Option<SqlDataType> {
         )),
         DataType::Utf8 => SqlDataType::Text,
         DataType::Date32 => SqlDataType::Date,
+        DataType::Time64(_) => SqlDataType::Time(None, TimezoneInfo::None),
         DataType::Timestamp(_, None) => SqlDataType::Timestamp(None, TimezoneInfo::None),
         DataType::Timestamp(_, Some(_)) => SqlDataType::Timestamp(None, TimezoneInfo::WithTimeZone),
         DataType::Binary => SqlDataType::Bytea,

@@ -300,6 +300,7 @@ pub fn value_of(v: &ScalarValue, ty: SqlType) -> Option<Value> {
             | ScalarValue::Utf8View(Some(s)),
         ) => Value::Str(s.clone()),
         (SqlType::Date, ScalarValue::Date32(Some(d))) => Value::Date(*d),
+        (SqlType::Time, ScalarValue::Time64Microsecond(Some(t))) => Value::Time(*t),
         (SqlType::Timestamp, ScalarValue::TimestampMicrosecond(Some(t), None)) => {
             Value::Timestamp(*t)
         }

@@ -33,7 +33,9 @@ pub fn encode_row(
             Value::Boolean(b) => out.push(u8::from(*b)),
             Value::SmallInt(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Int(x) | Value::Date(x) => out.extend_from_slice(&x.to_le_bytes()),
-            Value::BigInt(x) | Value::Timestamp(x) => out.extend_from_slice(&x.to_le_bytes()),
+            Value::BigInt(x) | Value::Timestamp(x) | Value::Time(x) => {
+                out.extend_from_slice(&x.to_le_bytes())
+            }
             Value::Decimal(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Real(x) => out.extend_from_slice(&x.to_le_bytes()),
             Value::Double(x) => out.extend_from_slice(&x.to_le_bytes()),
@@ -65,7 +67,7 @@ pub fn encoded_len(values: &[Value]) -> usize {
             Value::Boolean(_) => 1,
             Value::SmallInt(_) => 2,
             Value::Int(_) | Value::Date(_) | Value::Real(_) => 4,
-            Value::BigInt(_) | Value::Timestamp(_) | Value::Double(_) => 8,
+            Value::BigInt(_) | Value::Timestamp(_) | Value::Time(_) | Value::Double(_) => 8,
             Value::Decimal(_) | Value::Uuid(_) | Value::Interval(_) => 16,
             Value::Str(s) => varint_len(s.len() as u64) + s.len(),
             Value::Bytes(b) => varint_len(b.len() as u64) + b.len(),
@@ -116,7 +118,7 @@ impl<'a> Field<'a> {
             Value::Boolean(b) => Field::Boolean(*b),
             Value::SmallInt(x) => Field::SmallInt(*x),
             Value::Int(x) | Value::Date(x) => Field::Int(*x),
-            Value::BigInt(x) | Value::Timestamp(x) => Field::BigInt(*x),
+            Value::BigInt(x) | Value::Timestamp(x) | Value::Time(x) => Field::BigInt(*x),
             Value::Decimal(x) => Field::Decimal(*x),
             Value::Real(x) => Field::Real(*x),
             Value::Double(x) => Field::Double(*x),
@@ -154,6 +156,7 @@ pub fn decode_row_from(
             Field::BigInt(x) if matches!(types[i], SqlType::Timestamp | SqlType::TimestampTz) => {
                 Value::Timestamp(x)
             }
+            Field::BigInt(x) if types[i] == SqlType::Time => Value::Time(x),
             Field::BigInt(x) => Value::BigInt(x),
             Field::Decimal(x) => Value::Decimal(x),
             Field::Real(x) => Value::Real(x),
@@ -217,6 +220,13 @@ pub fn walk_row_from<'a>(
             SqlType::Int | SqlType::Date => Field::Int(i32::from_le_bytes(r.take()?)),
             SqlType::BigInt | SqlType::Timestamp | SqlType::TimestampTz => {
                 Field::BigInt(i64::from_le_bytes(r.take()?))
+            }
+            SqlType::Time => {
+                let v = i64::from_le_bytes(r.take()?);
+                if !(0..=crate::types::MICROS_PER_DAY).contains(&v) {
+                    return Err(r.invalid(format!("a time of {v} microseconds")));
+                }
+                Field::BigInt(v)
             }
             SqlType::Decimal { precision, .. } => {
                 let v = i128::from_le_bytes(r.take()?);

@@ -893,6 +893,7 @@ pub(crate) fn put_type(out: &mut Vec<u8>, ty: SqlType) {
         SqlType::Json => out.push(16),
         SqlType::Jsonb => out.push(17),
         SqlType::Interval => out.push(18),
+        SqlType::Time => out.push(19),
     }
 }
 
@@ -919,6 +920,7 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<SqlType, CodecError> {
         16 => SqlType::Json,
         17 => SqlType::Jsonb,
         18 => SqlType::Interval,
+        19 => SqlType::Time,
         t => return Err(r.invalid(format!("type tag {t}"))),
     })
 }

@@ -115,9 +115,21 @@ impl Session {
 /// Splits `sql` into statements: PostgreSQL's grammar first (it knows COPY FROM), then
 /// with `on` / `off` read as booleans where PostgreSQL takes them in COPY options
 /// (`FREEZE ON`, which pgbench sends), then with the locking clauses the parser does not
-/// know rewritten ([`crate::lock_clauses::rewrite_clauses`]), then DataFusion's own grammar (COPY TO, CREATE
-/// EXTERNAL TABLE) for what both refuse.
+/// know rewritten ([`crate::lock_clauses::rewrite_clauses`]), then with `FETCH FIRST (…)`
+/// read as a LIMIT ([`crate::fetch_clause`]), then DataFusion's own grammar (COPY TO, CREATE
+/// EXTERNAL TABLE) for what both refuse. A WITH clause before INSERT, UPDATE or DELETE
+/// is then given to the statement ([`crate::dml_with`]).
 pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
+    let mut parsed = parse_forms(sql)?;
+    for statement in &mut parsed {
+        if let DfStatement::Statement(s) = statement {
+            crate::dml_with::unwrap(s)?;
+        }
+    }
+    Ok(parsed)
+}
+
+fn parse_forms(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
     let statements = |s: Vec<datafusion::sql::sqlparser::ast::Statement>| {
         s.into_iter()
             .map(|s| DfStatement::Statement(Box::new(s)))
@@ -134,13 +146,14 @@ pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
         .or_else(|| crate::comments::parse(sql))
         .or_else(|| crate::refresh::parse(sql))
         .or_else(|| crate::lock_clauses::rewrite_clauses(sql))
+        .or_else(|| crate::fetch_clause::rewrite_parenthesized(sql))
     {
         return Ok(statements(s));
     }
     if let Some(parts) = split_statements(sql) {
         let mut all = std::collections::VecDeque::new();
         for part in parts {
-            all.extend(parse(&part)?);
+            all.extend(parse_forms(&part)?);
         }
         return Ok(all);
     }

@@ -595,6 +595,7 @@ impl SqlSession {
             self.shared.temp.qualify(&self.shared.catalog, s);
             crate::column_defaults::apply(&self.shared.catalog, s)?;
             crate::type_input::rewrite_casts(s)?;
+            crate::fetch_clause::as_limit(s)?;
             crate::function_columns::as_postgresql(s);
             crate::unhonoured::check(s)?;
         }
@@ -631,6 +632,16 @@ impl SqlSession {
         let mut planned = returning
             .as_ref()
             .map_or_else(|| statement.clone(), |r| r.without.clone());
+        // Nor UPDATE … FROM and DELETE … USING: a query over the same tables types their
+        // parameters.
+        let parameter_query = match &planned {
+            DfStatement::Statement(s) => crate::dml_parameters::parameter_query(s).transpose()?,
+            _ => None,
+        };
+        let parameters_only = parameter_query.is_some();
+        if let Some(query) = parameter_query {
+            planned = DfStatement::Statement(Box::new(Statement::Query(Box::new(query))));
+        }
         // DataFusion plans no ON CONFLICT either: pmdb runs it, its parameters bound as
         // literals at each run.
         if let DfStatement::Statement(s) = &mut planned {
@@ -660,7 +671,7 @@ impl SqlSession {
         let parameters = crate::parameter_types::of(&plan).map_err(df_error)?;
         let columns = match (&returning, &plan) {
             (Some(r), _) => Some(r.columns(&self.shared).await?),
-            (None, _) if query_only => None,
+            (None, _) if query_only || parameters_only => None,
             (None, LogicalPlan::Dml(_) | LogicalPlan::Statement(_) | LogicalPlan::Ddl(_)) => None,
             (None, _) => Some(match &names {
                 Some(names) => crate::select_names::renamed_schema(plan.schema().inner(), names),

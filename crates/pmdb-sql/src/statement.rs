@@ -34,6 +34,7 @@ pub(crate) async fn run(
         session.temp.qualify(&session.catalog, s);
         column_defaults::apply(&session.catalog, s)?;
         crate::type_input::rewrite_casts(s)?;
+        crate::fetch_clause::as_limit(s)?;
         crate::function_columns::as_postgresql(s);
         if !matches!(s.as_ref(), Statement::CreateView(_)) {
             crate::view_expansion::expand(&session.catalog, s)?;

@@ -1,4 +1,4 @@
-//! Timestamps, intervals and arrays cast to text in PostgreSQL's output form
+//! Timestamps, times, intervals and arrays cast to text in PostgreSQL's output form
 //! (`2016-10-10 00:00:00`, `1 day 02:00:00`, `{1,2,"a b"}`), where DataFusion's cast
 //! writes Arrow's (`2016-10-10T00:00:00`, `[1, 2, a b]`): drivers build SQL literals
 //! from such casts (asyncpg's mogrify), and applications compare and store the text.
@@ -7,8 +7,8 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::TimestampMicrosecondType;
 use datafusion::arrow::datatypes::{DataType, IntervalUnit, TimeUnit};
+use datafusion::arrow::datatypes::{Time64MicrosecondType, TimestampMicrosecondType};
 use datafusion::arrow::temporal_conversions::as_datetime;
 use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::expr::ScalarFunction;
@@ -20,13 +20,16 @@ use crate::array_text::list_element;
 use crate::arrow_conv::interval_at;
 use crate::error::{SqlError, external};
 use crate::text_forms::{bytea_text, timestamp_text};
+use crate::time_of_day::time_text;
 use crate::udf_result::shaped;
 
 /// Whether a cast of a `from` value to text must be written in PostgreSQL's form.
 pub(crate) fn needs_pg_text(from: &DataType) -> bool {
     matches!(
         from,
-        DataType::Timestamp(..) | DataType::Interval(IntervalUnit::MonthDayNano)
+        DataType::Timestamp(..)
+            | DataType::Time64(_)
+            | DataType::Interval(IntervalUnit::MonthDayNano)
     ) || list_element(from).is_some()
 }
 
@@ -94,6 +97,11 @@ fn texts(array: &ArrayRef, in_array: bool) -> DfResult<Vec<Option<String>>> {
                 .map(|at| timestamp_text(at, zone.is_some()))
         })
         .collect(),
+        DataType::Time64(_) => cast(array, &DataType::Time64(TimeUnit::Microsecond))?
+            .as_primitive::<Time64MicrosecondType>()
+            .iter()
+            .map(|v| v.map(time_text))
+            .collect(),
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..) => {
             let mut out = Vec::with_capacity(array.len());
             for i in 0..array.len() {

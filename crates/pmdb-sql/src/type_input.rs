@@ -14,8 +14,9 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, BinaryArray, IntervalMonthDayNanoArray, StringArray,
+    Time64MicrosecondArray,
 };
-use datafusion::arrow::datatypes::{DataType, FieldRef};
+use datafusion::arrow::datatypes::{DataType, FieldRef, TimeUnit};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
 use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
@@ -45,6 +46,7 @@ const BYTEA_IN: &str = "pmdb_bytea";
 const JSON_IN: &str = "pmdb_json";
 const JSONB_IN: &str = "pmdb_jsonb";
 const INTERVAL_IN: &str = "pmdb_interval";
+const TIME_IN: &str = "pmdb_time";
 
 /// Registers the functions and the analyzer rule in `ctx`.
 pub(crate) fn register(ctx: &SessionContext) {
@@ -53,6 +55,7 @@ pub(crate) fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Json)));
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Jsonb)));
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Interval)));
+    ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Time)));
     ctx.register_udf(ScalarUDF::from(GenRandomUuid::new()));
     ctx.add_analyzer_rule(Arc::new(TextInput));
 }
@@ -173,6 +176,7 @@ impl ScalarUDFImpl for TextIn {
             SqlType::Json => JSON_IN,
             SqlType::Jsonb => JSONB_IN,
             SqlType::Interval => INTERVAL_IN,
+            SqlType::Time => TIME_IN,
             _ => BYTEA_IN,
         }
     }
@@ -214,6 +218,13 @@ impl ScalarUDFImpl for TextIn {
                     .iter()
                     .map(|s| s.map(crate::arrow_conv::interval_input).transpose())
                     .collect::<Result<IntervalMonthDayNanoArray>>()
+                    .map_err(external)?,
+            ),
+            SqlType::Time => Arc::new(
+                strings
+                    .iter()
+                    .map(|s| s.map(crate::time_of_day::parse_time).transpose())
+                    .collect::<Result<Time64MicrosecondArray>>()
                     .map_err(external)?,
             ),
             SqlType::Uuid => Arc::new(
@@ -463,6 +474,19 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
                 Arc::new(ScalarUDF::from(TextIn::new(SqlType::Interval))),
                 vec![*expr],
             )))
+        }
+        // Text made a time: read by PostgreSQL's rules (`24:00:00`, `4:05 PM`).
+        Expr::Cast(Cast { expr, field })
+            if matches!(field.data_type(), DataType::Time64(_)) && text(&expr) =>
+        {
+            let micros = Expr::ScalarFunction(ScalarFunction::new_udf(
+                Arc::new(ScalarUDF::from(TextIn::new(SqlType::Time))),
+                vec![*expr],
+            ));
+            Transformed::yes(match field.data_type() {
+                DataType::Time64(TimeUnit::Microsecond) => micros,
+                to => micros.cast_to(to, schema)?,
+            })
         }
         Expr::BinaryExpr(BinaryExpr { left, op, right })
             if compares(op) && (is_json(&left, schema) || is_json(&right, schema)) =>

@@ -31,6 +31,8 @@ pub enum SqlType {
     Text,
     /// Days since 1970-01-01.
     Date,
+    /// Microseconds since midnight, 0 to 24:00:00 (PostgreSQL's TIME), no time zone.
+    Time,
     /// Microseconds since 1970-01-01 00:00:00, no time zone.
     Timestamp,
     /// Microseconds since 1970-01-01 00:00:00 UTC: an instant, shown in UTC.
@@ -64,6 +66,8 @@ pub enum Value {
     /// CHAR, VARCHAR and TEXT.
     Str(String),
     Date(i32),
+    /// Microseconds since midnight (TIME).
+    Time(i64),
     /// TIMESTAMP and TIMESTAMPTZ.
     Timestamp(i64),
     Bytes(Vec<u8>),
@@ -88,6 +92,7 @@ impl SqlType {
             | (SqlType::Bytea, Value::Bytes(_))
             | (SqlType::Uuid, Value::Uuid(_))
             | (SqlType::Interval, Value::Interval(_)) => true,
+            (SqlType::Time, Value::Time(us)) => (0..=MICROS_PER_DAY).contains(us),
             (SqlType::Decimal { precision, .. }, Value::Decimal(v)) => {
                 fits_precision(*precision, *v)
             }
@@ -103,6 +108,9 @@ impl SqlType {
         }
     }
 }
+
+/// Microseconds in a day: the largest TIME, `24:00:00`, as PostgreSQL allows.
+pub const MICROS_PER_DAY: i64 = 86_400_000_000;
 
 /// Whether the unscaled decimal `v` has at most `precision` digits.
 pub fn fits_precision(precision: u8, v: i128) -> bool {
@@ -134,6 +142,7 @@ impl fmt::Display for SqlType {
             SqlType::Varchar(n) => write!(f, "VARCHAR({n})"),
             SqlType::Text => f.write_str("TEXT"),
             SqlType::Date => f.write_str("DATE"),
+            SqlType::Time => f.write_str("TIME"),
             SqlType::Timestamp => f.write_str("TIMESTAMP"),
             SqlType::TimestampTz => f.write_str("TIMESTAMPTZ"),
             SqlType::Boolean => f.write_str("BOOLEAN"),
@@ -164,7 +173,9 @@ impl Value {
             (Value::Double(a), Value::Double(b)) => float_order(*a, *b),
             (Value::Str(a), Value::Str(b)) => a.as_bytes().cmp(b.as_bytes()),
             (Value::Date(a), Value::Date(b)) => a.cmp(b),
-            (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
+            (Value::Timestamp(a), Value::Timestamp(b)) | (Value::Time(a), Value::Time(b)) => {
+                a.cmp(b)
+            }
             (Value::Bytes(a), Value::Bytes(b)) => a.cmp(b),
             (Value::Uuid(a), Value::Uuid(b)) => a.cmp(b),
             (Value::Interval(a), Value::Interval(b)) => a.span().cmp(&b.span()),
@@ -207,6 +218,7 @@ impl Value {
             Value::Bytes(b) => format!("'{}'", crate::text_forms::bytea_text(b)),
             Value::Uuid(u) => format!("'{}'", crate::text_forms::uuid_text(*u)),
             Value::Interval(v) => format!("'{v}'"),
+            Value::Time(us) => format!("'{}'", crate::time_of_day::time_text(*us)),
             Value::Timestamp(us) => {
                 let zone = if ty == SqlType::TimestampTz {
                     "+00"
@@ -279,6 +291,7 @@ pub(crate) mod tests {
             }
             SqlType::Text => string(12).prop_map(Value::Str).boxed(),
             SqlType::Date => any::<i32>().prop_map(Value::Date).boxed(),
+            SqlType::Time => (0..=MICROS_PER_DAY).prop_map(Value::Time).boxed(),
             SqlType::Timestamp | SqlType::TimestampTz => {
                 any::<i64>().prop_map(Value::Timestamp).boxed()
             }
@@ -320,6 +333,7 @@ pub(crate) mod tests {
             Just(SqlType::Varchar(6)),
             Just(SqlType::Text),
             Just(SqlType::Date),
+            Just(SqlType::Time),
             Just(SqlType::Timestamp),
             Just(SqlType::TimestampTz),
             Just(SqlType::Boolean),

@@ -321,3 +321,47 @@ fn described_columns_have_the_types_of_the_rows() {
         }
     }
 }
+
+/// UPDATE … FROM and DELETE … USING with parameters (as every driver sends them) are
+/// described, each parameter typed as the column it is set to or compared with, and run
+/// as their literal twins do; neither describes result columns.
+#[test]
+fn update_from_and_delete_using_take_parameters() {
+    use datafusion::arrow::datatypes::DataType;
+    let f = Fixture::new();
+    let mut s = f.engine.session();
+    let described = |s: &mut SqlSession, sql: &str| {
+        let statement = pmdb_sql::parse(sql).unwrap().pop_front().unwrap();
+        let prepared = f.rt.block_on(s.prepare(statement)).unwrap();
+        assert!(prepared.columns().is_none(), "{sql}");
+        prepared.parameters().to_vec()
+    };
+    assert_eq!(
+        described(
+            &mut s,
+            "UPDATE p SET n = $1, name = o.name FROM l AS o WHERE p.id = o.id AND o.price > $2"
+        ),
+        [Some(DataType::Int64), Some(DataType::Decimal128(8, 2))]
+    );
+    assert_eq!(
+        described(
+            &mut s,
+            "DELETE FROM p USING l WHERE p.id = l.id AND l.name = $1"
+        ),
+        [Some(DataType::Utf8)]
+    );
+    f.agree(
+        &mut s,
+        "UPDATE {t} SET n = o.n + $1 FROM {t} AS o WHERE {t}.id = o.id + $2",
+        &[
+            (&[big(5), int(1)], &["5", "1"]),
+            (&[big(-1), int(2)], &["-1", "2"]),
+        ],
+    );
+    f.agree(
+        &mut s,
+        "DELETE FROM {t} USING {t} AS o WHERE {t}.id = o.id + 1 AND o.n > $1",
+        &[(&[big(25)], &["25"]), (&[big(0)], &["0"])],
+    );
+    f.tables_agree();
+}

@@ -472,3 +472,125 @@ fn unknown_and_ambiguous_columns_are_named_as_postgresql_names_them() {
         );
     }
 }
+
+/// LIKE with an escape character other than the backslash (SQLAlchemy's `contains`,
+/// `startswith` and `endswith` with `autoescape` write `ESCAPE '/'`), over literal and
+/// computed patterns, as PostgreSQL 15 answers.
+#[test]
+fn like_takes_any_escape_character() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(
+        "CREATE TABLE notes (id INT PRIMARY KEY, t TEXT);
+         INSERT INTO notes VALUES (1, '10%'), (2, '100'), (3, 'a/b'), (4, 'a\\b'), (5, 'a_b');",
+    )
+    .unwrap();
+    for (query, ids) in [
+        ("t LIKE '%/%' ESCAPE '/'", "1"),
+        ("t LIKE '%' || '#%' ESCAPE '#'", "1"),
+        ("t LIKE 'a//b' ESCAPE '/'", "3"),
+        ("t LIKE 'a\\b' ESCAPE '#'", "4"),
+        ("t LIKE 'a!_b' ESCAPE '!'", "5"),
+        ("t NOT LIKE 'a%' ESCAPE '!'", "1,2"),
+        ("t ILIKE 'A/_B' ESCAPE '/'", "5"),
+    ] {
+        let got = rows(
+            &sql,
+            &format!("SELECT string_agg(id::text, ',' ORDER BY id) FROM notes WHERE {query}"),
+        );
+        assert_eq!(got, [ids], "{query}");
+    }
+    let e = error(&sql, "SELECT id FROM notes WHERE t LIKE 'a/' ESCAPE '/'");
+    assert_eq!(e.sqlstate(), "22025");
+}
+
+/// The standard's `FETCH FIRST | NEXT n ROWS ONLY` limits as LIMIT does, after an
+/// OFFSET, with a parenthesized expression (SQLAlchemy's form) or no count (one row),
+/// in subqueries too; WITH TIES and PERCENT are refused, not ignored.
+#[test]
+fn fetch_first_limits_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(ACCOUNTS).unwrap();
+    for (query, expected) in [
+        (
+            "SELECT id FROM accounts ORDER BY id FETCH FIRST 2 ROWS ONLY",
+            "1,2",
+        ),
+        (
+            "SELECT id FROM accounts ORDER BY id OFFSET 1 ROWS FETCH NEXT 2 ROWS ONLY",
+            "2,3",
+        ),
+        (
+            "SELECT id FROM accounts ORDER BY id FETCH FIRST ROW ONLY",
+            "1",
+        ),
+        (
+            "SELECT id FROM accounts ORDER BY id OFFSET (1 + 1) ROWS FETCH FIRST (2 * 1) ROWS ONLY",
+            "3,4",
+        ),
+        (
+            "SELECT id FROM accounts WHERE id = (SELECT id FROM accounts ORDER BY id DESC \
+             FETCH FIRST 1 ROWS ONLY)",
+            "4",
+        ),
+    ] {
+        let got = rows(&sql, query).join(",");
+        assert_eq!(got, expected, "{query}");
+    }
+    for refused in [
+        "SELECT id FROM accounts ORDER BY active FETCH FIRST 1 ROWS WITH TIES",
+        "SELECT id FROM accounts FETCH FIRST 50 PERCENT ROWS ONLY",
+    ] {
+        assert_eq!(error(&sql, refused).sqlstate(), "0A000", "{refused}");
+    }
+}
+
+/// A WITH clause before INSERT, UPDATE and DELETE, as PostgreSQL 15 runs it: the common
+/// table expressions feed the statement's source, its FROM and its subqueries; a
+/// recursive WITH and one that changes rows are refused with 0A000.
+#[test]
+fn with_clauses_feed_insert_update_and_delete() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(ACCOUNTS).unwrap();
+    sql.execute("CREATE TABLE rich (id BIGINT PRIMARY KEY, owner VARCHAR(20))")
+        .unwrap();
+    assert_eq!(
+        command(
+            &sql,
+            "WITH r AS (SELECT id, owner FROM accounts WHERE balance > 10) \
+             INSERT INTO rich SELECT id, owner FROM r"
+        ),
+        "INSERT 0 2"
+    );
+    assert_eq!(
+        command(
+            &sql,
+            "WITH r AS (SELECT id FROM rich), bonus (id, amount) AS (SELECT id, 5 FROM r) \
+             UPDATE accounts SET balance = balance + bonus.amount FROM bonus \
+             WHERE accounts.id = bonus.id"
+        ),
+        "UPDATE 2"
+    );
+    assert_eq!(
+        command(
+            &sql,
+            "WITH poor AS (SELECT id FROM accounts WHERE balance < 10 OR balance IS NULL) \
+             DELETE FROM accounts a WHERE a.id = (SELECT p.id FROM poor p WHERE p.id = a.id)"
+        ),
+        "DELETE 2"
+    );
+    assert_eq!(
+        rows(&sql, "SELECT id, balance FROM accounts ORDER BY id"),
+        ["1|105.50", "2|25.00"]
+    );
+    for refused in [
+        "WITH RECURSIVE r AS (SELECT 1) DELETE FROM rich",
+        "WITH d AS (DELETE FROM rich RETURNING id) DELETE FROM accounts WHERE id IN \
+         (SELECT id FROM d)",
+    ] {
+        assert_eq!(error(&sql, refused).sqlstate(), "0A000", "{refused}");
+    }
+    assert_eq!(rows(&sql, "SELECT count(*) FROM rich"), ["2"]);
+}

@@ -238,6 +238,7 @@ pub const TYPES: &[(i64, &str, i64, &str)] = &[
     (1042, "bpchar", -1, "S"),
     (1043, "varchar", -1, "S"),
     (1082, "date", 4, "D"),
+    (1083, "time", 8, "D"),
     (1114, "timestamp", 8, "D"),
     (1184, "timestamptz", 8, "D"),
     (1186, "interval", 16, "T"),
@@ -264,6 +265,7 @@ pub fn column_type(ty: SqlType) -> (i64, i64) {
         SqlType::Varchar(n) => (1043, i64::from(n) + 4),
         SqlType::Text => (25, -1),
         SqlType::Date => (1082, -1),
+        SqlType::Time => (1083, -1),
         SqlType::Timestamp => (1114, -1),
         SqlType::TimestampTz => (1184, -1),
         SqlType::Bytea => (17, -1),
@@ -271,6 +273,79 @@ pub fn column_type(ty: SqlType) -> (i64, i64) {
         SqlType::Json => (114, -1),
         SqlType::Jsonb => (3802, -1),
         SqlType::Interval => (1186, -1),
+    }
+}
+
+/// A column type as `information_schema.columns` describes it: the standard's name,
+/// the PostgreSQL type's, and the length, precision and scale it gives.
+#[derive(Default)]
+pub struct StandardType {
+    pub data_type: &'static str,
+    pub udt_name: &'static str,
+    pub character_maximum_length: Option<i64>,
+    pub character_octet_length: Option<i64>,
+    pub numeric_precision: Option<i64>,
+    pub numeric_precision_radix: Option<i64>,
+    pub numeric_scale: Option<i64>,
+    pub datetime_precision: Option<i64>,
+}
+
+/// The octets a character of the server's encoding (UTF-8) may take, and the most a
+/// string may hold, as `information_schema` counts them.
+const MAX_CHARACTER_OCTETS: i64 = 4;
+const MAX_STRING_OCTETS: i64 = 1 << 30;
+
+pub fn standard_type(ty: SqlType) -> StandardType {
+    let named = |data_type, udt_name| StandardType {
+        data_type,
+        udt_name,
+        ..StandardType::default()
+    };
+    let binary = |data_type, udt_name, bits| StandardType {
+        numeric_precision: Some(bits),
+        numeric_precision_radix: Some(2),
+        ..named(data_type, udt_name)
+    };
+    let integer = |data_type, udt_name, bits| StandardType {
+        numeric_scale: Some(0),
+        ..binary(data_type, udt_name, bits)
+    };
+    let string = |data_type, udt_name, n: Option<u32>| StandardType {
+        character_maximum_length: n.map(i64::from),
+        character_octet_length: Some(
+            n.map_or(MAX_STRING_OCTETS, |n| i64::from(n) * MAX_CHARACTER_OCTETS),
+        ),
+        ..named(data_type, udt_name)
+    };
+    let temporal = |data_type, udt_name, digits| StandardType {
+        datetime_precision: Some(digits),
+        ..named(data_type, udt_name)
+    };
+    match ty {
+        SqlType::SmallInt => integer("smallint", "int2", 16),
+        SqlType::Int => integer("integer", "int4", 32),
+        SqlType::BigInt => integer("bigint", "int8", 64),
+        SqlType::Decimal { precision, scale } => StandardType {
+            numeric_precision: Some(i64::from(precision)),
+            numeric_precision_radix: Some(10),
+            numeric_scale: Some(i64::from(scale)),
+            ..named("numeric", "numeric")
+        },
+        SqlType::Real => binary("real", "float4", 24),
+        SqlType::Double => binary("double precision", "float8", 53),
+        SqlType::Char(n) => string("character", "bpchar", Some(n)),
+        SqlType::Varchar(n) => string("character varying", "varchar", Some(n)),
+        SqlType::Text => string("text", "text", None),
+        SqlType::Date => temporal("date", "date", 0),
+        SqlType::Time => temporal("time without time zone", "time", 6),
+        SqlType::Timestamp => temporal("timestamp without time zone", "timestamp", 6),
+        SqlType::TimestampTz => temporal("timestamp with time zone", "timestamptz", 6),
+        SqlType::Interval => temporal("interval", "interval", 6),
+        SqlType::Boolean => named("boolean", "bool"),
+        SqlType::Bytea => named("bytea", "bytea"),
+        SqlType::Uuid => named("uuid", "uuid"),
+        SqlType::Json => named("json", "json"),
+        SqlType::Jsonb => named("jsonb", "jsonb"),
     }
 }
 
@@ -298,6 +373,7 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
             None => "character varying".into(),
         },
         1082 => "date".into(),
+        1083 => "time without time zone".into(),
         1114 => "timestamp without time zone".into(),
         1184 => "timestamp with time zone".into(),
         1186 => "interval".into(),
@@ -335,6 +411,7 @@ mod tests {
             (SqlType::Bytea, "bytea"),
             (SqlType::Jsonb, "jsonb"),
             (SqlType::Interval, "interval"),
+            (SqlType::Time, "time without time zone"),
         ] {
             let (oid, typmod) = column_type(ty);
             assert_eq!(format_type(oid, Some(typmod)).as_deref(), Some(text));

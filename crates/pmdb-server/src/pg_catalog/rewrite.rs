@@ -1,7 +1,8 @@
 //! Turns what PostgreSQL clients write against the catalog into SQL DataFusion plans:
 //! `OPERATOR(pg_catalog.~)` into `~`, `COLLATE` dropped (pmdb compares bytes), casts to
 //! `regclass`, `regtype`, `oid`, `pg_catalog.text`, … into conversions or plain types,
-//! `pg_catalog.`-qualified function names unqualified and catalog relations qualified.
+//! `pg_catalog.`-qualified function names unqualified and catalog relations qualified;
+//! `information_schema.columns` read from pmdb's catalog, with PostgreSQL's type names.
 //! A query block that reads one of the relations pmdb never has a row in (policies,
 //! publications, inheritance, …) through an inner join has no rows either: it is
 //! replaced by an empty one, and a subquery that became empty by its value (NULL, an
@@ -15,7 +16,7 @@ use datafusion::sql::sqlparser::ast::{
     ArrayElemTypeDef, BinaryOperator, CastKind, DataType, ExactNumberInfo, Expr, Function,
     FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, GroupByExpr, Ident,
     JoinOperator, ObjectName, ObjectNamePart, Query, Select, SelectItem, SetExpr, Statement,
-    TableFactor, TableWithJoins, TimezoneInfo, Value, VisitMut, VisitorMut,
+    TableAlias, TableFactor, TableWithJoins, TimezoneInfo, Value, VisitMut, VisitorMut,
 };
 
 use pmdb_sql::select_list_series::outside_subqueries;
@@ -67,6 +68,10 @@ fn unaliased_names(s: &Statement) -> Vec<Option<String>> {
 
 struct Adapter;
 
+/// The `information_schema` relations pmdb answers as PostgreSQL does, and the
+/// `pg_catalog` relations that hold their rows (DataFusion's own describe Arrow types).
+const STANDARD_RELATIONS: &[(&str, &str)] = &[("columns", "pmdb_standard_columns")];
+
 impl VisitorMut for Adapter {
     type Break = ();
 
@@ -80,6 +85,29 @@ impl VisitorMut for Adapter {
                 ObjectNamePart::Identifier(Ident::new("pg_catalog")),
                 ObjectNamePart::Identifier(id),
             ];
+        }
+        ControlFlow::Continue(())
+    }
+
+    fn post_visit_table_factor(&mut self, factor: &mut TableFactor) -> ControlFlow<()> {
+        if let TableFactor::Table { name, alias, .. } = factor
+            && let [schema, relation] = name.0.as_slice()
+            && ident_is(schema, "information_schema")
+            && let Some(&(standard, ours)) = STANDARD_RELATIONS
+                .iter()
+                .find(|(standard, _)| ident_is(relation, standard))
+        {
+            name.0 = vec![
+                ObjectNamePart::Identifier(Ident::new("pg_catalog")),
+                ObjectNamePart::Identifier(Ident::new(ours)),
+            ];
+            // Still known by its own name to the rest of the query.
+            alias.get_or_insert_with(|| TableAlias {
+                explicit: false,
+                name: Ident::new(standard),
+                columns: Vec::new(),
+                at: None,
+            });
         }
         ControlFlow::Continue(())
     }
@@ -316,6 +344,7 @@ fn plain_type(name: &str) -> Option<DataType> {
         "varchar" => DataType::Varchar(None),
         "numeric" => DataType::Numeric(ExactNumberInfo::None),
         "date" => DataType::Date,
+        "time" => DataType::Time(None, TimezoneInfo::None),
         "timestamp" => DataType::Timestamp(None, TimezoneInfo::None),
         "timestamptz" => DataType::Timestamp(None, TimezoneInfo::WithTimeZone),
         "interval" => DataType::Interval {

@@ -3,6 +3,7 @@
 
 use pgwire::api::Type;
 use pmdb_sql::schema::{ColumnDef, Deferral, ForeignKeyDef, Identity, TableDef};
+use pmdb_sql::sequence::SequenceDef;
 
 use super::oids;
 use super::source::Source;
@@ -284,24 +285,159 @@ pub fn attrdefs(source: &Source) -> Vec<Vec<Cell>> {
     for def in source.tables() {
         for (i, c) in def.columns.iter().enumerate() {
             let Some(default) = &c.default else { continue };
-            let shown = match default
-                .strip_prefix("nextval(")
-                .and_then(|d| d.strip_suffix(')'))
-            {
-                Some(name) if name.starts_with('\'') && name.ends_with('\'') => {
-                    format!("nextval({name}::regclass)")
-                }
-                _ => default.clone(),
-            };
             rows.push(vec![
                 Int(oids::attrdef(&def, i)),
                 Int(oids::table(&def)),
                 Int(i as i64 + 1),
-                Text(shown),
+                Text(shown_default(default)),
             ]);
         }
     }
     rows
+}
+
+/// A default's text as PostgreSQL prints it: a sequence's name as a `regclass`.
+fn shown_default(default: &str) -> String {
+    match default
+        .strip_prefix("nextval(")
+        .and_then(|d| d.strip_suffix(')'))
+    {
+        Some(name) if name.starts_with('\'') && name.ends_with('\'') => {
+            format!("nextval({name}::regclass)")
+        }
+        _ => default.to_owned(),
+    }
+}
+
+/// `information_schema.columns`: the columns of every table and view, their types as
+/// the standard names them, with their lengths, precisions, defaults and identities.
+pub fn standard_columns(source: &Source) -> Vec<Vec<Cell>> {
+    let catalog = source.catalog();
+    let sequences = catalog.sequences();
+    let mut rows = Vec::new();
+    for def in source.tables() {
+        if def.materialized.is_some() {
+            continue;
+        }
+        for (i, c) in def.columns.iter().enumerate() {
+            let in_key = def.primary_key.iter().any(|&k| usize::from(k) == i);
+            let identity = c.identity.and_then(|kind| {
+                let owner = Some((def.id, u16::try_from(i).ok()?));
+                let seq = sequences.iter().find(|s| s.def().owned_by == owner)?;
+                Some((kind, seq.def().clone()))
+            });
+            let relation = (def.schema.as_str(), def.name.as_str());
+            let shape = Shape {
+                nullable: !c.not_null && !in_key,
+                // An identity column's default is its sequence, shown as its identity.
+                default: c
+                    .default
+                    .as_deref()
+                    .filter(|_| identity.is_none())
+                    .map(shown_default),
+                identity,
+                updatable: true,
+            };
+            rows.push(standard_column(source, relation, i, c, shape));
+        }
+    }
+    for v in catalog.views() {
+        for (i, (name, ty)) in v.output.iter().enumerate() {
+            let column = ColumnDef::new(name.clone(), *ty, false);
+            let shape = Shape {
+                nullable: true,
+                default: None,
+                identity: None,
+                updatable: false,
+            };
+            rows.push(standard_column(
+                source,
+                (&v.schema, &v.name),
+                i,
+                &column,
+                shape,
+            ));
+        }
+    }
+    rows
+}
+
+/// What `information_schema.columns` says of a column beyond its name and type.
+struct Shape {
+    nullable: bool,
+    default: Option<String>,
+    identity: Option<(Identity, SequenceDef)>,
+    updatable: bool,
+}
+
+/// The row of column `c`, the `i`th (from 0) of relation `(schema, name)`.
+fn standard_column(
+    source: &Source,
+    (schema, name): (&str, &str),
+    i: usize,
+    c: &ColumnDef,
+    shape: Shape,
+) -> Vec<Cell> {
+    let ty = oids::standard_type(c.ty);
+    let number = |n: Option<i64>| n.map_or(Null, Int);
+    let yes_no = |b: bool| text(if b { "YES" } else { "NO" });
+    let position = i as i64 + 1;
+    let identity = shape.identity.as_ref();
+    let of_identity = |f: fn(&SequenceDef) -> String| identity.map_or(Null, |(_, s)| Text(f(s)));
+    vec![
+        text(source.database()),
+        text(schema),
+        text(name),
+        text(&c.name),
+        Int(position),
+        shape.default.map_or(Null, Text),
+        yes_no(shape.nullable),
+        text(ty.data_type),
+        number(ty.character_maximum_length),
+        number(ty.character_octet_length),
+        number(ty.numeric_precision),
+        number(ty.numeric_precision_radix),
+        number(ty.numeric_scale),
+        number(ty.datetime_precision),
+        // interval_type and interval_precision; the character set's, the collation's and
+        // the domain's catalog, schema and name.
+        Null,
+        Null,
+        Null,
+        Null,
+        Null,
+        Null,
+        Null,
+        Null,
+        Null,
+        Null,
+        Null,
+        text(source.database()),
+        text("pg_catalog"),
+        text(ty.udt_name),
+        // scope_catalog, scope_schema, scope_name, maximum_cardinality.
+        Null,
+        Null,
+        Null,
+        Null,
+        Text(position.to_string()),
+        text("NO"),
+        yes_no(identity.is_some()),
+        identity.map_or(Null, |(kind, _)| {
+            text(match kind {
+                Identity::Always => "ALWAYS",
+                Identity::ByDefault => "BY DEFAULT",
+            })
+        }),
+        of_identity(|s| s.start.to_string()),
+        of_identity(|s| s.increment.to_string()),
+        of_identity(|s| s.max.to_string()),
+        of_identity(|s| s.min.to_string()),
+        yes_no(identity.is_some_and(|(_, s)| s.cycle)),
+        text("NEVER"),
+        Null,
+        yes_no(shape.updatable),
+    ]
 }
 
 /// Each sequence's parameters.
