@@ -978,9 +978,10 @@ fn sessions_reset_as_pools_reset_them_and_know_who_they_are() {
 /// answers for the same DDL, but for a default shown as it was written, `'x'` where
 /// PostgreSQL shows `'x'::character varying`, and view columns not updatable, as pmdb's
 /// views are not): the standard's type names, lengths, precisions and scales,
-/// primary-key columns not nullable, defaults and identities, view columns too.
+/// primary-key columns not nullable, defaults and identities, view columns too; and
+/// `information_schema.tables` and `.views` beside it.
 #[test]
-fn information_schema_columns_speak_postgresqls_types() {
+fn information_schema_speaks_postgresqls_types() {
     let s = TestServer::trusting();
     s.rt.block_on(async {
         let c = s.connect().await;
@@ -1044,6 +1045,33 @@ fn information_schema_columns_speak_postgresqls_types() {
             .await
             .unwrap();
         assert_eq!(row.get::<_, String>(0), "time without time zone");
+        let kinds: Vec<(String, String, String)> = c
+            .query(
+                "SELECT table_name, table_type, is_insertable_into FROM information_schema.tables \
+                 WHERE table_schema = 'public' ORDER BY table_name",
+                &[],
+            )
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        let kind = |t: &str, k: &str, i: &str| (t.to_owned(), k.to_owned(), i.to_owned());
+        assert_eq!(
+            kinds,
+            [kind("ist", "BASE TABLE", "YES"), kind("isv", "VIEW", "NO")]
+        );
+        let definition = c
+            .query_one(
+                "SELECT view_definition FROM information_schema.views WHERE table_name = 'isv'",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert!(
+            definition.get::<_, String>(0).contains("FROM ist"),
+            "{definition:?}"
+        );
     });
 }
 

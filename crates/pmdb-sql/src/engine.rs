@@ -122,6 +122,7 @@ impl SqlEngine {
         crate::setting_functions::register(&ctx);
         crate::sleep_function::register(&ctx);
         crate::quote_functions::register(&ctx);
+        crate::date_format::register(&ctx);
         let pid = i32::try_from(std::process::id()).unwrap_or(i32::MAX);
         crate::identity::register(&ctx, crate::identity::OWNER, crate::identity::OWNER, pid);
         let session = Arc::new(Session {

@@ -31,6 +31,7 @@ mod copy_out;
 mod create_as;
 mod create_view;
 mod cursors;
+mod date_format;
 mod ddl;
 mod ddl_transaction;
 mod deferred_checks;

@@ -594,3 +594,29 @@ fn with_clauses_feed_insert_update_and_delete() {
     }
     assert_eq!(rows(&sql, "SELECT count(*) FROM rich"), ["2"]);
 }
+
+/// `to_char` with PostgreSQL's templates over timestamps, timestamptz (in UTC), dates
+/// and times, as PostgreSQL 15 answers; a NULL value or template gives NULL, and a
+/// number or an interval is refused rather than formatted some other way.
+#[test]
+fn to_char_reads_postgresqls_templates() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT to_char(TIMESTAMP '2024-03-05 14:07:09', 'YYYY-MM-DD HH24:MI:SS'),
+                    to_char(TIMESTAMPTZ '2024-03-05 14:07:09+02', 'FMDD Mon YYYY HH12 am TZ'),
+                    to_char(DATE '2024-03-05', 'Day DD'),
+                    to_char(TIME '10:30:05', 'HH24:MI:SS YYYY'),
+                    to_char(CAST(NULL AS DATE), 'YYYY') IS NULL"
+        ),
+        ["2024-03-05 14:07:09|5 Mar 2024 12 pm UTC|Tuesday   05|10:30:05 0000|true"]
+    );
+    for refused in [
+        "SELECT to_char(12.5, '999.99')",
+        "SELECT to_char(INTERVAL '1 day', 'DD')",
+    ] {
+        assert_eq!(error(&sql, refused).sqlstate(), "0A000", "{refused}");
+    }
+}

@@ -2,7 +2,8 @@
 //! `OPERATOR(pg_catalog.~)` into `~`, `COLLATE` dropped (pmdb compares bytes), casts to
 //! `regclass`, `regtype`, `oid`, `pg_catalog.text`, … into conversions or plain types,
 //! `pg_catalog.`-qualified function names unqualified and catalog relations qualified;
-//! `information_schema.columns` read from pmdb's catalog, with PostgreSQL's type names.
+//! `information_schema.tables`, `.views` and `.columns` read from pmdb's catalog, with
+//! PostgreSQL's type names.
 //! A query block that reads one of the relations pmdb never has a row in (policies,
 //! publications, inheritance, …) through an inner join has no rows either: it is
 //! replaced by an empty one, and a subquery that became empty by its value (NULL, an
@@ -70,7 +71,11 @@ struct Adapter;
 
 /// The `information_schema` relations pmdb answers as PostgreSQL does, and the
 /// `pg_catalog` relations that hold their rows (DataFusion's own describe Arrow types).
-const STANDARD_RELATIONS: &[(&str, &str)] = &[("columns", "pmdb_standard_columns")];
+const STANDARD_RELATIONS: &[(&str, &str)] = &[
+    ("columns", "pmdb_standard_columns"),
+    ("tables", "pmdb_standard_tables"),
+    ("views", "pmdb_standard_views"),
+];
 
 impl VisitorMut for Adapter {
     type Break = ();

@@ -362,6 +362,71 @@ pub fn standard_columns(source: &Source) -> Vec<Vec<Cell>> {
     rows
 }
 
+/// `information_schema.tables`: every table (temporary ones as such) and view.
+pub fn standard_tables(source: &Source) -> Vec<Vec<Cell>> {
+    let row = |schema: &str, name: &str, kind: &str, insertable: bool| {
+        vec![
+            text(source.database()),
+            text(schema),
+            text(name),
+            text(kind),
+            Null,
+            Null,
+            Null,
+            Null,
+            Null,
+            text(if insertable { "YES" } else { "NO" }),
+            text("NO"),
+            Null,
+        ]
+    };
+    let mut rows: Vec<Vec<Cell>> = source
+        .tables()
+        .iter()
+        .filter(|def| def.materialized.is_none())
+        .map(|def| {
+            let kind = if pmdb_sql::is_temporary(&def.schema) {
+                "LOCAL TEMPORARY"
+            } else {
+                "BASE TABLE"
+            };
+            row(&def.schema, &def.name, kind, true)
+        })
+        .collect();
+    // pmdb's views take no writes.
+    rows.extend(
+        source
+            .catalog()
+            .views()
+            .iter()
+            .map(|v| row(&v.schema, &v.name, "VIEW", false)),
+    );
+    rows
+}
+
+/// `information_schema.views`: each view's query, as `pg_views` shows it.
+pub fn standard_views(source: &Source) -> Vec<Vec<Cell>> {
+    source
+        .catalog()
+        .views()
+        .iter()
+        .map(|v| {
+            vec![
+                text(source.database()),
+                Text(v.schema.clone()),
+                Text(v.name.clone()),
+                Text(format!(" {};", v.query)),
+                text("NONE"),
+                text("NO"),
+                text("NO"),
+                text("NO"),
+                text("NO"),
+                text("NO"),
+            ]
+        })
+        .collect()
+}
+
 /// What `information_schema.columns` says of a column beyond its name and type.
 struct Shape {
     nullable: bool,

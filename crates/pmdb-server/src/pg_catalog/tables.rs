@@ -11,7 +11,7 @@ use std::sync::Arc;
 use super::rows::{
     Cell, access_methods, activity, attrdefs, attributes, classes, constraints, databases,
     description_rows, indexes, materialized_view_list, namespaces, roles, sequences,
-    standard_columns, table_list, tablespaces, types, view_list,
+    standard_columns, standard_tables, standard_views, table_list, tablespaces, types, view_list,
 };
 use super::source::Source;
 use async_trait::async_trait;
@@ -301,8 +301,42 @@ const RELATIONS: &[Relation] = &[
         ],
         rows: Some(table_list),
     },
-    // information_schema.columns, which the adapter reads here (see
-    // super::rewrite::STANDARD_RELATIONS).
+    // information_schema.tables, .views and .columns, which the adapter reads here
+    // (see super::rewrite::STANDARD_RELATIONS).
+    Relation {
+        name: "pmdb_standard_tables",
+        columns: &[
+            ("table_catalog", K::Text),
+            ("table_schema", K::Text),
+            ("table_name", K::Text),
+            ("table_type", K::Text),
+            ("self_referencing_column_name", K::Text),
+            ("reference_generation", K::Text),
+            ("user_defined_type_catalog", K::Text),
+            ("user_defined_type_schema", K::Text),
+            ("user_defined_type_name", K::Text),
+            ("is_insertable_into", K::Text),
+            ("is_typed", K::Text),
+            ("commit_action", K::Text),
+        ],
+        rows: Some(standard_tables),
+    },
+    Relation {
+        name: "pmdb_standard_views",
+        columns: &[
+            ("table_catalog", K::Text),
+            ("table_schema", K::Text),
+            ("table_name", K::Text),
+            ("view_definition", K::Text),
+            ("check_option", K::Text),
+            ("is_updatable", K::Text),
+            ("is_insertable_into", K::Text),
+            ("is_trigger_updatable", K::Text),
+            ("is_trigger_deletable", K::Text),
+            ("is_trigger_insertable_into", K::Text),
+        ],
+        rows: Some(standard_views),
+    },
     Relation {
         name: "pmdb_standard_columns",
         columns: &[
