@@ -186,7 +186,7 @@ fn field_text(ty: SqlType, raw: &[u8]) -> Result<String, String> {
         }
         SqlType::Time => {
             let micros = i64::from_be_bytes(fixed(8)?.try_into().expect("8 bytes"));
-            if !(0..=pmdb_sql::types::MICROS_PER_DAY).contains(&micros) {
+            if !(0..=pmdb_sql::time_of_day::MICROS_PER_DAY).contains(&micros) {
                 return Err(format!("time out of range: {micros} microseconds"));
             }
             pmdb_sql::time_of_day::time_text(micros)

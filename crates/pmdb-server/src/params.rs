@@ -17,8 +17,8 @@ use postgres_types::FromSqlOwned;
 
 use pmdb_sql::array_text::{one_dimension, parse_text};
 use pmdb_sql::text_forms::{parse_uuid, uuid_text};
-use pmdb_sql::time_of_day::parse_time;
-use pmdb_sql::types::{Interval, MICROS_PER_DAY};
+use pmdb_sql::time_of_day::{MICROS_PER_DAY, parse_time};
+use pmdb_sql::types::Interval;
 use pmdb_sql::{UTC, interval_input};
 
 use crate::encode::pg_type;

@@ -223,7 +223,7 @@ pub fn walk_row_from<'a>(
             }
             SqlType::Time => {
                 let v = i64::from_le_bytes(r.take()?);
-                if !(0..=crate::types::MICROS_PER_DAY).contains(&v) {
+                if !(0..=crate::time_of_day::MICROS_PER_DAY).contains(&v) {
                     return Err(r.invalid(format!("a time of {v} microseconds")));
                 }
                 Field::BigInt(v)

@@ -16,7 +16,9 @@ use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::optimizer::AnalyzerRule;
 
 use crate::error::{SqlError, state};
-use crate::types::MICROS_PER_DAY;
+
+/// Microseconds in a day: the largest TIME, `24:00:00`, as PostgreSQL allows.
+pub const MICROS_PER_DAY: i64 = 86_400_000_000;
 
 /// The microseconds since midnight the TIME text `s` names.
 pub fn parse_time(s: &str) -> Result<i64, SqlError> {

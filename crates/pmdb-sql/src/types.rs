@@ -7,6 +7,7 @@ use std::fmt;
 
 use crate::error::CodecError;
 pub use crate::interval::Interval;
+use crate::time_of_day::MICROS_PER_DAY;
 
 /// Most digits of a DECIMAL (what an `i128` holds exactly).
 pub const MAX_DECIMAL_PRECISION: u8 = 38;
@@ -108,9 +109,6 @@ impl SqlType {
         }
     }
 }
-
-/// Microseconds in a day: the largest TIME, `24:00:00`, as PostgreSQL allows.
-pub const MICROS_PER_DAY: i64 = 86_400_000_000;
 
 /// Whether the unscaled decimal `v` has at most `precision` digits.
 pub fn fits_precision(precision: u8, v: i128) -> bool {

@@ -7,12 +7,10 @@
 
 mod common;
 
-use common::{Fixture, rows_of};
+use common::{Fixture, same_from_segments_and_after_reopen};
 use datafusion::arrow::datatypes::IntervalMonthDayNano;
 use datafusion::common::ScalarValue;
 use datafusion::sql::parser::Statement as DfStatement;
-use pmdb_engine::{Db, DbOptions};
-use pmdb_sql::SqlEngine;
 
 const TABLE: &str = "CREATE TABLE iv (id INT PRIMARY KEY, d INTERVAL NOT NULL)";
 
@@ -137,35 +135,23 @@ fn bad_input_and_what_pmdb_cannot_honour_are_refused() {
 
 #[test]
 fn parameters_bind_and_values_survive_a_reopen_and_segments() {
-    let dir = tempfile::tempdir().unwrap();
-    let query = "SELECT id, d::text FROM iv ORDER BY id";
-    let before = {
-        let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
-        engine.execute(TABLE).unwrap();
-        engine.execute(ROWS).unwrap();
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        let mut s = engine.session();
-        let day = ScalarValue::IntervalMonthDayNano(Some(IntervalMonthDayNano::new(0, 1, 0)));
-        let statement: DfStatement = pmdb_sql::parse("INSERT INTO iv VALUES ($1, $2)")
-            .unwrap()
-            .pop_front()
-            .unwrap();
-        let p = rt.block_on(s.prepare(statement)).unwrap();
-        rt.block_on(s.run_prepared(&p, vec![ScalarValue::Int32(Some(6)), day]))
-            .unwrap();
-        let before = rows_of(engine.execute(query).unwrap().pop().unwrap());
-        assert_eq!(before[5], "6|1 day");
-        // ANALYZE builds the table's columnar segments; the scan reads them.
-        engine.execute("ANALYZE iv").unwrap();
-        assert_eq!(
-            rows_of(engine.execute(query).unwrap().pop().unwrap()),
-            before
-        );
-        before
-    };
-    let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
-    assert_eq!(
-        rows_of(engine.execute(query).unwrap().pop().unwrap()),
-        before
+    let (rows, _, _) = same_from_segments_and_after_reopen(
+        |engine| {
+            engine.execute(TABLE).unwrap();
+            engine.execute(ROWS).unwrap();
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            let mut s = engine.session();
+            let day = ScalarValue::IntervalMonthDayNano(Some(IntervalMonthDayNano::new(0, 1, 0)));
+            let statement: DfStatement = pmdb_sql::parse("INSERT INTO iv VALUES ($1, $2)")
+                .unwrap()
+                .pop_front()
+                .unwrap();
+            let p = rt.block_on(s.prepare(statement)).unwrap();
+            rt.block_on(s.run_prepared(&p, vec![ScalarValue::Int32(Some(6)), day]))
+                .unwrap();
+        },
+        "iv",
+        "SELECT id, d::text FROM iv ORDER BY id",
     );
+    assert_eq!(rows[5], "6|1 day");
 }

@@ -7,11 +7,9 @@
 
 mod common;
 
-use common::{Fixture, rows_of};
+use common::{Fixture, same_from_segments_and_after_reopen};
 use datafusion::common::ScalarValue;
 use datafusion::sql::parser::Statement as DfStatement;
-use pmdb_engine::{Db, DbOptions};
-use pmdb_sql::SqlEngine;
 
 const TABLE: &str = "CREATE TABLE tm (id INT PRIMARY KEY, t TIME NOT NULL, u TIME(6))";
 
@@ -121,35 +119,24 @@ fn bad_input_and_what_pmdb_cannot_honour_are_refused() {
 
 #[test]
 fn parameters_bind_and_values_survive_a_reopen_and_segments() {
-    let dir = tempfile::tempdir().unwrap();
-    let query = "SELECT id, t::text, u::text FROM tm ORDER BY id";
-    let before = {
-        let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
-        engine.execute(TABLE).unwrap();
-        engine.execute(ROWS).unwrap();
-        let rt = tokio::runtime::Runtime::new().unwrap();
-        let mut s = engine.session();
-        let statement: DfStatement = pmdb_sql::parse("INSERT INTO tm VALUES ($1, $2::time, $3)")
-            .unwrap()
-            .pop_front()
-            .unwrap();
-        let p = rt.block_on(s.prepare(statement)).unwrap();
-        let noon = ScalarValue::Time64Microsecond(Some(12 * 3_600_000_000 + 5));
-        rt.block_on(s.run_prepared(&p, vec![ScalarValue::Int32(Some(6)), noon.clone(), noon]))
-            .unwrap();
-        let before = rows_of(engine.execute(query).unwrap().pop().unwrap());
-        assert_eq!(before[5], "6|12:00:00.000005|12:00:00.000005");
-        // ANALYZE builds the table's columnar segments; the scan reads them.
-        engine.execute("ANALYZE tm").unwrap();
-        assert_eq!(
-            rows_of(engine.execute(query).unwrap().pop().unwrap()),
-            before
-        );
-        before
-    };
-    let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
-    assert_eq!(
-        rows_of(engine.execute(query).unwrap().pop().unwrap()),
-        before
+    let (rows, _, _) = same_from_segments_and_after_reopen(
+        |engine| {
+            engine.execute(TABLE).unwrap();
+            engine.execute(ROWS).unwrap();
+            let rt = tokio::runtime::Runtime::new().unwrap();
+            let mut s = engine.session();
+            let statement: DfStatement =
+                pmdb_sql::parse("INSERT INTO tm VALUES ($1, $2::time, $3)")
+                    .unwrap()
+                    .pop_front()
+                    .unwrap();
+            let p = rt.block_on(s.prepare(statement)).unwrap();
+            let noon = ScalarValue::Time64Microsecond(Some(12 * 3_600_000_000 + 5));
+            rt.block_on(s.run_prepared(&p, vec![ScalarValue::Int32(Some(6)), noon.clone(), noon]))
+                .unwrap();
+        },
+        "tm",
+        "SELECT id, t::text, u::text FROM tm ORDER BY id",
     );
+    assert_eq!(rows[5], "6|12:00:00.000005|12:00:00.000005");
 }

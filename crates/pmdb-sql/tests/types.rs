@@ -7,11 +7,10 @@
 
 mod common;
 
-use common::{Fixture, rows_of};
+use common::{Fixture, rows_of, same_from_segments_and_after_reopen};
 use datafusion::common::ScalarValue;
 use datafusion::sql::parser::Statement as DfStatement;
-use pmdb_engine::{Db, DbOptions};
-use pmdb_sql::{SqlEngine, SqlSession, UTC};
+use pmdb_sql::{SqlSession, UTC};
 
 const TABLE: &str = "CREATE TABLE v (
     id UUID PRIMARY KEY,
@@ -137,25 +136,13 @@ fn values_compare_and_sort_by_their_own_order() {
 
 #[test]
 fn values_survive_a_reopen_and_columnar_segments() {
-    let dir = tempfile::tempdir().unwrap();
-    let query = "SELECT n, id, b, at FROM v WHERE n < 4 ORDER BY n";
-    let before = {
-        let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
-        engine.execute(TABLE).unwrap();
-        engine.execute(ROWS).unwrap();
-        let before = rows_of(engine.execute(query).unwrap().pop().unwrap());
-        // ANALYZE builds the table's columnar segments; the scan reads them.
-        engine.execute("ANALYZE v").unwrap();
-        assert_eq!(
-            rows_of(engine.execute(query).unwrap().pop().unwrap()),
-            before
-        );
-        before
-    };
-    let engine = SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
-    assert_eq!(
-        rows_of(engine.execute(query).unwrap().pop().unwrap()),
-        before
+    let (_, engine, _dir) = same_from_segments_and_after_reopen(
+        |engine| {
+            engine.execute(TABLE).unwrap();
+            engine.execute(ROWS).unwrap();
+        },
+        "v",
+        "SELECT n, id, b, at FROM v WHERE n < 4 ORDER BY n",
     );
     let n = |sql: &str| rows_of(engine.execute(sql).unwrap().pop().unwrap());
     assert_eq!(

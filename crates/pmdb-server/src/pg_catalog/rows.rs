@@ -4,6 +4,7 @@
 use pgwire::api::Type;
 use pmdb_sql::schema::{ColumnDef, Deferral, ForeignKeyDef, Identity, TableDef};
 use pmdb_sql::sequence::SequenceDef;
+use pmdb_sql::view::ViewDef;
 
 use super::oids;
 use super::source::Source;
@@ -415,7 +416,7 @@ pub fn standard_views(source: &Source) -> Vec<Vec<Cell>> {
                 text(source.database()),
                 Text(v.schema.clone()),
                 Text(v.name.clone()),
-                Text(format!(" {};", v.query)),
+                Text(view_definition(v)),
                 text("NONE"),
                 text("NO"),
                 text("NO"),
@@ -879,10 +880,15 @@ pub fn view_list(source: &Source) -> Vec<Vec<Cell>> {
                 Text(v.schema.clone()),
                 Text(v.name.clone()),
                 text(source.owner()),
-                Text(format!(" {};", v.query)),
+                Text(view_definition(v)),
             ]
         })
         .collect()
+}
+
+/// A view's query as `pg_views` and `information_schema.views` show it.
+fn view_definition(v: &ViewDef) -> String {
+    format!(" {};", v.query)
 }
 
 /// A materialized view's query as `pg_get_viewdef` and `pg_matviews` show it.

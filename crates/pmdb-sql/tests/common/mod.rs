@@ -157,3 +157,27 @@ pub fn stored_chunks(engine: &SqlEngine, name: &str) -> Result<usize, String> {
     }
     Ok(stored.len())
 }
+
+/// A database `fill` fills, whose `query` must answer the same from stored rows, from
+/// the columnar segments `ANALYZE table` builds, and after a reopen: the rows, and the
+/// reopened engine (with the directory that holds it) for more questions.
+pub fn same_from_segments_and_after_reopen(
+    fill: impl FnOnce(&SqlEngine),
+    table: &str,
+    query: &str,
+) -> (Vec<String>, SqlEngine, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || SqlEngine::open(Db::open(dir.path(), DbOptions::small()).unwrap()).unwrap();
+    let answer = |engine: &SqlEngine| rows_of(engine.execute(query).unwrap().pop().unwrap());
+    let before = {
+        let engine = open();
+        fill(&engine);
+        let before = answer(&engine);
+        engine.execute(&format!("ANALYZE {table}")).unwrap();
+        assert_eq!(answer(&engine), before, "from columnar segments");
+        before
+    };
+    let engine = open();
+    assert_eq!(answer(&engine), before, "after a reopen");
+    (before, engine, dir)
+}
