@@ -209,9 +209,10 @@ pub fn without_trailing_blanks(s: &str) -> &str {
     s.trim_end_matches(' ')
 }
 
-/// Text read as a BYTEA or UUID the way PostgreSQL reads it (Arrow's cast would take a
-/// string's bytes as they are): `None` when `array` is not text or `ty` not one of them.
-fn text_input(array: &ArrayRef, ty: SqlType) -> Option<Result<ArrayRef, SqlError>> {
+/// Text read as a BYTEA, UUID, JSON, JSONB, INTERVAL or TIME the way PostgreSQL reads
+/// it (Arrow's cast would take a string's bytes as they are, or read it by Arrow's
+/// rules): `None` when `array` is not text or `ty` not one of them.
+pub(crate) fn text_input(array: &ArrayRef, ty: SqlType) -> Option<Result<ArrayRef, SqlError>> {
     let strings = array.as_string_opt::<i32>()?;
     Some(match ty {
         SqlType::Bytea => strings

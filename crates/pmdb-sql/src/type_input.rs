@@ -12,10 +12,7 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{
-    Array, ArrayRef, AsArray, BinaryArray, IntervalMonthDayNanoArray, StringArray,
-    Time64MicrosecondArray,
-};
+use datafusion::arrow::array::{Array, AsArray};
 use datafusion::arrow::datatypes::{DataType, FieldRef, TimeUnit};
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::{Transformed, TreeNode};
@@ -33,7 +30,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::array_text::{array_from_text, list_element};
-use crate::arrow_conv::{arrow_field, text_type, without_trailing_blanks};
+use crate::arrow_conv::{arrow_field, text_input, text_type, without_trailing_blanks};
 use crate::comparison::compares;
 use crate::error::{Result, SqlError, external};
 use crate::interval_ops::{is_interval, span_of};
@@ -201,47 +198,15 @@ impl ScalarUDFImpl for TextIn {
             ))));
         };
         let array = arg.to_array(args.number_rows)?;
-        let strings = array.as_string::<i32>();
-        let out: ArrayRef = match self.ty {
-            SqlType::Json | SqlType::Jsonb => Arc::new(
-                strings
-                    .iter()
-                    .map(|s| {
-                        s.map(|s| crate::json::input(s, self.ty == SqlType::Jsonb))
-                            .transpose()
-                    })
-                    .collect::<Result<StringArray>>()
-                    .map_err(external)?,
-            ),
-            SqlType::Interval => Arc::new(
-                strings
-                    .iter()
-                    .map(|s| s.map(crate::arrow_conv::interval_input).transpose())
-                    .collect::<Result<IntervalMonthDayNanoArray>>()
-                    .map_err(external)?,
-            ),
-            SqlType::Time => Arc::new(
-                strings
-                    .iter()
-                    .map(|s| s.map(crate::time_of_day::parse_time).transpose())
-                    .collect::<Result<Time64MicrosecondArray>>()
-                    .map_err(external)?,
-            ),
-            SqlType::Uuid => Arc::new(
-                strings
-                    .iter()
-                    .map(|s| s.map(|s| parse_uuid(s).map(uuid_text)).transpose())
-                    .collect::<Result<StringArray>>()
-                    .map_err(external)?,
-            ),
-            _ => Arc::new(
-                strings
-                    .iter()
-                    .map(|s| s.map(parse_bytea).transpose())
-                    .collect::<Result<BinaryArray>>()
-                    .map_err(external)?,
-            ),
-        };
+        let out = text_input(&array, self.ty)
+            .ok_or_else(|| {
+                external(SqlError::Query(format!(
+                    "{} takes text, not {}",
+                    self.name(),
+                    array.data_type()
+                )))
+            })?
+            .map_err(external)?;
         shaped(matches!(arg, ColumnarValue::Scalar(_)), out)
     }
 }
