@@ -6,6 +6,7 @@ known to fail on pmdb (`<suite>-failures.txt` beside this script).
     driver_suites.py sqlalchemy --pmdb target/debug/pmdb      # a fresh pmdb serve
     driver_suites.py asyncpg --dburi postgresql://u:p@host:5432/postgres
     driver_suites.py sqlalchemy --pmdb … --update             # rewrite the list
+    driver_suites.py sqlalchemy --pmdb … --share 4            # a quarter: CI's fast run
 
 The suites: SQLAlchemy's dialect compliance suite (through psycopg 3; its own library
 is imported from its source, so the installed SQLAlchemy does not matter) and asyncpg's
@@ -82,9 +83,29 @@ SUITES = {
     },
 }
 
-# Loaded into the suite's pytest: pmdb has no extensions (CREATE EXTENSION is refused),
+# Loaded into every suite's pytest: with PMDB_SUITE_SHARE=N, only the test classes whose
+# name hashes to 0 modulo N run. Whole classes, because their tables are made once per
+# class; a stable hash (CRC-32, not Python's salted one), so every run picks the same.
+SHARE_PLUGIN = '''
+import os
+import zlib
+
+
+def pytest_collection_modifyitems(config, items):
+    share = int(os.environ.get("PMDB_SUITE_SHARE", "1"))
+    if share <= 1:
+        return
+    kept, dropped = [], []
+    for item in items:
+        owner = item.nodeid.rpartition("::")[0]
+        (kept if zlib.crc32(owner.encode()) % share == 0 else dropped).append(item)
+    config.hook.pytest_deselected(items=dropped)
+    items[:] = kept
+'''
+
+# Loaded besides into SQLAlchemy's: pmdb has no extensions (CREATE EXTENSION is refused),
 # which SQLAlchemy's PostgreSQL provisioning creates before the first test.
-PLUGIN = '''
+SQLALCHEMY_PLUGIN = '''
 from sqlalchemy.dialects.postgresql import provision
 
 provision._extensions.clear()
@@ -158,27 +179,32 @@ def prepare(suite, dburi):
             conn.execute(statement)
 
 
-def run_suite(suite, dburi, root, report):
+def run_suite(suite, dburi, root, report, share):
     plugin_dir = Path(tempfile.mkdtemp())
     env = dict(os.environ)
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env["PMDB_SUITE_SHARE"] = str(share)
     # Some tests pick from a set (an isolation level other than the default): the same
     # pick at every run.
     env["PYTHONHASHSEED"] = "0"
     url = urllib.parse.urlsplit(dburi)
     args = ["-p", "no:cacheprovider", "-p", "no:randomly", "-q", "--tb=no",
-            "--maxfail=100000", f"--junitxml={report}"]
+            "--maxfail=100000", f"--junitxml={report}", "-p", "pmdb_suite_plugin"]
+    plugin = SHARE_PLUGIN
+    paths = [str(plugin_dir)]
     if suite == "sqlalchemy":
-        (plugin_dir / "pmdb_suite_plugin.py").write_text(PLUGIN)
-        env["PYTHONPATH"] = os.pathsep.join([str(plugin_dir), str(root / "lib")])
+        plugin += SQLALCHEMY_PLUGIN
+        paths.append(str(root / "lib"))
         sa_uri = url._replace(scheme="postgresql+psycopg").geturl()
-        args += ["-p", "pmdb_suite_plugin", "--dburi", sa_uri]
+        args += ["--dburi", sa_uri]
     else:
         # With PGHOST set, asyncpg's test base uses the running server, not one of its
         # own; pools in the suite name the database postgres.
         env.update(PGHOST=url.hostname, PGPORT=str(url.port or 5432),
                    PGUSER=url.username or "", PGPASSWORD=url.password or "",
                    PGDATABASE=url.path.lstrip("/") or "postgres")
+    (plugin_dir / "pmdb_suite_plugin.py").write_text(plugin)
+    env["PYTHONPATH"] = os.pathsep.join(paths)
     cmd = [sys.executable, "-m", "pytest", *SUITES[suite]["tests"], *args]
     try:
         subprocess.run(cmd, cwd=root, env=env, stdout=subprocess.DEVNULL,
@@ -222,7 +248,11 @@ def main():
     where.add_argument("--dburi", help="a server to run against (PostgreSQL, say), as "
                        "postgresql://user:password@host:port/database")
     p.add_argument("--update", action="store_true", help="rewrite the failure list")
+    p.add_argument("--share", type=int, default=1, metavar="N",
+                   help="run about 1/N of the test classes, the same ones at every run")
     args = p.parse_args()
+    if args.share < 1 or (args.update and args.share > 1):
+        p.error("--share takes N >= 1, and --update needs the whole suite (no --share)")
 
     needs = SUITES[args.suite].get("needs", [])
     missing = [m for m in needs if importlib.util.find_spec(m) is None]
@@ -245,7 +275,7 @@ def main():
             dburi = f"postgresql://pmdb:pmdb@127.0.0.1:{port}/{database}"
         report = work / "report.xml"
         prepare(args.suite, dburi)
-        run_suite(args.suite, dburi, root, report)
+        run_suite(args.suite, dburi, root, report, args.share)
         if not report.exists():
             print("the suite wrote no report", file=sys.stderr)
             return 2

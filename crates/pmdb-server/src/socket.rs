@@ -14,7 +14,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::{Sink, SinkExt, StreamExt};
+use futures::{FutureExt, Sink, SinkExt, StreamExt};
 use pgwire::api::DefaultClient;
 use pgwire::api::{ClientInfo, PgWireConnectionState};
 use pgwire::error::ErrorInfo;
@@ -174,6 +174,17 @@ where
         )
         .await
         {
+            // A statement stopped because `pg_terminate_backend` ended its connection:
+            // the client hears why the connection goes, not that a statement was cancelled.
+            if handler.terminated().now_or_never().is_some() {
+                return fatal(
+                    socket,
+                    handler,
+                    "57P01",
+                    "terminating connection due to administrator command",
+                )
+                .await;
+            }
             if extended_query {
                 handler.fail_block().await;
             }

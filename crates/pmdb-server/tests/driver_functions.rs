@@ -188,10 +188,8 @@ fn pg_terminate_backend_ends_a_connection_idle_or_busy() {
         );
         let e = sleeping.await.unwrap().unwrap_err();
         assert!(started.elapsed() < Duration::from_secs(10));
-        assert!(
-            e.is_closed() || ["57014", "57P01"].contains(&sqlstate(&e).as_str()),
-            "{e}"
-        );
+        // Told why the connection ends, not that its statement was cancelled.
+        assert_eq!(sqlstate(&e), "57P01", "{e}");
         // No such process.
         let none: bool = admin.query_one(&terminate, &[&-5i32]).await.unwrap().get(0);
         assert!(!none);

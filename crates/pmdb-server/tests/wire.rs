@@ -497,6 +497,33 @@ fn malformed_messages_never_take_the_server_down() {
 }
 
 #[test]
+fn copy_from_stdin_finds_the_sessions_temporary_table() {
+    use futures::SinkExt;
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        // A temporary table of the same name shadows public's, for COPY as for a query.
+        c.batch_execute("CREATE TABLE shadowed (a TEXT); CREATE TEMP TABLE shadowed (a TEXT)")
+            .await
+            .unwrap();
+        let sink = c.copy_in("COPY shadowed FROM STDIN").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"one\ntwo\n"))
+            .await
+            .unwrap();
+        assert_eq!(sink.finish().await.unwrap(), 2);
+        let counts = c
+            .query_one(
+                "SELECT (SELECT count(*) FROM shadowed), (SELECT count(*) FROM public.shadowed)",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!((counts.get::<_, i64>(0), counts.get::<_, i64>(1)), (2, 0));
+    });
+}
+
+#[test]
 fn copy_from_stdin_truncate_and_adding_a_primary_key() {
     use futures::SinkExt;
     let s = TestServer::trusting();

@@ -521,7 +521,12 @@ impl SqlSession {
     /// [`SqlSession::abort_copy`].
     pub fn copy_in(&mut self, statement: &DfStatement) -> Result<CopyIn> {
         let found = match statement {
-            DfStatement::Statement(s) => copy_from_stdin(s),
+            DfStatement::Statement(s) => {
+                // The session's temporary table of that name, when it has one.
+                let mut s = s.clone();
+                self.shared.temp.qualify(&self.shared.catalog, &mut s);
+                copy_from_stdin(&s)
+            }
             _ => None,
         };
         let (table, format, listed) = match found {

@@ -3,11 +3,15 @@
 //! known failures (`scripts/compat/<suite>-failures.txt`) is a regression. Skipped when
 //! Python lacks pytest or the suite's driver, when the suite's source cannot be fetched,
 //! or when the installed driver is not the one the list was recorded with.
+//!
+//! SQLAlchemy's suite takes minutes: by default a quarter of its test classes run (the
+//! same ones every time); `PMDB_DRIVER_SUITES=full` runs all of it.
 
 use std::process::Command;
 
-/// Runs `suite`, whose driver is the Python module `driver`.
-fn suite_has_no_regression(suite: &str, driver: &str) {
+/// Runs `suite`, whose driver is the Python module `driver`: the share `1/share` of its
+/// test classes, or all of them when `PMDB_DRIVER_SUITES=full`.
+fn suite_has_no_regression(suite: &str, driver: &str, share: u32) {
     let has = Command::new("python3")
         .args(["-c", &format!("import pytest, {driver}")])
         .output()
@@ -20,8 +24,11 @@ fn suite_has_no_regression(suite: &str, driver: &str) {
         env!("CARGO_MANIFEST_DIR"),
         "/../../scripts/compat/driver_suites.py"
     );
+    let full = std::env::var("PMDB_DRIVER_SUITES").is_ok_and(|v| v == "full");
+    let share = if full { 1 } else { share };
     let out = Command::new("python3")
         .args([script, suite, "--pmdb", env!("CARGO_BIN_EXE_pmdb")])
+        .args(["--share", &share.to_string()])
         .env("PYTHONDONTWRITEBYTECODE", "1")
         .output()
         .unwrap();
@@ -40,11 +47,11 @@ fn suite_has_no_regression(suite: &str, driver: &str) {
 /// SQLAlchemy's dialect compliance suite, the one every third-party dialect runs.
 #[test]
 fn the_sqlalchemy_dialect_suite_has_no_regression() {
-    suite_has_no_regression("sqlalchemy", "psycopg");
+    suite_has_no_regression("sqlalchemy", "psycopg", 4);
 }
 
 /// asyncpg's own test suite.
 #[test]
 fn the_asyncpg_suite_has_no_regression() {
-    suite_has_no_regression("asyncpg", "asyncpg");
+    suite_has_no_regression("asyncpg", "asyncpg", 1);
 }
