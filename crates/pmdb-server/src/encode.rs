@@ -410,20 +410,25 @@ fn encode<E: FieldEncoder>(
             e.field(&Some(date))
         }
         DataType::Timestamp(unit, tz) => {
-            let v = match unit {
-                TimeUnit::Second => {
-                    column.as_primitive::<TimestampSecondType>().value(row) * 1_000_000_000
-                }
-                TimeUnit::Millisecond => {
-                    column.as_primitive::<TimestampMillisecondType>().value(row) * 1_000_000
-                }
-                TimeUnit::Microsecond => {
-                    column.as_primitive::<TimestampMicrosecondType>().value(row) * 1_000
-                }
-                TimeUnit::Nanosecond => column.as_primitive::<TimestampNanosecondType>().value(row),
-            };
+            // Each unit as it is: in nanoseconds, years before 1677 would overflow.
+            let at = match unit {
+                TimeUnit::Second => DateTime::from_timestamp(
+                    column.as_primitive::<TimestampSecondType>().value(row),
+                    0,
+                ),
+                TimeUnit::Millisecond => DateTime::from_timestamp_millis(
+                    column.as_primitive::<TimestampMillisecondType>().value(row),
+                ),
+                TimeUnit::Microsecond => DateTime::from_timestamp_micros(
+                    column.as_primitive::<TimestampMicrosecondType>().value(row),
+                ),
+                TimeUnit::Nanosecond => Some(DateTime::from_timestamp_nanos(
+                    column.as_primitive::<TimestampNanosecondType>().value(row),
+                )),
+            }
+            .ok_or_else(|| internal("timestamp out of range".into()))?;
             e.field(&Some(Timestamp {
-                at: DateTime::from_timestamp_nanos(v).naive_utc(),
+                at: at.naive_utc(),
                 zone: tz.is_some(),
             }))
         }

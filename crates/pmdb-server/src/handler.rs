@@ -53,6 +53,8 @@ use crate::params::{param_type, values};
 use crate::sync_flush::{FlushRequest, SessionStatus};
 use crate::timeouts;
 
+mod portal_moves;
+
 /// What the client's statements run in.
 pub struct Client {
     pub sql: SqlSession,
@@ -81,6 +83,8 @@ pub struct Client {
     inbox: UnboundedSender<Notification>,
     /// LISTEN, UNLISTEN and NOTIFY of the open block, done when it commits.
     at_commit: Vec<ChannelChange>,
+    /// The portals Bind named, which SQL's MOVE moves too.
+    portals: portal_moves::NamedPortals,
 }
 
 impl Client {
@@ -633,6 +637,8 @@ impl SimpleQueryHandler for Handler {
                 match out {
                     Ok(r) => responses.push(r),
                     Err(e) => {
+                        // As any statement's error: the open block fails.
+                        client.sql.fail_block();
                         responses.push(Response::Error(Box::new(error_info_in(&e, query))));
                         break;
                     }
@@ -766,9 +772,13 @@ impl ExtendedQueryHandler for Handler {
             )));
         }
         match statement {
-            Some(statement) => client
-                .portal_store()
-                .put_portal(Arc::new(Portal::try_new(&message, statement)?)),
+            Some(statement) => {
+                let bound = Arc::new(Portal::try_new(&message, statement)?);
+                if portal != DEFAULT_NAME {
+                    self.client.lock().await.portals.bound(portal, &bound);
+                }
+                client.portal_store().put_portal(bound)
+            }
             None => client.portal_store().put_empty_portal(portal),
         }
         client
@@ -861,7 +871,7 @@ impl ExtendedQueryHandler for Handler {
 /// sequence value handed out, no statement prepared, no channel listened to);
 /// `DEALLOCATE [PREPARE] {name | ALL}`, which
 /// forgets one statement the protocol prepared (26000 if there is none of that name) or
-/// all of them. `None` for another statement.
+/// all of them; MOVE of a portal Bind named. `None` for another statement.
 async fn session_command<C>(
     protocol: &C,
     client: &mut Client,
@@ -871,6 +881,9 @@ where
     C: ClientPortalStore,
     C::PortalStore: PortalStore,
 {
+    if let Some(moved) = portal_moves::move_portal(client, statement).await {
+        return Some(moved);
+    }
     let DfStatement::Statement(s) = statement else {
         return None;
     };
@@ -950,6 +963,7 @@ impl Connection {
             terminate: Arc::clone(&terminate),
             inbox,
             at_commit: Vec::new(),
+            portals: Default::default(),
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),

@@ -1345,3 +1345,56 @@ fn catalog_functions_quote_names_that_need_it() {
         assert!(row.get::<_, Option<String>>(3).is_some());
     });
 }
+
+#[test]
+fn timestamps_beyond_nanoseconds_reach_go_out_whole() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        // Years a nanosecond count cannot hold (before 1677, after 2262), in both forms.
+        c.batch_execute(
+            "CREATE TABLE far (id INT PRIMARY KEY, at TIMESTAMP);
+             INSERT INTO far VALUES (1, '0001-01-01 00:00:00'), (2, '1500-06-01 12:30:00.25'),
+                                    (3, '9999-12-31 23:59:59.999999')",
+        )
+        .await
+        .unwrap();
+        let text: Vec<String> = c
+            .simple_query("SELECT at FROM far ORDER BY id")
+            .await
+            .unwrap()
+            .iter()
+            .filter_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_owned),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            text,
+            [
+                "0001-01-01 00:00:00",
+                "1500-06-01 12:30:00.25",
+                "9999-12-31 23:59:59.999999"
+            ]
+        );
+        let binary: Vec<chrono::NaiveDateTime> = c
+            .query("SELECT at FROM far ORDER BY id", &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        let shown: Vec<String> = binary
+            .iter()
+            .map(|t| t.format("%Y-%m-%d %H:%M:%S%.f").to_string())
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                "0001-01-01 00:00:00",
+                "1500-06-01 12:30:00.250",
+                "9999-12-31 23:59:59.999999"
+            ]
+        );
+    });
+}

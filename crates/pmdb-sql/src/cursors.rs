@@ -13,6 +13,7 @@ use std::sync::Arc;
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::compute::concat_batches;
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
     CloseCursor, FetchDirection, Ident, ObjectName, Statement, Value as Literal,
 };
@@ -118,6 +119,42 @@ pub(crate) fn is_move(into: &Option<ObjectName>) -> Result<bool> {
         Some(name) if name.to_string() == MOVE_MARKER => Ok(true),
         Some(name) => Err(SqlError::unsupported(format!("FETCH … INTO {name}"))),
     }
+}
+
+/// A MOVE, as a portal the protocol bound can make it (it reads its rows once, so it
+/// steps forward only): the name it moves (folded) and how many rows it passes (`None`:
+/// all of them), or 55000 for a MOVE another way. `None` for another statement.
+pub fn forward_move(statement: &DfStatement) -> Option<(String, Result<Option<u64>>)> {
+    let DfStatement::Statement(s) = statement else {
+        return None;
+    };
+    let Statement::Fetch {
+        name,
+        direction,
+        into,
+        ..
+    } = s.as_ref()
+    else {
+        return None;
+    };
+    if !is_move(into).ok()? {
+        return None;
+    }
+    use FetchDirection as D;
+    let steps = match direction {
+        D::Next | D::Forward { limit: None } => Ok(Some(1)),
+        // A negative count steps backward.
+        D::Count { limit } | D::Forward { limit: Some(limit) } => count(limit)
+            .and_then(|k| u64::try_from(k).map_err(|_| only_forward()))
+            .map(Some),
+        D::All | D::ForwardAll => Ok(None),
+        _ => Err(only_forward()),
+    };
+    Some((ident_name(name), steps))
+}
+
+fn only_forward() -> SqlError {
+    SqlError::user("55000", "cursor can only scan forward")
 }
 
 struct Cursor {

@@ -120,9 +120,10 @@ pub fn sql_type(ty: &DataType) -> Result<SqlType> {
         DataType::Time(None | Some(6), TimezoneInfo::None | TimezoneInfo::WithoutTimeZone) => {
             SqlType::Time
         }
-        DataType::Timestamp(_, TimezoneInfo::None | TimezoneInfo::WithoutTimeZone)
-        | DataType::Datetime(_) => SqlType::Timestamp,
-        DataType::Timestamp(_, TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => {
+        // As TIME: microseconds are the whole precision, fewer digits would need rounding.
+        DataType::Timestamp(None | Some(6), TimezoneInfo::None | TimezoneInfo::WithoutTimeZone)
+        | DataType::Datetime(None | Some(6)) => SqlType::Timestamp,
+        DataType::Timestamp(None | Some(6), TimezoneInfo::WithTimeZone | TimezoneInfo::Tz) => {
             SqlType::TimestampTz
         }
         DataType::Bool | DataType::Boolean => SqlType::Boolean,

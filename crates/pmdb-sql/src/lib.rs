@@ -111,6 +111,7 @@ pub use arrow_conv::{
     UTC, interval_at, interval_input, is_uuid, names_utc, padded_chars, text_type,
 };
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
+pub use cursors::forward_move;
 pub use engine::{Sessions, SqlEngine};
 pub use error::{CodecError, Result, SqlError};
 pub use identity::OWNER;

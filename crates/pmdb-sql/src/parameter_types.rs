@@ -70,6 +70,8 @@ pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<DataType>>> {
                 .cloned()
                 .flatten()
                 .or_else(|| implied.get(&id).cloned())
+                // In microseconds, as the plan's times are once analyzed.
+                .map(|t| crate::time_of_day::in_microseconds(&t).unwrap_or(t))
         })
         .collect())
 }

@@ -3,7 +3,8 @@
 //! `AM`/`PM`, an optional date before it and an optional zone after it (both ignored,
 //! as PostgreSQL ignores them for a time without zone), or `allballs`; a fraction past
 //! microseconds is rounded. Output is `HH:MM:SS` with as many fraction digits as the
-//! microseconds need. Every time in a plan is one in microseconds ([`MicrosecondTimes`]).
+//! microseconds need. Every time and timestamp in a plan is one in microseconds
+//! ([`MicrosecondTimes`]).
 
 use std::sync::Arc;
 
@@ -12,8 +13,11 @@ use datafusion::common::Result as DfResult;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::logical_expr::expr::{Cast, Placeholder, TryCast};
-use datafusion::logical_expr::{Expr, LogicalPlan};
+use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
 use datafusion::optimizer::AnalyzerRule;
+use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, FunctionArguments};
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::error::{SqlError, state};
 
@@ -197,9 +201,33 @@ mod tests {
     }
 }
 
-/// The analyzer rule, run before type coercion, that makes every time in a plan a time
-/// in microseconds: DataFusion reads SQL's TIME as nanoseconds, which it cannot compare
-/// with a TIME column's microseconds.
+/// What `localtime` and `localtimestamp` (bare keywords, as PostgreSQL writes them) stand
+/// for: the statement's time without a zone, in the session's zone (UTC, pmdb's only).
+pub(crate) fn local_clock_call(e: &SqlExpr) -> Option<SqlExpr> {
+    let SqlExpr::Function(f) = e else {
+        return None;
+    };
+    let [name] = f.name.0.as_slice() else {
+        return None;
+    };
+    let to = match name.as_ident()?.value.to_ascii_lowercase().as_str() {
+        "localtime" => "TIME",
+        "localtimestamp" => "TIMESTAMP",
+        _ => return None,
+    };
+    if !matches!(f.args, FunctionArguments::None) {
+        return None;
+    }
+    Parser::new(&PostgreSqlDialect {})
+        .try_with_sql(&format!("CAST(now() AS {to})"))
+        .and_then(|mut p| p.parse_expr())
+        .ok()
+}
+
+/// The analyzer rule, run before type coercion, that makes every time and timestamp in
+/// a plan one in microseconds, PostgreSQL's unit and a column's: DataFusion reads SQL's
+/// TIME as nanoseconds, which it cannot compare with a TIME column's microseconds, and
+/// SQL's TIMESTAMP as nanoseconds too, which hold no year before 1677 or after 2262.
 #[derive(Debug)]
 pub(crate) struct MicrosecondTimes;
 
@@ -211,22 +239,37 @@ impl AnalyzerRule for MicrosecondTimes {
     }
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DfResult<LogicalPlan> {
-        crate::expr_rewrite::rewrite_expressions(plan, |e, _| {
+        crate::expr_rewrite::rewrite_expressions(plan, |e, schema| {
             Ok(match e {
-                Expr::Cast(Cast { expr, field }) if other_time(field.data_type()) => {
-                    Transformed::yes(Expr::Cast(Cast::new(expr, MICROSECOND_TIME)))
+                // `current_time`, `localtime`: nanoseconds from DataFusion's functions.
+                Expr::ScalarFunction(_) if e.get_type(schema).is_ok_and(|t| other_time(&t)) => {
+                    Transformed::yes(Expr::Cast(Cast::new(Box::new(e), MICROSECOND_TIME)))
                 }
-                Expr::TryCast(TryCast { expr, field }) if other_time(field.data_type()) => {
-                    Transformed::yes(Expr::TryCast(TryCast::new(expr, MICROSECOND_TIME)))
+                Expr::Cast(Cast { expr, field }) => match in_microseconds(field.data_type()) {
+                    Some(to) => Transformed::yes(Expr::Cast(Cast::new(expr, to))),
+                    None => Transformed::no(Expr::Cast(Cast { expr, field })),
+                },
+                Expr::TryCast(TryCast { expr, field }) => {
+                    match in_microseconds(field.data_type()) {
+                        Some(to) => Transformed::yes(Expr::TryCast(TryCast::new(expr, to))),
+                        None => Transformed::no(Expr::TryCast(TryCast { expr, field })),
+                    }
                 }
                 Expr::Placeholder(Placeholder {
                     id,
                     field: Some(field),
-                }) if other_time(field.data_type()) => {
-                    let field = field.as_ref().clone().with_data_type(MICROSECOND_TIME);
+                }) => {
+                    let field = match in_microseconds(field.data_type()) {
+                        Some(to) => Arc::new(field.as_ref().clone().with_data_type(to)),
+                        None => {
+                            return Ok(Transformed::no(Expr::Placeholder(
+                                Placeholder::new_with_field(id, Some(field)),
+                            )));
+                        }
+                    };
                     Transformed::yes(Expr::Placeholder(Placeholder::new_with_field(
                         id,
-                        Some(Arc::new(field)),
+                        Some(field),
                     )))
                 }
                 other => Transformed::no(other),
@@ -238,4 +281,15 @@ impl AnalyzerRule for MicrosecondTimes {
 /// Whether `ty` is a time in a unit other than microseconds.
 fn other_time(ty: &DataType) -> bool {
     matches!(ty, DataType::Time32(_) | DataType::Time64(_)) && *ty != MICROSECOND_TIME
+}
+
+/// `ty` in microseconds, when it is a time or timestamp in another unit.
+pub(crate) fn in_microseconds(ty: &DataType) -> Option<DataType> {
+    match ty {
+        _ if other_time(ty) => Some(MICROSECOND_TIME),
+        DataType::Timestamp(unit, zone) if *unit != TimeUnit::Microsecond => {
+            Some(DataType::Timestamp(TimeUnit::Microsecond, zone.clone()))
+        }
+        _ => None,
+    }
 }

@@ -82,6 +82,10 @@ pub(crate) fn rewrite_casts(statement: &mut Statement) -> Result<()> {
             *e = call;
             return ControlFlow::Continue(());
         }
+        if let Some(call) = crate::time_of_day::local_clock_call(e) {
+            *e = call;
+            return ControlFlow::Continue(());
+        }
         // An array of uuids or json values is an array of their text, the form
         // DataFusion holds them in (a column they go into reads them as its type).
         if let SqlExpr::Cast {

@@ -64,6 +64,22 @@ fn read_and_written_as_postgresql_does() {
         ),
         ["09:00:00|2024-02-29 08:00:00"]
     );
+    // The clock's time of day compares with a column's (every row is on one side), and
+    // `localtime` / `localtimestamp` are the statement's time without a zone (UTC's).
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT count(*) FROM tm WHERE t <= current_time OR t > localtime"
+        ),
+        ["5"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT localtimestamp = now()::timestamp, localtime = now()::time"
+        ),
+        ["true|true"]
+    );
     f.tag(&mut s, "UPDATE tm SET u = t WHERE id = 2");
     assert_eq!(
         f.rows(&mut s, "SELECT u::text FROM tm WHERE id = 2"),
@@ -107,6 +123,12 @@ fn bad_input_and_what_pmdb_cannot_honour_are_refused() {
         ("SELECT CAST('1:2:3:4' AS TIME)", "22007"),
         ("CREATE TABLE rounded (t TIME(3))", "0A000"),
         ("CREATE TABLE zoned (t TIME WITH TIME ZONE)", "0A000"),
+        // TIMESTAMP's precision is microseconds too: fewer digits would round.
+        ("CREATE TABLE rounded (t TIMESTAMP(0))", "0A000"),
+        (
+            "CREATE TABLE rounded (t TIMESTAMP(3) WITH TIME ZONE)",
+            "0A000",
+        ),
     ] {
         assert_eq!(f.sqlstate(&mut s, bad), state, "{bad}");
     }
@@ -114,6 +136,11 @@ fn bad_input_and_what_pmdb_cannot_honour_are_refused() {
         f.rows(&mut s, "SELECT count(*) FROM tm"),
         ["5"],
         "nothing changed"
+    );
+    // Six digits is the precision pmdb keeps: taken as written.
+    f.tag(
+        &mut s,
+        "CREATE TABLE precise (a TIME(6), b TIMESTAMP(6), c TIMESTAMPTZ(6))",
     );
 }
 

@@ -379,3 +379,48 @@ fn timestamps_and_arrays_cast_to_text_read_as_postgresql_writes_them() {
         ]
     );
 }
+
+#[test]
+fn timestamps_of_any_year_postgresql_takes_are_cast_and_bound() {
+    let f = fixture();
+    let mut s = f.session();
+    // Years before 1677 and after 2262 (beyond a count of nanoseconds), as PostgreSQL 15
+    // writes them.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT '1500-06-01 12:30:00.25'::timestamp::text, \
+             CAST('9999-12-31 23:59:59.999999' AS TIMESTAMP)::text, \
+             '0001-01-01 00:00:00+00'::timestamptz::text"
+        ),
+        ["1500-06-01 12:30:00.25|9999-12-31 23:59:59.999999|0001-01-01 00:00:00+00"]
+    );
+    let old = ScalarValue::TimestampMicrosecond(Some(-62_130_221_633_000_000), None);
+    assert_eq!(
+        prepared(
+            &f,
+            &mut s,
+            "SELECT CAST($1 AS TIMESTAMP)::text",
+            vec![old.clone()]
+        ),
+        ["0001-03-04 05:06:07"]
+    );
+    // Into a column, through an INSERT that binds its parameters as literals.
+    f.tag(
+        &mut s,
+        "CREATE TABLE historic (id INT PRIMARY KEY, at TIMESTAMP)",
+    );
+    assert_eq!(
+        prepared(
+            &f,
+            &mut s,
+            "INSERT INTO historic VALUES (1, $1::TIMESTAMP WITHOUT TIME ZONE) RETURNING id",
+            vec![old],
+        ),
+        ["1"]
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT at::text FROM historic"),
+        ["0001-03-04 05:06:07"]
+    );
+}

@@ -101,6 +101,10 @@ pub struct RawClient {
     sock: tokio::net::TcpStream,
     /// The SQLSTATE of the last error before the last ReadyForQuery.
     pub error: Option<String>,
+    /// The command tags before the last ReadyForQuery.
+    pub tags: Vec<String>,
+    /// The rows before the last ReadyForQuery, each value as its text (NULL: `None`).
+    pub rows: Vec<Vec<Option<String>>>,
 }
 
 /// A connection to the server on `port` that has sent its start-up message (protocol
@@ -128,7 +132,12 @@ pub fn message(kind: u8, body: &[u8]) -> Vec<u8> {
 impl RawClient {
     pub async fn connect(port: u16) -> RawClient {
         let sock = starting(port, "pmdb").await;
-        let mut c = RawClient { sock, error: None };
+        let mut c = RawClient {
+            sock,
+            error: None,
+            tags: Vec::new(),
+            rows: Vec::new(),
+        };
         assert_eq!(c.ready().await, b'I');
         c
     }
@@ -136,6 +145,8 @@ impl RawClient {
     /// Reads messages up to ReadyForQuery; its status.
     pub async fn ready(&mut self) -> u8 {
         self.error = None;
+        self.tags.clear();
+        self.rows.clear();
         loop {
             let kind = self.sock.read_u8().await.unwrap();
             let len = self.sock.read_u32().await.unwrap() as usize;
@@ -149,6 +160,22 @@ impl RawClient {
                         .split(|b| *b == 0)
                         .find_map(|f| f.strip_prefix(b"C"))
                         .map(|c| String::from_utf8_lossy(c).into_owned())
+                }
+                b'C' => self
+                    .tags
+                    .push(String::from_utf8_lossy(&body[..body.len() - 1]).into_owned()),
+                b'D' => {
+                    let mut at = 2;
+                    let mut row = Vec::new();
+                    for _ in 0..u16::from_be_bytes([body[0], body[1]]) {
+                        let len = i32::from_be_bytes(body[at..at + 4].try_into().unwrap());
+                        at += 4;
+                        row.push(usize::try_from(len).ok().map(|len| {
+                            at += len;
+                            String::from_utf8_lossy(&body[at - len..at]).into_owned()
+                        }));
+                    }
+                    self.rows.push(row);
                 }
                 _ => {}
             }
