@@ -42,6 +42,9 @@ fn defaults() -> BTreeMap<String, String> {
         ("idle_in_transaction_session_timeout", "0"),
         ("max_identifier_length", "63"),
         ("default_table_access_method", "heap"),
+        // pmdb compiles no queries: as a PostgreSQL built without LLVM, JIT is off
+        // whatever it is set to (drivers turn it off before catalog queries).
+        ("jit", "off"),
         ("server_version", SERVER_VERSION),
         ("server_version_num", "150000"),
     ]

@@ -218,7 +218,12 @@ fn field_text(ty: SqlType, raw: &[u8]) -> Result<String, String> {
             Some((1, text)) => utf8(text)?,
             _ => return Err("unsupported jsonb version number".into()),
         },
-        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Json => utf8(raw)?,
+        // An enum value's binary form is its label's text, as PostgreSQL sends it.
+        SqlType::Char(_)
+        | SqlType::Varchar(_)
+        | SqlType::Text
+        | SqlType::Json
+        | SqlType::Enum(_) => utf8(raw)?,
         SqlType::Interval => Interval::from_binary(fixed(16)?)
             .expect("16 bytes")
             .to_string(),

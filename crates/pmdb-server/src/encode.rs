@@ -66,8 +66,9 @@ pub fn pg_type(ty: &DataType) -> Type {
     }
 }
 
-/// Field metadata naming the vector type (`int2vector`, `oidvector`) of a catalog
-/// column that is an Arrow list.
+/// Field metadata naming the PostgreSQL type of a catalog column that Arrow's type
+/// does not tell: a vector (`int2vector`, `oidvector`) that is an Arrow list, or a
+/// `"char"` that is Arrow text.
 pub const VECTOR_TYPE: &str = "pmdb.vector_type";
 
 /// The PostgreSQL type of a result column: the one its field's metadata names (a uuid
@@ -76,6 +77,7 @@ pub fn pg_type_of(f: &Field) -> Type {
     match f.metadata().get(VECTOR_TYPE).map(String::as_str) {
         Some("int2vector") => return Type::INT2_VECTOR,
         Some("oidvector") => return Type::OID_VECTOR,
+        Some("char") => return Type::CHAR,
         _ => {}
     }
     match text_type(f) {
@@ -84,6 +86,13 @@ pub fn pg_type_of(f: &Field) -> Type {
         Some(SqlType::Jsonb) => Type::JSONB,
         Some(SqlType::Char(_)) => Type::BPCHAR,
         Some(SqlType::Varchar(_)) => Type::VARCHAR,
+        // The oid is what the wire carries; a client reads the name from pg_type.
+        Some(SqlType::Enum(id)) => Type::new(
+            format!("enum_{id}"),
+            u32::try_from(crate::pg_catalog::oids::enum_type(id)).unwrap_or(0),
+            postgres_types::Kind::Enum(Vec::new()),
+            "public".into(),
+        ),
         _ => pg_type(f.data_type()),
     }
 }

@@ -170,7 +170,7 @@ fn current_setting_reads_the_connections_settings() {
         .await;
         assert_eq!(row, [Some("shop".to_owned()), None]);
         let e = c
-            .simple_query("SELECT current_setting('jit')")
+            .simple_query("SELECT current_setting('no_such_setting')")
             .await
             .unwrap_err();
         assert_eq!(sqlstate(&e), "42704");

@@ -2,7 +2,8 @@
 //! (`pg_cancel_backend` included) and `statement_timeout` stop; `pg_terminate_backend`,
 //! which ends a connection, idle or busy; the quoting functions;
 //! a prepared query whose result type DDL changed, which fails as PostgreSQL's does so
-//! that drivers prepare it again; a set-returning function named by its alias.
+//! that drivers prepare it again; a set-returning function named by its alias; enum
+//! types as drivers look them up.
 
 mod common;
 
@@ -194,5 +195,63 @@ fn pg_terminate_backend_ends_a_connection_idle_or_busy() {
         let none: bool = admin.query_one(&terminate, &[&-5i32]).await.unwrap().get(0);
         assert!(!none);
         admin.batch_execute("SELECT 1").await.unwrap();
+    });
+}
+
+/// A column of an enum type is described with the type's oid, which a driver looks up
+/// in `pg_type` (typtype `e`, as a `"char"`) and `pg_enum` (its labels in order), as
+/// tokio-postgres does; asyncpg turns `jit` off with `set_config` before it looks.
+#[test]
+fn enum_types_are_described_as_postgresql_describes_them() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        c.batch_execute(
+            "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy');
+             CREATE TABLE p (id INT PRIMARY KEY, m mood);
+             INSERT INTO p VALUES (1, 'ok'), (2, 'happy');
+             ALTER TYPE mood ADD VALUE 'meh' BEFORE 'ok'",
+        )
+        .await
+        .unwrap();
+        let rows = c.query("SELECT m FROM p ORDER BY id", &[]).await.unwrap();
+        let ty = rows[0].columns()[0].type_().clone();
+        assert_eq!(ty.name(), "mood");
+        assert_eq!(
+            ty.kind(),
+            &tokio_postgres::types::Kind::Enum(vec![
+                "sad".into(),
+                "meh".into(),
+                "ok".into(),
+                "happy".into()
+            ])
+        );
+        let oid: u32 = c
+            .query_one("SELECT 'mood'::regtype::oid", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(oid, ty.oid());
+        let shown: String = c
+            .query_one(
+                "SELECT format_type(atttypid, atttypmod) FROM pg_attribute \
+                 WHERE attrelid = 'p'::regclass AND attname = 'm'",
+                &[],
+            )
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(shown, "mood");
+        let off: String = c
+            .query_one("SELECT set_config('jit', 'off', false)", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(off, "off");
+        let err = c
+            .query_one("SELECT set_config('jit', 'on', false)", &[])
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&err), "0A000");
     });
 }

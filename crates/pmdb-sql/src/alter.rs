@@ -515,7 +515,7 @@ async fn change_of(session: &Session, table: &Table, op: &AlterTableOperation) -
             column_position: None,
         } => {
             let name = ident_name(&column_def.name);
-            let ty = sql_type(&column_def.data_type)?;
+            let ty = crate::ddl::column_type(&session.catalog, &column_def.data_type)?;
             let mut column = ColumnDef::new(name.clone(), ty, false);
             column.added = true;
             for opt in &column_def.options {

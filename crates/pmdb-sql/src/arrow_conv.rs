@@ -66,7 +66,7 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::Decimal { precision, scale } => DataType::Decimal128(precision, scale as i8),
         SqlType::Real => DataType::Float32,
         SqlType::Double => DataType::Float64,
-        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text => DataType::Utf8,
+        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Enum(_) => DataType::Utf8,
         SqlType::Date => DataType::Date32,
         SqlType::Time => DataType::Time64(TimeUnit::Microsecond),
         SqlType::Timestamp => DataType::Timestamp(TimeUnit::Microsecond, None),
@@ -93,8 +93,14 @@ pub fn arrow_field(name: &str, ty: SqlType) -> ArrowField {
         SqlType::Varchar(n) => {
             field.with_metadata([(PG_TYPE.to_owned(), format!("varchar({n})"))].into())
         }
+        SqlType::Enum(id) => field.with_metadata(enum_metadata(id)),
         _ => field,
     }
+}
+
+/// The metadata of a field holding values of enum type `id` (as their labels' text).
+pub fn enum_metadata(id: u64) -> std::collections::HashMap<String, String> {
+    [(PG_TYPE.to_owned(), format!("enum({id})"))].into()
 }
 
 /// `array` cast to the Arrow type of column `col`; a value that does not fit (overflow,
@@ -141,7 +147,7 @@ pub fn is_uuid(f: &ArrowField) -> bool {
 }
 
 /// The SQL type of the values `f` holds as text when it is not plain text (uuid, json,
-/// jsonb, CHAR(n), VARCHAR(n)), as its metadata names it. A field that is no longer
+/// jsonb, CHAR(n), VARCHAR(n), an enum type), as its metadata names it. A field that is no longer
 /// text (a cast keeps its input's metadata) has none.
 pub fn text_type(f: &ArrowField) -> Option<SqlType> {
     if f.data_type() != &DataType::Utf8 {
@@ -153,10 +159,11 @@ pub fn text_type(f: &ArrowField) -> Option<SqlType> {
         "jsonb" => Some(SqlType::Jsonb),
         other => {
             let (kind, rest) = other.split_once('(')?;
-            let n = rest.strip_suffix(')')?.parse().ok()?;
+            let n: u64 = rest.strip_suffix(')')?.parse().ok()?;
             match kind {
-                "bpchar" => Some(SqlType::Char(n)),
-                "varchar" => Some(SqlType::Varchar(n)),
+                "bpchar" => Some(SqlType::Char(u32::try_from(n).ok()?)),
+                "varchar" => Some(SqlType::Varchar(u32::try_from(n).ok()?)),
+                "enum" => Some(SqlType::Enum(n)),
                 _ => None,
             }
         }
@@ -318,7 +325,10 @@ impl Builder {
             | SqlType::Text
             | SqlType::Uuid
             | SqlType::Json
-            | SqlType::Jsonb => Builder::Str(StringBuilder::with_capacity(capacity, capacity * 16)),
+            | SqlType::Jsonb
+            | SqlType::Enum(_) => {
+                Builder::Str(StringBuilder::with_capacity(capacity, capacity * 16))
+            }
             SqlType::Interval => {
                 Builder::Interval(IntervalMonthDayNanoBuilder::with_capacity(capacity))
             }
@@ -587,9 +597,12 @@ fn value_at(a: &dyn Array, ty: SqlType, row: usize) -> Value {
         SqlType::Decimal { .. } => Value::Decimal(a.as_primitive::<Decimal128Type>().value(row)),
         SqlType::Real => Value::Real(a.as_primitive::<Float32Type>().value(row)),
         SqlType::Double => Value::Double(a.as_primitive::<Float64Type>().value(row)),
-        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Json | SqlType::Jsonb => {
-            Value::Str(a.as_string::<i32>().value(row).to_owned())
-        }
+        SqlType::Char(_)
+        | SqlType::Varchar(_)
+        | SqlType::Text
+        | SqlType::Json
+        | SqlType::Jsonb
+        | SqlType::Enum(_) => Value::Str(a.as_string::<i32>().value(row).to_owned()),
         SqlType::Interval => Value::Interval(interval_at(a, row)),
     }
 }

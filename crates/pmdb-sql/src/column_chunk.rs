@@ -58,7 +58,8 @@ impl Layout {
             | SqlType::Text
             | SqlType::Uuid
             | SqlType::Json
-            | SqlType::Jsonb => Layout::Utf8,
+            | SqlType::Jsonb
+            | SqlType::Enum(_) => Layout::Utf8,
             SqlType::Bytea => Layout::Bytes,
         }
     }
@@ -265,7 +266,8 @@ pub fn decode_chunk(ty: SqlType, bytes: &[u8]) -> Result<ArrayRef, CodecError> {
             | SqlType::Text
             | SqlType::Uuid
             | SqlType::Json
-            | SqlType::Jsonb,
+            | SqlType::Jsonb
+            | SqlType::Enum(_),
             _,
         ) => {
             let (offsets, text) = offsets_and_bytes(data, rows).map_err(invalid)?;

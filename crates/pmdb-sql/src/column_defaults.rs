@@ -23,6 +23,11 @@ use crate::types::SqlType;
 /// `SELECT CAST((text) AS ty)`: a default's expression as a value of its column's
 /// type, as a statement to plan (and perhaps run).
 pub(crate) fn as_column_value(text: &str, ty: SqlType) -> Result<DfStatement> {
+    // An enum column's default is text here; the column checks its label when written.
+    let ty = match ty {
+        SqlType::Enum(_) => SqlType::Text,
+        ty => ty,
+    };
     let mut statement = crate::session::parse(&format!("SELECT CAST(({text}) AS {ty})"))?
         .pop_front()
         .ok_or_else(|| SqlError::user(state::SYNTAX, format!("no expression in {text}")))?;

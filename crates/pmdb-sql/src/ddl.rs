@@ -48,6 +48,18 @@ fn calls_nextval_of(e: &SqlExpr, sequence: &RelName) -> bool {
     found
 }
 
+/// The type of a column declared `ty`: one of [`sql_type`]'s, or an enum type of the
+/// catalog named by its name.
+pub fn column_type(catalog: &Catalog, ty: &DataType) -> Result<SqlType> {
+    if let DataType::Custom(name, modifiers) = ty
+        && modifiers.is_empty()
+        && let Some(ty) = crate::type_ddl::named_type(catalog, name)
+    {
+        return Ok(ty);
+    }
+    sql_type(ty)
+}
+
 pub fn sql_type(ty: &DataType) -> Result<SqlType> {
     let length = |l: &Option<CharacterLength>, default: Option<u32>| -> Result<Option<u32>> {
         match l {
@@ -296,7 +308,7 @@ fn sequence_options(list: &[SqlSequenceOptions]) -> Result<SequenceOptions> {
 }
 
 /// The definition a CREATE TABLE statement asks for.
-pub fn table_def(create: &CreateTable) -> Result<NewTable> {
+pub fn table_def(catalog: &Catalog, create: &CreateTable) -> Result<NewTable> {
     if create.query.is_some() {
         return Err(SqlError::Query(
             "CREATE TABLE … AS runs in create_as, not from a definition".into(),
@@ -323,7 +335,7 @@ pub fn table_def(create: &CreateTable) -> Result<NewTable> {
         let serial = serial_type(&c.data_type);
         let ty = match serial {
             Some(ty) => ty,
-            None => sql_type(&c.data_type)?,
+            None => column_type(catalog, &c.data_type)?,
         };
         let mut not_null = serial.is_some();
         let mut default = None;
@@ -646,6 +658,7 @@ pub fn drop(
                 | ObjectType::MaterializedView
                 | ObjectType::Schema
         )
+        && *object_type != ObjectType::Type
     {
         return Err(SqlError::unsupported(format!(
             "DROP {object_type} … CASCADE (pmdb drops the foreign keys of a table's dependents \
@@ -669,6 +682,7 @@ pub fn drop(
                 catalog.drop_materialized_view(&n, if_exists, cascade)?
             }
             ObjectType::Index => catalog.drop_index(&n, if_exists)?,
+            ObjectType::Type => catalog.drop_enum(&n, if_exists, cascade)?,
             ObjectType::Sequence => catalog.drop_sequence(&n, if_exists, |table, c| {
                 table
                     .default_expr(c)
@@ -683,6 +697,7 @@ pub fn drop(
         ObjectType::MaterializedView => "DROP MATERIALIZED VIEW",
         ObjectType::Sequence => "DROP SEQUENCE",
         ObjectType::Schema => "DROP SCHEMA",
+        ObjectType::Type => "DROP TYPE",
         _ => "DROP INDEX",
     })
 }

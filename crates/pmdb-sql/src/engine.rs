@@ -87,6 +87,9 @@ impl SqlEngine {
         // Interval operands are read, and times made microseconds, before DataFusion
         // coerces types (crate::interval_ops, crate::time_of_day).
         let mut analyzer_rules: Vec<Arc<dyn AnalyzerRule + Send + Sync>> = vec![
+            Arc::new(crate::enum_order::EnumOrder {
+                catalog: Arc::clone(&catalog),
+            }),
             Arc::new(crate::interval_ops::IntervalOperators),
             Arc::new(crate::time_of_day::MicrosecondTimes),
         ];
@@ -110,6 +113,7 @@ impl SqlEngine {
         let sequence_calls = Arc::default();
         crate::sequence_functions::register(&ctx, &catalog, &sequence_calls);
         crate::type_input::register(&ctx);
+        crate::enum_values::register(&ctx, &catalog);
         crate::like_escape::register(&ctx);
         crate::scalar_subqueries::register(&ctx);
         crate::branch_types::register(&ctx);

@@ -162,11 +162,14 @@ fn value(r: &mut Reader<'_>, ty: SqlType) -> Result<Value, CodecError> {
         }
         SqlType::Real => Value::Real(f32_from_ordered(u32::from_be_bytes(r.take()?))),
         SqlType::Double => Value::Double(f64_from_ordered(u64::from_be_bytes(r.take()?))),
-        SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Json | SqlType::Jsonb => {
-            String::from_utf8(unescaped(r)?)
-                .map(Value::Str)
-                .map_err(|_| r.invalid("a string that is not UTF-8".into()))?
-        }
+        SqlType::Char(_)
+        | SqlType::Varchar(_)
+        | SqlType::Text
+        | SqlType::Json
+        | SqlType::Jsonb
+        | SqlType::Enum(_) => String::from_utf8(unescaped(r)?)
+            .map(Value::Str)
+            .map_err(|_| r.invalid("a string that is not UTF-8".into()))?,
         SqlType::Bytea => Value::Bytes(unescaped(r)?),
         SqlType::Uuid => Value::Uuid(u128::from_be_bytes(r.take()?)),
         SqlType::Interval => return Err(r.invalid("an interval in a key".into())),

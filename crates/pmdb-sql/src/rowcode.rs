@@ -254,7 +254,8 @@ pub fn walk_row_from<'a>(
             | SqlType::Varchar(_)
             | SqlType::Text
             | SqlType::Json
-            | SqlType::Jsonb => {
+            | SqlType::Jsonb
+            | SqlType::Enum(_) => {
                 let s = std::str::from_utf8(length_prefixed(&mut r)?)
                     .map_err(|_| r.invalid("a string that is not UTF-8".into()))?;
                 if !fits_length(*ty, s) {

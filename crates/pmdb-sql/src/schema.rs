@@ -894,6 +894,10 @@ pub(crate) fn put_type(out: &mut Vec<u8>, ty: SqlType) {
         SqlType::Jsonb => out.push(17),
         SqlType::Interval => out.push(18),
         SqlType::Time => out.push(19),
+        SqlType::Enum(id) => {
+            out.push(20);
+            out.extend_from_slice(&id.to_le_bytes());
+        }
     }
 }
 
@@ -921,6 +925,7 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<SqlType, CodecError> {
         17 => SqlType::Jsonb,
         18 => SqlType::Interval,
         19 => SqlType::Time,
+        20 => SqlType::Enum(u64::from_le_bytes(r.take()?)),
         t => return Err(r.invalid(format!("type tag {t}"))),
     })
 }

@@ -1,8 +1,9 @@
 //! The settings functions: `set_config(name, value, is_local)`, which drivers and
 //! frameworks call to set the session's time zone (Django at each new connection) —
 //! pmdb shows TIMESTAMPTZ values in UTC only, so it takes TimeZone set to UTC (in any of
-//! its names) and refuses any other zone or setting with 0A000, rather than accept a
-//! value it would ignore — and `current_setting(name [, missing_ok])`, which reads the
+//! its names), and any setting to the value it has (asyncpg turns `jit` off, which it
+//! is), and refuses any other zone or setting with 0A000, rather than accept a value it
+//! would ignore — and `current_setting(name [, missing_ok])`, which reads the
 //! connection's settings as its server keeps them (asyncpg reads `jit` before it looks
 //! up types).
 
@@ -25,12 +26,13 @@ use crate::error::{SqlError, external};
 use crate::udf_result::shaped;
 
 pub(crate) fn register(ctx: &SessionContext) {
-    ctx.register_udf(ScalarUDF::from(SetConfig::new()));
+    ctx.register_udf(ScalarUDF::from(SetConfig::new(SettingValues::default())));
 }
 
-/// Gives a session `current_setting`, reading `values`.
+/// Gives a session `current_setting` and `set_config`, reading `values`.
 pub(crate) fn register_current_setting(ctx: &SessionContext, values: SettingValues) {
-    ctx.register_udf(ScalarUDF::from(CurrentSetting::new(values)));
+    ctx.register_udf(ScalarUDF::from(CurrentSetting::new(values.clone())));
+    ctx.register_udf(ScalarUDF::from(SetConfig::new(values)));
 }
 
 /// A connection's settings as `current_setting` reads them, by name in lower case: the
@@ -125,25 +127,42 @@ impl ScalarUDFImpl for CurrentSetting {
     }
 }
 
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 struct SetConfig {
     signature: Signature,
+    values: SettingValues,
 }
 
 impl SetConfig {
-    fn new() -> SetConfig {
+    fn new(values: SettingValues) -> SetConfig {
         SetConfig {
             signature: Signature::exact(
                 vec![DataType::Utf8, DataType::Utf8, DataType::Boolean],
                 Volatility::Volatile,
             ),
+            values,
         }
     }
 }
 
-/// What `set_config(name, value)` sets to, or why it cannot.
-fn set(name: &str, value: &str) -> Result<String, SqlError> {
-    if name.eq_ignore_ascii_case("timezone") && names_utc(value) {
+impl PartialEq for SetConfig {
+    fn eq(&self, other: &SetConfig) -> bool {
+        Arc::ptr_eq(&self.values.0, &other.values.0)
+    }
+}
+
+impl Eq for SetConfig {}
+
+impl Hash for SetConfig {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        Arc::as_ptr(&self.values.0).hash(state);
+    }
+}
+
+/// What `set_config(name, value)` sets to, or why it cannot: `now` is the setting's
+/// value, if it has one.
+fn set(name: &str, value: &str, now: Option<&str>) -> Result<String, SqlError> {
+    if (name.eq_ignore_ascii_case("timezone") && names_utc(value)) || now == Some(value) {
         Ok(value.to_owned())
     } else {
         Err(SqlError::unsupported(format!(
@@ -173,7 +192,8 @@ impl ScalarUDFImpl for SetConfig {
                 if names.is_null(i) || values.is_null(i) {
                     return Ok(None);
                 }
-                set(names.value(i), values.value(i)).map(Some)
+                let (name, value) = (names.value(i), values.value(i));
+                set(name, value, self.values.get(name).as_deref()).map(Some)
             })
             .collect::<Result<StringArray, SqlError>>()
             .map_err(external)?;
@@ -190,16 +210,22 @@ mod tests {
     use super::*;
 
     #[test]
-    fn only_utc_time_zones_are_set() {
+    fn only_utc_time_zones_and_values_already_set_are_set() {
         for zone in ["UTC", "Etc/UTC", "utc", "GMT", "+00:00"] {
-            assert_eq!(set("TimeZone", zone).unwrap(), zone);
+            assert_eq!(set("TimeZone", zone, Some("UTC")).unwrap(), zone);
         }
         for (name, value) in [
             ("TimeZone", "Europe/Paris"),
             ("TimeZone", "+01"),
             ("search_path", ""),
+            ("jit", "on"),
         ] {
-            assert_eq!(set(name, value).unwrap_err().sqlstate(), "0A000");
+            assert_eq!(
+                set(name, value, Some("off")).unwrap_err().sqlstate(),
+                "0A000"
+            );
         }
+        assert_eq!(set("jit", "off", Some("off")).unwrap(), "off");
+        assert!(set("jit", "off", None).is_err());
     }
 }

@@ -599,6 +599,7 @@ impl SqlSession {
         if let DfStatement::Statement(s) = &mut statement {
             self.shared.temp.qualify(&self.shared.catalog, s);
             crate::column_defaults::apply(&self.shared.catalog, s)?;
+            crate::enum_values::rewrite_casts(&self.shared.catalog, s)?;
             crate::type_input::rewrite_casts(s)?;
             crate::fetch_clause::as_limit(s)?;
             crate::function_columns::as_postgresql(s);

@@ -33,6 +33,7 @@ pub(crate) async fn run(
     if let DfStatement::Statement(s) = &mut statement {
         session.temp.qualify(&session.catalog, s);
         column_defaults::apply(&session.catalog, s)?;
+        crate::enum_values::rewrite_casts(&session.catalog, s)?;
         crate::type_input::rewrite_casts(s)?;
         crate::fetch_clause::as_limit(s)?;
         crate::function_columns::as_postgresql(s);
@@ -145,6 +146,8 @@ fn changes_catalog(s: &Statement) -> bool {
             | Statement::Drop { .. }
             | Statement::AlterTable(_)
             | Statement::CreateView(_)
+            | Statement::CreateType { .. }
+            | Statement::AlterType(_)
             | Statement::Comment { .. }
     )
 }
@@ -173,7 +176,7 @@ async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result
             ));
         }
         Statement::CreateTable(create) => {
-            let new = ddl::table_def(create)?;
+            let new = ddl::table_def(&session.catalog, create)?;
             check_defaults(session, &new.def).await?;
             let if_not_exists = create.if_not_exists;
             session
@@ -233,6 +236,20 @@ async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result
                 None if create.materialized => "CREATE MATERIALIZED VIEW",
                 None => "CREATE VIEW",
             }
+        }
+        Statement::CreateType { .. } => {
+            let new = crate::type_ddl::create(s)?;
+            session
+                .off_executor(move |c| c.create_enum(&new.name, new.labels))
+                .await?;
+            "CREATE TYPE"
+        }
+        Statement::AlterType(alter) => {
+            let alter = alter.clone();
+            session
+                .off_executor(move |c| crate::type_ddl::alter(c, &alter))
+                .await?;
+            "ALTER TYPE"
         }
         Statement::Comment { .. } => {
             let (target, text) = crate::comments::target(s)?;

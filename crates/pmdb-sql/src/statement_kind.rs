@@ -83,6 +83,8 @@ impl StatementKind {
             | Statement::AlterTable(_)
             | Statement::Analyze(_)
             | Statement::CreateView(_)
+            | Statement::CreateType { .. }
+            | Statement::AlterType(_)
             | Statement::Comment { .. } => K::Ddl,
             Statement::Vacuum(_) => K::Vacuum,
             Statement::Declare { .. } | Statement::Fetch { .. } | Statement::Close { .. } => {

@@ -50,6 +50,9 @@ pub enum SqlType {
     Jsonb,
     /// Months, days and microseconds ([`crate::interval`]).
     Interval,
+    /// A value of the enum type with this id ([`crate::enum_type`]), held as its
+    /// label's text.
+    Enum(u64),
 }
 
 /// One value of a column; `Null` fits every type.
@@ -86,7 +89,7 @@ impl SqlType {
             | (SqlType::BigInt, Value::BigInt(_))
             | (SqlType::Real, Value::Real(_))
             | (SqlType::Double, Value::Double(_))
-            | (SqlType::Text | SqlType::Json | SqlType::Jsonb, Value::Str(_))
+            | (SqlType::Text | SqlType::Json | SqlType::Jsonb | SqlType::Enum(_), Value::Str(_))
             | (SqlType::Date, Value::Date(_))
             | (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(_))
             | (SqlType::Boolean, Value::Boolean(_))
@@ -149,6 +152,7 @@ impl fmt::Display for SqlType {
             SqlType::Json => f.write_str("JSON"),
             SqlType::Jsonb => f.write_str("JSONB"),
             SqlType::Interval => f.write_str("INTERVAL"),
+            SqlType::Enum(id) => write!(f, "ENUM TYPE #{id}"),
         }
     }
 }
@@ -287,7 +291,7 @@ pub(crate) mod tests {
             SqlType::Char(n) | SqlType::Varchar(n) => {
                 string(n as usize).prop_map(Value::Str).boxed()
             }
-            SqlType::Text => string(12).prop_map(Value::Str).boxed(),
+            SqlType::Text | SqlType::Enum(_) => string(12).prop_map(Value::Str).boxed(),
             SqlType::Date => any::<i32>().prop_map(Value::Date).boxed(),
             SqlType::Time => (0..=MICROS_PER_DAY).prop_map(Value::Time).boxed(),
             SqlType::Timestamp | SqlType::TimestampTz => {
@@ -339,6 +343,7 @@ pub(crate) mod tests {
             Just(SqlType::Uuid),
             Just(SqlType::Json),
             Just(SqlType::Jsonb),
+            any::<u64>().prop_map(SqlType::Enum),
             Just(SqlType::Interval),
         ]
     }

@@ -65,6 +65,17 @@ const SCRIPT: &[&str] = &[
     "CREATE TABLE app.t (id SERIAL PRIMARY KEY, v TEXT UNIQUE)",
     "INSERT INTO app.t (v) VALUES ('x'), ('y')",
     "CREATE VIEW app.tv AS SELECT v FROM app.t WHERE id > 1",
+    "CREATE TYPE app.kind AS ENUM ('a', 'b')",
+    "CREATE TABLE app.k (id INT PRIMARY KEY, kind app.kind)",
+    // Enum types: made, given labels, renamed, dropped, in blocks and out.
+    "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')",
+    "CREATE TABLE e (k INT PRIMARY KEY, m mood)",
+    "INSERT INTO e VALUES (1, 'ok'), (2, 'happy')",
+    "ALTER TYPE mood ADD VALUE 'meh' BEFORE 'ok'",
+    "INSERT INTO e VALUES (3, 'meh')",
+    "BEGIN; ALTER TYPE mood ADD VALUE 'gone'; CREATE TYPE scratch_t AS ENUM ('x'); ROLLBACK",
+    "CREATE TYPE dropped AS ENUM ('z')",
+    "BEGIN; ALTER TYPE mood RENAME TO feeling; DROP TYPE dropped; COMMIT",
     "CREATE SCHEMA kept",
     "CREATE TABLE kept.t (a INT PRIMARY KEY)",
     "INSERT INTO kept.t VALUES (1), (2)",
@@ -125,6 +136,13 @@ fn contents(sql: &SqlEngine) -> Result<Contents, String> {
         .map(|s| s.name.clone())
         .collect();
     out.insert("schemas".into(), schemas);
+    let types = sql
+        .catalog()
+        .enum_types()
+        .iter()
+        .map(|t| format!("{}: {}", t.rel_name().quoted(), t.labels.join(",")))
+        .collect();
+    out.insert("enum types".into(), types);
     let tables = sql
         .catalog()
         .tables()

@@ -3,7 +3,8 @@
 //! braces, timestamps with any offset), invalid input refused with 22P02, values
 //! compared, ordered and indexed by their own order, kept across a reopen and in
 //! columnar segments, bound as parameters of prepared statements, and cast to text
-//! (timestamps and arrays too) in the form PostgreSQL writes.
+//! (timestamps and arrays too) in the form PostgreSQL writes. Enum types: labels only,
+//! in their type's order.
 
 mod common;
 
@@ -423,4 +424,95 @@ fn timestamps_of_any_year_postgresql_takes_are_cast_and_bound() {
         f.rows(&mut s, "SELECT at::text FROM historic"),
         ["0001-03-04 05:06:07"]
     );
+}
+
+const MOODS: &str = "CREATE TYPE mood AS ENUM ('sad', 'ok', 'happy')";
+
+/// Enum types: values are the type's labels (anything else is 22P02, written or cast),
+/// sorted and compared by the labels' order, which ALTER TYPE … ADD VALUE extends; a
+/// type a column is of cannot be dropped.
+#[test]
+fn enum_values_are_labels_in_their_types_order() {
+    let f = Fixture::new(MOODS);
+    let mut s = f.session();
+    f.tag(&mut s, "CREATE TABLE p (name TEXT PRIMARY KEY, m mood)");
+    f.tag(
+        &mut s,
+        "INSERT INTO p VALUES ('a', 'happy'), ('b', 'sad'), ('c', 'ok'), ('d', NULL)",
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "INSERT INTO p VALUES ('e', 'angry')"),
+        "22P02"
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "UPDATE p SET m = 'Happy' WHERE name = 'a'"),
+        "22P02"
+    );
+    assert_eq!(f.sqlstate(&mut s, "SELECT 'nope'::mood"), "22P02");
+    assert_eq!(
+        f.rows(&mut s, "SELECT name FROM p ORDER BY m NULLS LAST, name"),
+        ["b", "c", "a", "d"]
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT name FROM p WHERE m > 'sad' ORDER BY m DESC"),
+        ["a", "c"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT name FROM p WHERE m BETWEEN 'sad' AND CAST('ok' AS mood) ORDER BY name"
+        ),
+        ["b", "c"]
+    );
+    assert_eq!(f.sqlstate(&mut s, "SELECT max(m) FROM p"), "0A000");
+    f.tag(&mut s, "ALTER TYPE mood ADD VALUE 'meh' BEFORE 'ok'");
+    f.tag(&mut s, "ALTER TYPE mood ADD VALUE IF NOT EXISTS 'meh'");
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TYPE mood ADD VALUE 'meh'"),
+        "42710"
+    );
+    f.tag(&mut s, "INSERT INTO p VALUES ('e', 'meh')");
+    assert_eq!(
+        f.rows(&mut s, "SELECT name FROM p WHERE m IS NOT NULL ORDER BY m"),
+        ["b", "e", "c", "a"]
+    );
+    assert_eq!(f.sqlstate(&mut s, "DROP TYPE mood"), "2BP01");
+    assert_eq!(f.sqlstate(&mut s, "DROP TYPE mood CASCADE"), "0A000");
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TYPE mood RENAME VALUE 'ok' TO 'fine'"),
+        "0A000"
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "CREATE TYPE pair AS (a INT, b INT)"),
+        "0A000"
+    );
+    assert_eq!(f.sqlstate(&mut s, "SELECT ARRAY['ok']::mood[]"), "0A000");
+    f.tag(&mut s, "ALTER TYPE mood RENAME TO feeling");
+    assert_eq!(f.rows(&mut s, "SELECT 'meh'::feeling"), ["meh"]);
+    f.tag(&mut s, "DROP TABLE p");
+    f.tag(&mut s, "DROP TYPE feeling");
+    assert_eq!(f.sqlstate(&mut s, "DROP TYPE feeling"), "42704");
+    f.tag(&mut s, "DROP TYPE IF EXISTS feeling");
+}
+
+#[test]
+fn enum_types_survive_a_reopen_and_columnar_segments() {
+    let (_, engine, _dir) = same_from_segments_and_after_reopen(
+        |engine| {
+            engine.execute(MOODS).unwrap();
+            engine
+                .execute("CREATE TABLE p (id INT PRIMARY KEY, m mood)")
+                .unwrap();
+            engine
+                .execute("INSERT INTO p VALUES (1, 'ok'), (2, 'happy'), (3, 'sad')")
+                .unwrap();
+            engine.execute("ALTER TYPE mood ADD VALUE 'meh'").unwrap();
+        },
+        "p",
+        "SELECT id, m FROM p ORDER BY m",
+    );
+    let n = |sql: &str| rows_of(engine.execute(sql).unwrap().pop().unwrap());
+    assert_eq!(n("SELECT id FROM p ORDER BY m"), ["3", "1", "2"]);
+    assert!(engine.execute("INSERT INTO p VALUES (4, 'meh')").is_ok());
+    assert!(engine.execute("INSERT INTO p VALUES (5, 'nope')").is_err());
 }

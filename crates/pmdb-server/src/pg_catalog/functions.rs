@@ -262,8 +262,13 @@ fn view_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     }
 }
 
-fn format_type(_: &Source, args: &[ScalarValue]) -> ScalarValue {
-    text(int(args.first()).and_then(|oid| oids::format_type(oid, int(args.get(1)))))
+fn format_type(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    text(int(args.first()).and_then(|oid| type_name(source, oid, int(args.get(1)))))
+}
+
+/// A type's name as `format_type` gives it: a built-in type's, or a user type's.
+fn type_name(source: &Source, oid: i64, typmod: Option<i64>) -> Option<String> {
+    oids::format_type(oid, typmod).or_else(|| oids::enum_type_name(source.catalog(), oid))
 }
 
 /// `x::regclass`: a relation's oid for its name (or for the oid written as text, as
@@ -316,28 +321,36 @@ fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     }))
 }
 
-/// The oid of the type called `name` (its catalog name or the one `format_type` gives).
-fn type_oid(name: &str) -> Option<i64> {
-    let name = name.trim_start_matches("pg_catalog.");
+/// The oid of the type called `name` (its catalog name or the one `format_type` gives,
+/// or a user type's name).
+fn type_oid(source: &Source, name: &str) -> Option<i64> {
+    let builtin = name.trim_start_matches("pg_catalog.");
     oids::TYPES
         .iter()
-        .find(|t| t.1 == name || oids::format_type(t.0, None).as_deref() == Some(name))
+        .find(|t| t.1 == builtin || oids::format_type(t.0, None).as_deref() == Some(builtin))
         .map(|t| t.0)
+        .or_else(|| {
+            let name = relation_named(name).ok()?;
+            source
+                .catalog()
+                .enum_type(&name)
+                .map(|t| oids::enum_type(t.id))
+        })
 }
 
 /// `x::regtype`: a type's oid for its name, its name for its oid.
-fn regtype(_: &Source, args: &[ScalarValue]) -> ScalarValue {
+fn regtype(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     if let Some(name) = string(args.first()) {
-        return ScalarValue::Int64(type_oid(name));
+        return ScalarValue::Int64(type_oid(source, name));
     }
     let oid = int(args.first());
-    text(oid.map(|o| oids::format_type(o, None).unwrap_or_else(|| o.to_string())))
+    text(oid.map(|o| type_name(source, o, None).unwrap_or_else(|| o.to_string())))
 }
 
 /// `to_regtype(name)`: the type's oid, null for a type that does not exist (drivers ask
 /// for extension types such as hstore this way).
-fn to_regtype(_: &Source, args: &[ScalarValue]) -> ScalarValue {
-    ScalarValue::Int64(string(args.first()).and_then(type_oid))
+fn to_regtype(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    ScalarValue::Int64(string(args.first()).and_then(|n| type_oid(source, n)))
 }
 
 fn regnamespace(source: &Source, args: &[ScalarValue]) -> ScalarValue {

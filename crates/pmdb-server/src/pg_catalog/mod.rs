@@ -5,7 +5,7 @@
 //! `\d TABLE`, `\di`, `\dn`, `\l` and `\du`.
 
 mod functions;
-mod oids;
+pub(crate) mod oids;
 mod rewrite;
 mod rows;
 mod source;

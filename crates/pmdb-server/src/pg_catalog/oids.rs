@@ -116,6 +116,37 @@ pub fn sequence(def: &SequenceDef) -> i64 {
     FIRST_USER_OID + (def.id as i64).saturating_mul(PER_TABLE)
 }
 
+/// An enum type's oid: types take their ids from the counter tables take theirs from;
+/// its array type's is the next.
+pub fn enum_type(id: u64) -> i64 {
+    FIRST_USER_OID + (id as i64).saturating_mul(PER_TABLE)
+}
+
+pub fn enum_array(id: u64) -> i64 {
+    enum_type(id) + 1
+}
+
+/// The name of the enum type (or array of one) whose oid is `oid`, as `format_type`
+/// spells it: quoted where it needs it, with its schema outside `public`.
+pub fn enum_type_name(catalog: &Catalog, oid: i64) -> Option<String> {
+    catalog.enum_types().into_iter().find_map(|t| {
+        let name = t.rel_name().quoted();
+        if enum_type(t.id) == oid {
+            Some(name)
+        } else if enum_array(t.id) == oid {
+            Some(format!("{name}[]"))
+        } else {
+            None
+        }
+    })
+}
+
+/// The oid of the `i`th label of an enum type (`pg_enum.oid`): in the type's range, so
+/// unique while a type has fewer than `PER_TABLE - 2` labels.
+pub fn enum_label(id: u64, i: usize) -> i64 {
+    enum_type(id) + 2 + i as i64
+}
+
 /// A view's oid: views take their ids from the counter tables take theirs from.
 pub fn view(def: &ViewDef) -> i64 {
     FIRST_USER_OID + (def.id as i64).saturating_mul(PER_TABLE)
@@ -273,6 +304,7 @@ pub fn column_type(ty: SqlType) -> (i64, i64) {
         SqlType::Json => (114, -1),
         SqlType::Jsonb => (3802, -1),
         SqlType::Interval => (1186, -1),
+        SqlType::Enum(id) => (enum_type(id), -1),
     }
 }
 
@@ -346,6 +378,8 @@ pub fn standard_type(ty: SqlType) -> StandardType {
         SqlType::Uuid => named("uuid", "uuid"),
         SqlType::Json => named("json", "json"),
         SqlType::Jsonb => named("jsonb", "jsonb"),
+        // Its udt is the type itself, which only the catalog names.
+        SqlType::Enum(_) => named("USER-DEFINED", ""),
     }
 }
 

@@ -2,6 +2,7 @@
 //! one function per relation, its cells in the order of the relation's columns.
 
 use pgwire::api::Type;
+use pmdb_sql::SqlType;
 use pmdb_sql::schema::{ColumnDef, Deferral, ForeignKeyDef, Identity, TableDef};
 use pmdb_sql::sequence::SequenceDef;
 use pmdb_sql::view::ViewDef;
@@ -445,6 +446,12 @@ fn standard_column(
     shape: Shape,
 ) -> Vec<Cell> {
     let ty = oids::standard_type(c.ty);
+    let (udt_schema, udt_name) = match c.ty {
+        SqlType::Enum(id) => source.catalog().enum_by_id(id).map_or((Null, Null), |t| {
+            (Text(t.schema.clone()), Text(t.name.clone()))
+        }),
+        _ => (text("pg_catalog"), text(ty.udt_name)),
+    };
     let number = |n: Option<i64>| n.map_or(Null, Int);
     let yes_no = |b: bool| text(if b { "YES" } else { "NO" });
     let position = i as i64 + 1;
@@ -479,8 +486,8 @@ fn standard_column(
         Null,
         Null,
         text(source.database()),
-        text("pg_catalog"),
-        text(ty.udt_name),
+        udt_schema,
+        udt_name,
         // scope_catalog, scope_schema, scope_name, maximum_cardinality.
         Null,
         Null,
@@ -528,7 +535,7 @@ pub fn sequences(source: &Source) -> Vec<Vec<Cell>> {
         .collect()
 }
 
-pub fn types(_: &Source) -> Vec<Vec<Cell>> {
+pub fn types(source: &Source) -> Vec<Vec<Cell>> {
     let row = |oid: i64, name: &str, len: i64, category: &str, element: i64, array: i64| {
         vec![
             Int(oid),
@@ -537,7 +544,7 @@ pub fn types(_: &Source) -> Vec<Vec<Cell>> {
             Int(oids::BOOTSTRAP_ROLE),
             Int(len),
             Bool((1..=8).contains(&len)),
-            text("b"),
+            text(if category == "E" { "e" } else { "b" }),
             text(category),
             Bool(true),
             text(","),
@@ -566,6 +573,35 @@ pub fn types(_: &Source) -> Vec<Vec<Cell>> {
         rows.push(row(oid, name, len, category, 0, array_oid));
         if let Some(a) = array {
             rows.push(row(array_oid, a.name(), -1, "A", oid, 0));
+        }
+    }
+    // Each enum type (typtype `e`, four bytes as in PostgreSQL) and its array type, in
+    // its schema.
+    for t in source.catalog().enum_types() {
+        let (oid, array) = (oids::enum_type(t.id), oids::enum_array(t.id));
+        let namespace = source.namespace(&t.schema);
+        let mut own = row(oid, &t.name, 4, "E", 0, array);
+        own[2] = Int(namespace);
+        own[17] = text("enum_in");
+        let mut of_array = row(array, &format!("_{}", t.name), -1, "A", oid, 0);
+        of_array[2] = Int(namespace);
+        rows.push(own);
+        rows.push(of_array);
+    }
+    rows
+}
+
+/// `pg_enum`: each label of each enum type, its sort order its place from 1.
+pub fn enum_labels(source: &Source) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for t in source.catalog().enum_types() {
+        for (i, label) in t.labels.iter().enumerate() {
+            rows.push(vec![
+                Int(oids::enum_label(t.id, i)),
+                Int(oids::enum_type(t.id)),
+                Real(i as f32 + 1.0),
+                text(label),
+            ]);
         }
     }
     rows

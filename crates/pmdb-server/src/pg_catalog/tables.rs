@@ -10,7 +10,7 @@ use std::sync::Arc;
 
 use super::rows::{
     Cell, access_methods, activity, attrdefs, attributes, classes, constraints, databases,
-    description_rows, indexes, materialized_view_list, namespaces, roles, sequences,
+    description_rows, enum_labels, indexes, materialized_view_list, namespaces, roles, sequences,
     standard_columns, standard_tables, standard_views, table_list, tablespaces, types, view_list,
 };
 use super::source::Source;
@@ -33,6 +33,9 @@ enum Kind {
     /// array of them is `oid[]`, which drivers decode without asking).
     Oid,
     Text,
+    /// One character, as PostgreSQL's `"char"` (`typtype`, which drivers read as a
+    /// byte).
+    Char,
     Bool,
     Real,
     /// timestamptz.
@@ -140,7 +143,7 @@ const RELATIONS: &[Relation] = &[
             ("typowner", K::Oid),
             ("typlen", K::Int),
             ("typbyval", K::Bool),
-            ("typtype", K::Text),
+            ("typtype", K::Char),
             ("typcategory", K::Text),
             ("typisdefined", K::Bool),
             ("typdelim", K::Text),
@@ -525,6 +528,16 @@ const RELATIONS: &[Relation] = &[
         &[("partrelid", K::Oid), ("partstrat", K::Text)],
     ),
     Relation {
+        name: "pg_enum",
+        columns: &[
+            ("oid", K::Oid),
+            ("enumtypid", K::Oid),
+            ("enumsortorder", K::Real),
+            ("enumlabel", K::Text),
+        ],
+        rows: Some(enum_labels),
+    },
+    Relation {
         name: "pg_sequence",
         columns: &[
             ("seqrelid", K::Oid),
@@ -564,15 +577,6 @@ const RELATIONS: &[Relation] = &[
             ("rngtypid", K::Oid),
             ("rngsubtype", K::Oid),
             ("rngmultitypid", K::Oid),
-        ],
-    ),
-    empty(
-        "pg_enum",
-        &[
-            ("oid", K::Oid),
-            ("enumtypid", K::Oid),
-            ("enumsortorder", K::Real),
-            ("enumlabel", K::Text),
         ],
     ),
     empty(
@@ -644,12 +648,13 @@ pub fn schema(source: &Arc<Source>) -> DfResult<Arc<dyn SchemaProvider>> {
     Ok(Arc::new(schema))
 }
 
-/// A catalog column: its Arrow type, and for a vector the PostgreSQL type it is.
+/// A catalog column: its Arrow type, and for a vector or a `"char"` the PostgreSQL type it is.
 fn field(name: &str, kind: Kind) -> Field {
     let field = Field::new(name, data_type(kind), true);
     let vector = match kind {
         Kind::ColumnVector => "int2vector",
         Kind::Oids => "oidvector",
+        Kind::Char => "char",
         _ => return field,
     };
     field.with_metadata(
@@ -663,7 +668,7 @@ fn data_type(kind: Kind) -> DataType {
     match kind {
         Kind::Int => DataType::Int64,
         Kind::Oid => DataType::UInt32,
-        Kind::Text => DataType::Utf8,
+        Kind::Text | Kind::Char => DataType::Utf8,
         Kind::Bool => DataType::Boolean,
         Kind::Real => DataType::Float32,
         Kind::Time => DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
@@ -721,7 +726,7 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
             });
             Arc::new(b.finish())
         }
-        Kind::Text => {
+        Kind::Text | Kind::Char => {
             let mut b = StringBuilder::new();
             cells.for_each(|c| b.append_option(if let Cell::Text(v) = c { Some(v) } else { None }));
             Arc::new(b.finish())

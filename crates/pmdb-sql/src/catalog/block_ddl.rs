@@ -21,6 +21,7 @@ use std::sync::{Arc, Weak};
 use pmdb_engine::{WriteBatch, WriteOptions};
 
 use super::Catalog;
+use crate::enum_type::EnumDef;
 use crate::error::{Result, SqlError};
 use crate::names::RelName;
 use crate::namespace::NamespaceDef;
@@ -35,6 +36,7 @@ struct Image {
     tables: BTreeMap<RelName, Arc<Table>>,
     sequences: BTreeMap<RelName, Arc<Sequence>>,
     views: BTreeMap<RelName, Arc<ViewDef>>,
+    enums: BTreeMap<RelName, Arc<EnumDef>>,
     /// How many subtables the transaction had let go of then.
     released: usize,
 }
@@ -149,6 +151,7 @@ impl Catalog {
             tables: self.tables.read().clone(),
             sequences: self.sequences.read().clone(),
             views: self.views.read().clone(),
+            enums: self.enums.read().clone(),
             released,
         }
     }
@@ -193,6 +196,7 @@ impl Catalog {
         *tables = image.tables.clone();
         drop(tables);
         *self.views.write() = image.views.clone();
+        *self.enums.write() = image.enums.clone();
         *self.schemas.write() = image.schemas.clone();
         self.restore_sequences(image);
         made.retain(|sub| !kept.contains(sub));

@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::{Mutex, ReentrantMutex, ReentrantMutexGuard, RwLock};
 use pmdb_engine::{Db, WriteBatch, WriteOptions};
 
+use crate::enum_type::{ENUM_PREFIX, EnumDef, EnumTypes};
 use crate::error::{Result, SqlError, state};
 use crate::key_rules::{NewReference, resolve, unique_key_of};
 use crate::names::{PUBLIC, RelName};
@@ -28,8 +29,10 @@ use crate::view::{VIEW_PREFIX, ViewDef, view_key};
 
 pub(crate) mod block_ddl;
 mod dependents;
+mod enum_types;
 mod rebuild;
 mod schemas;
+pub use enum_types::LabelPlace;
 pub use rebuild::{Convert, Rebuild, unchanged_rows};
 
 const CATALOG: &str = "sql.catalog";
@@ -46,6 +49,7 @@ pub struct Catalog {
     tables: RwLock<BTreeMap<RelName, Arc<Table>>>,
     sequences: RwLock<BTreeMap<RelName, Arc<Sequence>>>,
     views: RwLock<BTreeMap<RelName, Arc<ViewDef>>>,
+    enums: EnumTypes,
     /// Serializes DDL, so two statements never race on the next id or on one table;
     /// reentrant, as DROP SCHEMA … CASCADE drops each object the way its own DROP does.
     ddl: ReentrantMutex<()>,
@@ -145,6 +149,10 @@ impl Catalog {
             Some(cat) => load_schemas(cat)?,
             None => BTreeMap::new(),
         };
+        let enums: EnumTypes = Arc::new(RwLock::new(match &cat {
+            Some(cat) => load_enums(cat, &schemas)?,
+            None => BTreeMap::new(),
+        }));
         let mut tables = BTreeMap::new();
         if let Some(cat) = &cat {
             for entry in cat.scan(vec![TABLE_PREFIX]..vec![TABLE_PREFIX + 1]) {
@@ -157,7 +165,8 @@ impl Catalog {
                 })?;
                 let name = def.rel_name();
                 check_entry(&entry.key()[1..], &name, &schemas, what)?;
-                tables.insert(name, Arc::new(Table::open(db, cat, def)?));
+                check_types(&def, &enums, what)?;
+                tables.insert(name, Arc::new(Table::open(db, cat, def, &enums)?));
             }
         }
         let sequences = match &cat {
@@ -174,6 +183,7 @@ impl Catalog {
             tables: RwLock::new(tables),
             sequences: RwLock::new(sequences),
             views: RwLock::new(views),
+            enums,
             ddl: ReentrantMutex::new(()),
             generation: AtomicU64::new(0),
             block: Mutex::new(None),
@@ -398,7 +408,7 @@ impl Catalog {
         settle(&mut def)?;
         // The subtable first: a crash before the entry leaves an empty subtable that the
         // next open drops, and the id is given again.
-        let table = Table::open(&self.db, &cat, def.clone())?;
+        let table = Table::open(&self.db, &cat, def.clone(), &self.enums)?;
         let mut batch = WriteBatch::new();
         batch.put(&cat, table_key(&def.rel_name()), def.encode());
         // An empty table's segments (none) hold its rows.
@@ -442,7 +452,7 @@ impl Catalog {
         let id = self.take_ids(&cat, 1)?;
         def.id = id;
         settle(&mut def)?;
-        let table = Arc::new(Table::open(&self.db, &cat, def.clone())?);
+        let table = Arc::new(Table::open(&self.db, &cat, def.clone(), &self.enums)?);
         let rows = match fill(&table) {
             Ok(rows) => rows,
             Err(e) => {
@@ -1158,6 +1168,45 @@ fn load_sequences(
         out.insert(name, Arc::new(Sequence::new(db, cat, def, state)));
     }
     Ok(out)
+}
+
+/// Every enum type in `cat`. A damaged entry fails the open with the type's name.
+fn load_enums(
+    cat: &pmdb_engine::Subtable,
+    schemas: &BTreeMap<String, Arc<NamespaceDef>>,
+) -> Result<BTreeMap<RelName, Arc<EnumDef>>> {
+    let mut out = BTreeMap::new();
+    for entry in cat.scan(vec![ENUM_PREFIX]..vec![ENUM_PREFIX + 1]) {
+        let entry = entry?;
+        let key = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
+        let what = || format!("catalog entry of type {key:?}");
+        let def = EnumDef::decode(entry.value()).map_err(|source| SqlError::Damaged {
+            what: what(),
+            source,
+        })?;
+        let name = def.rel_name();
+        check_entry(&entry.key()[1..], &name, schemas, what)?;
+        out.insert(name, Arc::new(def));
+    }
+    Ok(out)
+}
+
+/// Checks that each enum column of `def` names a type the catalog has.
+fn check_types(def: &TableDef, enums: &EnumTypes, what: impl Fn() -> String) -> Result<()> {
+    for c in &def.columns {
+        if let SqlType::Enum(id) = c.ty
+            && crate::enum_type::by_id(enums, id).is_none()
+        {
+            return Err(mismatched(
+                what(),
+                format!(
+                    "column {:?} is of enum type #{id}, which has no entry",
+                    c.name
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Every view in `cat`. A damaged entry fails the open with the view's name.

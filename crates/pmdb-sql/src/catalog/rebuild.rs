@@ -154,7 +154,7 @@ impl Catalog {
             let new = Table::replace(&self.db, &child, child_def)?;
             children.push((child, new, guard));
         }
-        let new = Arc::new(Table::open(&self.db, &cat, def.clone())?);
+        let new = Arc::new(Table::open(&self.db, &cat, def.clone(), &self.enums)?);
         let convert = convert(old.def(), &def, &positions);
         if let Err(e) = copy_rows(&old, &new, &convert) {
             for sub in new.subtable_names() {
@@ -320,7 +320,7 @@ impl Catalog {
         let mut def = old.def().clone();
         def.id = self.take_ids(&cat, 1)?;
         settle(&mut def)?;
-        let new = Arc::new(Table::open(&self.db, &cat, def.clone())?);
+        let new = Arc::new(Table::open(&self.db, &cat, def.clone(), &self.enums)?);
         if let Err(e) = fill(&new) {
             for sub in new.subtable_names() {
                 self.db.drop_subtable(&sub)?;

@@ -115,7 +115,9 @@ impl Catalog {
             .filter(|(n, s)| inside(n) && s.def().owned_by.is_none())
             .map(|(n, _)| n.clone())
             .collect();
-        let empty = views.is_empty() && tables.is_empty() && sequences.is_empty();
+        let types = self.enums_in(name);
+        let empty =
+            views.is_empty() && tables.is_empty() && sequences.is_empty() && types.is_empty();
         if !cascade && !empty {
             // Each on a line, in the order they were made, as PostgreSQL lists them.
             let mut held: Vec<(u64, &str, &RelName)> = Vec::new();
@@ -133,6 +135,9 @@ impl Catalog {
             }
             for n in &sequences {
                 held.extend(self.sequence(n).map(|s| (s.def().id, "sequence", n)));
+            }
+            for n in &types {
+                held.extend(self.enum_type(n).map(|t| (t.id, "type", n)));
             }
             held.sort_by_key(|h| h.0);
             let detail: Vec<String> = held
@@ -155,6 +160,9 @@ impl Catalog {
         }
         for s in &sequences {
             self.drop_sequence(s, true, |t, c| uses(t, c, s))?;
+        }
+        for t in &types {
+            self.drop_enum(t, true, false)?;
         }
         let mut batch = WriteBatch::new();
         batch.delete(&self.catalog_subtable()?, namespace_key(name));

@@ -16,7 +16,7 @@ use crate::arrow_conv::{arrays_of, arrow_schema};
 use crate::error::{Result, SqlError, df_error, state};
 use crate::large_rows::Committed;
 use crate::schema::TableDef;
-use crate::types::Value;
+use crate::types::{SqlType, Value};
 
 /// A CHECK constraint, planned.
 pub(crate) struct Check {
@@ -75,6 +75,28 @@ impl Checks {
 }
 
 impl Table {
+    fn check_labels(&self, rows: &[&[Value]]) -> Result<()> {
+        for (c, ty) in self.types.iter().enumerate() {
+            let SqlType::Enum(id) = *ty else {
+                continue;
+            };
+            let def = crate::enum_type::by_id(&self.enums, id).ok_or_else(|| {
+                SqlError::Query(format!(
+                    "the type of column {:?} of table {:?} is gone",
+                    self.def.columns[c].name, self.def.name
+                ))
+            })?;
+            for row in rows {
+                if let Some(Value::Str(label)) = row.get(c)
+                    && def.position(label).is_none()
+                {
+                    return Err(crate::enum_type::invalid_label(&def, label));
+                }
+            }
+        }
+        Ok(())
+    }
+
     /// Runs the CHECK constraints on every stored row (committed now), for ALTER TABLE
     /// ADD CHECK: a row that fails check `name` is 23514.
     pub(crate) fn check_stored_rows(&self, name: &str) -> Result<()> {
@@ -111,7 +133,9 @@ impl Table {
     }
 
     /// Runs the table's CHECK constraints on `rows`; the first a row fails is 23514.
+    /// A value of an enum column that is none of its type's labels is 22P02 first.
     pub(crate) fn check_constraints(&self, rows: &[&[Value]]) -> Result<()> {
+        self.check_labels(rows)?;
         let checks = &self.checks;
         if checks.is_empty() || rows.is_empty() {
             return Ok(());

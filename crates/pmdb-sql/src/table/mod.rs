@@ -29,6 +29,7 @@ use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 use pmdb_engine::{Db, Snapshot, Subtable};
 
+use crate::enum_type::EnumTypes;
 use crate::error::{Result, SqlError};
 use crate::large_rows::{self, ChunkSource};
 use crate::names::RelName;
@@ -84,6 +85,8 @@ pub struct Table {
     retired: AtomicBool,
     /// Made by DDL whose transaction has not ended (see [`crate::catalog::block_ddl`]).
     pending: AtomicBool,
+    /// The catalog's enum types, whose labels the values of enum columns must be.
+    enums: EnumTypes,
 }
 
 /// What every version of one table's handle shares.
@@ -93,6 +96,7 @@ struct Shared {
     covered: Arc<AtomicBool>,
     writes: Arc<tokio::sync::Mutex<()>>,
     catalog: Subtable,
+    enums: EnumTypes,
 }
 
 /// Key of a table's row count in the catalog subtable: `r`, then the table id (u64
@@ -111,7 +115,7 @@ pub struct Index {
 
 impl Table {
     /// Opens (creating if missing) the subtables of `def`; `catalog` holds its row count.
-    pub fn open(db: &Db, catalog: &Subtable, def: TableDef) -> Result<Table> {
+    pub fn open(db: &Db, catalog: &Subtable, def: TableDef, enums: &EnumTypes) -> Result<Table> {
         let rows = db.subtable(&def.rows_subtable())?;
         let next = if def.primary_key.is_empty() {
             match rows.scan_rev::<[u8]>(..).next().transpose()? {
@@ -152,6 +156,7 @@ impl Table {
             covered: Arc::new(AtomicBool::new(covered)),
             writes: Arc::default(),
             catalog: catalog.clone(),
+            enums: Arc::clone(enums),
         };
         Self::with_parts(db, def, shared, rows)
     }
@@ -166,6 +171,7 @@ impl Table {
             covered: Arc::clone(&old.covered),
             writes: Arc::clone(&old.writes),
             catalog: old.catalog.clone(),
+            enums: Arc::clone(&old.enums),
         };
         Self::with_parts(db, def, shared, rows)
     }
@@ -242,6 +248,7 @@ impl Table {
             writes: shared.writes,
             retired: AtomicBool::new(false),
             pending: AtomicBool::new(false),
+            enums: shared.enums,
             def,
         })
     }

@@ -1,0 +1,178 @@
+//! Text read as a value of an enum type: `'x'::mood`, `CAST(x AS mood)` and `mood 'x'`
+//! become calls of `pmdb_enum_in(x, <type id>)` before DataFusion plans the statement
+//! (it knows no user types). The call checks each value is a label of the type (22P02
+//! otherwise) and gives a field marked with the type, which the server describes with
+//! the type's oid and [`crate::enum_order`] sorts by the type's order.
+
+use std::ops::ControlFlow;
+use std::sync::Arc;
+
+use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
+use datafusion::common::{Result as DfResult, ScalarValue};
+use datafusion::logical_expr::{
+    ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
+    Volatility,
+};
+use datafusion::prelude::SessionContext;
+use datafusion::sql::sqlparser::ast::{
+    ArrayElemTypeDef, DataType as SqlDataType, Expr as SqlExpr, Statement, Value as Literal,
+    visit_expressions_mut,
+};
+
+use crate::arrow_conv::enum_metadata;
+use crate::catalog::Catalog;
+use crate::error::{Result, SqlError, external};
+use crate::types::SqlType;
+
+const ENUM_IN: &str = "pmdb_enum_in";
+
+/// The enum type `ty` names, if it names one of the catalog's.
+fn enum_of(catalog: &Catalog, ty: &SqlDataType) -> Option<u64> {
+    match ty {
+        SqlDataType::Custom(name, modifiers) if modifiers.is_empty() => {
+            match crate::type_ddl::named_type(catalog, name) {
+                Some(SqlType::Enum(id)) => Some(id),
+                _ => None,
+            }
+        }
+        _ => None,
+    }
+}
+
+/// Rewrites the casts to enum types in `statement` as calls of `pmdb_enum_in`; an array
+/// of an enum type is refused (0A000).
+pub(crate) fn rewrite_casts(catalog: &Catalog, statement: &mut Statement) -> Result<()> {
+    let flow = visit_expressions_mut(statement, |e| {
+        let (id, operand) = match e {
+            SqlExpr::Cast {
+                data_type: SqlDataType::Array(ArrayElemTypeDef::SquareBracket(element, _)),
+                ..
+            } if enum_of(catalog, element).is_some() => {
+                return ControlFlow::Break(SqlError::unsupported(format!(
+                    "arrays of enum type {element}"
+                )));
+            }
+            SqlExpr::Cast {
+                data_type, expr, ..
+            } => match enum_of(catalog, data_type) {
+                Some(id) => (
+                    id,
+                    std::mem::replace(expr.as_mut(), SqlExpr::value(Literal::Null)),
+                ),
+                None => return ControlFlow::Continue(()),
+            },
+            SqlExpr::TypedString(typed) => match enum_of(catalog, &typed.data_type) {
+                Some(id) => (id, SqlExpr::Value(typed.value.clone())),
+                None => return ControlFlow::Continue(()),
+            },
+            _ => return ControlFlow::Continue(()),
+        };
+        let id = SqlExpr::value(Literal::Number(id.to_string(), false));
+        match crate::ast_build::call_with(ENUM_IN, vec![operand, id]) {
+            Ok(call) => {
+                *e = call;
+                ControlFlow::Continue(())
+            }
+            Err(err) => ControlFlow::Break(err),
+        }
+    });
+    match flow {
+        ControlFlow::Break(e) => Err(e),
+        ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+pub(crate) fn register(ctx: &SessionContext, catalog: &Arc<Catalog>) {
+    ctx.register_udf(ScalarUDF::new_from_impl(EnumIn {
+        catalog: Arc::clone(catalog),
+        signature: Signature::exact(vec![DataType::Utf8, DataType::Int64], Volatility::Immutable),
+    }));
+}
+
+/// `pmdb_enum_in(text, type id)`: the text, checked to be a label of the type.
+struct EnumIn {
+    catalog: Arc<Catalog>,
+    signature: Signature,
+}
+
+impl std::fmt::Debug for EnumIn {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(ENUM_IN)
+    }
+}
+
+impl PartialEq for EnumIn {
+    fn eq(&self, other: &EnumIn) -> bool {
+        Arc::ptr_eq(&self.catalog, &other.catalog)
+    }
+}
+
+impl Eq for EnumIn {}
+
+impl std::hash::Hash for EnumIn {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        ENUM_IN.hash(state);
+    }
+}
+
+/// The type id a call gives as its second argument (a literal the rewrite wrote).
+fn type_id(arg: Option<&ScalarValue>) -> DfResult<u64> {
+    match arg {
+        Some(ScalarValue::Int64(Some(id))) => u64::try_from(*id)
+            .map_err(|_| external(SqlError::Query(format!("{ENUM_IN}: type id {id}")))),
+        _ => Err(external(SqlError::Query(format!(
+            "{ENUM_IN} takes a type id given as a constant"
+        )))),
+    }
+}
+
+impl ScalarUDFImpl for EnumIn {
+    fn name(&self) -> &str {
+        ENUM_IN
+    }
+
+    fn signature(&self) -> &Signature {
+        &self.signature
+    }
+
+    fn return_type(&self, _args: &[DataType]) -> DfResult<DataType> {
+        Ok(DataType::Utf8)
+    }
+
+    fn return_field_from_args(&self, args: ReturnFieldArgs) -> DfResult<FieldRef> {
+        let id = type_id(args.scalar_arguments.get(1).copied().flatten())?;
+        Ok(Arc::new(
+            Field::new(ENUM_IN, DataType::Utf8, true).with_metadata(enum_metadata(id)),
+        ))
+    }
+
+    fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
+        let [text, id] = args.args.as_slice() else {
+            return Err(external(SqlError::Query(format!(
+                "{ENUM_IN} takes two arguments"
+            ))));
+        };
+        let id = match id {
+            ColumnarValue::Scalar(s) => type_id(Some(s))?,
+            ColumnarValue::Array(_) => type_id(None)?,
+        };
+        let def = self.catalog.enum_by_id(id).ok_or_else(|| {
+            external(SqlError::user(
+                crate::error::state::UNDEFINED_OBJECT,
+                format!("enum type #{id} no longer exists"),
+            ))
+        })?;
+        let array = text.to_array(args.number_rows)?;
+        let strings = array.as_string::<i32>();
+        for i in 0..strings.len() {
+            if strings.is_valid(i) && def.position(strings.value(i)).is_none() {
+                return Err(external(crate::enum_type::invalid_label(
+                    &def,
+                    strings.value(i),
+                )));
+            }
+        }
+        Ok(text.clone())
+    }
+}
