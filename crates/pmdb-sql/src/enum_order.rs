@@ -1,8 +1,8 @@
 //! The order of enum values: its type's order of labels, not their text's. An analyzer
-//! rule rewrites what compares values of an enum type by order — `ORDER BY`, `<`, `<=`,
-//! `>`, `>=` and `BETWEEN` — to compare the labels' positions, and refuses `min` and
-//! `max` of one (0A000) rather than give the text's extremes. Equality needs no rewrite:
-//! equal labels are equal values.
+//! rule rewrites what compares values of an enum type by order — `ORDER BY` (of a query,
+//! a window or an aggregate), `<`, `<=`, `>`, `>=` and `BETWEEN` — to compare the labels'
+//! positions, and refuses `min`, `max`, `greatest` and `least` of one (0A000) rather than
+//! give the text's extremes. Equality needs no rewrite: equal labels are equal values.
 
 use std::sync::Arc;
 
@@ -10,7 +10,9 @@ use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
 use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
 use datafusion::logical_expr::expr::{AggregateFunction, Case};
-use datafusion::logical_expr::{Between, BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator};
+use datafusion::logical_expr::{
+    Between, BinaryExpr, Expr, ExprSchemable, LogicalPlan, Operator, SortExpr,
+};
 use datafusion::optimizer::AnalyzerRule;
 
 use crate::arrow_conv::text_type;
@@ -66,9 +68,47 @@ impl EnumOrder {
         Ok(Expr::Case(Case::new(Some(Box::new(e)), when_then, None)))
     }
 
+    /// Makes each of `keys` of an enum type its position; whether one was.
+    fn sort_keys(&self, keys: &mut [SortExpr], schema: &DFSchema) -> DfResult<bool> {
+        let mut changed = false;
+        for key in keys {
+            if let Some(def) = self.type_of(&key.expr, schema)? {
+                let e = std::mem::replace(&mut key.expr, Expr::Literal(ScalarValue::Null, None));
+                key.expr = Self::position(&def, e)?;
+                changed = true;
+            }
+        }
+        Ok(changed)
+    }
+
+    /// 0A000 if one of `args` of function `name` is of an enum type.
+    fn refuse_extremes(&self, name: &str, args: &[Expr], schema: &DFSchema) -> DfResult<()> {
+        for arg in args {
+            if let Some(def) = self.type_of(arg, schema)? {
+                return Err(external(SqlError::unsupported(format!(
+                    "{name}() of enum type {} (pmdb orders enum values only in ORDER BY and \
+                     comparisons)",
+                    def.name
+                ))));
+            }
+        }
+        Ok(())
+    }
+
     /// One expression of a node reading `schema`, rewritten where it orders enum values.
     fn expression(&self, e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
         match e {
+            Expr::WindowFunction(mut w) => {
+                let changed = self.sort_keys(&mut w.params.order_by, schema)?;
+                Ok(Transformed::new_transformed(
+                    Expr::WindowFunction(w),
+                    changed,
+                ))
+            }
+            Expr::ScalarFunction(f) if matches!(f.name(), "greatest" | "least") => {
+                self.refuse_extremes(f.name(), &f.args, schema)?;
+                Ok(Transformed::no(Expr::ScalarFunction(f)))
+            }
             Expr::BinaryExpr(BinaryExpr { left, op, right })
                 if matches!(
                     op,
@@ -101,21 +141,15 @@ impl EnumOrder {
                 )))),
                 None => Ok(Transformed::no(Expr::Between(b))),
             },
-            Expr::AggregateFunction(AggregateFunction { func, params })
-                if matches!(func.name(), "min" | "max") =>
-            {
-                for arg in &params.args {
-                    if let Some(def) = self.type_of(arg, schema)? {
-                        return Err(external(SqlError::unsupported(format!(
-                            "{}() of enum type {} (pmdb has no enum order for aggregates)",
-                            func.name(),
-                            def.name
-                        ))));
-                    }
+            Expr::AggregateFunction(AggregateFunction { func, mut params }) => {
+                if matches!(func.name(), "min" | "max") {
+                    self.refuse_extremes(func.name(), &params.args, schema)?;
                 }
-                Ok(Transformed::no(Expr::AggregateFunction(
-                    AggregateFunction { func, params },
-                )))
+                let changed = self.sort_keys(&mut params.order_by, schema)?;
+                Ok(Transformed::new_transformed(
+                    Expr::AggregateFunction(AggregateFunction { func, params }),
+                    changed,
+                ))
             }
             other => Ok(Transformed::no(other)),
         }
@@ -138,22 +172,11 @@ impl AnalyzerRule for EnumOrder {
         plan.transform_up_with_subqueries(|node| match node {
             LogicalPlan::Sort(mut sort) => {
                 let schema = Arc::clone(sort.input.schema());
-                let mut changed = false;
-                for key in &mut sort.expr {
-                    if let Some(def) = self.type_of(&key.expr, &schema)? {
-                        let e = std::mem::replace(
-                            &mut key.expr,
-                            Expr::Literal(ScalarValue::Null, None),
-                        );
-                        key.expr = Self::position(&def, e)?;
-                        changed = true;
-                    }
-                }
-                Ok(if changed {
-                    Transformed::yes(LogicalPlan::Sort(sort))
-                } else {
-                    Transformed::no(LogicalPlan::Sort(sort))
-                })
+                let changed = self.sort_keys(&mut sort.expr, &schema)?;
+                Ok(Transformed::new_transformed(
+                    LogicalPlan::Sort(sort),
+                    changed,
+                ))
             }
             other => Ok(Transformed::no(other)),
         })

@@ -426,12 +426,13 @@ impl SqlSession {
                         "DECLARE of anything but one cursor FOR a query",
                     ));
                 };
-                if d.binary == Some(true) || d.data_type.is_some() || d.assignment.is_some() {
-                    return Err(SqlError::unsupported("DECLARE BINARY CURSOR"));
-                }
+                // As PostgreSQL, the block is checked for first.
                 let hold = d.hold == Some(true);
                 if !hold && matches!(self.block, Block::None) {
                     return Err(outside_block("DECLARE CURSOR"));
+                }
+                if d.binary == Some(true) || d.data_type.is_some() || d.assignment.is_some() {
+                    return Err(SqlError::unsupported("DECLARE BINARY CURSOR"));
                 }
                 let query = DfStatement::Statement(Box::new(Statement::Query(query.clone())));
                 let kind = StatementKind::of(&query);

@@ -32,6 +32,17 @@ fn fetch_walks_the_rows_of_the_declaring_snapshot() {
         f.sqlstate(&mut s, "DECLARE c CURSOR FOR SELECT k FROM t"),
         "25P01"
     );
+    // The block is missing before the binary form is refused, as PostgreSQL checks.
+    assert_eq!(
+        f.sqlstate(&mut s, "DECLARE c BINARY CURSOR FOR SELECT k FROM t"),
+        "25P01"
+    );
+    f.tag(&mut s, "BEGIN");
+    assert_eq!(
+        f.sqlstate(&mut s, "DECLARE b BINARY CURSOR FOR SELECT k FROM t"),
+        "0A000"
+    );
+    f.tag(&mut s, "ROLLBACK");
     f.tag(&mut s, "BEGIN");
     assert_eq!(
         f.tag(&mut s, "DECLARE c CURSOR FOR SELECT k FROM t ORDER BY k"),

@@ -465,6 +465,21 @@ fn enum_values_are_labels_in_their_types_order() {
         ["b", "c"]
     );
     assert_eq!(f.sqlstate(&mut s, "SELECT max(m) FROM p"), "0A000");
+    assert_eq!(
+        f.sqlstate(&mut s, "SELECT greatest(m, 'ok') FROM p"),
+        "0A000"
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT name, rank() OVER (ORDER BY m) FROM p WHERE m IS NOT NULL ORDER BY name"
+        ),
+        ["a|3", "b|1", "c|2"]
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT string_agg(name, ',' ORDER BY m) FROM p"),
+        ["b,c,a,d"]
+    );
     f.tag(&mut s, "ALTER TYPE mood ADD VALUE 'meh' BEFORE 'ok'");
     f.tag(&mut s, "ALTER TYPE mood ADD VALUE IF NOT EXISTS 'meh'");
     assert_eq!(

@@ -150,7 +150,14 @@ impl Catalog {
             None => BTreeMap::new(),
         };
         let enums: EnumTypes = Arc::new(RwLock::new(match &cat {
-            Some(cat) => load_enums(cat, &schemas)?,
+            Some(cat) => load_named(
+                cat,
+                &schemas,
+                ENUM_PREFIX,
+                "type",
+                EnumDef::decode,
+                EnumDef::rel_name,
+            )?,
             None => BTreeMap::new(),
         }));
         let mut tables = BTreeMap::new();
@@ -174,7 +181,14 @@ impl Catalog {
             None => BTreeMap::new(),
         };
         let views = match &cat {
-            Some(cat) => load_views(cat, &schemas)?,
+            Some(cat) => load_named(
+                cat,
+                &schemas,
+                VIEW_PREFIX,
+                "view",
+                ViewDef::decode,
+                ViewDef::rel_name,
+            )?,
             None => BTreeMap::new(),
         };
         let catalog = Catalog {
@@ -1170,21 +1184,26 @@ fn load_sequences(
     Ok(out)
 }
 
-/// Every enum type in `cat`. A damaged entry fails the open with the type's name.
-fn load_enums(
+/// Every definition keyed `prefix` + a relation name in `cat` (views, enum types),
+/// decoded by `decode`. A damaged entry fails the open with the `kind`'s name.
+fn load_named<D>(
     cat: &pmdb_engine::Subtable,
     schemas: &BTreeMap<String, Arc<NamespaceDef>>,
-) -> Result<BTreeMap<RelName, Arc<EnumDef>>> {
+    prefix: u8,
+    kind: &str,
+    decode: fn(&[u8]) -> std::result::Result<D, crate::error::CodecError>,
+    rel_name: fn(&D) -> RelName,
+) -> Result<BTreeMap<RelName, Arc<D>>> {
     let mut out = BTreeMap::new();
-    for entry in cat.scan(vec![ENUM_PREFIX]..vec![ENUM_PREFIX + 1]) {
+    for entry in cat.scan(vec![prefix]..vec![prefix + 1]) {
         let entry = entry?;
         let key = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
-        let what = || format!("catalog entry of type {key:?}");
-        let def = EnumDef::decode(entry.value()).map_err(|source| SqlError::Damaged {
+        let what = || format!("catalog entry of {kind} {key:?}");
+        let def = decode(entry.value()).map_err(|source| SqlError::Damaged {
             what: what(),
             source,
         })?;
-        let name = def.rel_name();
+        let name = rel_name(&def);
         check_entry(&entry.key()[1..], &name, schemas, what)?;
         out.insert(name, Arc::new(def));
     }
@@ -1207,27 +1226,6 @@ fn check_types(def: &TableDef, enums: &EnumTypes, what: impl Fn() -> String) -> 
         }
     }
     Ok(())
-}
-
-/// Every view in `cat`. A damaged entry fails the open with the view's name.
-fn load_views(
-    cat: &pmdb_engine::Subtable,
-    schemas: &BTreeMap<String, Arc<NamespaceDef>>,
-) -> Result<BTreeMap<RelName, Arc<ViewDef>>> {
-    let mut out = BTreeMap::new();
-    for entry in cat.scan(vec![VIEW_PREFIX]..vec![VIEW_PREFIX + 1]) {
-        let entry = entry?;
-        let key = String::from_utf8_lossy(&entry.key()[1..]).into_owned();
-        let what = || format!("catalog entry of view {key:?}");
-        let def = ViewDef::decode(entry.value()).map_err(|source| SqlError::Damaged {
-            what: what(),
-            source,
-        })?;
-        let name = def.rel_name();
-        check_entry(&entry.key()[1..], &name, schemas, what)?;
-        out.insert(name, Arc::new(def));
-    }
-    Ok(out)
 }
 
 /// Whether `name` has the form of a table's subtable, `sql.<id>`, `sql.<id>.<id>` or
