@@ -1,21 +1,32 @@
 //! Which stored keys a scan must read, from the filters DataFusion pushes down: equality,
 //! IN lists and ranges on the leading columns of the primary key (or of an index)
-//! become key ranges. The ranges may hold more rows than the filters pass (DataFusion
-//! applies the filters again; pushdown is Inexact), never fewer.
+//! become key ranges. A disjunction (`OR`, a row IN list such as `(a, b) IN ((1, 2),
+//! (3, 4))`) narrows when each of its branches does: its ranges are the union of the
+//! branches'. The ranges may hold more rows than the filters pass (DataFusion applies
+//! the filters again; pushdown is Inexact), never fewer, and never overlap, since a row
+//! read twice would be returned twice.
 
 use std::cmp::Ordering;
 use std::ops::Bound;
 
+use datafusion::arrow::array::Array;
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
+use datafusion::logical_expr::expr::{Cast, InList};
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
 
-use crate::arrow_conv::without_trailing_blanks;
+use crate::arrow_conv::{arrow_type, without_trailing_blanks};
 use crate::keycode::encode_key;
 use crate::text_forms::parse_uuid;
 use crate::types::{SqlType, Value};
 
-/// Most point prefixes an IN list (times the ones before it) expands to.
+/// Most point prefixes an IN list (times the ones before it) expands to, and most
+/// ranges a disjunction's branches give together.
 const MAX_POINTS: usize = 4096;
+
+/// Most branches of disjunctions (times the ones nested in them) tried for one scan, so
+/// that a conjunction of many ORs costs planning time in proportion to its size only.
+const MAX_BRANCHES: usize = 4096;
 
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct KeyRange {
@@ -70,9 +81,227 @@ pub fn key_ranges(
     filters: &[Expr],
 ) -> Option<(Vec<KeyRange>, bool)> {
     let conjuncts: Vec<&Expr> = filters.iter().flat_map(split_and).collect();
+    let mut budget = MAX_BRANCHES;
+    narrowed(columns, names, &conjuncts, &mut budget)
+}
+
+/// The ranges of the first disjunction among `conjuncts` whose every branch narrows
+/// (each branch taken with the other conjuncts, so never wider than those alone), else
+/// those of the conjuncts without their disjunctions.
+fn narrowed(
+    columns: &[(usize, SqlType)],
+    names: &[String],
+    conjuncts: &[&Expr],
+    budget: &mut usize,
+) -> Option<(Vec<KeyRange>, bool)> {
+    for (i, e) in conjuncts.iter().enumerate() {
+        let Some(branches) = disjuncts(e, columns, names) else {
+            continue;
+        };
+        let mut ranges = Vec::new();
+        let mut pinned = true;
+        let all_narrow = branches.iter().all(|branch| {
+            let Some(left) = budget.checked_sub(1) else {
+                return false;
+            };
+            *budget = left;
+            let mut with_branch: Vec<&Expr> = conjuncts[..i].to_vec();
+            with_branch.extend(&conjuncts[i + 1..]);
+            with_branch.extend(branch.iter().flat_map(split_and));
+            match narrowed(columns, names, &with_branch, budget) {
+                Some((r, p)) => {
+                    ranges.extend(r);
+                    pinned &= p;
+                    ranges.len() <= MAX_POINTS
+                }
+                None => false,
+            }
+        });
+        if all_narrow {
+            return Some((disjoint(ranges), pinned));
+        }
+    }
+    conjunctive(columns, names, conjuncts)
+}
+
+/// The branches of a disjunction, each as the filters it is the conjunction of: the
+/// operands of ORs, or for a row IN list over columns, one equality per column and row.
+fn disjuncts(e: &Expr, columns: &[(usize, SqlType)], names: &[String]) -> Option<Vec<Vec<Expr>>> {
+    match e {
+        Expr::BinaryExpr(BinaryExpr {
+            op: Operator::Or, ..
+        }) => Some(split_or(e).into_iter().map(|b| vec![b.clone()]).collect()),
+        Expr::InList(InList {
+            expr,
+            list,
+            negated: false,
+        }) => {
+            let fields = row_columns(expr, columns, names)?;
+            list.iter()
+                .map(|row| {
+                    let values = row_values(row)?;
+                    (values.len() == fields.len()).then(|| {
+                        fields
+                            .iter()
+                            .zip(values)
+                            .map(|(f, v)| f.clone().eq(Expr::Literal(v, None)))
+                            .collect()
+                    })
+                })
+                .collect()
+        }
+        _ => None,
+    }
+}
+
+/// The columns of a row constructor `(a, b, …)`, as DataFusion plans it: `struct(a, b)`,
+/// perhaps cast to the literals' types where that cast keeps equality as it is (a wider
+/// integer, another form of text).
+fn row_columns(e: &Expr, columns: &[(usize, SqlType)], names: &[String]) -> Option<Vec<Expr>> {
+    let (row, to) = match e {
+        Expr::Cast(Cast { expr, field }) => (expr.as_ref(), Some(field.data_type())),
+        e => (e, None),
+    };
+    let Expr::ScalarFunction(f) = row else {
+        return None;
+    };
+    if f.name() != "struct" || !f.args.iter().all(|a| matches!(a, Expr::Column(_))) {
+        return None;
+    }
+    if let Some(to) = to {
+        let DataType::Struct(targets) = to else {
+            return None;
+        };
+        if targets.len() != f.args.len() {
+            return None;
+        }
+        for (arg, target) in f.args.iter().zip(targets.iter()) {
+            let Expr::Column(c) = arg else { return None };
+            // Columns outside the key narrow nothing; any cast of them is harmless here.
+            let Some(&(_, ty)) = columns.iter().find(|(i, _)| names[*i] == c.name) else {
+                continue;
+            };
+            if !equality_kept(&arrow_type(ty), target.data_type()) {
+                return None;
+            }
+        }
+    }
+    Some(f.args.clone())
+}
+
+/// Whether casting values of type `from` to `to` keeps which values are equal.
+fn equality_kept(from: &DataType, to: &DataType) -> bool {
+    let text =
+        |t: &DataType| matches!(t, DataType::Utf8 | DataType::LargeUtf8 | DataType::Utf8View);
+    let width = |t: &DataType| match t {
+        DataType::Int8 => Some(8),
+        DataType::Int16 => Some(16),
+        DataType::Int32 => Some(32),
+        DataType::Int64 => Some(64),
+        _ => None,
+    };
+    from == to
+        || (text(from) && text(to))
+        || matches!((width(from), width(to)), (Some(f), Some(t)) if f <= t)
+}
+
+/// The fields of one row of a row IN list: a struct literal, or `struct(…)` of literals.
+fn row_values(e: &Expr) -> Option<Vec<ScalarValue>> {
+    match e {
+        Expr::Literal(ScalarValue::Struct(row), _) if row.len() == 1 => row
+            .columns()
+            .iter()
+            .map(|c| ScalarValue::try_from_array(c, 0).ok())
+            .collect(),
+        Expr::ScalarFunction(f) if f.name() == "struct" => f
+            .args
+            .iter()
+            .map(|a| match a {
+                Expr::Literal(v, _) => Some(v.clone()),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// `ranges` in key order, overlapping ones joined, empty ones dropped.
+fn disjoint(mut ranges: Vec<KeyRange>) -> Vec<KeyRange> {
+    ranges.retain(|r| !is_empty(r));
+    ranges.sort_by(|a, b| start_order(&a.start, &b.start));
+    let mut out: Vec<KeyRange> = Vec::with_capacity(ranges.len());
+    for r in ranges {
+        match out.last_mut() {
+            Some(last) if overlaps(&last.end, &r.start) => {
+                if end_order(&r.end, &last.end) == Ordering::Greater {
+                    last.end = r.end;
+                }
+            }
+            _ => out.push(r),
+        }
+    }
+    out
+}
+
+/// Order of start bounds by the first key each admits.
+fn start_order(a: &Bound<Vec<u8>>, b: &Bound<Vec<u8>>) -> Ordering {
+    bound_order(a, b, Ordering::Less)
+}
+
+/// Order of end bounds by the last key each admits.
+fn end_order(a: &Bound<Vec<u8>>, b: &Bound<Vec<u8>>) -> Ordering {
+    bound_order(a, b, Ordering::Greater)
+}
+
+/// Order of two bounds of one side, an open bound being `open` to any other (below every
+/// start, above every end). At one key an exclusive start admits its first key later
+/// than an inclusive one, an exclusive end its last key earlier.
+fn bound_order(a: &Bound<Vec<u8>>, b: &Bound<Vec<u8>>, open: Ordering) -> Ordering {
+    let exclusive = |x: &Bound<Vec<u8>>| matches!(x, Bound::Excluded(_));
+    match (a, b) {
+        (Bound::Unbounded, Bound::Unbounded) => Ordering::Equal,
+        (Bound::Unbounded, _) => open,
+        (_, Bound::Unbounded) => open.reverse(),
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            let later = exclusive(a).cmp(&exclusive(b));
+            x.cmp(y).then(if open == Ordering::Less {
+                later
+            } else {
+                later.reverse()
+            })
+        }
+    }
+}
+
+/// Whether a range ending at `end` and one starting at `start` (not before it) share a
+/// key. Ranges that only touch stay apart, as an IN list's points do.
+fn overlaps(end: &Bound<Vec<u8>>, start: &Bound<Vec<u8>>) -> bool {
+    match (end, start) {
+        (Bound::Unbounded, _) | (_, Bound::Unbounded) => true,
+        (Bound::Included(e), Bound::Included(s)) => s <= e,
+        (Bound::Included(e) | Bound::Excluded(e), Bound::Included(s) | Bound::Excluded(s)) => s < e,
+    }
+}
+
+fn is_empty(r: &KeyRange) -> bool {
+    match (&r.start, &r.end) {
+        (Bound::Included(s), Bound::Included(e)) => s > e,
+        (Bound::Included(s) | Bound::Excluded(s), Bound::Included(e) | Bound::Excluded(e)) => {
+            s >= e
+        }
+        _ => false,
+    }
+}
+
+/// The ranges the conjuncts narrow the key to, disjunctions among them aside.
+fn conjunctive(
+    columns: &[(usize, SqlType)],
+    names: &[String],
+    conjuncts: &[&Expr],
+) -> Option<(Vec<KeyRange>, bool)> {
     let mut prefixes: Vec<Vec<u8>> = vec![Vec::new()];
     for (depth, &(col, ty)) in columns.iter().enumerate() {
-        let c = constraint(&names[col], ty, &conjuncts);
+        let c = constraint(&names[col], ty, conjuncts);
         if let Some(points) = c.points
             && prefixes.len() * points.len() <= MAX_POINTS
         {
@@ -171,6 +400,21 @@ fn split_and(e: &Expr) -> Vec<&Expr> {
         }) => {
             let mut v = split_and(left);
             v.extend(split_and(right));
+            v
+        }
+        e => vec![e],
+    }
+}
+
+fn split_or(e: &Expr) -> Vec<&Expr> {
+    match e {
+        Expr::BinaryExpr(BinaryExpr {
+            left,
+            op: Operator::Or,
+            right,
+        }) => {
+            let mut v = split_or(left);
+            v.extend(split_or(right));
             v
         }
         e => vec![e],
@@ -398,6 +642,136 @@ mod tests {
         // 1.5 is no INT: no narrowing, rather than a wrong one.
         assert!(key_ranges(&cols, &names(), &[col("a").eq(lit(1.5f64))]).is_none());
         assert!(key_ranges(&cols, &names(), &[col("a").eq(lit(1i64 << 40))]).is_none());
+    }
+
+    /// Every key `(a, b)` with a and b in 0..6 and NULL, as (a, b, key).
+    fn grid(t: &[SqlType]) -> Vec<(Option<i32>, Option<i64>, Vec<u8>)> {
+        let vals = || (0..6).map(Some).chain([None]);
+        let mut out = Vec::new();
+        for a in vals() {
+            for b in vals() {
+                let v = [
+                    a.map_or(Value::Null, Value::Int),
+                    b.map_or(Value::Null, |b| Value::BigInt(i64::from(b))),
+                ];
+                out.push((a, b.map(i64::from), enc(t, &v)));
+            }
+        }
+        out
+    }
+
+    /// Checks that `ranges` are disjoint, in key order, and hold every key of the grid
+    /// `passes` passes, each once.
+    fn covers(ranges: &[KeyRange], passes: impl Fn(Option<i32>, Option<i64>) -> bool) {
+        let t = [SqlType::Int, SqlType::BigInt];
+        for w in ranges.windows(2) {
+            assert_eq!(start_order(&w[0].start, &w[1].start), Ordering::Less);
+            assert!(!overlaps(&w[0].end, &w[1].start), "{w:?} overlap");
+        }
+        for (a, b, k) in grid(&t) {
+            let held = ranges.iter().filter(|r| contains(r, &k)).count();
+            if passes(a, b) {
+                assert_eq!(held, 1, "a = {a:?}, b = {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn disjunctions_of_conjunctions_give_the_union_of_their_ranges() {
+        let cols = [(0, SqlType::Int), (1, SqlType::BigInt)];
+        let f = [col("a")
+            .eq(lit(1i32))
+            .and(col("b").eq(lit(4i64)))
+            .or(col("a").eq(lit(2i32)).and(col("b").eq(lit(5i64))))];
+        let (ranges, points) = key_ranges(&cols, &names(), &f).unwrap();
+        assert!(points);
+        assert_eq!(ranges.len(), 2);
+        covers(&ranges, |a, b| {
+            (a, b) == (Some(1), Some(4)) || (a, b) == (Some(2), Some(5))
+        });
+        // An IN list DataFusion wrote as ORs, after an equality on the first column.
+        let f = [
+            col("a").eq(lit(3i32)),
+            col("b").eq(lit(1i64)).or(col("b").eq(lit(2i64))),
+        ];
+        let (ranges, points) = key_ranges(&cols, &names(), &f).unwrap();
+        assert!(points);
+        assert_eq!(ranges.len(), 2);
+        covers(&ranges, |a, b| a == Some(3) && matches!(b, Some(1 | 2)));
+    }
+
+    #[test]
+    fn overlapping_branches_are_read_once() {
+        let cols = [(0, SqlType::Int), (1, SqlType::BigInt)];
+        let f = [col("a")
+            .eq(lit(2i32))
+            .or(col("a").gt_eq(lit(1i32)).and(col("a").lt(lit(4i32))))
+            .or(col("a").eq(lit(4i32)).and(col("b").gt(lit(2i64))))
+            .or(col("a").eq(lit(5i32)))];
+        let (ranges, points) = key_ranges(&cols, &names(), &f).unwrap();
+        assert!(!points);
+        covers(&ranges, |a, b| match a {
+            Some(1..=3) | Some(5) => true,
+            Some(4) => b.is_some_and(|b| b > 2),
+            _ => false,
+        });
+        // [1, 4) with the point 2 in it; (4, b > 2) up to 5; 5.
+        assert_eq!(ranges.len(), 3, "{ranges:?}");
+    }
+
+    #[test]
+    fn a_branch_that_narrows_nothing_leaves_the_conjunction() {
+        let cols = [(0, SqlType::Int), (1, SqlType::BigInt)];
+        let f = [
+            col("a").eq(lit(1i32)),
+            col("b").eq(lit(4i64)).or(col("c").eq(lit(2i32))),
+        ];
+        let (ranges, _) = key_ranges(&cols, &names(), &f).unwrap();
+        covers(&ranges, |a, _| a == Some(1));
+        let f = [col("a").eq(lit(1i32)).or(col("c").eq(lit(2i32)))];
+        assert!(key_ranges(&cols, &names(), &f).is_none());
+    }
+
+    #[test]
+    fn row_in_lists_are_points_when_their_casts_keep_equality() {
+        use datafusion::arrow::datatypes::{Field, Fields};
+        use datafusion::functions::core::expr_fn::r#struct;
+        let cols = [(0, SqlType::Int), (1, SqlType::BigInt)];
+        let row = |a: i64, b: i64| r#struct(vec![lit(a), lit(b)]);
+        let as_type = |t: DataType| {
+            DataType::Struct(Fields::from(vec![
+                Field::new("c0", t.clone(), true),
+                Field::new("c1", t, true),
+            ]))
+        };
+        let list = |to: DataType| {
+            Expr::Cast(Cast::new(
+                Box::new(r#struct(vec![col("a"), col("b")])),
+                as_type(to),
+            ))
+            .in_list(vec![row(1, 4), row(2, 5), row(1, 4)], false)
+        };
+        let (ranges, points) = key_ranges(&cols, &names(), &[list(DataType::Int64)]).unwrap();
+        assert!(points);
+        assert_eq!(ranges.len(), 2);
+        covers(&ranges, |a, b| {
+            (a, b) == (Some(1), Some(4)) || (a, b) == (Some(2), Some(5))
+        });
+        // Equal as doubles is not equal as integers (or the other way about).
+        assert!(key_ranges(&cols, &names(), &[list(DataType::Float64)]).is_none());
+        assert!(key_ranges(&cols, &names(), &[list(DataType::Int16)]).is_none());
+    }
+
+    #[test]
+    fn many_disjunctions_stay_within_the_branch_budget() {
+        // 2^40 combinations of branches; the budget stops the search long before.
+        let cols = [(0, SqlType::Int), (1, SqlType::BigInt)];
+        let mut f = vec![col("a").eq(lit(1i32))];
+        for i in 0..40i64 {
+            f.push(col("b").eq(lit(3i64)).or(col("b").eq(lit(i + 10))));
+        }
+        let (ranges, _) = key_ranges(&cols, &names(), &f).unwrap();
+        covers(&ranges, |a, b| a == Some(1) && b == Some(3));
     }
 
     #[test]
