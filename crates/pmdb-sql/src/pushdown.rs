@@ -13,6 +13,7 @@ use datafusion::arrow::array::Array;
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::expr::{Cast, InList};
+use datafusion::logical_expr::utils::{split_binary, split_conjunction};
 use datafusion::logical_expr::{Between, BinaryExpr, Expr, Operator};
 
 use crate::arrow_conv::{arrow_type, without_trailing_blanks};
@@ -80,7 +81,7 @@ pub fn key_ranges(
     names: &[String],
     filters: &[Expr],
 ) -> Option<(Vec<KeyRange>, bool)> {
-    let conjuncts: Vec<&Expr> = filters.iter().flat_map(split_and).collect();
+    let conjuncts: Vec<&Expr> = filters.iter().flat_map(split_conjunction).collect();
     let mut budget = MAX_BRANCHES;
     narrowed(columns, names, &conjuncts, &mut budget)
 }
@@ -107,7 +108,7 @@ fn narrowed(
             *budget = left;
             let mut with_branch: Vec<&Expr> = conjuncts[..i].to_vec();
             with_branch.extend(&conjuncts[i + 1..]);
-            with_branch.extend(branch.iter().flat_map(split_and));
+            with_branch.extend(branch.iter().flat_map(split_conjunction));
             match narrowed(columns, names, &with_branch, budget) {
                 Some((r, p)) => {
                     ranges.extend(r);
@@ -130,7 +131,12 @@ fn disjuncts(e: &Expr, columns: &[(usize, SqlType)], names: &[String]) -> Option
     match e {
         Expr::BinaryExpr(BinaryExpr {
             op: Operator::Or, ..
-        }) => Some(split_or(e).into_iter().map(|b| vec![b.clone()]).collect()),
+        }) => Some(
+            split_binary(e, Operator::Or)
+                .into_iter()
+                .map(|b| vec![b.clone()])
+                .collect(),
+        ),
         Expr::InList(InList {
             expr,
             list,
@@ -367,7 +373,7 @@ pub fn stored_keys(column: &str, filters: &[Expr]) -> Option<Vec<KeyRange>> {
         Expr::Literal(ScalarValue::Binary(Some(k)), _) => Some(k.clone()),
         _ => None,
     };
-    let conjuncts: Vec<&Expr> = filters.iter().flat_map(split_and).collect();
+    let conjuncts: Vec<&Expr> = filters.iter().flat_map(split_conjunction).collect();
     let mut keys = conjuncts.iter().find_map(|e| match e {
         Expr::BinaryExpr(BinaryExpr {
             left,
@@ -389,36 +395,6 @@ pub fn stored_keys(column: &str, filters: &[Expr]) -> Option<Vec<KeyRange>> {
             })
             .collect(),
     )
-}
-
-fn split_and(e: &Expr) -> Vec<&Expr> {
-    match e {
-        Expr::BinaryExpr(BinaryExpr {
-            left,
-            op: Operator::And,
-            right,
-        }) => {
-            let mut v = split_and(left);
-            v.extend(split_and(right));
-            v
-        }
-        e => vec![e],
-    }
-}
-
-fn split_or(e: &Expr) -> Vec<&Expr> {
-    match e {
-        Expr::BinaryExpr(BinaryExpr {
-            left,
-            op: Operator::Or,
-            right,
-        }) => {
-            let mut v = split_or(left);
-            v.extend(split_or(right));
-            v
-        }
-        e => vec![e],
-    }
 }
 
 fn is_column(e: &Expr, name: &str) -> bool {
