@@ -30,7 +30,7 @@ use crate::error::{SqlError, external};
 use crate::insert::{insert_rows, rows_of_batches};
 use crate::keyed::keyed;
 use crate::names::{PUBLIC, RelName};
-use crate::pushdown::{KeyRange, key_ranges, stored_keys};
+use crate::pushdown::{KeyRange, Narrowing, key_ranges, stored_keys};
 use crate::read_point::ReadPoint;
 use crate::row_locks::ClientLocks;
 use crate::scan_exec::{Access, TableScanExec};
@@ -177,8 +177,12 @@ impl TableSource {
         }
     }
 
-    /// How to read the rows the filters ask for: by primary key when they narrow it,
-    /// else by an index they pin to points, else everything.
+    /// How to read the rows the filters ask for: by the primary key or the index whose
+    /// leading columns they narrow furthest (with no statistics of values, the number of
+    /// columns narrowed is the measure). An index is taken only where they pin its
+    /// columns to points, and only when it reaches further than the primary key, or as
+    /// far with all its columns pinned, since each of its entries costs a second read.
+    /// Else everything.
     fn access(&self, filters: &[Expr]) -> Access {
         let def = self.table.def();
         if let Some(key) = self.schema.fields().get(def.columns.len())
@@ -187,28 +191,45 @@ impl TableSource {
             return Access::Rows(points);
         }
         let names: Vec<String> = def.columns.iter().map(|c| c.name.clone()).collect();
-        if !def.primary_key.is_empty() {
-            let cols: Vec<_> = def
-                .primary_key
+        let narrow = |positions: &[u16]| {
+            let cols: Vec<_> = positions
                 .iter()
-                .map(|&c| (c as usize, def.columns[c as usize].ty))
+                .map(|&c| (usize::from(c), def.columns[usize::from(c)].ty))
                 .collect();
-            if let Some((ranges, _)) = key_ranges(&cols, &names, filters) {
-                return Access::Rows(ranges);
+            key_ranges(&cols, &names, filters)
+        };
+        let by_key = if def.primary_key.is_empty() {
+            None
+        } else {
+            narrow(&def.primary_key)
+        };
+        let reach = by_key.as_ref().map_or(0, |n| n.columns);
+        if by_key.is_none() || reach < def.primary_key.len() {
+            // Further first; at equal reach, an index pinned whole (its values name
+            // few rows, as a key's do) over a key pinned in part.
+            let rank = |n: &Narrowing, whole: bool| (n.columns, whole);
+            let mut best: Option<(usize, Narrowing, bool)> = None;
+            for (i, ix) in self.table.indexes().iter().enumerate() {
+                if let Some(n) = narrow(&ix.def.columns)
+                    && n.pinned
+                {
+                    let whole = n.columns == ix.def.columns.len();
+                    let to_beat = best
+                        .as_ref()
+                        .map_or((reach, false), |(_, b, w)| rank(b, *w));
+                    if rank(&n, whole) > to_beat {
+                        best = Some((i, n, whole));
+                    }
+                }
+            }
+            if let Some((index, n, _)) = best {
+                return Access::Index {
+                    index,
+                    ranges: n.ranges,
+                };
             }
         }
-        for (i, ix) in self.table.indexes().iter().enumerate() {
-            let cols: Vec<_> = ix
-                .def
-                .columns
-                .iter()
-                .map(|&c| (c as usize, def.columns[c as usize].ty))
-                .collect();
-            if let Some((ranges, true)) = key_ranges(&cols, &names, filters) {
-                return Access::Index { index: i, ranges };
-            }
-        }
-        Access::Rows(vec![KeyRange::all()])
+        Access::Rows(by_key.map_or_else(|| vec![KeyRange::all()], |n| n.ranges))
     }
 }
 

@@ -72,15 +72,24 @@ struct Constraint {
     high: Option<(Value, bool)>,
 }
 
+/// How filters narrow a key: the ranges to read, and how far down the key they reach.
+#[derive(Debug)]
+pub struct Narrowing {
+    pub ranges: Vec<KeyRange>,
+    /// Every column used was pinned to points (equality or IN), none to a range.
+    pub pinned: bool,
+    /// How many leading columns of the key the ranges constrain (in every branch of a
+    /// disjunction): with more, fewer rows are read, whichever key they belong to.
+    pub columns: usize,
+}
+
 /// How a scan narrows to `columns` (a key's columns by table position, with types),
-/// given `filters`: the key ranges to read, and whether every column it used was
-/// pinned to points (equality or IN). `None` when the filters do not narrow the first
-/// column.
+/// given `filters`. `None` when the filters do not narrow the first column.
 pub fn key_ranges(
     columns: &[(usize, SqlType)],
     names: &[String],
     filters: &[Expr],
-) -> Option<(Vec<KeyRange>, bool)> {
+) -> Option<Narrowing> {
     let conjuncts: Vec<&Expr> = filters.iter().flat_map(split_conjunction).collect();
     let mut budget = MAX_BRANCHES;
     narrowed(columns, names, &conjuncts, &mut budget)
@@ -94,13 +103,14 @@ fn narrowed(
     names: &[String],
     conjuncts: &[&Expr],
     budget: &mut usize,
-) -> Option<(Vec<KeyRange>, bool)> {
+) -> Option<Narrowing> {
     for (i, e) in conjuncts.iter().enumerate() {
         let Some(branches) = disjuncts(e, columns, names) else {
             continue;
         };
         let mut ranges = Vec::new();
         let mut pinned = true;
+        let mut depth = columns.len();
         let all_narrow = branches.iter().all(|branch| {
             let Some(left) = budget.checked_sub(1) else {
                 return false;
@@ -110,16 +120,21 @@ fn narrowed(
             with_branch.extend(&conjuncts[i + 1..]);
             with_branch.extend(branch.iter().flat_map(split_conjunction));
             match narrowed(columns, names, &with_branch, budget) {
-                Some((r, p)) => {
-                    ranges.extend(r);
-                    pinned &= p;
+                Some(n) => {
+                    ranges.extend(n.ranges);
+                    pinned &= n.pinned;
+                    depth = depth.min(n.columns);
                     ranges.len() <= MAX_POINTS
                 }
                 None => false,
             }
         });
         if all_narrow {
-            return Some((disjoint(ranges), pinned));
+            return Some(Narrowing {
+                ranges: disjoint(ranges),
+                pinned,
+                columns: depth,
+            });
         }
     }
     conjunctive(columns, names, conjuncts)
@@ -304,7 +319,12 @@ fn conjunctive(
     columns: &[(usize, SqlType)],
     names: &[String],
     conjuncts: &[&Expr],
-) -> Option<(Vec<KeyRange>, bool)> {
+) -> Option<Narrowing> {
+    let points_from = |prefixes: Vec<Vec<u8>>, depth| Narrowing {
+        ranges: prefixes.into_iter().map(KeyRange::prefixed).collect(),
+        pinned: true,
+        columns: depth,
+    };
     let mut prefixes: Vec<Vec<u8>> = vec![Vec::new()];
     for (depth, &(col, ty)) in columns.iter().enumerate() {
         let c = constraint(&names[col], ty, conjuncts);
@@ -323,8 +343,7 @@ fn conjunctive(
             continue;
         }
         if c.low.is_none() && c.high.is_none() {
-            return (depth > 0)
-                .then(|| (prefixes.into_iter().map(KeyRange::prefixed).collect(), true));
+            return (depth > 0).then(|| points_from(prefixes, depth));
         }
         let ranges = prefixes
             .iter()
@@ -361,9 +380,13 @@ fn conjunctive(
                 Some(KeyRange { start, end })
             })
             .collect::<Option<Vec<_>>>()?;
-        return Some((ranges, false));
+        return Some(Narrowing {
+            ranges,
+            pinned: false,
+            columns: depth + 1,
+        });
     }
-    Some((prefixes.into_iter().map(KeyRange::prefixed).collect(), true))
+    Some(points_from(prefixes, columns.len()))
 }
 
 /// The stored keys `filters` pin the key column `column` of a keyed scan to (`= X'…'`
@@ -590,9 +613,15 @@ mod tests {
             col("b").gt(lit(10i64)),
             col("b").lt_eq(lit(20i64)),
         ];
-        let (ranges, points) = key_ranges(&cols, &names(), &f).unwrap();
+        let Narrowing {
+            ranges,
+            pinned: points,
+            ..
+        } = key_ranges(&cols, &names(), &f).unwrap();
         assert!(!points);
         assert_eq!(ranges.len(), 1);
+        assert_eq!(key_ranges(&cols, &names(), &f).unwrap().columns, 2);
+        assert_eq!(key_ranges(&cols, &names(), &f[..1]).unwrap().columns, 1);
         for (b, inside) in [(10, false), (11, true), (20, true), (21, false)] {
             let k = enc(&t, &[Value::Int(5), Value::BigInt(b)]);
             assert_eq!(contains(&ranges[0], &k), inside, "b = {b}");
@@ -611,7 +640,11 @@ mod tests {
     fn in_lists_expand_to_points_and_unusable_filters_give_none() {
         let cols = [(0, SqlType::Int)];
         let f = [col("a").in_list(vec![lit(3i32), lit(1i32), lit(3i32)], false)];
-        let (ranges, points) = key_ranges(&cols, &names(), &f).unwrap();
+        let Narrowing {
+            ranges,
+            pinned: points,
+            ..
+        } = key_ranges(&cols, &names(), &f).unwrap();
         assert!(points);
         assert_eq!(ranges.len(), 2);
         assert!(key_ranges(&cols, &names(), &[col("b").eq(lit(1i32))]).is_none());
@@ -659,7 +692,11 @@ mod tests {
             .eq(lit(1i32))
             .and(col("b").eq(lit(4i64)))
             .or(col("a").eq(lit(2i32)).and(col("b").eq(lit(5i64))))];
-        let (ranges, points) = key_ranges(&cols, &names(), &f).unwrap();
+        let Narrowing {
+            ranges,
+            pinned: points,
+            ..
+        } = key_ranges(&cols, &names(), &f).unwrap();
         assert!(points);
         assert_eq!(ranges.len(), 2);
         covers(&ranges, |a, b| {
@@ -670,7 +707,11 @@ mod tests {
             col("a").eq(lit(3i32)),
             col("b").eq(lit(1i64)).or(col("b").eq(lit(2i64))),
         ];
-        let (ranges, points) = key_ranges(&cols, &names(), &f).unwrap();
+        let Narrowing {
+            ranges,
+            pinned: points,
+            ..
+        } = key_ranges(&cols, &names(), &f).unwrap();
         assert!(points);
         assert_eq!(ranges.len(), 2);
         covers(&ranges, |a, b| a == Some(3) && matches!(b, Some(1 | 2)));
@@ -684,7 +725,11 @@ mod tests {
             .or(col("a").gt_eq(lit(1i32)).and(col("a").lt(lit(4i32))))
             .or(col("a").eq(lit(4i32)).and(col("b").gt(lit(2i64))))
             .or(col("a").eq(lit(5i32)))];
-        let (ranges, points) = key_ranges(&cols, &names(), &f).unwrap();
+        let Narrowing {
+            ranges,
+            pinned: points,
+            ..
+        } = key_ranges(&cols, &names(), &f).unwrap();
         assert!(!points);
         covers(&ranges, |a, b| match a {
             Some(1..=3) | Some(5) => true,
@@ -693,6 +738,8 @@ mod tests {
         });
         // [1, 4) with the point 2 in it; (4, b > 2) up to 5; 5.
         assert_eq!(ranges.len(), 3, "{ranges:?}");
+        // Some branches constrain `a` only: the union reaches no further.
+        assert_eq!(key_ranges(&cols, &names(), &f).unwrap().columns, 1);
     }
 
     #[test]
@@ -702,8 +749,9 @@ mod tests {
             col("a").eq(lit(1i32)),
             col("b").eq(lit(4i64)).or(col("c").eq(lit(2i32))),
         ];
-        let (ranges, _) = key_ranges(&cols, &names(), &f).unwrap();
-        covers(&ranges, |a, _| a == Some(1));
+        let n = key_ranges(&cols, &names(), &f).unwrap();
+        covers(&n.ranges, |a, _| a == Some(1));
+        assert_eq!(n.columns, 1);
         let f = [col("a").eq(lit(1i32)).or(col("c").eq(lit(2i32)))];
         assert!(key_ranges(&cols, &names(), &f).is_none());
     }
@@ -727,7 +775,11 @@ mod tests {
             ))
             .in_list(vec![row(1, 4), row(2, 5), row(1, 4)], false)
         };
-        let (ranges, points) = key_ranges(&cols, &names(), &[list(DataType::Int64)]).unwrap();
+        let Narrowing {
+            ranges,
+            pinned: points,
+            ..
+        } = key_ranges(&cols, &names(), &[list(DataType::Int64)]).unwrap();
         assert!(points);
         assert_eq!(ranges.len(), 2);
         covers(&ranges, |a, b| {
@@ -746,7 +798,7 @@ mod tests {
         for i in 0..40i64 {
             f.push(col("b").eq(lit(3i64)).or(col("b").eq(lit(i + 10))));
         }
-        let (ranges, _) = key_ranges(&cols, &names(), &f).unwrap();
+        let ranges = key_ranges(&cols, &names(), &f).unwrap().ranges;
         covers(&ranges, |a, b| a == Some(1) && b == Some(3));
     }
 

@@ -74,6 +74,40 @@ fn fast_and_general_paths_agree() {
             "UPDATE {t} SET price = 2.5, ok = false WHERE id = 1",
             "UPDATE {t} SET price = 2.5, ok = false WHERE id = 1 AND true",
         ),
+        // Decimal sums: exact at the column's scale, NULL stays NULL, overflow fails.
+        (
+            "UPDATE {t} SET price = price + 1.25 WHERE id = 1",
+            "UPDATE {t} SET price = price + 1.25 WHERE id = 1 AND true",
+        ),
+        (
+            "UPDATE {t} SET price = price - 0.5, n = n + 1 WHERE id = 1",
+            "UPDATE {t} SET price = price - 0.5, n = n + 1 WHERE id = 1 AND true",
+        ),
+        (
+            "UPDATE {t} SET price = price + 3 WHERE id = 2",
+            "UPDATE {t} SET price = price + 3 WHERE id = 2 AND true",
+        ),
+        (
+            "UPDATE {t} SET price = price + 0.125 WHERE id = 1",
+            "UPDATE {t} SET price = price + 0.125 WHERE id = 1 AND true",
+        ),
+        (
+            "UPDATE {t} SET price = price + 999999.99 WHERE id = 1",
+            "UPDATE {t} SET price = price + 999999.99 WHERE id = 1 AND true",
+        ),
+        // A sum of values (TPC-C's `d_next_o_id = $1 + 1`).
+        (
+            "UPDATE {t}_district SET v = 41 + 1 WHERE w = 1 AND d = 1",
+            "UPDATE {t}_district SET v = 41 + 1 WHERE w = 1 AND d = 1 AND true",
+        ),
+        (
+            "UPDATE {t} SET small = 32767 + 1 WHERE id = 1",
+            "UPDATE {t} SET small = 32767 + 1 WHERE id = 1 AND true",
+        ),
+        (
+            "UPDATE {t} SET price = 1.5 - 0.25 WHERE id = 2",
+            "UPDATE {t} SET price = 1.5 - 0.25 WHERE id = 2 AND true",
+        ),
         (
             "UPDATE {t} SET name = 'toolongname' WHERE id = 1",
             "UPDATE {t} SET name = 'toolongname' WHERE id = 1 AND true",
@@ -138,6 +172,19 @@ fn fast_and_general_paths_agree() {
         (
             "DELETE FROM {t}_district WHERE d = 1 AND w = 2",
             "DELETE FROM {t}_district WHERE d = 1 AND w = 2 AND true",
+        ),
+        // IN lists of whole keys, in any order, with duplicates.
+        (
+            "SELECT * FROM {t} WHERE id IN (2, 1, 99, 2)",
+            "SELECT * FROM {t} WHERE id IN (2, 1, 99, 2) AND true",
+        ),
+        (
+            "SELECT v, w FROM {t}_district WHERE (d, w) IN ((2, 1), (1, 2), (9, 9), (2, 1)) FOR UPDATE",
+            "SELECT v, w FROM {t}_district WHERE (d, w) IN ((2, 1), (1, 2), (9, 9), (2, 1)) AND true FOR UPDATE",
+        ),
+        (
+            "SELECT * FROM {t} WHERE id IN (1, NULL)",
+            "SELECT * FROM {t} WHERE id IN (1, NULL) AND true",
         ),
         (
             "SELECT * FROM {t}_district WHERE w = 1 AND w = 1",

@@ -126,6 +126,17 @@ fn prepared_statements_agree_with_their_literal_twins() {
     );
     f.agree(
         &mut s,
+        "SELECT id, n FROM {t} WHERE id IN ($1, $2, $3)",
+        &[
+            (&[int(3), int(1), int(3)], &["3", "1", "3"]),
+            (
+                &[int(2), int(99), ScalarValue::Int32(None)],
+                &["2", "99", "NULL"],
+            ),
+        ],
+    );
+    f.agree(
+        &mut s,
         "UPDATE {t} SET n = n + $1, name = $2 WHERE id = $3",
         &[
             (&[big(5), text("x"), int(1)], &["5", "'x'", "1"]),
@@ -145,6 +156,29 @@ fn prepared_statements_agree_with_their_literal_twins() {
         &mut s,
         "UPDATE {t} SET n = n - $1 WHERE id = $2",
         &[(&[big(3), int(1)], &["3", "1"])],
+    );
+    // Sums of decimals (TPC-C's `w_ytd = w_ytd + $1`) and of values (`$1 + 1`).
+    f.agree(
+        &mut s,
+        "UPDATE {t} SET price = price + $1, n = $2 + 1 WHERE id = $3",
+        &[
+            (
+                &[ScalarValue::Decimal128(Some(125), 8, 2), big(7), int(1)],
+                &["1.25", "7", "1"],
+            ),
+            (&[text("-0.5"), big(-3), int(3)], &["-0.5", "-3", "3"]),
+            // Finer than the column's scale, then past its precision.
+            (&[text("0.125"), big(0), int(1)], &["0.125", "0", "1"]),
+            (
+                &[text("999999.99"), big(0), int(1)],
+                &["999999.99", "0", "1"],
+            ),
+            (
+                &[text("1"), big(i64::MAX), int(1)],
+                &["1", "9223372036854775807", "1"],
+            ),
+            (&[text("2"), big(1), int(2)], &["2", "1", "2"]),
+        ],
     );
     f.agree(
         &mut s,

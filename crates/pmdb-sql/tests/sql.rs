@@ -384,6 +384,67 @@ fn disjunctions_and_row_in_lists_read_only_their_keys() {
 }
 
 #[test]
+fn an_index_that_pins_more_key_columns_is_read_instead_of_the_primary_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(
+        "CREATE TABLE customer (w INT, d INT, id INT, last TEXT, first TEXT,
+                                PRIMARY KEY (w, d, id));
+         INSERT INTO customer SELECT g % 2, g % 3, g, 'name' || (g % 7), 'f' || g
+             FROM generate_series(1, 300) AS t(g);
+         CREATE INDEX by_name ON customer (w, d, last, first);
+         CREATE INDEX by_first ON customer (first);",
+    )
+    .unwrap();
+    let cases = [
+        // TPC-C's customer by last name: the index pins three columns, the key two.
+        (
+            "w = 1 AND d = 2 AND last = 'name3'",
+            "index by_name, 1 range(s)",
+        ),
+        (
+            "w = 1 AND d = 2 AND last IN ('name3', 'name4')",
+            "index by_name, 2 range(s)",
+        ),
+        // The whole key pinned: one row, whatever an index would pin.
+        (
+            "w = 1 AND d = 2 AND id = 5 AND last = 'name5'",
+            "primary key, 1 range(s)",
+        ),
+        // As far as each other, the index in part: the key, with no second read per row.
+        ("w = 1 AND d = 2", "primary key, 1 range(s)"),
+        // As far as the key, with every column of the index pinned: the index.
+        ("w = 1 AND first = 'f7'", "index by_first, 1 range(s)"),
+        (
+            "w = 1 AND d = 2 AND id > 100 AND first = 'f107'",
+            "primary key",
+        ),
+    ];
+    for (filter, how) in cases {
+        let q = format!("SELECT id, last, first FROM customer WHERE {filter} ORDER BY id");
+        assert!(
+            access(&sql, &q).starts_with(how),
+            "{q}: {}",
+            access(&sql, &q)
+        );
+        let unnarrowed = format!(
+            "SELECT id, last, first FROM customer WHERE {} ORDER BY id",
+            filter
+                .replace("w =", "w + 0 =")
+                .replace("d =", "d + 0 =")
+                .replace("first =", "first || '' =")
+        );
+        assert!(
+            access(&sql, &unnarrowed).starts_with("full"),
+            "{unnarrowed}"
+        );
+        let got = rows(&sql, &q);
+        assert!(!got.is_empty(), "{q}");
+        assert_eq!(got, rows(&sql, &unnarrowed), "{q}");
+    }
+}
+
+#[test]
 fn tables_persist_and_drop_cleanly() {
     let dir = tempfile::tempdir().unwrap();
     {

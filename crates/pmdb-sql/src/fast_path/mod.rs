@@ -3,9 +3,12 @@
 //! hundred times what the row's read or write does). Served here:
 //!
 //! - `SELECT col, … | * FROM t WHERE pk = v [FOR UPDATE | NO KEY UPDATE | SHARE | KEY
-//!   SHARE [NOWAIT | SKIP LOCKED]]`
+//!   SHARE [NOWAIT | SKIP LOCKED]]`, or with `WHERE pk IN (v, …)` for a key of one column
+//!   and `WHERE (pk1, pk2, …) IN ((v1, v2, …), …)` for a longer one (rows in key order,
+//!   each once)
 //! - `UPDATE t SET col = v | col = other_col ± v, … WHERE pk = v`
-//!   (integer columns for the arithmetic; the key itself is not assigned)
+//!   (integer and decimal columns for the arithmetic, a decimal's delta exact at its
+//!   scale; the key itself is not assigned)
 //! - `DELETE FROM t WHERE pk = v`
 //!
 //! where `pk = v` is each column of the primary key equal to a value, joined by AND.
@@ -33,11 +36,11 @@ use crate::row_locks::{LockMode, WaitPolicy};
 use crate::sequence_functions::SequenceCalls;
 use crate::session::Session;
 use crate::table::{Table, TableWriter};
-use crate::types::{SqlType, Value};
+use crate::types::{SqlType, Value, fits_precision};
 
 pub(crate) use recognise::recognise;
 pub(crate) use shape::Shape;
-use shape::{Kind, NewValue, Operand, RowLock};
+use shape::{Base, Kind, NewValue, Operand, RowLock, delta_type};
 
 /// Runs `s` if the fast path serves it; `None` sends it the general way.
 pub(crate) async fn run(
@@ -105,12 +108,18 @@ pub(crate) async fn execute(
     }
     match &shape.kind {
         Kind::Select {
-            key,
+            keys,
             projection,
             lock,
         } => {
-            let key = row_key(table, key, params, &session.sequence_calls)?;
-            Some(select(session, table, read_point, &key, projection, *lock).await)
+            let mut keys = keys
+                .iter()
+                .map(|key| row_key(table, key, params, &session.sequence_calls))
+                .collect::<Option<Vec<_>>>()?;
+            // In key order, each once, as a scan of the key's ranges gives them.
+            keys.sort_unstable();
+            keys.dedup();
+            Some(select(session, table, read_point, keys, projection, *lock).await)
         }
         Kind::Update { key, changes } => {
             let key = row_key(table, key, params, &session.sequence_calls)?;
@@ -268,13 +277,13 @@ fn read_row(table: &Table, read_point: &ReadPoint, key: &[u8]) -> Result<Option<
         .transpose()
 }
 
-/// The row `key` names, locked first if `lock` asks for it (and read as it is once
-/// locked).
+/// The rows `keys` name (in key order), each locked first if `lock` asks for it (and
+/// then read as it is once locked).
 async fn select(
     session: &Session,
     table: &Arc<Table>,
     read_point: &ReadPoint,
-    key: &[u8],
+    mut keys: Vec<Vec<u8>>,
     projection: &[usize],
     lock: Option<RowLock>,
 ) -> Result<Output> {
@@ -282,42 +291,44 @@ async fn select(
     let mut locker = read_point.locker(&session.row_locks);
     let mut read_point = read_point.clone();
     if let Some(RowLock { mode, policy }) = lock {
-        if !locker.lock(table.as_ref(), key, mode, policy).await? {
-            return select_rows(table, &read_point, None, projection);
+        let mut locked = Vec::with_capacity(keys.len());
+        for key in keys {
+            if locker.lock(table.as_ref(), &key, mode, policy).await? {
+                locked.push(key);
+            }
         }
+        keys = locked;
         read_point = read_point.under_lock(&session.db);
     }
-    select_rows(table, &read_point, Some(key), projection)
+    select_rows(table, &read_point, &keys, projection)
 }
 
-/// The row `key` names at `read_point` (none if `key` is `None`), as a result.
+/// The rows `keys` name at `read_point`, as a result.
 fn select_rows(
     table: &Table,
     read_point: &ReadPoint,
-    key: Option<&[u8]>,
+    keys: &[Vec<u8>],
     projection: &[usize],
 ) -> Result<Output> {
     let schema = arrow_schema(table.def(), None);
-    let mut builder = BatchBuilder::new(Arc::from(table.types()), &schema, projection, 1)
-        .with_missing(table.required_columns(), Arc::clone(table.missing_values()));
-    let Some(key) = key else {
-        return Ok(Output::Rows {
-            schema: builder
-                .finish()
-                .map_err(|e| SqlError::Query(e.to_string()))?
-                .schema(),
-            batches: vec![],
-        });
-    };
-    read_point.get(table.rows(), key, |row| match row {
-        Some(bytes) => builder
-            .push(key, &table.whole(read_point, key, bytes)?)
-            .map_err(|source| SqlError::Damaged {
-                what: format!("row in table {:?}", table.def().name),
-                source,
-            }),
-        None => Ok(()),
-    })??;
+    let mut builder = BatchBuilder::new(
+        Arc::from(table.types()),
+        &schema,
+        projection,
+        keys.len().max(1),
+    )
+    .with_missing(table.required_columns(), Arc::clone(table.missing_values()));
+    for key in keys {
+        read_point.get(table.rows(), key, |row| match row {
+            Some(bytes) => builder
+                .push(key, &table.whole(read_point, key, bytes)?)
+                .map_err(|source| SqlError::Damaged {
+                    what: format!("row in table {:?}", table.def().name),
+                    source,
+                }),
+            None => Ok(()),
+        })??;
+    }
     let batch = builder
         .finish()
         .map_err(|e| SqlError::Query(e.to_string()))?;
@@ -335,7 +346,30 @@ fn select_rows(
 /// A new value of an UPDATE with its parameters given.
 enum Change {
     Set(Value),
-    Add(usize, i64),
+    /// A column plus a delta in the column's own units (a decimal's at its scale).
+    Add(usize, i128),
+}
+
+/// A summable value in its type's own units (a decimal's at its scale).
+fn units(v: &Value) -> Option<i128> {
+    match v {
+        Value::SmallInt(n) => Some(i128::from(*n)),
+        Value::Int(n) => Some(i128::from(*n)),
+        Value::BigInt(n) => Some(i128::from(*n)),
+        Value::Decimal(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// `n` units as a value of type `ty`, if it fits.
+fn of_units(ty: SqlType, n: i128) -> Option<Value> {
+    Some(match ty {
+        SqlType::SmallInt => Value::SmallInt(n.try_into().ok()?),
+        SqlType::Int => Value::Int(n.try_into().ok()?),
+        SqlType::BigInt => Value::BigInt(n.try_into().ok()?),
+        SqlType::Decimal { precision, .. } if fits_precision(precision, n) => Value::Decimal(n),
+        _ => return None,
+    })
 }
 
 impl NewValue {
@@ -346,17 +380,25 @@ impl NewValue {
         params: &[ScalarValue],
         calls: &SequenceCalls,
     ) -> Option<Change> {
+        let ty = table.types()[target];
         Some(match self {
-            NewValue::Set(v) => Change::Set(resolve(v, table.types()[target], params, calls)?),
+            NewValue::Set(v) => Change::Set(resolve(v, ty, params, calls)?),
             NewValue::Add {
-                column,
+                base,
                 delta,
                 negate,
             } => {
-                let Value::BigInt(n) = resolve(delta, SqlType::BigInt, params, calls)? else {
-                    return None;
-                };
-                Change::Add(*column, if *negate { n.checked_neg()? } else { n })
+                let n = units(&resolve(delta, delta_type(ty), params, calls)?)?;
+                let n = if *negate { n.checked_neg()? } else { n };
+                match base {
+                    Base::Column(column) => Change::Add(*column, n),
+                    // Known before the row is read: a sum that does not fit goes the
+                    // general way, which reports it.
+                    Base::Value(v) => {
+                        let base = units(&resolve(v, delta_type(ty), params, calls)?)?;
+                        Change::Set(of_units(ty, base.checked_add(n)?)?)
+                    }
+                }
             }
         })
     }
@@ -369,28 +411,19 @@ impl Change {
             Change::Set(v) => return Ok(v.clone()),
             Change::Add(column, delta) => (*column, *delta),
         };
-        let overflow =
-            || SqlError::user(state::NUMERIC_OUT_OF_RANGE, format!("{ty:?} out of range"));
-        Ok(match &old[column] {
-            Value::Null => Value::Null,
-            Value::SmallInt(v) => Value::SmallInt(
-                i64::from(*v)
-                    .checked_add(delta)
-                    .and_then(|n| i16::try_from(n).ok())
-                    .ok_or_else(overflow)?,
-            ),
-            Value::Int(v) => Value::Int(
-                i64::from(*v)
-                    .checked_add(delta)
-                    .and_then(|n| i32::try_from(n).ok())
-                    .ok_or_else(overflow)?,
-            ),
-            Value::BigInt(v) => Value::BigInt(v.checked_add(delta).ok_or_else(overflow)?),
-            _ => {
-                return Err(SqlError::Query(
-                    "an integer column holds another type".into(),
-                ));
-            }
-        })
+        if old[column] == Value::Null {
+            return Ok(Value::Null);
+        }
+        let old = units(&old[column])
+            .ok_or_else(|| SqlError::Query("a summed column holds another type".into()))?;
+        old.checked_add(delta)
+            .and_then(|n| of_units(ty, n))
+            .ok_or_else(|| {
+                let message = match ty {
+                    SqlType::Decimal { .. } => "numeric field overflow".to_string(),
+                    _ => format!("{ty:?} out of range"),
+                };
+                SqlError::user(state::NUMERIC_OUT_OF_RANGE, message)
+            })
     }
 }

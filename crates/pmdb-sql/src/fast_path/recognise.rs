@@ -12,7 +12,7 @@ use datafusion::sql::sqlparser::ast::{
     TableWithJoins, UnaryOperator, Update, Value as Literal, Values, WildcardAdditionalOptions,
 };
 
-use super::shape::{Kind, NewValue, Operand, RowLock, Shape};
+use super::shape::{Base, Kind, NewValue, Operand, RowLock, Shape, delta_type};
 use crate::arrow_conv::without_trailing_blanks;
 use crate::ast_shape;
 use crate::lock_clauses::clause;
@@ -75,6 +75,59 @@ fn key_equality(table: &Table, e: &Expr) -> Option<Vec<Operand>> {
         }
     }
     key.into_iter().collect()
+}
+
+/// Most keys an IN list the fast path serves may name.
+const MAX_KEYS: usize = 1000;
+
+/// `pk IN (v, …)` for a key of one column, or `(pk1, pk2, …) IN ((v1, v2, …), …)` naming
+/// each column of the key once in any order: each key's operands in key order.
+fn key_list(table: &Table, e: &Expr) -> Option<Vec<Vec<Operand>>> {
+    let Expr::InList {
+        expr,
+        list,
+        negated: false,
+    } = e
+    else {
+        return None;
+    };
+    let pk = &table.def().primary_key;
+    let columns: Vec<&Expr> = match expr.as_ref() {
+        Expr::Tuple(columns) => columns.iter().collect(),
+        column => vec![column],
+    };
+    if columns.len() != pk.len() || list.is_empty() || list.len() > MAX_KEYS {
+        return None;
+    }
+    // For each key column, where the row lists its value.
+    let mut at = vec![None; pk.len()];
+    for (i, c) in columns.iter().enumerate() {
+        let column = column_of(table, c)?;
+        let k = pk.iter().position(|&p| usize::from(p) == column)?;
+        if at[k].replace(i).is_some() {
+            return None;
+        }
+    }
+    let at: Vec<usize> = at.into_iter().collect::<Option<_>>()?;
+    list.iter()
+        .map(|item| {
+            let values: Vec<&Expr> = match item {
+                Expr::Tuple(values) if columns.len() > 1 => values.iter().collect(),
+                value if columns.len() == 1 => vec![value],
+                _ => return None,
+            };
+            if values.len() != columns.len() {
+                return None;
+            }
+            at.iter()
+                .zip(pk)
+                .map(|(&i, &column)| {
+                    let op = operand(values[i], table.types()[usize::from(column)])?;
+                    (!matches!(op, Operand::Value(Value::Null))).then_some(op)
+                })
+                .collect()
+        })
+        .collect()
 }
 
 /// The position of the plain column `e` names.
@@ -266,7 +319,9 @@ fn select(session: &Session, q: &Query) -> Option<Shape> {
         return None;
     };
     let table = plain_table(from, session).filter(|_| empty)?;
-    let key = key_equality(&table, selection)?;
+    let keys = key_equality(&table, selection)
+        .map(|key| vec![key])
+        .or_else(|| key_list(&table, selection))?;
     let mut columns = Vec::with_capacity(projection.len());
     for item in projection {
         match item {
@@ -280,7 +335,7 @@ fn select(session: &Session, q: &Query) -> Option<Shape> {
     Some(Shape {
         table,
         kind: Kind::Select {
-            key,
+            keys,
             projection: columns,
             lock,
         },
@@ -303,13 +358,22 @@ fn new_value(table: &Table, target: usize, e: &Expr) -> Option<NewValue> {
     let Expr::BinaryOp { left, op, right } = e else {
         return None;
     };
-    let column = column_of(table, left)?;
-    let integer = |t: SqlType| matches!(t, SqlType::SmallInt | SqlType::Int | SqlType::BigInt);
-    if !integer(ty) || table.types()[column] != ty {
+    let summable = matches!(
+        ty,
+        SqlType::SmallInt | SqlType::Int | SqlType::BigInt | SqlType::Decimal { .. }
+    );
+    if !summable {
         return None;
     }
-    let delta = operand(right, SqlType::BigInt)?;
-    if matches!(delta, Operand::Value(Value::Null)) {
+    // `col ± v` of a column of the target's type, or `v ± v` (`$1 + 1`).
+    let base = match column_of(table, left) {
+        Some(column) if table.types()[column] == ty => Base::Column(column),
+        Some(_) => return None,
+        None => Base::Value(operand(left, delta_type(ty))?),
+    };
+    let delta = operand(right, delta_type(ty))?;
+    let null = |o: &Operand| matches!(o, Operand::Value(Value::Null));
+    if null(&delta) || matches!(&base, Base::Value(v) if null(v)) {
         return None;
     }
     let negate = match op {
@@ -318,7 +382,7 @@ fn new_value(table: &Table, target: usize, e: &Expr) -> Option<NewValue> {
         _ => return None,
     };
     Some(NewValue::Add {
-        column,
+        base,
         delta,
         negate,
     })

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use crate::row_locks::{LockMode, WaitPolicy};
 use crate::sequence::Sequence;
 use crate::table::Table;
-use crate::types::Value;
+use crate::types::{SqlType, Value};
 
 /// A value a recognised statement names.
 #[derive(Clone, Debug)]
@@ -22,15 +22,33 @@ pub(super) enum Operand {
     NextVal(Arc<Sequence>),
 }
 
-/// A new value of an UPDATE: a value, or a column plus (or minus) an integer.
+/// A new value of an UPDATE: a value, or a sum (a column or a value, plus or minus a
+/// value).
 #[derive(Clone, Debug)]
 pub(super) enum NewValue {
     Set(Operand),
     Add {
-        column: usize,
+        base: Base,
         delta: Operand,
         negate: bool,
     },
+}
+
+/// What an UPDATE's sum adds to.
+#[derive(Clone, Debug)]
+pub(super) enum Base {
+    /// The row's value of this column (of the target's type).
+    Column(usize),
+    Value(Operand),
+}
+
+/// The type of the delta an UPDATE adds to a column of type `ty`: a decimal's own, so
+/// that the sum is exact at its scale; a BIGINT for the integers.
+pub(super) fn delta_type(ty: SqlType) -> SqlType {
+    match ty {
+        SqlType::Decimal { .. } => ty,
+        _ => SqlType::BigInt,
+    }
 }
 
 /// The row lock a `SELECT … FOR …` of one row asks for.
@@ -44,8 +62,9 @@ pub(crate) struct RowLock {
 /// order) or with rows of values.
 #[derive(Clone, Debug)]
 pub(super) enum Kind {
+    /// The rows of one key or of an IN list of keys.
     Select {
-        key: Vec<Operand>,
+        keys: Vec<Vec<Operand>>,
         projection: Vec<usize>,
         lock: Option<RowLock>,
     },
