@@ -24,7 +24,9 @@ pub mod postgres;
 pub mod progress;
 pub mod recovery;
 pub mod report;
+pub mod server_cpu;
 pub mod timeline;
+pub mod tpcc;
 #[cfg(feature = "tpch")]
 pub mod tpch;
 pub mod ycsb;

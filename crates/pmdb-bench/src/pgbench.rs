@@ -32,7 +32,7 @@ pub fn find() -> Option<PathBuf> {
         .filter(|p| works(p))
 }
 
-/// A server pgbench connects to over TCP.
+/// A server pgbench (or go-tpc, [`crate::tpcc`]) connects to over TCP.
 #[derive(Clone, Debug)]
 pub struct Target {
     pub engine: String,

@@ -58,6 +58,32 @@ fn output(cmd: &mut Command) -> Result<String, String> {
     }
 }
 
+/// PostgreSQL's durability settings are its defaults, spelled out; memory and WAL
+/// sized as its manual's "Resource Consumption" and "WAL Configuration" chapters advise
+/// for a write-heavy load. The settings of every OLTP comparison with pmdb.
+pub fn write_heavy_settings() -> Vec<(String, String)> {
+    let mem_mib = crate::machine::available_memory().unwrap_or(8 << 30) >> 20;
+    [
+        ("fsync", "on".to_string()),
+        ("synchronous_commit", "on".to_string()),
+        ("full_page_writes", "on".to_string()),
+        ("shared_buffers", format!("{}MB", (mem_mib / 4).min(8192))),
+        ("effective_cache_size", format!("{}MB", mem_mib / 2)),
+        ("max_wal_size", "4GB".to_string()),
+        ("checkpoint_completion_target", "0.9".to_string()),
+    ]
+    .into_iter()
+    .map(|(k, v)| (k.to_string(), v))
+    .collect()
+}
+
+/// A port nobody listens on now, for a cluster's [`Listen::Loopback`].
+pub fn free_port() -> std::io::Result<u16> {
+    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
+        .local_addr()?
+        .port())
+}
+
 /// The uid and gid of `user`, from /etc/passwd.
 fn ids_of(user: &str) -> Option<(u32, u32)> {
     let passwd = std::fs::read_to_string("/etc/passwd").ok()?;
@@ -134,6 +160,27 @@ impl Postgres {
             "start",
         ]))?;
         Ok(pg)
+    }
+
+    /// The version and the settings given, for a report.
+    pub fn description(&self) -> String {
+        let settings: Vec<String> = self
+            .settings
+            .iter()
+            .map(|(k, v)| format!("{k}={v}"))
+            .collect();
+        format!("{}: {}", self.version, settings.join(", "))
+    }
+
+    /// The postmaster's process id, from the first line of its postmaster.pid.
+    pub fn postmaster_pid(&self) -> Result<u32, String> {
+        let path = self.data.join("postmaster.pid");
+        std::fs::read_to_string(&path)
+            .map_err(|e| format!("{}: {e}", path.display()))?
+            .lines()
+            .next()
+            .and_then(|l| l.trim().parse().ok())
+            .ok_or_else(|| format!("{}: no process id", path.display()))
     }
 
     pub fn server_command(&self, program: &str) -> Command {

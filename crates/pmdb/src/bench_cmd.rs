@@ -54,6 +54,11 @@ enum Suite {
     /// both over TCP, with TPS and latency percentiles.
     #[cfg(feature = "sql")]
     Pgbench(crate::bench_pgbench::PgbenchArgs),
+    /// TPC-C through go-tpc against `pmdb serve` and PostgreSQL (when installed), both
+    /// over TCP, with tpmC, latency percentiles, server CPU per transaction and go-tpc's
+    /// consistency check.
+    #[cfg(feature = "sql")]
+    Tpcc(crate::bench_tpcc::TpccArgs),
     /// Redraw the charts and the Markdown of a YCSB report from its JSON.
     Replot(ReplotArgs),
 }
@@ -284,6 +289,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Suite::Tpch(a) => crate::bench_tpch::run(a),
         #[cfg(feature = "sql")]
         Suite::Pgbench(a) => crate::bench_pgbench::run(a),
+        #[cfg(feature = "sql")]
+        Suite::Tpcc(a) => crate::bench_tpcc::run(a),
     }
 }
 

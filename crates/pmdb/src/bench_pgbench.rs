@@ -4,18 +4,14 @@
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::time::Duration;
 
 use clap::Args;
 use pmdb_bench::machine::{Machine, filesystem_of};
 use pmdb_bench::pgbench::{self, Mode, PgbenchReport, RunResult, Setup, Target};
-use pmdb_bench::postgres::{Listen, Postgres};
 use pmdb_bench::progress::progress;
 use pmdb_bench::report::command_line;
-use pmdb_engine::{Db, DbOptions};
-use pmdb_server::{Auth, Server, ServerOptions};
-use pmdb_sql::SqlEngine;
 
+use crate::bench_server::{Failure, pmdb_description, postgres_bin, start_postgres, with_pmdb};
 use crate::input::whole;
 use crate::paths::default_dir;
 
@@ -44,34 +40,6 @@ pub struct PgbenchArgs {
     #[arg(long, default_value = "bench-results")]
     out: PathBuf,
 }
-
-/// A port nobody listens on now, for PostgreSQL.
-fn free_port() -> std::io::Result<u16> {
-    Ok(std::net::TcpListener::bind("127.0.0.1:0")?
-        .local_addr()?
-        .port())
-}
-
-/// PostgreSQL's durability settings are its defaults, spelled out; memory and WAL
-/// sized as its manual's "Resource Consumption" and "WAL Configuration" chapters advise
-/// for a write-heavy load.
-fn postgres_settings() -> Vec<(String, String)> {
-    let mem_mib = pmdb_bench::machine::available_memory().unwrap_or(8 << 30) >> 20;
-    [
-        ("fsync", "on".to_string()),
-        ("synchronous_commit", "on".to_string()),
-        ("full_page_writes", "on".to_string()),
-        ("shared_buffers", format!("{}MB", (mem_mib / 4).min(8192))),
-        ("effective_cache_size", format!("{}MB", mem_mib / 2)),
-        ("max_wal_size", "4GB".to_string()),
-        ("checkpoint_completion_target", "0.9".to_string()),
-    ]
-    .into_iter()
-    .map(|(k, v)| (k.to_string(), v))
-    .collect()
-}
-
-type Failure = Box<dyn std::error::Error>;
 
 /// Initializes `target` and runs every mode at every client count against it.
 fn drive(
@@ -127,17 +95,7 @@ pub fn run(a: PgbenchArgs) -> Result<ExitCode, Failure> {
         .clone()
         .unwrap_or_else(|| default_dir("pmdb-bench-pgbench", "bench-data-pgbench"));
     std::fs::create_dir_all(&dir)?;
-    let pg_bin = if a.no_postgres {
-        None
-    } else {
-        let found = pmdb_bench::postgres::find();
-        if found.is_none() {
-            println!(
-                "PostgreSQL is not installed (apt-get install postgresql): running without it"
-            );
-        }
-        found
-    };
+    let pg_bin = postgres_bin(a.no_postgres);
     let servers = 1 + usize::from(pg_bin.is_some());
     let steps = servers * (1 + a.modes.len() * a.clients.len());
     let bar = progress("pgbench", steps as u64);
@@ -146,53 +104,24 @@ pub fn run(a: PgbenchArgs) -> Result<ExitCode, Failure> {
     let mut runs = Vec::new();
 
     // pmdb: the server in this process, as `pmdb serve` runs it.
-    let pmdb_dir = dir.join("pmdb");
-    if pmdb_dir.exists() {
-        std::fs::remove_dir_all(&pmdb_dir)?;
-    }
-    {
-        let engine = SqlEngine::open(Db::open(&pmdb_dir, DbOptions::default())?)?;
-        let runtime = tokio::runtime::Builder::new_multi_thread()
-            .enable_all()
-            .thread_name("pmdb-serve")
-            .build()?;
-        let options = ServerOptions {
-            listen: "127.0.0.1:0".parse()?,
-            auth: Auth::Trust,
-            shutdown_grace: Duration::from_secs(1),
-            ..ServerOptions::default()
-        };
-        let server = runtime.block_on(Server::new(engine.sessions(), options).start())?;
+    let (init, r) = with_pmdb(&dir.join("pmdb"), |port| {
         let target = Target {
             engine: "pmdb".into(),
-            port: server.local_addr().port(),
+            port,
             user: "pmdb".into(),
             database: "pmdb".into(),
         };
-        let outcome = drive(&a, &bin, &target, &logs, &bar);
-        server.shutdown();
-        runtime.block_on(server.wait());
-        let (init, r) = outcome?;
-        setups.push(Setup {
-            engine: "pmdb".into(),
-            description: format!(
-                "pmdb {} (`pmdb serve`, in process), default options: every commit durable \
-                 in the pool before it is acknowledged",
-                env!("CARGO_PKG_VERSION")
-            ),
-            init_seconds: init,
-        });
-        runs.extend(r);
-    }
+        drive(&a, &bin, &target, &logs, &bar)
+    })?;
+    setups.push(Setup {
+        engine: "pmdb".into(),
+        description: pmdb_description(),
+        init_seconds: init,
+    });
+    runs.extend(r);
 
     if let Some(pg_bin) = &pg_bin {
-        let pg_dir = dir.join("postgres");
-        if pg_dir.exists() {
-            std::fs::remove_dir_all(&pg_dir)?;
-        }
-        std::fs::create_dir_all(&pg_dir)?;
-        let port = free_port()?;
-        let pg = Postgres::start(pg_bin, &pg_dir, postgres_settings(), Listen::Loopback(port))?;
+        let (pg, port) = start_postgres(pg_bin, &dir.join("postgres"))?;
         let target = Target {
             engine: "PostgreSQL".into(),
             port,
@@ -200,14 +129,9 @@ pub fn run(a: PgbenchArgs) -> Result<ExitCode, Failure> {
             database: "postgres".into(),
         };
         let (init, r) = drive(&a, &bin, &target, &logs, &bar)?;
-        let settings: Vec<String> = pg
-            .settings
-            .iter()
-            .map(|(k, v)| format!("{k}={v}"))
-            .collect();
         setups.push(Setup {
             engine: "PostgreSQL".into(),
-            description: format!("{}: {}", pg.version, settings.join(", ")),
+            description: pg.description(),
             init_seconds: init,
         });
         runs.extend(r);

@@ -7,6 +7,10 @@ mod bench_cmd;
 #[cfg(feature = "sql")]
 mod bench_pgbench;
 #[cfg(feature = "sql")]
+mod bench_server;
+#[cfg(feature = "sql")]
+mod bench_tpcc;
+#[cfg(feature = "sql")]
 mod bench_tpch;
 mod compact_cmd;
 mod input;
