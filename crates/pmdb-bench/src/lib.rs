@@ -17,6 +17,7 @@ pub mod engines;
 pub mod histogram;
 pub mod index;
 pub mod limits;
+pub mod load_generator;
 pub mod machine;
 pub mod pgbench;
 pub mod pmem;
@@ -25,6 +26,7 @@ pub mod progress;
 pub mod recovery;
 pub mod report;
 pub mod server_cpu;
+pub mod sysbench;
 pub mod timeline;
 pub mod tpcc;
 #[cfg(feature = "tpch")]

@@ -12,27 +12,23 @@ use serde::Serialize;
 
 use crate::charts::grouped_bars;
 use crate::histogram::{Latencies, Summary};
+use crate::load_generator::works;
 use crate::machine::Machine;
 use crate::report::write_report;
 
 /// pgbench, from PATH or a PostgreSQL installation.
 pub fn find() -> Option<PathBuf> {
-    let works = |p: &Path| {
-        Command::new(p)
-            .arg("--version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
     let on_path = PathBuf::from("pgbench");
-    if works(&on_path) {
+    if works(&on_path, "--version") {
         return Some(on_path);
     }
     crate::postgres::find()
         .map(|bin| bin.join("pgbench"))
-        .filter(|p| works(p))
+        .filter(|p| works(p, "--version"))
 }
 
-/// A server pgbench (or go-tpc, [`crate::tpcc`]) connects to over TCP.
+/// A server pgbench (or go-tpc, [`crate::tpcc`], or sysbench, [`crate::sysbench`])
+/// connects to over TCP.
 #[derive(Clone, Debug)]
 pub struct Target {
     pub engine: String,

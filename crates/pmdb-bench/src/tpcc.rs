@@ -11,6 +11,7 @@ use std::time::Instant;
 use serde::Serialize;
 
 use crate::charts::grouped_bars;
+use crate::load_generator::{tail, works};
 use crate::machine::Machine;
 use crate::pgbench::Target;
 use crate::report::write_report;
@@ -23,14 +24,8 @@ pub const INSTALL: &str = "go install github.com/pingcap/go-tpc/cmd/go-tpc@v1.0.
 
 /// go-tpc, from PATH or where `go install` puts it (`$(go env GOPATH)/bin`).
 pub fn find() -> Option<PathBuf> {
-    let works = |p: &Path| {
-        Command::new(p)
-            .arg("version")
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
     let on_path = PathBuf::from("go-tpc");
-    if works(&on_path) {
+    if works(&on_path, "version") {
         return Some(on_path);
     }
     let gopath = Command::new("go")
@@ -40,7 +35,7 @@ pub fn find() -> Option<PathBuf> {
         .filter(|o| o.status.success())?;
     std::env::split_paths(String::from_utf8_lossy(&gopath.stdout).trim())
         .map(|d| d.join("bin").join("go-tpc"))
-        .find(|p| works(p))
+        .find(|p| works(p, "version"))
 }
 
 fn go_tpc(bin: &Path, target: &Target, action: &str, warehouses: u32, threads: usize) -> Command {
@@ -51,12 +46,6 @@ fn go_tpc(bin: &Path, target: &Target, action: &str, warehouses: u32, threads: u
         .args(["--warehouses", &warehouses.to_string()])
         .args(["-T", &threads.to_string()]);
     cmd
-}
-
-/// The last `n` lines of `text`: go-tpc's error is at the end of what it printed.
-fn tail(text: &str, n: usize) -> String {
-    let lines: Vec<&str> = text.trim().lines().collect();
-    lines[lines.len().saturating_sub(n)..].join("\n")
 }
 
 fn finish(cmd: &mut Command, what: &str) -> Result<String, String> {

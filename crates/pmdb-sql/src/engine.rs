@@ -81,6 +81,13 @@ impl SqlEngine {
         config = config.with_extension(Arc::clone(&row_locks));
         // now() and current_timestamp are TIMESTAMPTZ, as in PostgreSQL (shown in UTC).
         config.options_mut().execution.time_zone = Some(crate::arrow_conv::UTC.into());
+        // A scan estimated to give fewer rows than a batch (a key range, a small table)
+        // runs in one partition: spreading a few rows over threads costs more than
+        // reading them.
+        config
+            .options_mut()
+            .execution
+            .use_row_number_estimates_to_optimize_partitioning = true;
         // pmdb's string columns are Utf8; keep SQL's string types the same.
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
         // Subqueries DataFusion leaves in a plan run per row (see crate::subplans).

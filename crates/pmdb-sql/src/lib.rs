@@ -64,6 +64,7 @@ mod lock_clauses;
 mod locking;
 pub mod names;
 pub mod namespace;
+mod optimized_plan;
 mod output;
 mod parameter_types;
 mod pending_checks;

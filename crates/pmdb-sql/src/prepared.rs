@@ -1,7 +1,8 @@
 //! [`Prepared`]: a statement of the extended protocol, planned once at Parse and run with
 //! new parameters at each Execute. What it keeps depends on the statement: the fast
 //! path's recognised shape, DataFusion's logical plan with its `$n` placeholders still in
-//! it (filled in, optimized and run at each execution), or nothing but the statement,
+//! it (optimized at Parse where it may be, else at each execution, and filled in and run at
+//! each execution), or nothing but the statement,
 //! whose `$n` are then replaced by literals at each run (pmdb's own DDL, UPDATE, DELETE,
 //! COPY and transaction control). Plans are kept only while no DDL ran since: after that
 //! the statement runs as if unprepared.
@@ -29,7 +30,12 @@ use crate::text_forms::bytea_text;
 #[derive(Clone, Debug)]
 pub(crate) enum Plan {
     Fast(Shape),
-    Logical(LogicalPlan),
+    /// DataFusion's plan, and the same optimized at Parse where that may be done
+    /// ([`crate::optimized_plan`]).
+    Logical {
+        plan: LogicalPlan,
+        optimized: Option<LogicalPlan>,
+    },
     /// An INSERT from a query (see [`crate::insert`]): the query's plan, whose rows are
     /// inserted at each run.
     InsertQuery(LogicalPlan),
@@ -386,7 +392,7 @@ mod tests {
             let rt = tokio::runtime::Runtime::new().unwrap();
             match rt.block_on(session.prepare(statement)).unwrap().plan {
                 Plan::Fast(_) => "fast",
-                Plan::Logical(_) | Plan::InsertQuery(_) => "logical",
+                Plan::Logical { .. } | Plan::InsertQuery(_) => "logical",
                 Plan::Unplanned => "unplanned",
             }
         };

@@ -7,8 +7,10 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::common::Result as DfResult;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::context::SessionState;
+use datafusion::logical_expr::LogicalPlan;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::parser::{DFParser, Statement as DfStatement};
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
@@ -102,7 +104,29 @@ impl Session {
     /// parallel whatever runtime the caller is on (a server connection has a
     /// single-threaded one of its own); dropping the future stops the execution.
     pub(crate) async fn collect(&self, frame: DataFrame) -> Result<Vec<RecordBatch>> {
-        let task = AbortOnDropHandle::new(self.executor.spawn(frame.collect()));
+        self.on_executor(frame.collect()).await
+    }
+
+    /// Executes `plan`, which [`crate::optimized_plan`] optimized already, as
+    /// [`Session::collect`] does, without optimizing it again.
+    pub(crate) async fn collect_optimized(
+        &self,
+        state: SessionState,
+        plan: LogicalPlan,
+    ) -> Result<Vec<RecordBatch>> {
+        self.on_executor(async move {
+            let planner = Arc::clone(state.query_planner());
+            let physical = planner.create_physical_plan(&plan, &state).await?;
+            datafusion::physical_plan::collect(physical, state.task_ctx()).await
+        })
+        .await
+    }
+
+    async fn on_executor(
+        &self,
+        work: impl Future<Output = DfResult<Vec<RecordBatch>>> + Send + 'static,
+    ) -> Result<Vec<RecordBatch>> {
+        let task = AbortOnDropHandle::new(self.executor.spawn(work));
         match task.await {
             Ok(batches) => batches.map_err(df_error),
             Err(e) => Err(SqlError::Query(format!(

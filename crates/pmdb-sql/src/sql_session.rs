@@ -694,7 +694,10 @@ impl SqlSession {
             (Some(shape), _) if names.is_none() => Plan::Fast(shape),
             // A plan's columns are renamed as `columns` names them when it runs.
             (_, Planning::Kept) if returning.is_none() && query_only => Plan::InsertQuery(plan),
-            (_, Planning::Kept) if returning.is_none() => Plan::Logical(plan),
+            (_, Planning::Kept) if returning.is_none() => Plan::Logical {
+                optimized: crate::optimized_plan::ahead(&state, &plan, &parameters),
+                plan,
+            },
             (_, _) => Plan::Unplanned,
         };
         Ok(Prepared::new(

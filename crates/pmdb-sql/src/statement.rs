@@ -128,7 +128,7 @@ pub(crate) async fn run(
     }
     let state = session.statement_state(read_point);
     let (plan, names) = crate::select_names::plan(&state, statement, shown).await?;
-    let out = run_plan(session, state, plan).await?;
+    let out = run_plan(session, state, plan, Optimized::AtRun).await?;
     match names {
         Some(names) => crate::select_names::renamed(out, &names),
         None => Ok(out),
@@ -294,10 +294,18 @@ pub(crate) async fn run_prepared(
                     return out;
                 }
             }
-            Plan::Logical(plan) => {
-                let plan = plan.clone().with_param_values(params).map_err(df_error)?;
+            Plan::Logical { plan, optimized } => {
                 let state = session.statement_state(read_point);
-                let out = run_plan(session, state, plan).await?;
+                let bound = optimized
+                    .as_ref()
+                    .and_then(|o| crate::optimized_plan::bind(&state, o, params.clone()));
+                let out = match bound {
+                    Some(bound) => run_plan(session, state, bound, Optimized::Already).await?,
+                    None => {
+                        let plan = plan.clone().with_param_values(params).map_err(df_error)?;
+                        run_plan(session, state, plan, Optimized::AtRun).await?
+                    }
+                };
                 // Its columns as PostgreSQL names them, which Parse described.
                 return match prepared.columns() {
                     Some(columns) => {
@@ -350,8 +358,20 @@ fn same_types(
             .all(|(x, y)| x.data_type() == y.data_type())
 }
 
+/// Whether a logical plan about to run was optimized already.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Optimized {
+    Already,
+    AtRun,
+}
+
 /// Runs a statement DataFusion planned.
-async fn run_plan(session: &Session, state: SessionState, plan: LogicalPlan) -> Result<Output> {
+async fn run_plan(
+    session: &Session,
+    state: SessionState,
+    plan: LogicalPlan,
+    optimized: Optimized,
+) -> Result<Output> {
     let is_insert = matches!(&plan, LogicalPlan::Dml(d) if d.op.name() == "Insert Into");
     let is_command = matches!(&plan, LogicalPlan::Statement(_) | LogicalPlan::Ddl(_));
     let tag = datafusion_tag(&plan);
@@ -366,6 +386,7 @@ async fn run_plan(session: &Session, state: SessionState, plan: LogicalPlan) -> 
             .collect()
             .await
             .map_err(df_error)?,
+        _ if optimized == Optimized::Already => session.collect_optimized(state, plan).await?,
         _ => session.collect(DataFrame::new(state, plan)).await?,
     };
     if is_insert {

@@ -59,6 +59,11 @@ enum Suite {
     /// consistency check.
     #[cfg(feature = "sql")]
     Tpcc(crate::bench_tpcc::TpccArgs),
+    /// sysbench's OLTP tests (point selects to inserts) through its pgsql driver against
+    /// `pmdb serve` and PostgreSQL (when installed), both over TCP, with TPS, p95
+    /// latency, errors and server CPU per transaction at each thread count.
+    #[cfg(feature = "sql")]
+    Sysbench(crate::bench_sysbench::SysbenchArgs),
     /// Redraw the charts and the Markdown of a YCSB report from its JSON.
     Replot(ReplotArgs),
 }
@@ -291,6 +296,8 @@ pub fn run(args: BenchArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         Suite::Pgbench(a) => crate::bench_pgbench::run(a),
         #[cfg(feature = "sql")]
         Suite::Tpcc(a) => crate::bench_tpcc::run(a),
+        #[cfg(feature = "sql")]
+        Suite::Sysbench(a) => crate::bench_sysbench::run(a),
     }
 }
 

@@ -9,6 +9,8 @@ mod bench_pgbench;
 #[cfg(feature = "sql")]
 mod bench_server;
 #[cfg(feature = "sql")]
+mod bench_sysbench;
+#[cfg(feature = "sql")]
 mod bench_tpcc;
 #[cfg(feature = "sql")]
 mod bench_tpch;
