@@ -1,9 +1,10 @@
 //! Shapes of syntax-tree nodes that several statements accept, each node taken apart
 //! with every field named (a parser upgrade that adds one fails to build here until it
-//! is judged): a plain table reference, and a query with no clause around its body.
+//! is judged): a plain table reference, and a query with no clause around its body (or
+//! only ORDER BY and LIMIT).
 
 use datafusion::sql::sqlparser::ast::{
-    LockClause, ObjectName, Query, SetExpr, TableAlias, TableFactor,
+    LimitClause, LockClause, ObjectName, OrderBy, Query, SetExpr, TableAlias, TableFactor,
 };
 
 /// The name and alias of a reference to a table with no other clause (no arguments,
@@ -31,11 +32,33 @@ pub(crate) fn plain_table(t: &TableFactor) -> Option<(&ObjectName, Option<&Table
 /// The body of a query with no WITH, ORDER BY, LIMIT, FETCH or other clause around it,
 /// and its locking clauses.
 pub(crate) fn bare_query(q: &Query) -> Option<(&SetExpr, &[LockClause])> {
+    match ordered_query(q)? {
+        OrderedQuery {
+            body,
+            order_by: None,
+            limit: None,
+            locks,
+        } => Some((body, locks)),
+        _ => None,
+    }
+}
+
+/// A query's body with the clauses [`ordered_query`] allows around it.
+pub(crate) struct OrderedQuery<'a> {
+    pub body: &'a SetExpr,
+    pub order_by: Option<&'a OrderBy>,
+    pub limit: Option<&'a LimitClause>,
+    pub locks: &'a [LockClause],
+}
+
+/// The body of a query with no WITH, FETCH or other clause around it but ORDER BY,
+/// LIMIT and locking clauses.
+pub(crate) fn ordered_query(q: &Query) -> Option<OrderedQuery<'_>> {
     let Query {
         with: None,
         body,
-        order_by: None,
-        limit_clause: None,
+        order_by,
+        limit_clause,
         fetch: None,
         locks,
         for_clause: None,
@@ -46,7 +69,10 @@ pub(crate) fn bare_query(q: &Query) -> Option<(&SetExpr, &[LockClause])> {
     else {
         return None;
     };
-    pipe_operators
-        .is_empty()
-        .then_some((body.as_ref(), locks.as_slice()))
+    pipe_operators.is_empty().then_some(OrderedQuery {
+        body: body.as_ref(),
+        order_by: order_by.as_ref(),
+        limit: limit_clause.as_ref(),
+        locks: locks.as_slice(),
+    })
 }

@@ -116,10 +116,11 @@ mod tests {
             .unwrap();
         let rt = tokio::runtime::Runtime::new().unwrap();
         let mut session = engine.session();
+        // Shapes the fast path does not take (an expression, a filter beside the key's).
         let queries = [
-            "SELECT sum(n) FROM t WHERE id BETWEEN $1 AND $2",
-            "SELECT c FROM t WHERE id BETWEEN $1 AND $2 ORDER BY c, id",
-            "SELECT DISTINCT c FROM t WHERE id >= $1 AND id <= $2 ORDER BY c",
+            "SELECT sum(n * 2) FROM t WHERE id BETWEEN $1 AND $2",
+            "SELECT c, n + 1 FROM t WHERE id BETWEEN $1 AND $2 ORDER BY c, id",
+            "SELECT DISTINCT c FROM t WHERE id >= $1 AND id <= $2 AND n >= 0 ORDER BY c",
             "SELECT id, n FROM t WHERE id > $1 AND n = $2 - 1 ORDER BY id LIMIT 3",
         ];
         for sql in queries {

@@ -400,7 +400,16 @@ mod tests {
         assert_eq!(kept("UPDATE t SET n = n + $1 WHERE id = $2"), "fast");
         assert_eq!(kept("INSERT INTO t VALUES ($1, $2)"), "fast");
         assert_eq!(kept("DELETE FROM t WHERE id = $1"), "fast");
-        assert_eq!(kept("SELECT sum(n) FROM t WHERE id > $1"), "logical");
+        assert_eq!(kept("SELECT sum(n) FROM t WHERE id > $1"), "fast");
+        assert_eq!(
+            kept("SELECT n FROM t WHERE id BETWEEN $1 AND $2 ORDER BY n"),
+            "fast"
+        );
+        assert_eq!(
+            kept("SELECT n FROM t WHERE id > $1 ORDER BY id LIMIT 1 FOR UPDATE"),
+            "fast"
+        );
+        assert_eq!(kept("SELECT sum(n + 1) FROM t WHERE id > $1"), "logical");
         assert_eq!(kept("INSERT INTO t SELECT id + $1, n FROM t"), "logical");
         assert_eq!(kept("UPDATE t SET n = $1 WHERE n > 0"), "unplanned");
         assert_eq!(kept("BEGIN"), "unplanned");

@@ -44,7 +44,7 @@ impl KeyRange {
     }
 
     /// Every key that starts with `prefix`.
-    fn prefixed(prefix: Vec<u8>) -> KeyRange {
+    pub(crate) fn prefixed(prefix: Vec<u8>) -> KeyRange {
         KeyRange {
             end: successor(&prefix).map_or(Bound::Unbounded, Bound::Excluded),
             start: Bound::Included(prefix),
@@ -347,38 +347,7 @@ fn conjunctive(
         }
         let ranges = prefixes
             .iter()
-            .map(|p| {
-                let bound_key = |v: &Value| {
-                    let mut k = p.clone();
-                    encode_key(&[ty], std::slice::from_ref(v), &mut k)
-                        .ok()
-                        .map(|()| k)
-                };
-                let start = match &c.low {
-                    Some((v, inclusive)) => {
-                        let k = bound_key(v)?;
-                        if *inclusive {
-                            Bound::Included(k)
-                        } else {
-                            successor(&k).map_or(Bound::Excluded(k), Bound::Included)
-                        }
-                    }
-                    // Past the NULLs of this column, which no range filter passes.
-                    None => Bound::Included(bound_key(&Value::Null)?),
-                };
-                let end = match &c.high {
-                    Some((v, inclusive)) => {
-                        let k = bound_key(v)?;
-                        if *inclusive {
-                            successor(&k).map_or(Bound::Unbounded, Bound::Excluded)
-                        } else {
-                            Bound::Excluded(k)
-                        }
-                    }
-                    None => successor(p).map_or(Bound::Unbounded, Bound::Excluded),
-                };
-                Some(KeyRange { start, end })
-            })
+            .map(|p| bounded(p, ty, c.low.as_ref(), c.high.as_ref()))
             .collect::<Option<Vec<_>>>()?;
         return Some(Narrowing {
             ranges,
@@ -387,6 +356,47 @@ fn conjunctive(
         });
     }
     Some(points_from(prefixes, columns.len()))
+}
+
+/// The keys that start with `prefix` and go on with a value of type `ty` within `low`
+/// and `high` (each a value and whether it is included); a missing bound leaves that
+/// side open, though never to the column's NULLs, which no range filter passes. `None`
+/// if a bound is not of type `ty`.
+pub(crate) fn bounded(
+    prefix: &[u8],
+    ty: SqlType,
+    low: Option<&(Value, bool)>,
+    high: Option<&(Value, bool)>,
+) -> Option<KeyRange> {
+    let bound_key = |v: &Value| {
+        let mut k = prefix.to_vec();
+        encode_key(&[ty], std::slice::from_ref(v), &mut k)
+            .ok()
+            .map(|()| k)
+    };
+    let start = match low {
+        Some((v, inclusive)) => {
+            let k = bound_key(v)?;
+            if *inclusive {
+                Bound::Included(k)
+            } else {
+                successor(&k).map_or(Bound::Excluded(k), Bound::Included)
+            }
+        }
+        None => Bound::Included(bound_key(&Value::Null)?),
+    };
+    let end = match high {
+        Some((v, inclusive)) => {
+            let k = bound_key(v)?;
+            if *inclusive {
+                successor(&k).map_or(Bound::Unbounded, Bound::Excluded)
+            } else {
+                Bound::Excluded(k)
+            }
+        }
+        None => successor(prefix).map_or(Bound::Unbounded, Bound::Excluded),
+    };
+    Some(KeyRange { start, end })
 }
 
 /// The stored keys `filters` pin the key column `column` of a keyed scan to (`= X'…'`

@@ -104,6 +104,16 @@ impl ReadPoint {
         })
     }
 
+    /// As [`ReadPoint::scan`], in descending key order.
+    pub fn scan_rev(&self, sub: &Subtable, range: Range) -> Result<RowScan> {
+        Ok(match self {
+            ReadPoint::Snapshot(s) => RowScan::Snapshot(s.scan_rev(sub, range)?),
+            ReadPoint::Transaction(t) => {
+                RowScan::Transaction(t.with(|tx| tx.scan_rev(sub, range))?)
+            }
+        })
+    }
+
     /// Calls `f` with the value of `key` in `sub`.
     pub fn get<R>(
         &self,

@@ -691,7 +691,7 @@ impl SqlSession {
         };
         let kept = match (fast, planning) {
             (_, _) if upsert => Plan::Unplanned,
-            (Some(shape), _) if names.is_none() => Plan::Fast(shape),
+            (Some(shape), _) if shape.gives(columns.as_deref()) => Plan::Fast(shape),
             // A plan's columns are renamed as `columns` names them when it runs.
             (_, Planning::Kept) if returning.is_none() && query_only => Plan::InsertQuery(plan),
             (_, Planning::Kept) if returning.is_none() => Plan::Logical {

@@ -55,6 +55,10 @@ fn fast_and_general_paths_agree() {
             "SELECT n, name FROM {t} WHERE id = 2 AND true",
         ),
         (
+            "SELECT n, id, n FROM {t} WHERE id = 2",
+            "SELECT n, id, n FROM {t} WHERE id = 2 AND true",
+        ),
+        (
             "SELECT n FROM {t} WHERE id = 99",
             "SELECT n FROM {t} WHERE id = 99 AND true",
         ),

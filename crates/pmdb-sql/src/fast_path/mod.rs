@@ -13,17 +13,23 @@
 //!
 //! where `pk = v` is each column of the primary key equal to a value, joined by AND.
 //! - `INSERT INTO t [(col, …)] VALUES (v, …), …`
+//! - reads of a range of the primary key, sorted, limited or aggregated
+//!   ([`recognise_range`], run by [`range`])
 //!
 //! where each `v` is a literal or a parameter `$n` of a prepared statement. A statement
 //! is recognised once ([`recognise`]: a [`Shape`]) and run with its parameters as often as
 //! it is executed ([`execute`]). Values are converted only where the conversion is exact;
 //! anything else, including every error a value might cause, goes the general way.
 
+mod range;
+mod range_result;
 mod recognise;
+mod recognise_range;
 mod shape;
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::RecordBatch;
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::Statement;
 
@@ -109,7 +115,8 @@ pub(crate) async fn execute(
     match &shape.kind {
         Kind::Select {
             keys,
-            projection,
+            columns,
+            shown,
             lock,
         } => {
             let mut keys = keys
@@ -119,7 +126,8 @@ pub(crate) async fn execute(
             // In key order, each once, as a scan of the key's ranges gives them.
             keys.sort_unstable();
             keys.dedup();
-            Some(select(session, table, read_point, keys, projection, *lock).await)
+            let columns = (columns.as_slice(), shown.as_slice());
+            Some(select(session, table, read_point, keys, columns, *lock).await)
         }
         Kind::Update { key, changes } => {
             let key = row_key(table, key, params, &session.sequence_calls)?;
@@ -176,6 +184,7 @@ pub(crate) async fn execute(
             .await?;
             Some(n.map(|n| Output::Command(CommandTag::insert(n as u64))))
         }
+        Kind::Range(read) => range::read(session, table, read_point, read, params).await,
     }
 }
 
@@ -284,7 +293,7 @@ async fn select(
     table: &Arc<Table>,
     read_point: &ReadPoint,
     mut keys: Vec<Vec<u8>>,
-    projection: &[usize],
+    columns: (&[usize], &[usize]),
     lock: Option<RowLock>,
 ) -> Result<Output> {
     // Held to the statement's end outside a block; a block's are the block's.
@@ -300,21 +309,22 @@ async fn select(
         keys = locked;
         read_point = read_point.under_lock(&session.db);
     }
-    select_rows(table, &read_point, &keys, projection)
+    select_rows(table, &read_point, &keys, columns)
 }
 
-/// The rows `keys` name at `read_point`, as a result.
+/// The rows `keys` name at `read_point`, as a result: the table columns `columns`
+/// read, and those at the places `shown` among them shown.
 fn select_rows(
     table: &Table,
     read_point: &ReadPoint,
     keys: &[Vec<u8>],
-    projection: &[usize],
+    (columns, shown): (&[usize], &[usize]),
 ) -> Result<Output> {
     let schema = arrow_schema(table.def(), None);
     let mut builder = BatchBuilder::new(
         Arc::from(table.types()),
         &schema,
-        projection,
+        columns,
         keys.len().max(1),
     )
     .with_missing(table.required_columns(), Arc::clone(table.missing_values()));
@@ -331,8 +341,14 @@ fn select_rows(
     }
     let batch = builder
         .finish()
+        .and_then(|b| b.project(shown))
         .map_err(|e| SqlError::Query(e.to_string()))?;
-    Ok(Output::Rows {
+    Ok(rows_of(batch))
+}
+
+/// `batch` as a result's rows.
+fn rows_of(batch: RecordBatch) -> Output {
+    Output::Rows {
         schema: batch.schema(),
         // As DataFusion gives it: no batch for no row.
         batches: if batch.num_rows() == 0 {
@@ -340,7 +356,7 @@ fn select_rows(
         } else {
             vec![batch]
         },
-    })
+    }
 }
 
 /// A new value of an UPDATE with its parameters given.

@@ -6,12 +6,14 @@
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
-    Assignment, AssignmentTarget, BinaryOperator, Delete, Expr, FromTable, Function, FunctionArg,
-    FunctionArgExpr, FunctionArgumentList, FunctionArguments, GroupByExpr, Insert, ObjectName,
-    Query, Select, SelectFlavor, SelectItem, SetExpr, Statement, TableFactor, TableObject,
-    TableWithJoins, UnaryOperator, Update, Value as Literal, Values, WildcardAdditionalOptions,
+    Assignment, AssignmentTarget, BinaryOperator, Delete, Distinct, Expr, FromTable, Function,
+    FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, GroupByExpr, Insert,
+    LockClause, ObjectName, Query, Select, SelectFlavor, SelectItem, SetExpr, Statement,
+    TableFactor, TableObject, TableWithJoins, UnaryOperator, Update, Value as Literal, Values,
+    WildcardAdditionalOptions,
 };
 
+use super::recognise_range::range_select;
 use super::shape::{Base, Kind, NewValue, Operand, RowLock, Shape, delta_type};
 use crate::arrow_conv::without_trailing_blanks;
 use crate::ast_shape;
@@ -26,7 +28,7 @@ use crate::types::{SqlType, Value};
 /// What the fast path does for `s`; `None` if it does not serve it.
 pub(crate) fn recognise(session: &Session, s: &Statement) -> Option<Shape> {
     match s {
-        Statement::Query(q) => select(session, q),
+        Statement::Query(q) => select(session, q).or_else(|| range_select(session, q)),
         Statement::Update(u) => update(session, u),
         Statement::Delete(d) => delete(session, d),
         Statement::Insert(i) => insert(session, i),
@@ -35,7 +37,7 @@ pub(crate) fn recognise(session: &Session, s: &Statement) -> Option<Shape> {
 }
 
 /// The table a plain reference names: no alias, no join, no clause of any kind.
-fn plain_table(t: &TableWithJoins, session: &Session) -> Option<Arc<Table>> {
+pub(super) fn plain_table(t: &TableWithJoins, session: &Session) -> Option<Arc<Table>> {
     let TableWithJoins { relation, joins } = t;
     match ast_shape::plain_table(relation) {
         Some((name, None)) if joins.is_empty() => table_named(session, name),
@@ -131,7 +133,7 @@ fn key_list(table: &Table, e: &Expr) -> Option<Vec<Vec<Operand>>> {
 }
 
 /// The position of the plain column `e` names.
-fn column_of(table: &Table, e: &Expr) -> Option<usize> {
+pub(super) fn column_of(table: &Table, e: &Expr) -> Option<usize> {
     match e {
         Expr::Identifier(i) => table.def().column(&ident_name(i)),
         _ => None,
@@ -140,7 +142,7 @@ fn column_of(table: &Table, e: &Expr) -> Option<usize> {
 
 /// `e` as a value of a column of type `ty`: a parameter, or a literal that converts
 /// exactly.
-fn operand(e: &Expr, ty: SqlType) -> Option<Operand> {
+pub(super) fn operand(e: &Expr, ty: SqlType) -> Option<Operand> {
     match e {
         Expr::UnaryOp {
             op: UnaryOperator::Minus,
@@ -233,24 +235,17 @@ fn number(n: &str, ty: SqlType) -> Option<Value> {
     })
 }
 
-/// The one SELECT of a query with no clause around it but locking clauses that name
-/// its table (or none): the SELECT, and the lock the clauses ask for.
-fn bare_select(
-    q: &Query,
-    table_name: impl Fn(&Select) -> Option<String>,
-) -> Option<(&Select, Option<RowLock>)> {
-    let (SetExpr::Select(select), locks) = ast_shape::bare_query(q)? else {
-        return None;
-    };
-    let name = table_name(select)?;
+/// The row lock the locking clauses `locks` of a SELECT from the table `name` ask for
+/// (`Some(None)` for none); `None` if one names another table, or they disagree on
+/// NOWAIT or SKIP LOCKED (the general way sorts those out).
+pub(super) fn row_lock(locks: &[LockClause], name: &str) -> Option<Option<RowLock>> {
     let mut lock: Option<RowLock> = None;
     for c in locks {
         let c = clause(c).ok()?;
-        if c.of.as_ref().is_some_and(|of| *of != name) {
+        if c.of.as_ref().is_some_and(|of| of != name) {
             return None;
         }
-        // Several clauses on one row: the strongest mode, NOWAIT or SKIP LOCKED only when
-        // all agree (else the general way sorts them out).
+        // Several clauses on one row: the strongest mode.
         lock = Some(match lock {
             None => RowLock {
                 mode: c.mode,
@@ -263,24 +258,25 @@ fn bare_select(
             Some(_) => return None,
         });
     }
-    Some((select, lock))
+    Some(lock)
 }
 
-fn select(session: &Session, q: &Query) -> Option<Shape> {
-    let from_name = |s: &Select| match s.from.as_slice() {
-        [
-            TableWithJoins {
-                relation: TableFactor::Table { name, .. },
-                ..
-            },
-        ] => object_name(name).ok().map(|n| n.name),
-        _ => None,
-    };
-    let (sel, lock) = bare_select(q, from_name)?;
+/// A SELECT of one plain table with a WHERE clause and no other clause but DISTINCT
+/// (without ON): the table, the select list, the WHERE clause, whether it is DISTINCT,
+/// and the table's name as locking clauses name it.
+pub(super) struct SimpleSelect<'a> {
+    pub table: Arc<Table>,
+    pub projection: &'a [SelectItem],
+    pub selection: &'a Expr,
+    pub distinct: bool,
+    pub name: String,
+}
+
+pub(super) fn simple_select<'a>(session: &Session, sel: &'a Select) -> Option<SimpleSelect<'a>> {
     let Select {
         select_token: _,
         optimizer_hints,
-        distinct: None,
+        distinct,
         select_modifiers: None,
         top: None,
         top_before_distinct: _,
@@ -306,6 +302,11 @@ fn select(session: &Session, q: &Query) -> Option<Shape> {
     else {
         return None;
     };
+    let distinct = match distinct {
+        None => false,
+        Some(Distinct::Distinct) => true,
+        Some(Distinct::All | Distinct::On(_)) => return None,
+    };
     let empty = optimizer_hints.is_empty()
         && lateral_views.is_empty()
         && connect_by.is_empty()
@@ -318,17 +319,50 @@ fn select(session: &Session, q: &Query) -> Option<Shape> {
     let [from] = from.as_slice() else {
         return None;
     };
+    let TableWithJoins {
+        relation: TableFactor::Table { name, .. },
+        ..
+    } = from
+    else {
+        return None;
+    };
+    let name = object_name(name).ok()?.name;
     let table = plain_table(from, session).filter(|_| empty)?;
+    Some(SimpleSelect {
+        table,
+        projection,
+        selection,
+        distinct,
+        name,
+    })
+}
+
+fn select(session: &Session, q: &Query) -> Option<Shape> {
+    let (SetExpr::Select(sel), locks) = ast_shape::bare_query(q)? else {
+        return None;
+    };
+    let SimpleSelect {
+        table,
+        projection,
+        selection,
+        distinct: false,
+        name,
+    } = simple_select(session, sel)?
+    else {
+        return None;
+    };
+    let lock = row_lock(locks, &name)?;
     let keys = key_equality(&table, selection)
         .map(|key| vec![key])
         .or_else(|| key_list(&table, selection))?;
     let mut columns = Vec::with_capacity(projection.len());
+    let mut shown = Vec::with_capacity(projection.len());
     for item in projection {
         match item {
             SelectItem::Wildcard(options) if *options == plain_wildcard(options) => {
-                columns.extend(0..table.types().len())
+                shown.extend((0..table.types().len()).map(|c| position(&mut columns, c)))
             }
-            SelectItem::UnnamedExpr(e) => columns.push(column_of(&table, e)?),
+            SelectItem::UnnamedExpr(e) => shown.push(position(&mut columns, column_of(&table, e)?)),
             _ => return None,
         }
     }
@@ -336,14 +370,27 @@ fn select(session: &Session, q: &Query) -> Option<Shape> {
         table,
         kind: Kind::Select {
             keys,
-            projection: columns,
+            columns,
+            shown,
             lock,
         },
     })
 }
 
+/// The place of table column `column` among `columns`, added if it is not there: each
+/// column is read once, however often a select list shows it.
+pub(super) fn position(columns: &mut Vec<usize>, column: usize) -> usize {
+    columns
+        .iter()
+        .position(|&c| c == column)
+        .unwrap_or_else(|| {
+            columns.push(column);
+            columns.len() - 1
+        })
+}
+
 /// `*` as written with no option, keeping `options`' token.
-fn plain_wildcard(options: &WildcardAdditionalOptions) -> WildcardAdditionalOptions {
+pub(super) fn plain_wildcard(options: &WildcardAdditionalOptions) -> WildcardAdditionalOptions {
     WildcardAdditionalOptions {
         wildcard_token: options.wildcard_token.clone(),
         ..Default::default()

@@ -4,6 +4,9 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::{DataType, Schema};
+
+use crate::arrow_conv::arrow_type;
 use crate::row_locks::{LockMode, WaitPolicy};
 use crate::sequence::Sequence;
 use crate::table::Table;
@@ -62,10 +65,12 @@ pub(crate) struct RowLock {
 /// order) or with rows of values.
 #[derive(Clone, Debug)]
 pub(super) enum Kind {
-    /// The rows of one key or of an IN list of keys.
+    /// The rows of one key or of an IN list of keys: the table columns read, and the
+    /// places among them of those shown.
     Select {
         keys: Vec<Vec<Operand>>,
-        projection: Vec<usize>,
+        columns: Vec<usize>,
+        shown: Vec<usize>,
         lock: Option<RowLock>,
     },
     Update {
@@ -79,6 +84,63 @@ pub(super) enum Kind {
         positions: Vec<usize>,
         rows: Vec<Vec<Operand>>,
     },
+    /// The rows of a range of keys.
+    Range(Box<RangeRead>),
+}
+
+/// A read of the rows whose key begins with `prefix` and whose next key column lies
+/// between `low` and `high` (each with whether it is included; a missing one leaves
+/// that side open).
+#[derive(Clone, Debug)]
+pub(super) struct RangeRead {
+    pub prefix: Vec<Operand>,
+    pub low: Option<(Operand, bool)>,
+    pub high: Option<(Operand, bool)>,
+    /// The table columns read: those shown first, then those only sorted by.
+    pub columns: Vec<usize>,
+    pub output: RangeOutput,
+    pub order: RowOrder,
+    /// LIMIT n, applied after the order.
+    pub limit: Option<Operand>,
+    /// Taken on each row returned; only with rows in key order.
+    pub lock: Option<RowLock>,
+}
+
+/// What a range read returns.
+#[derive(Clone, Debug)]
+pub(super) enum RangeOutput {
+    /// These of the columns read (places among them), one row per row.
+    Rows { shown: Vec<usize> },
+    /// One row of aggregates over the rows read, each with its column's name.
+    Aggregates(Vec<(Aggregate, String)>),
+}
+
+/// An aggregate of a range read, over a position in its columns.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Aggregate {
+    CountRows,
+    Count(usize),
+    Sum(usize),
+    Min(usize),
+    Max(usize),
+}
+
+/// The order of a range read's rows.
+#[derive(Clone, Debug)]
+pub(super) enum RowOrder {
+    /// The key's, ascending or descending.
+    Key { descending: bool },
+    /// Sorted by positions in its columns; with `distinct`, rows that repeat the shown
+    /// columns are dropped.
+    Sorted { by: Vec<SortKey>, distinct: bool },
+}
+
+/// One ORDER BY item of a sorted range read.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct SortKey {
+    pub column: usize,
+    pub descending: bool,
+    pub nulls_first: bool,
 }
 
 /// A statement the fast path serves, as recognised: its table and what it does there.
@@ -86,6 +148,69 @@ pub(super) enum Kind {
 pub(crate) struct Shape {
     pub(super) table: Arc<Table>,
     pub(super) kind: Kind,
+}
+
+/// The type of the sum of a column of Arrow type `ty`, as DataFusion gives it: BIGINT
+/// for the integers, ten more digits (at most 38) for a NUMERIC.
+pub(super) fn sum_type(ty: &DataType) -> DataType {
+    match ty {
+        DataType::Decimal128(precision, scale) => {
+            DataType::Decimal128(precision.saturating_add(10).min(MAX_PRECISION), *scale)
+        }
+        _ => DataType::Int64,
+    }
+}
+
+/// Most digits of a NUMERIC.
+const MAX_PRECISION: u8 = 38;
+
+impl Shape {
+    /// Whether the columns a statement was described with at Parse (`None`: no rows)
+    /// are the ones the fast path gives it, by name and type.
+    pub(crate) fn gives(&self, described: Option<&Schema>) -> bool {
+        let names = |columns: &[usize]| -> Vec<(String, DataType)> {
+            columns
+                .iter()
+                .map(|&c| {
+                    let column = &self.table.def().columns[c];
+                    (column.name.clone(), arrow_type(column.ty))
+                })
+                .collect()
+        };
+        let shown = |columns: &[usize], shown: &[usize]| {
+            names(&shown.iter().map(|&at| columns[at]).collect::<Vec<_>>())
+        };
+        let given = match &self.kind {
+            Kind::Select {
+                columns, shown: s, ..
+            } => shown(columns, s),
+            Kind::Range(read) => match &read.output {
+                RangeOutput::Rows { shown: s } => shown(&read.columns, s),
+                RangeOutput::Aggregates(aggregates) => aggregates
+                    .iter()
+                    .map(|(aggregate, name)| {
+                        let of = |at: usize| arrow_type(self.table.types()[read.columns[at]]);
+                        let ty = match *aggregate {
+                            Aggregate::CountRows | Aggregate::Count(_) => DataType::Int64,
+                            Aggregate::Sum(at) => sum_type(&of(at)),
+                            Aggregate::Min(at) | Aggregate::Max(at) => of(at),
+                        };
+                        (name.clone(), ty)
+                    })
+                    .collect(),
+            },
+            Kind::Update { .. } | Kind::Delete { .. } | Kind::Insert { .. } => {
+                return described.is_none();
+            }
+        };
+        described.is_some_and(|d| {
+            d.fields().len() == given.len()
+                && d.fields()
+                    .iter()
+                    .zip(&given)
+                    .all(|(f, (name, ty))| f.name() == name && f.data_type() == ty)
+        })
+    }
 }
 
 impl std::fmt::Debug for Shape {
