@@ -186,6 +186,27 @@ fn fast_and_general_paths_agree() {
             "SELECT v, w FROM {t}_district WHERE (d, w) IN ((2, 1), (1, 2), (9, 9), (2, 1)) FOR UPDATE",
             "SELECT v, w FROM {t}_district WHERE (d, w) IN ((2, 1), (1, 2), (9, 9), (2, 1)) AND true FOR UPDATE",
         ),
+        // UPDATE and DELETE of an IN list of keys: each row once, all or none.
+        (
+            "UPDATE {t}_district SET v = v + 7 WHERE (d, w) IN ((2, 1), (9, 9), (2, 1), (1, 1))",
+            "UPDATE {t}_district SET v = v + 7 WHERE (d, w) IN ((2, 1), (9, 9), (2, 1), (1, 1)) AND true",
+        ),
+        (
+            "UPDATE {t} SET small = small + 1 WHERE id IN (1, 2)",
+            "UPDATE {t} SET small = small + 1 WHERE id IN (1, 2) AND true",
+        ),
+        (
+            "UPDATE {t} SET n = n - 1, price = price + 0.5 WHERE id IN (1, 2, 3)",
+            "UPDATE {t} SET n = n - 1, price = price + 0.5 WHERE id IN (1, 2, 3) AND true",
+        ),
+        (
+            "UPDATE {t} SET name = 'in' WHERE id IN (3, 1, 77)",
+            "UPDATE {t} SET name = 'in' WHERE id IN (3, 1, 77) AND true",
+        ),
+        (
+            "DELETE FROM {t} WHERE id IN (5, 99, 5)",
+            "DELETE FROM {t} WHERE id IN (5, 99, 5) AND true",
+        ),
         (
             "SELECT * FROM {t} WHERE id IN (1, NULL)",
             "SELECT * FROM {t} WHERE id IN (1, NULL) AND true",

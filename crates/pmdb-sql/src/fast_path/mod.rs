@@ -6,10 +6,10 @@
 //!   SHARE [NOWAIT | SKIP LOCKED]]`, or with `WHERE pk IN (v, …)` for a key of one column
 //!   and `WHERE (pk1, pk2, …) IN ((v1, v2, …), …)` for a longer one (rows in key order,
 //!   each once)
-//! - `UPDATE t SET col = v | col = other_col ± v, … WHERE pk = v`
-//!   (integer and decimal columns for the arithmetic, a decimal's delta exact at its
-//!   scale; the key itself is not assigned)
-//! - `DELETE FROM t WHERE pk = v`
+//! - `UPDATE t SET col = v | col = other_col ± v, … WHERE pk = v` or an IN list of keys
+//!   as SELECT takes it (integer and decimal columns for the arithmetic, a decimal's
+//!   delta exact at its scale; the key itself is not assigned)
+//! - `DELETE FROM t WHERE pk = v` or an IN list of keys
 //!
 //! where `pk = v` is each column of the primary key equal to a value, joined by AND.
 //! - `INSERT INTO t [(col, …)] VALUES (v, …), …`
@@ -82,6 +82,23 @@ fn resolve(
     }
 }
 
+/// The row keys `keys` name, in key order, each once (as a scan of their ranges gives
+/// them), if each of their values is one that is not NULL.
+fn row_keys(
+    table: &Table,
+    keys: &[Vec<Operand>],
+    params: &[ScalarValue],
+    calls: &SequenceCalls,
+) -> Option<Vec<Vec<u8>>> {
+    let mut keys = keys
+        .iter()
+        .map(|key| row_key(table, key, params, calls))
+        .collect::<Option<Vec<_>>>()?;
+    keys.sort_unstable();
+    keys.dedup();
+    Some(keys)
+}
+
 /// The row key `key` names, if each of its values is one that is not NULL.
 fn row_key(
     table: &Table,
@@ -119,18 +136,12 @@ pub(crate) async fn execute(
             shown,
             lock,
         } => {
-            let mut keys = keys
-                .iter()
-                .map(|key| row_key(table, key, params, &session.sequence_calls))
-                .collect::<Option<Vec<_>>>()?;
-            // In key order, each once, as a scan of the key's ranges gives them.
-            keys.sort_unstable();
-            keys.dedup();
+            let keys = row_keys(table, keys, params, &session.sequence_calls)?;
             let columns = (columns.as_slice(), shown.as_slice());
             Some(select(session, table, read_point, keys, columns, *lock).await)
         }
-        Kind::Update { key, changes } => {
-            let key = row_key(table, key, params, &session.sequence_calls)?;
+        Kind::Update { keys, changes } => {
+            let keys = row_keys(table, keys, params, &session.sequence_calls)?;
             let changes = changes
                 .iter()
                 .map(|(target, change)| {
@@ -138,30 +149,30 @@ pub(crate) async fn execute(
                     Some((*target, change))
                 })
                 .collect::<Option<Vec<_>>>()?;
-            let n = change_row(
+            let n = change_rows(
                 session,
                 table,
                 read_point,
-                (&key, LockMode::NoKeyUpdate),
-                |writer, old| {
+                (&keys, LockMode::NoKeyUpdate),
+                |writer, key, old| {
                     let mut new = old.clone();
                     for (target, change) in &changes {
                         new[*target] = change.apply(&old, table.types()[*target])?;
                     }
-                    writer.update(&key, &old, &new)
+                    writer.update(key, &old, &new)
                 },
             )
             .await?;
             Some(n.map(|n| Output::Command(CommandTag::update(n as u64))))
         }
-        Kind::Delete { key } => {
-            let key = row_key(table, key, params, &session.sequence_calls)?;
-            let n = change_row(
+        Kind::Delete { keys } => {
+            let keys = row_keys(table, keys, params, &session.sequence_calls)?;
+            let n = change_rows(
                 session,
                 table,
                 read_point,
-                (&key, LockMode::Update),
-                |writer, old| writer.delete(&key, &old),
+                (&keys, LockMode::Update),
+                |writer, key, old| writer.delete(key, &old),
             )
             .await?;
             Some(n.map(|n| Output::Command(CommandTag::delete(n as u64))))
@@ -175,12 +186,18 @@ pub(crate) async fn execute(
                 }
                 values.push(row);
             }
-            let n = locked(session, table, read_point, None, |writer, _| {
-                for row in &values {
-                    writer.insert(row)?;
-                }
-                Ok(values.len())
-            })
+            let n = locked(
+                session,
+                table,
+                read_point,
+                (&[], LockMode::Update),
+                |writer, _| {
+                    for row in &values {
+                        writer.insert(row)?;
+                    }
+                    Ok(values.len())
+                },
+            )
             .await?;
             Some(n.map(|n| Output::Command(CommandTag::insert(n as u64))))
         }
@@ -188,26 +205,27 @@ pub(crate) async fn execute(
     }
 }
 
-/// Runs `f` with a writer of `table` under its write lock (after the lock of the row
-/// `row` names, when it writes one row by its key), reading at the read point a writer
-/// reads at once locked, and commits what it wrote; `None` (nothing done) if the table
-/// was replaced since it was recognised.
+/// Runs `f` with a writer of `table` under its write lock (after the locks of the rows
+/// `rows` names, in key order, when it writes rows by their keys), reading at the read
+/// point a writer reads at once locked, and commits what it wrote; `None` (nothing
+/// done) if the table was replaced since it was recognised.
 async fn locked<R>(
     session: &Session,
     table: &Arc<Table>,
     read_point: &ReadPoint,
-    row: Option<(&[u8], LockMode)>,
+    (rows, mode): (&[Vec<u8>], LockMode),
     f: impl Fn(&mut TableWriter<'_>, &ReadPoint) -> Result<R>,
 ) -> Option<Result<R>> {
-    // The row's lock first: it may be held until another block ends, and no table lock
-    // may be held meanwhile.
+    // The rows' locks first: they may be held until another block ends, and no table
+    // lock may be held meanwhile.
     let mut locker = read_point.locker(&session.row_locks);
-    if let Some((key, mode)) = row
-        && let Err(e) = locker
+    for key in rows {
+        if let Err(e) = locker
             .lock(table.as_ref(), key, mode, WaitPolicy::Wait)
             .await
-    {
-        return Some(Err(e));
+        {
+            return Some(Err(e));
+        }
     }
     loop {
         let (current, guard) = match session
@@ -251,29 +269,26 @@ async fn locked<R>(
     }
 }
 
-/// Changes the one row `key` names with `f`, given its values, under the row's lock and
-/// the table's; how many rows it changed (none if there is no such row). `None` as for
-/// [`locked`].
-async fn change_row(
+/// Changes each row `keys` name (in key order, each once) with `f`, given its key and
+/// values, under the rows' locks and the table's, all in one commit; how many rows it
+/// changed (a key with no row changes none). `None` as for [`locked`].
+async fn change_rows(
     session: &Session,
     table: &Arc<Table>,
     read_point: &ReadPoint,
-    (key, mode): (&[u8], LockMode),
-    f: impl Fn(&mut TableWriter<'_>, Vec<Value>) -> Result<()>,
+    rows: (&[Vec<u8>], LockMode),
+    f: impl Fn(&mut TableWriter<'_>, &[u8], Vec<Value>) -> Result<()>,
 ) -> Option<Result<usize>> {
-    locked(
-        session,
-        table,
-        read_point,
-        Some((key, mode)),
-        |writer, read_point| {
-            let Some(old) = read_row(table, read_point, key)? else {
-                return Ok(0);
-            };
-            f(writer, old)?;
-            Ok(1)
-        },
-    )
+    locked(session, table, read_point, rows, |writer, read_point| {
+        let mut changed = 0;
+        for key in rows.0 {
+            if let Some(old) = read_row(table, read_point, key)? {
+                f(writer, key, old)?;
+                changed += 1;
+            }
+        }
+        Ok(changed)
+    })
     .await
 }
 

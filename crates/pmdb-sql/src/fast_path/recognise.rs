@@ -79,6 +79,13 @@ fn key_equality(table: &Table, e: &Expr) -> Option<Vec<Operand>> {
     key.into_iter().collect()
 }
 
+/// The whole keys a WHERE clause names: one by equalities, or an IN list of them.
+fn keys(table: &Table, e: &Expr) -> Option<Vec<Vec<Operand>>> {
+    key_equality(table, e)
+        .map(|key| vec![key])
+        .or_else(|| key_list(table, e))
+}
+
 /// Most keys an IN list the fast path serves may name.
 const MAX_KEYS: usize = 1000;
 
@@ -352,9 +359,7 @@ fn select(session: &Session, q: &Query) -> Option<Shape> {
         return None;
     };
     let lock = row_lock(locks, &name)?;
-    let keys = key_equality(&table, selection)
-        .map(|key| vec![key])
-        .or_else(|| key_list(&table, selection))?;
+    let keys = keys(&table, selection)?;
     let mut columns = Vec::with_capacity(projection.len());
     let mut shown = Vec::with_capacity(projection.len());
     for item in projection {
@@ -456,7 +461,7 @@ fn update(session: &Session, u: &Update) -> Option<Shape> {
         return None;
     }
     let table = plain_table(table, session)?;
-    let key = key_equality(&table, selection)?;
+    let keys = keys(&table, selection)?;
     let mut changes = Vec::with_capacity(assignments.len());
     for Assignment { target, value } in assignments {
         let AssignmentTarget::ColumnName(ObjectName(parts)) = target else {
@@ -480,7 +485,7 @@ fn update(session: &Session, u: &Update) -> Option<Shape> {
     }
     Some(Shape {
         table,
-        kind: Kind::Update { key, changes },
+        kind: Kind::Update { keys, changes },
     })
 }
 
@@ -505,13 +510,13 @@ fn delete(session: &Session, d: &Delete) -> Option<Shape> {
     }
     let [from] = from.as_slice() else { return None };
     let table = plain_table(from, session)?;
-    let key = key_equality(&table, selection)?;
+    let keys = keys(&table, selection)?;
     if reaches_references(session, table.def().id, None) {
         return None;
     }
     Some(Shape {
         table,
-        kind: Kind::Delete { key },
+        kind: Kind::Delete { keys },
     })
 }
 

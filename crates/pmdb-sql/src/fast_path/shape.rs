@@ -73,12 +73,13 @@ pub(super) enum Kind {
         shown: Vec<usize>,
         lock: Option<RowLock>,
     },
+    /// The rows of one key or of an IN list of keys, changed alike.
     Update {
-        key: Vec<Operand>,
+        keys: Vec<Vec<Operand>>,
         changes: Vec<(usize, NewValue)>,
     },
     Delete {
-        key: Vec<Operand>,
+        keys: Vec<Vec<Operand>>,
     },
     Insert {
         positions: Vec<usize>,
