@@ -29,14 +29,12 @@ mod shape;
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::RecordBatch;
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::Statement;
 
 use crate::arrow_conv::{BatchBuilder, arrow_schema};
 use crate::error::{Result, SqlError, state};
 use crate::output::{CommandTag, Output};
-use crate::pushdown::value_of;
 use crate::read_point::ReadPoint;
 use crate::row_locks::{LockMode, WaitPolicy};
 use crate::sequence_functions::SequenceCalls;
@@ -44,9 +42,16 @@ use crate::session::Session;
 use crate::table::{Table, TableWriter};
 use crate::types::{SqlType, Value, fits_precision};
 
-pub(crate) use recognise::recognise;
 pub(crate) use shape::Shape;
-use shape::{Base, Kind, NewValue, Operand, RowLock, delta_type};
+use shape::{Base, Kind, NewValue, Operand, RowLock, delta_type, resolve};
+
+/// What the fast path does for `s`; `None` if it does not serve it.
+pub(crate) fn recognise(session: &Session, s: &Statement) -> Option<Shape> {
+    recognise::by_keys(session, s).or_else(|| match s {
+        Statement::Query(q) => recognise_range::range_select(session, q),
+        _ => None,
+    })
+}
 
 /// Runs `s` if the fast path serves it; `None` sends it the general way.
 pub(crate) async fn run(
@@ -56,30 +61,6 @@ pub(crate) async fn run(
 ) -> Option<Result<Output>> {
     let shape = recognise(session, s)?;
     execute(session, read_point, &shape, &[]).await
-}
-
-/// The value of `op` in a column of type `ty`, if it converts exactly (a sequence's
-/// value taken for a session, whose `currval` it becomes).
-fn resolve(
-    op: &Operand,
-    ty: SqlType,
-    params: &[ScalarValue],
-    calls: &SequenceCalls,
-) -> Option<Value> {
-    match op {
-        Operand::NextVal(seq) => value_of(&ScalarValue::Int64(Some(calls.next(seq).ok()?)), ty),
-        Operand::Value(v) => Some(v.clone()),
-        Operand::Param(i) => match params.get(*i)? {
-            p if p.is_null() => Some(Value::Null),
-            p => value_of(p, ty),
-        },
-        Operand::Now => {
-            let now = std::time::SystemTime::now()
-                .duration_since(std::time::UNIX_EPOCH)
-                .ok()?;
-            Some(Value::Timestamp(i64::try_from(now.as_micros()).ok()?))
-        }
-    }
 }
 
 /// The row keys `keys` name, in key order, each once (as a scan of their ranges gives
@@ -358,20 +339,7 @@ fn select_rows(
         .finish()
         .and_then(|b| b.project(shown))
         .map_err(|e| SqlError::Query(e.to_string()))?;
-    Ok(rows_of(batch))
-}
-
-/// `batch` as a result's rows.
-fn rows_of(batch: RecordBatch) -> Output {
-    Output::Rows {
-        schema: batch.schema(),
-        // As DataFusion gives it: no batch for no row.
-        batches: if batch.num_rows() == 0 {
-            vec![]
-        } else {
-            vec![batch]
-        },
-    }
+    Ok(range_result::rows_of(batch))
 }
 
 /// A new value of an UPDATE with its parameters given.

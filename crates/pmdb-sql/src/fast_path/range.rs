@@ -9,8 +9,7 @@ use std::sync::Arc;
 use datafusion::common::ScalarValue;
 
 use super::range_result;
-use super::resolve;
-use super::shape::{Operand, RangeOutput, RangeRead, RowLock, RowOrder};
+use super::shape::{Operand, RangeOutput, RangeRead, RowLock, RowOrder, resolve};
 use crate::arrow_conv::{BatchBuilder, arrow_schema};
 use crate::error::{Result, SqlError};
 use crate::keycode::encode_key;

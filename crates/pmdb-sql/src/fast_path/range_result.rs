@@ -32,8 +32,21 @@ pub(super) fn output(
     };
     match batch {
         Ok(None) => None,
-        Ok(Some(batch)) => Some(Ok(super::rows_of(batch))),
+        Ok(Some(batch)) => Some(Ok(rows_of(batch))),
         Err(e) => Some(Err(e)),
+    }
+}
+
+/// `batch` as a result's rows.
+pub(super) fn rows_of(batch: RecordBatch) -> Output {
+    Output::Rows {
+        schema: batch.schema(),
+        // As DataFusion gives it: no batch for no row.
+        batches: if batch.num_rows() == 0 {
+            vec![]
+        } else {
+            vec![batch]
+        },
     }
 }
 

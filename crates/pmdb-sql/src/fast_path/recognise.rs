@@ -13,7 +13,6 @@ use datafusion::sql::sqlparser::ast::{
     WildcardAdditionalOptions,
 };
 
-use super::recognise_range::range_select;
 use super::shape::{Base, Kind, NewValue, Operand, RowLock, Shape, delta_type};
 use crate::arrow_conv::without_trailing_blanks;
 use crate::ast_shape;
@@ -25,10 +24,11 @@ use crate::session::Session;
 use crate::table::Table;
 use crate::types::{SqlType, Value};
 
-/// What the fast path does for `s`; `None` if it does not serve it.
-pub(crate) fn recognise(session: &Session, s: &Statement) -> Option<Shape> {
+/// What the fast path does for `s` by one row's key, an IN list of them or rows of
+/// values; `None` if it does not.
+pub(super) fn by_keys(session: &Session, s: &Statement) -> Option<Shape> {
     match s {
-        Statement::Query(q) => select(session, q).or_else(|| range_select(session, q)),
+        Statement::Query(q) => select(session, q),
         Statement::Update(u) => update(session, u),
         Statement::Delete(d) => delete(session, d),
         Statement::Insert(i) => insert(session, i),
@@ -187,8 +187,9 @@ pub(super) fn operand(e: &Expr, ty: SqlType) -> Option<Operand> {
     }
 }
 
-/// `nextval('name')` of a sequence the catalog has: a serial column's default.
-fn next_value(session: &Session, e: &Expr) -> Option<Operand> {
+/// A call of a function named by one plain name with one unnamed argument and no other
+/// clause: the function's name and the argument.
+pub(super) fn plain_call(e: &Expr) -> Option<(String, &FunctionArgExpr)> {
     let Expr::Function(Function {
         name: ObjectName(name),
         uses_odbc_syntax: false,
@@ -207,7 +208,7 @@ fn next_value(session: &Session, e: &Expr) -> Option<Operand> {
     else {
         return None;
     };
-    let ([part], [FunctionArg::Unnamed(FunctionArgExpr::Expr(Expr::Value(v)))], [], []) = (
+    let ([part], [FunctionArg::Unnamed(arg)], [], []) = (
         name.as_slice(),
         args.as_slice(),
         clauses.as_slice(),
@@ -215,10 +216,18 @@ fn next_value(session: &Session, e: &Expr) -> Option<Operand> {
     ) else {
         return None;
     };
+    Some((ident_name(part.as_ident()?), arg))
+}
+
+/// `nextval('name')` of a sequence the catalog has: a serial column's default.
+fn next_value(session: &Session, e: &Expr) -> Option<Operand> {
+    let (function, FunctionArgExpr::Expr(Expr::Value(v))) = plain_call(e)? else {
+        return None;
+    };
     let Literal::SingleQuotedString(text) = &v.value else {
         return None;
     };
-    if ident_name(part.as_ident()?) != "nextval" {
+    if function != "nextval" {
         return None;
     }
     let seq = named_sequence(&session.catalog, text).ok()?;

@@ -13,13 +13,12 @@
 //! locked as it is returned. Everything else goes the general way.
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList,
-    FunctionArguments, LimitClause, ObjectName, OrderBy, OrderByExpr, OrderByKind, OrderByOptions,
-    Query, SelectItem, SetExpr,
+    BinaryOperator, Expr, FunctionArgExpr, LimitClause, OrderBy, OrderByExpr, OrderByKind,
+    OrderByOptions, Query, SelectItem, SetExpr,
 };
 
 use super::recognise::{
-    SimpleSelect, column_of, operand, plain_wildcard, position, row_lock, simple_select,
+    SimpleSelect, column_of, operand, plain_call, plain_wildcard, position, row_lock, simple_select,
 };
 use super::shape::{Aggregate, Kind, Operand, RangeOutput, RangeRead, RowOrder, Shape, SortKey};
 use crate::ast_shape::{self, OrderedQuery};
@@ -249,33 +248,7 @@ fn items(
 /// `count(*)`, `count(col)`, `sum(col)`, `min(col)` or `max(col)` of a column whose type
 /// the fast path sums or orders as the general way does, named as PostgreSQL names it.
 fn aggregate(table: &Table, e: &Expr, columns: &mut Vec<usize>) -> Option<(Aggregate, String)> {
-    let Expr::Function(Function {
-        name: ObjectName(name),
-        uses_odbc_syntax: false,
-        parameters: FunctionArguments::None,
-        args:
-            FunctionArguments::List(FunctionArgumentList {
-                duplicate_treatment: None,
-                args,
-                clauses,
-            }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group,
-    }) = e
-    else {
-        return None;
-    };
-    let ([part], [FunctionArg::Unnamed(arg)], [], []) = (
-        name.as_slice(),
-        args.as_slice(),
-        clauses.as_slice(),
-        within_group.as_slice(),
-    ) else {
-        return None;
-    };
-    let function = ident_name(part.as_ident()?);
+    let (function, arg) = plain_call(e)?;
     let column = match arg {
         FunctionArgExpr::Wildcard if function == "count" => {
             return Some((Aggregate::CountRows, function));

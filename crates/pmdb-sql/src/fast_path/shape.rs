@@ -5,10 +5,13 @@
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Schema};
+use datafusion::common::ScalarValue;
 
 use crate::arrow_conv::arrow_type;
+use crate::pushdown::value_of;
 use crate::row_locks::{LockMode, WaitPolicy};
 use crate::sequence::Sequence;
+use crate::sequence_functions::SequenceCalls;
 use crate::table::Table;
 use crate::types::{SqlType, Value};
 
@@ -23,6 +26,30 @@ pub(super) enum Operand {
     Now,
     /// `nextval('sequence')`, a serial column's default: taken at each run.
     NextVal(Arc<Sequence>),
+}
+
+/// The value of `op` in a column of type `ty`, if it converts exactly (a sequence's
+/// value taken for a session, whose `currval` it becomes).
+pub(super) fn resolve(
+    op: &Operand,
+    ty: SqlType,
+    params: &[ScalarValue],
+    calls: &SequenceCalls,
+) -> Option<Value> {
+    match op {
+        Operand::NextVal(seq) => value_of(&ScalarValue::Int64(Some(calls.next(seq).ok()?)), ty),
+        Operand::Value(v) => Some(v.clone()),
+        Operand::Param(i) => match params.get(*i)? {
+            p if p.is_null() => Some(Value::Null),
+            p => value_of(p, ty),
+        },
+        Operand::Now => {
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .ok()?;
+            Some(Value::Timestamp(i64::try_from(now.as_micros()).ok()?))
+        }
+    }
 }
 
 /// A new value of an UPDATE: a value, or a sum (a column or a value, plus or minus a
