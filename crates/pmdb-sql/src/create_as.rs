@@ -184,7 +184,7 @@ pub(crate) async fn refresh(
     }
     let query = crate::view_expansion::stored_query(&name.name, &text)?;
     let mut statement = Statement::Query(Box::new(query));
-    crate::view_expansion::expand(&session.catalog, &mut statement)?;
+    crate::view_expansion::expand(&session.catalog, session.viewer, &mut statement)?;
     let Statement::Query(query) = statement else {
         unreachable!("a query expands to a query")
     };

@@ -73,7 +73,7 @@ pub(crate) async fn create(
     let name = object_name(name)?;
     let given: Vec<String> = columns.iter().map(|c| ident_name(&c.name)).collect();
     let mut planned = Statement::Query(query.clone());
-    expand(&session.catalog, &mut planned)?;
+    expand(&session.catalog, session.viewer, &mut planned)?;
     let Statement::Query(planned) = planned else {
         unreachable!("a query expands to a query")
     };

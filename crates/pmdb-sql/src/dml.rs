@@ -568,6 +568,19 @@ pub async fn truncate(session: &Session, read_point: &ReadPoint, t: &Truncate) -
     }
     let mut deleted = 0;
     let mut locker = read_point.locker(&session.row_locks);
+    // Every table's own lock first, in id order, as PostgreSQL's TRUNCATE takes its
+    // exclusive locks: it waits for the transactions writing them, whose rows it then
+    // deletes too, and keeps new writers out until it ends.
+    let mut ids: Vec<(u64, String)> = names
+        .iter()
+        .map(|n| session.catalog.table_or_error(n))
+        .map(|t| t.map(|t| (t.def().id, t.def().name.clone())))
+        .collect::<Result<_>>()?;
+    ids.sort();
+    ids.dedup();
+    for (id, name) in &ids {
+        locker.lock_whole_table(*id, name, LockMode::Update).await?;
+    }
     for name in names {
         let (table, _guard) = session.catalog.lock_table_async(&name, &mut locker).await?;
         let read_point = read_point.under_lock(&session.db);

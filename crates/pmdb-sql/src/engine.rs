@@ -109,7 +109,8 @@ impl SqlEngine {
             .with_physical_optimizer_rule(Arc::new(crate::join_yield::JoinsYield))
             .build();
         let mut ctx = SessionContext::new_with_state(state);
-        ctx.register_catalog("pmdb", Arc::new(PmdbCatalog::new(Arc::clone(&catalog))));
+        let provider = Arc::new(PmdbCatalog::new(Arc::clone(&catalog)));
+        ctx.register_catalog("pmdb", Arc::clone(&provider) as _);
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("pmdb-sql")
@@ -136,6 +137,7 @@ impl SqlEngine {
         crate::date_format::register(&ctx);
         let pid = i32::try_from(std::process::id()).unwrap_or(i32::MAX);
         crate::identity::register(&ctx, crate::identity::OWNER, crate::identity::OWNER, pid);
+        let catalog_viewer = catalog.new_viewer();
         let session = Arc::new(Session {
             db,
             catalog,
@@ -144,6 +146,8 @@ impl SqlEngine {
             executor: runtime.handle().clone(),
             sequence_calls,
             temp: crate::temp_tables::TempSchema::new(),
+            viewer: catalog_viewer,
+            provider,
         });
         let engine = SqlEngine {
             own: Mutex::new(SqlSession::new(&session)),

@@ -257,7 +257,7 @@ fn lock_factor(
     let table = match (
         args,
         table_name.schema == PUBLIC && ctes.contains(&table_name.name),
-        session.catalog.table(&table_name),
+        session.catalog.table_seen_by(&table_name, session.viewer),
     ) {
         (None, false, Some(t)) => t,
         _ => return Err(refused(&format!("{name}: only pmdb's tables are locked"))),

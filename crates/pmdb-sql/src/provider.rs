@@ -25,7 +25,7 @@ use pmdb_engine::Snapshot;
 use pmdb_prefetch::Prefetcher;
 
 use crate::arrow_conv::{arrow_schema, cast_columns, row_values};
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Viewer};
 use crate::error::{SqlError, external};
 use crate::insert::{insert_rows, rows_of_batches};
 use crate::keyed::keyed;
@@ -56,10 +56,13 @@ impl Default for ScanOptions {
 }
 
 /// pmdb's database as DataFusion sees it: a schema per schema of the catalog, and
-/// schemas of other kinds a server adds (`pg_catalog`).
+/// schemas of other kinds a server adds (`pg_catalog`). A client session's reads the
+/// catalog as that session sees it (see [`Catalog::table_seen_by`]).
 pub struct PmdbCatalog {
     catalog: Arc<Catalog>,
-    others: parking_lot::RwLock<std::collections::BTreeMap<String, Arc<dyn SchemaProvider>>>,
+    /// Shared by every session's, so a schema a server adds reaches them all.
+    others: Arc<parking_lot::RwLock<std::collections::BTreeMap<String, Arc<dyn SchemaProvider>>>>,
+    viewer: Option<Viewer>,
 }
 
 impl PmdbCatalog {
@@ -67,6 +70,16 @@ impl PmdbCatalog {
         PmdbCatalog {
             catalog,
             others: Default::default(),
+            viewer: None,
+        }
+    }
+
+    /// The same database, as session `viewer` reads it.
+    pub fn seen_by(&self, viewer: Viewer) -> PmdbCatalog {
+        PmdbCatalog {
+            catalog: Arc::clone(&self.catalog),
+            others: Arc::clone(&self.others),
+            viewer: Some(viewer),
         }
     }
 }
@@ -93,6 +106,7 @@ impl CatalogProvider for PmdbCatalog {
             Arc::new(PmdbSchema {
                 catalog: Arc::clone(&self.catalog),
                 schema: name.to_owned(),
+                viewer: self.viewer,
             }) as Arc<dyn SchemaProvider>
         })
     }
@@ -110,6 +124,16 @@ impl CatalogProvider for PmdbCatalog {
 pub struct PmdbSchema {
     catalog: Arc<Catalog>,
     schema: String,
+    viewer: Option<Viewer>,
+}
+
+impl PmdbSchema {
+    fn table_named(&self, name: &RelName) -> Option<Arc<Table>> {
+        match self.viewer {
+            Some(v) => self.catalog.table_seen_by(name, v),
+            None => self.catalog.table(name),
+        }
+    }
 }
 
 impl fmt::Debug for PmdbSchema {
@@ -121,8 +145,11 @@ impl fmt::Debug for PmdbSchema {
 #[async_trait]
 impl SchemaProvider for PmdbSchema {
     fn table_names(&self) -> Vec<String> {
-        self.catalog
-            .tables()
+        let tables = match self.viewer {
+            Some(v) => self.catalog.tables_seen_by(v),
+            None => self.catalog.tables(),
+        };
+        tables
             .iter()
             .filter(|t| t.def().schema == self.schema)
             .map(|t| t.def().name.clone())
@@ -135,7 +162,7 @@ impl SchemaProvider for PmdbSchema {
             None => (name, None),
         };
         let name = RelName::new(self.schema.clone(), name);
-        Ok(self.catalog.table(&name).map(|table| {
+        Ok(self.table_named(&name).map(|table| {
             Arc::new(TableSource::new(Arc::clone(&self.catalog), table, key))
                 as Arc<dyn TableProvider>
         }))
@@ -143,8 +170,7 @@ impl SchemaProvider for PmdbSchema {
 
     fn table_exist(&self, name: &str) -> bool {
         let name = keyed(name).map_or(name, |(n, _)| n);
-        self.catalog
-            .table(&RelName::new(self.schema.clone(), name))
+        self.table_named(&RelName::new(self.schema.clone(), name))
             .is_some()
     }
 }

@@ -18,7 +18,7 @@ use pmdb_engine::{
 use crate::error::{Result, SqlError, state};
 use crate::large_rows::ChunkSource;
 use crate::pending_checks::PendingChecks;
-use crate::row_locks::{CATALOG_LOCK, ClientLocks, HeldLocks, LockMode, WaitPolicy};
+use crate::row_locks::{CATALOG_LOCK, ClientLocks, HeldLocks, LockMode, WaitPolicy, table_lock};
 
 /// A table as a transaction block's commit needs it: its own bookkeeping.
 pub trait TxnTable: Send + Sync {
@@ -245,6 +245,18 @@ impl RowLocker {
     /// whose DDL has not ended holds it in a mode that conflicts.
     pub(crate) async fn lock_catalog(&mut self, mode: LockMode) -> Result<()> {
         self.wait_for(CATALOG_LOCK, &[], mode, "pg_class").await
+    }
+
+    /// Takes table `id`'s own lock ([`table_lock`]) in `mode`, waiting while another
+    /// transaction holds it, or waits for it ahead of this one, in a mode that conflicts;
+    /// `name` names the table in messages.
+    pub(crate) async fn lock_whole_table(
+        &mut self,
+        id: u64,
+        name: &str,
+        mode: LockMode,
+    ) -> Result<()> {
+        self.wait_for(table_lock(id), &[], mode, name).await
     }
 
     /// Takes the lock of row `key` of table `id` in `mode`, waiting as long as it is held

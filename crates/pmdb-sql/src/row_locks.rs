@@ -9,6 +9,12 @@
 //! close a cycle of waits is a deadlock: the transaction that would close it fails with
 //! 40P01. `NOWAIT` fails at once (55P03) where a wait would begin; `SKIP LOCKED` gives
 //! the row up instead. A wait lasts at most the client's `lock_timeout` (55P03 after it).
+//!
+//! A table's own lock lives in the same space ([`table_lock`]): writers hold it shared
+//! and DDL that changes the table or must see all its rows holds it exclusively, as
+//! PostgreSQL's relation locks order them. Unlike a row's, a table's lock is granted in
+//! turn: a request that would conflict with one already waiting waits behind it, so a
+//! stream of writers, each sharing the lock with the last, cannot keep DDL out forever.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -28,6 +34,22 @@ type RowId = (u64, Vec<u8>);
 /// a table whose DDL has not committed waits for it in [`LockMode::KeyShare`] (see
 /// [`crate::catalog::block_ddl`]).
 pub(crate) const CATALOG_LOCK: u64 = u64::MAX;
+
+/// Where tables' own locks live in the rows' space: above every table id (ids count up
+/// from the catalog's first) and below [`CATALOG_LOCK`].
+const TABLE_LOCKS: u64 = 1 << 63;
+
+/// The id under which table `id`'s own lock is held (its key is empty): writers take
+/// it in [`LockMode::KeyShare`] until their transaction ends, DDL in
+/// [`LockMode::Update`].
+pub(crate) fn table_lock(id: u64) -> u64 {
+    TABLE_LOCKS | id
+}
+
+/// Whether `id` is a table's own lock, which is granted in turn.
+fn granted_in_turn(id: u64) -> bool {
+    id & TABLE_LOCKS != 0 && id != CATALOG_LOCK
+}
 
 /// A row lock's strength, weakest first (PostgreSQL's row-level lock modes).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -78,6 +100,9 @@ pub(crate) enum WaitPolicy {
 struct Entry {
     /// Each owner's strongest mode.
     holders: Vec<(u64, LockMode)>,
+    /// The owners waiting for a table's own lock, first come first, with the mode each
+    /// asks for (empty for rows, whose waiters are not queued).
+    queued: Vec<(u64, LockMode)>,
     released: Arc<Notify>,
 }
 
@@ -189,16 +214,28 @@ pub(crate) struct HeldLocks {
     taken: Vec<(RowId, Option<LockMode>)>,
 }
 
-/// Takes a waiter out of the wait graph however its wait ends (a cancelled statement
-/// included).
+/// Takes a waiter out of the wait graph, and out of the turn it took for a table's lock,
+/// however its wait ends (a cancelled statement included).
 struct Waiting<'a> {
     locks: &'a RowLocks,
     owner: u64,
+    row: &'a RowId,
 }
 
 impl Drop for Waiting<'_> {
     fn drop(&mut self) {
-        self.locks.state.lock().waiting.remove(&self.owner);
+        let mut st = self.locks.state.lock();
+        st.waiting.remove(&self.owner);
+        if let Some(entry) = st.held.get_mut(self.row)
+            && let Some(at) = entry.queued.iter().position(|(o, _)| *o == self.owner)
+        {
+            // Those queued behind a request that gave up may go ahead.
+            entry.queued.remove(at);
+            entry.released.notify_waiters();
+            if entry.holders.is_empty() && entry.queued.is_empty() {
+                st.held.remove(self.row);
+            }
+        }
     }
 }
 
@@ -218,6 +255,11 @@ impl HeldLocks {
         let row = (table, key.to_vec());
         let locks = Arc::clone(&self.locks);
         let deadline = self.limit.get().map(|d| tokio::time::Instant::now() + d);
+        let _waiting = Waiting {
+            locks: &locks,
+            owner: self.owner,
+            row: &row,
+        };
         loop {
             let released = {
                 let mut st = locks.state.lock();
@@ -225,7 +267,6 @@ impl HeldLocks {
                     None => return Ok(true),
                     Some(blockers) => blockers,
                 };
-                let entry = st.held.get_mut(&row).expect("held by the blockers");
                 match policy {
                     WaitPolicy::Wait => {}
                     WaitPolicy::SkipLocked => return Ok(false),
@@ -236,20 +277,20 @@ impl HeldLocks {
                         ));
                     }
                 }
-                // Created under the state's lock: no release can slip past it.
-                let released = Arc::clone(&entry.released).notified_owned();
                 if st.closes_cycle(self.owner, &blockers) {
                     return Err(SqlError::user(
                         state::DEADLOCK_DETECTED,
                         "deadlock detected: transactions wait for each other's rows",
                     ));
                 }
+                let entry = st.held.get_mut(&row).expect("held by the blockers");
+                if granted_in_turn(row.0) && !entry.queued.iter().any(|(o, _)| *o == self.owner) {
+                    entry.queued.push((self.owner, mode));
+                }
+                // Created under the state's lock: no release can slip past it.
+                let released = Arc::clone(&entry.released).notified_owned();
                 st.waiting.insert(self.owner, blockers);
                 released
-            };
-            let _waiting = Waiting {
-                locks: &locks,
-                owner: self.owner,
             };
             match deadline {
                 None => released.await,
@@ -266,7 +307,8 @@ impl HeldLocks {
     }
 
     /// Takes the lock of `row` in `mode` if no other owner holds it in a conflicting
-    /// mode; else the owners that do.
+    /// mode (nor, for a table's lock, waits for it in one ahead of this owner, unless
+    /// this owner holds it already); else the owners that do.
     fn take_if_free(&mut self, st: &mut State, row: &RowId, mode: LockMode) -> Option<Vec<u64>> {
         let owner = self.owner;
         let Some(entry) = st.held.get_mut(row) else {
@@ -274,21 +316,37 @@ impl HeldLocks {
                 row.clone(),
                 Entry {
                     holders: vec![(owner, mode)],
+                    queued: Vec::new(),
                     released: Arc::new(Notify::new()),
                 },
             );
             self.taken.push((row.clone(), None));
             return None;
         };
-        let blockers: Vec<u64> = entry
+        let mut blockers: Vec<u64> = entry
             .holders
             .iter()
             .filter(|(o, m)| *o != owner && m.conflicts(mode))
             .map(|(o, _)| *o)
             .collect();
+        let holds = entry.holders.iter().any(|(o, _)| *o == owner);
+        if !holds {
+            let ahead = entry
+                .queued
+                .iter()
+                .position(|(o, _)| *o == owner)
+                .unwrap_or(entry.queued.len());
+            blockers.extend(
+                entry.queued[..ahead]
+                    .iter()
+                    .filter(|(_, m)| m.conflicts(mode))
+                    .map(|(o, _)| *o),
+            );
+        }
         if !blockers.is_empty() {
             return Some(blockers);
         }
+        entry.queued.retain(|(o, _)| *o != owner);
         match entry.holders.iter_mut().find(|(o, _)| *o == owner) {
             Some((_, held)) if *held < mode => {
                 self.taken.push((row.clone(), Some(*held)));
@@ -344,7 +402,7 @@ impl HeldLocks {
                 None => entry.holders.retain(|(o, _)| *o != self.owner),
             }
             entry.released.notify_waiters();
-            if entry.holders.is_empty() {
+            if entry.holders.is_empty() && entry.queued.is_empty() {
                 st.held.remove(&row);
             }
         }
@@ -530,6 +588,72 @@ mod tests {
             locks.state.lock().held[&(1, b"r".to_vec())].holders,
             [(a.owner, X)]
         );
+    }
+
+    #[tokio::test]
+    async fn a_tables_lock_is_granted_in_turn_and_a_row_lock_is_not() {
+        let locks = Arc::new(RowLocks::default());
+        let (mut writer, mut ddl, mut late) = (locks.owner(), locks.owner(), locks.owner());
+        let share = LockMode::KeyShare;
+        for id in [table_lock(7), 7] {
+            writer.lock(id, b"", share, W, "t").await.unwrap();
+            let ddl_waits = tokio::spawn(async move {
+                ddl.lock(id, b"", X, W, "t").await.unwrap();
+                ddl
+            });
+            tokio::time::sleep(Duration::from_millis(50)).await;
+            let shared = late.lock(id, b"", share, WaitPolicy::NoWait, "t").await;
+            if id == 7 {
+                // A row's shared lock is granted beside its other holders.
+                assert!(shared.unwrap());
+                late.release();
+            } else {
+                assert_eq!(shared.unwrap_err().sqlstate(), "55P03", "behind the DDL");
+                // The holder itself is not held up by the queue.
+                writer
+                    .lock(id, b"", share, WaitPolicy::NoWait, "t")
+                    .await
+                    .unwrap();
+            }
+            writer.release();
+            ddl = tokio::time::timeout(Duration::from_secs(5), ddl_waits)
+                .await
+                .expect("the DDL gets the lock once the writer is gone")
+                .unwrap();
+            ddl.release();
+            assert!(locks.state.lock().held.is_empty(), "nothing left behind");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_queued_request_that_gives_up_lets_those_behind_it_go() {
+        let locks = Arc::new(RowLocks::default());
+        let (mut writer, mut ddl, mut late) = (locks.owner(), locks.owner(), locks.owner());
+        let id = table_lock(7);
+        writer
+            .lock(id, b"", LockMode::KeyShare, W, "t")
+            .await
+            .unwrap();
+        let ddl_waits = tokio::spawn(async move {
+            tokio::time::timeout(Duration::from_millis(200), ddl.lock(id, b"", X, W, "t")).await
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        let late_waits = tokio::spawn(async move {
+            late.lock(id, b"", LockMode::KeyShare, W, "t")
+                .await
+                .unwrap();
+            late
+        });
+        tokio::time::sleep(Duration::from_millis(50)).await;
+        assert!(!late_waits.is_finished(), "queued behind the DDL");
+        assert!(ddl_waits.await.unwrap().is_err(), "the DDL gave up");
+        let late = tokio::time::timeout(Duration::from_secs(5), late_waits)
+            .await
+            .expect("woken when the DDL left the queue")
+            .unwrap();
+        assert!(locks.state.lock().held[&(id, Vec::new())].queued.is_empty());
+        drop((writer, late));
+        assert!(locks.state.lock().held.is_empty());
     }
 
     #[tokio::test]

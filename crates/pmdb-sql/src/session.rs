@@ -7,6 +7,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
+use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
 use datafusion::common::Result as DfResult;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::context::SessionState;
@@ -18,8 +19,9 @@ use datafusion::sql::sqlparser::parser::Parser;
 use pmdb_engine::Db;
 use tokio_util::task::AbortOnDropHandle;
 
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Viewer};
 use crate::error::{Result, SqlError, df_error, state};
+use crate::provider::PmdbCatalog;
 use crate::read_point::ReadPoint;
 use crate::row_locks::ClientLocks;
 use crate::sequence_functions::SequenceCalls;
@@ -39,6 +41,11 @@ pub(crate) struct Session {
     pub sequence_calls: Arc<SequenceCalls>,
     /// Where the session's temporary relations live.
     pub temp: TempSchema,
+    /// Who the session is to the catalog, which it reads as last committed while
+    /// another session's transaction changes it.
+    pub viewer: Viewer,
+    /// The catalog as the session's DataFusion context sees it.
+    pub provider: Arc<PmdbCatalog>,
 }
 
 impl Session {
@@ -50,6 +57,12 @@ impl Session {
         // INSERTs DataFusion plans take their claims on unique keys with these.
         state.config_mut().set_extension(Arc::clone(&row_locks));
         let ctx = SessionContext::new_with_state(state);
+        let viewer = self.catalog.new_viewer();
+        // The session's own list of catalogs, whose tables it reads as it sees them.
+        let catalogs = MemoryCatalogProviderList::new();
+        let provider = Arc::new(self.provider.seen_by(viewer));
+        catalogs.register_catalog("pmdb".into(), Arc::clone(&provider) as _);
+        ctx.register_catalog_list(Arc::new(catalogs));
         let sequence_calls = Arc::default();
         crate::sequence_functions::register(&ctx, &self.catalog, &sequence_calls);
         Session {
@@ -60,6 +73,8 @@ impl Session {
             executor: self.executor.clone(),
             sequence_calls,
             temp: TempSchema::new(),
+            viewer,
+            provider,
         }
     }
 

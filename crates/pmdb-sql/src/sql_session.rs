@@ -652,7 +652,7 @@ impl SqlSession {
         // DataFusion plans no ON CONFLICT either: pmdb runs it, its parameters bound as
         // literals at each run.
         if let DfStatement::Statement(s) = &mut planned {
-            crate::view_expansion::expand(&self.shared.catalog, s)?;
+            crate::view_expansion::expand(&self.shared.catalog, self.shared.viewer, s)?;
         }
         let mut upsert = false;
         if let DfStatement::Statement(s) = &mut planned

@@ -38,11 +38,14 @@ pub(crate) async fn run(
         crate::fetch_clause::as_limit(s)?;
         crate::function_columns::as_postgresql(s);
         if !matches!(s.as_ref(), Statement::CreateView(_)) {
-            crate::view_expansion::expand(&session.catalog, s)?;
+            crate::view_expansion::expand(&session.catalog, session.viewer, s)?;
         }
     }
     if let DfStatement::Statement(s) = &statement {
         unhonoured::check(s)?;
+        if kind.writes() {
+            wait_for_ddl_of_target(session, &read_point, s).await?;
+        }
         if let Some(out) = fast_path::run(session, &read_point, s).await {
             return out;
         }
@@ -56,7 +59,7 @@ pub(crate) async fn run(
             return Ok(Output::Command(CommandTag::of("VACUUM")));
         }
         if changes_catalog(s) {
-            let scope = DdlScope::enter(session, &read_point).await?;
+            let scope = DdlScope::enter(session, &read_point, s).await?;
             let out = ddl(session, &read_point, s).await;
             return scope.end(out).await;
         }
@@ -133,6 +136,35 @@ pub(crate) async fn run(
         Some(names) => crate::select_names::renamed(out, &names),
         None => Ok(out),
     }
+}
+
+/// Waits, before statement `s` that changes rows is planned, for another session's
+/// transaction whose DDL changes the table `s` writes: the statement is then planned
+/// with the table as that DDL left it, as PostgreSQL's writer waits for the relation
+/// lock before it plans (in a block, the table's lock it took stays taken to the
+/// block's end).
+async fn wait_for_ddl_of_target(
+    session: &Session,
+    read_point: &ReadPoint,
+    s: &Statement,
+) -> Result<()> {
+    if !session.catalog.changed_by_other(session.viewer) {
+        return Ok(());
+    }
+    let Some(name) = crate::view_expansion::changed_relation(s)? else {
+        return Ok(());
+    };
+    if session
+        .catalog
+        .table_seen_by(&name, session.viewer)
+        .is_none()
+    {
+        // Not there as committed (made by DDL yet to commit, or never): planning says so.
+        return Ok(());
+    }
+    let mut locker = read_point.locker(&session.row_locks);
+    session.catalog.lock_table_async(&name, &mut locker).await?;
+    Ok(())
 }
 
 /// Whether `s` changes the catalog: it runs in a transaction ([`DdlScope`]).

@@ -16,7 +16,7 @@ use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 
 use crate::ast_shape::plain_table;
-use crate::catalog::Catalog;
+use crate::catalog::{Catalog, Viewer};
 use crate::error::{Result, SqlError, state};
 use crate::names::{PUBLIC, RelName, ident_name, object_name};
 use crate::view::ViewDef;
@@ -24,24 +24,25 @@ use crate::view::ViewDef;
 /// Views inside views expand to at most this depth.
 const MAX_DEPTH: usize = 32;
 
-/// Expands the views `statement` names; refuses one it would change.
-pub(crate) fn expand(catalog: &Catalog, statement: &mut Statement) -> Result<()> {
+/// Expands the views `statement` names, as `viewer` sees them; refuses one it would
+/// change.
+pub(crate) fn expand(catalog: &Catalog, viewer: Viewer, statement: &mut Statement) -> Result<()> {
     if !catalog.has_views() {
         return Ok(());
     }
     if let Some(target) = changed_relation(statement)?
-        && catalog.view(&target).is_some()
+        && catalog.view_seen_by(&target, viewer).is_some()
     {
         return Err(SqlError::unsupported(format!(
             "changing the rows of view {target:?} (pmdb's views are read-only: change its \
              tables)"
         )));
     }
-    expand_in(catalog, statement, 0)
+    expand_in(catalog, viewer, statement, 0)
 }
 
 /// The relation whose rows `statement` changes, if it changes one by name.
-fn changed_relation(statement: &Statement) -> Result<Option<RelName>> {
+pub(crate) fn changed_relation(statement: &Statement) -> Result<Option<RelName>> {
     let table_name = |f: &TableFactor| match f {
         TableFactor::Table { name, .. } => object_name(name).map(Some),
         _ => Ok(None),
@@ -71,11 +72,17 @@ fn changed_relation(statement: &Statement) -> Result<Option<RelName>> {
     }
 }
 
-fn expand_in<V: VisitMut + Visit>(catalog: &Catalog, node: &mut V, depth: usize) -> Result<()> {
+fn expand_in<V: VisitMut + Visit>(
+    catalog: &Catalog,
+    viewer: Viewer,
+    node: &mut V,
+    depth: usize,
+) -> Result<()> {
     let mut ctes = CteNames::default();
     let _ = Visit::visit(&*node, &mut ctes);
     let mut expander = Expander {
         catalog,
+        viewer,
         ctes: ctes.0,
         depth,
         error: None,
@@ -106,6 +113,7 @@ impl Visitor for CteNames {
 
 struct Expander<'c> {
     catalog: &'c Catalog,
+    viewer: Viewer,
     ctes: HashSet<String>,
     depth: usize,
     error: Option<SqlError>,
@@ -124,7 +132,7 @@ impl Expander<'_> {
             ));
         }
         let mut query = stored_query(&view.name, &view.query)?;
-        expand_in(self.catalog, &mut query, self.depth + 1)?;
+        expand_in(self.catalog, self.viewer, &mut query, self.depth + 1)?;
         let mut alias = alias.unwrap_or_else(|| TableAlias {
             explicit: false,
             name: Ident::with_quote('"', &view.name),
@@ -160,7 +168,7 @@ impl VisitorMut for Expander<'_> {
         if n.schema == PUBLIC && self.ctes.contains(&n.name) {
             return ControlFlow::Continue(());
         }
-        let Some(view) = self.catalog.view(&n) else {
+        let Some(view) = self.catalog.view_seen_by(&n, self.viewer) else {
             return ControlFlow::Continue(());
         };
         let alias = match factor {

@@ -13,7 +13,10 @@
 //! subtables dropped. Subtables the DDL let go of are dropped only after COMMIT. A table
 //! handle made by DDL that has not committed is pending: a writer of another transaction
 //! that meets one waits for the catalog's lock (its DDL's end) and looks the table up
-//! again, so no other transaction's rows go into a table that may yet vanish.
+//! again, so no other transaction's rows go into a table that may yet vanish. Other
+//! sessions read the catalog as last committed meanwhile (the image of the first DDL
+//! statement): they neither see a table, column or view that may yet vanish nor miss one
+//! that may yet come back.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, Weak};
@@ -41,9 +44,16 @@ struct Image {
     released: usize,
 }
 
+/// Who reads the catalog: each client session is one, and reads the catalog as last
+/// committed while another session's transaction changes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Viewer(u64);
+
 /// The catalog changes of the transaction that holds the catalog's lock.
 pub(super) struct BlockDdl {
     txn: Weak<SqlTxn>,
+    /// The session whose transaction it is, which reads the catalog as changed.
+    viewer: Viewer,
     /// The image of the first DDL statement, then one per savepoint taken after it.
     images: Vec<Image>,
     /// Subtables the transaction's DDL let go of, dropped once it commits.
@@ -51,9 +61,59 @@ pub(super) struct BlockDdl {
 }
 
 impl Catalog {
+    /// A new reader of the catalog, for a client session.
+    pub(crate) fn new_viewer(&self) -> Viewer {
+        Viewer(
+            self.viewers
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed),
+        )
+    }
+
+    /// Calls `f` with the image of the catalog as last committed if a transaction of a
+    /// session other than `viewer` is changing it, else with `None` (the maps are as
+    /// committed, or `viewer`'s own transaction changed them); the maps do not change
+    /// meanwhile.
+    fn seen_by<R>(&self, viewer: Viewer, f: impl FnOnce(Option<&Image>) -> R) -> R {
+        let block = self.block.lock();
+        match &*block {
+            Some(b) if b.viewer != viewer => f(b.images.first()),
+            _ => f(None),
+        }
+    }
+
+    /// Whether a transaction of a session other than `viewer` is changing the catalog.
+    pub(crate) fn changed_by_other(&self, viewer: Viewer) -> bool {
+        self.seen_by(viewer, |image| image.is_some())
+    }
+
+    /// Table `name` as `viewer` reads it (see [`Catalog::seen_by`]).
+    pub fn table_seen_by(&self, name: &RelName, viewer: Viewer) -> Option<Arc<Table>> {
+        self.seen_by(viewer, |image| match image {
+            Some(i) => i.tables.get(name).cloned(),
+            None => self.table(name),
+        })
+    }
+
+    /// The tables as `viewer` reads them.
+    pub fn tables_seen_by(&self, viewer: Viewer) -> Vec<Arc<Table>> {
+        self.seen_by(viewer, |image| match image {
+            Some(i) => i.tables.values().cloned().collect(),
+            None => self.tables(),
+        })
+    }
+
+    /// View `name` as `viewer` reads it.
+    pub fn view_seen_by(&self, name: &RelName, viewer: Viewer) -> Option<Arc<ViewDef>> {
+        self.seen_by(viewer, |image| match image {
+            Some(i) => i.views.get(name).cloned(),
+            None => self.view(name),
+        })
+    }
+
     /// Makes the catalog's changes from now on part of `txn`, which holds the catalog's
-    /// lock, until it ends (nothing if they are already).
-    pub(crate) fn begin_ddl(self: &Arc<Self>, txn: &Arc<SqlTxn>) -> Result<()> {
+    /// lock, until it ends (nothing if they are already); `viewer` is the session whose
+    /// transaction it is.
+    pub(crate) fn begin_ddl(self: &Arc<Self>, txn: &Arc<SqlTxn>, viewer: Viewer) -> Result<()> {
         let mut block = self.block.lock();
         match &*block {
             Some(b) if b.txn.as_ptr() == Arc::as_ptr(txn) => return Ok(()),
@@ -67,6 +127,7 @@ impl Catalog {
         let image = self.image(0);
         *block = Some(BlockDdl {
             txn: Arc::downgrade(txn),
+            viewer,
             images: vec![image],
             released: Vec::new(),
         });
@@ -289,18 +350,24 @@ impl BlockCatalog for Catalog {
     }
 
     fn ended(&self, committed: bool) {
-        let Some(b) = self.block.lock().take() else {
+        let mut block = self.block.lock();
+        let Some(b) = block.take() else {
             return;
         };
-        if committed {
+        let released = if committed {
             for t in self.tables.read().values() {
                 t.set_pending(false);
             }
-            self.drop_subtables(&b.released);
+            b.released
         } else if let Some(image) = b.images.first() {
-            let made = self.restore(image, &b.released);
-            self.drop_subtables(&made);
-        }
+            // Under the block's lock, so that no other session reads the maps between
+            // the image and their restoring.
+            self.restore(image, &b.released)
+        } else {
+            Vec::new()
+        };
+        drop(block);
+        self.drop_subtables(&released);
         self.moved_on();
     }
 }

@@ -32,6 +32,7 @@ mod dependents;
 mod enum_types;
 mod rebuild;
 mod schemas;
+pub use block_ddl::Viewer;
 pub use enum_types::LabelPlace;
 pub use rebuild::{Convert, Rebuild, unchanged_rows};
 
@@ -58,6 +59,8 @@ pub struct Catalog {
     generation: AtomicU64,
     /// The changes of the transaction that holds the catalog's lock.
     block: Mutex<Option<block_ddl::BlockDdl>>,
+    /// The next [`Viewer`] given to a session.
+    viewers: AtomicU64,
 }
 
 /// Held while a DDL statement runs; the catalog's generation moves on when it ends.
@@ -201,6 +204,7 @@ impl Catalog {
             ddl: ReentrantMutex::new(()),
             generation: AtomicU64::new(0),
             block: Mutex::new(None),
+            viewers: AtomicU64::new(1),
         };
         if !read_only {
             catalog.drop_orphans()?;
@@ -356,7 +360,8 @@ impl Catalog {
     /// As [`Catalog::lock_table`], for async callers whose row locks `locker` takes. A
     /// table that DDL of another transaction made, which has not ended, is waited for
     /// (the catalog's lock, as `locker`'s owner: a wait in a cycle is a deadlock) and
-    /// looked up again.
+    /// looked up again. The table's own lock is taken shared, held as the row locks are
+    /// (to the end of the transaction), so DDL on the table waits for the writes.
     pub(crate) async fn lock_table_async(
         &self,
         name: &RelName,
@@ -372,6 +377,13 @@ impl Catalog {
                 if !table.is_pending() || table.is_retired() {
                     continue;
                 }
+            }
+            locker
+                .lock_whole_table(table.def().id, &table.def().name, LockMode::KeyShare)
+                .await?;
+            if table.is_retired() {
+                // DDL that held the table's lock replaced it meanwhile.
+                continue;
             }
             let guard = table.write_lock_async().await;
             if !table.is_retired() {
@@ -1068,7 +1080,7 @@ impl Catalog {
     }
 
     /// The table of index `index` (indexes live in their table's schema).
-    fn table_of_index(&self, index: &RelName) -> Option<Arc<Table>> {
+    pub(crate) fn table_of_index(&self, index: &RelName) -> Option<Arc<Table>> {
         self.tables
             .read()
             .values()

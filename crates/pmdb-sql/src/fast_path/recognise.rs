@@ -46,7 +46,9 @@ pub(super) fn plain_table(t: &TableWithJoins, session: &Session) -> Option<Arc<T
 }
 
 fn table_named(session: &Session, name: &ObjectName) -> Option<Arc<Table>> {
-    session.catalog.table(&object_name(name).ok()?)
+    session
+        .catalog
+        .table_seen_by(&object_name(name).ok()?, session.viewer)
 }
 
 /// `pk1 = v1 AND pk2 = v2 …`, each column of the primary key once, in any order: the
