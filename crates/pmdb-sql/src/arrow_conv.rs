@@ -478,10 +478,6 @@ impl BatchBuilder {
         self
     }
 
-    pub fn schema(&self) -> &SchemaRef {
-        &self.schema
-    }
-
     pub fn len(&self) -> usize {
         self.rows
     }

@@ -88,6 +88,13 @@ impl SqlEngine {
             .options_mut()
             .execution
             .use_row_number_estimates_to_optimize_partitioning = true;
+        // A hash join hands its build side's keys to the probe side's scan as an IN
+        // list, which the scan reads by key (see crate::scan_exec): as many as one
+        // scan's key narrowing takes.
+        config
+            .options_mut()
+            .optimizer
+            .hash_join_inlist_pushdown_max_distinct_values = crate::pushdown::MAX_POINTS;
         // pmdb's string columns are Utf8; keep SQL's string types the same.
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
         // Subqueries DataFusion leaves in a plan run per row (see crate::subplans).

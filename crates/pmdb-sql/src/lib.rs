@@ -12,6 +12,7 @@
 
 #![forbid(unsafe_code)]
 
+mod access_path;
 mod alter;
 pub mod array_text;
 mod arrow_conv;

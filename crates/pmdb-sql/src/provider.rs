@@ -24,16 +24,17 @@ use futures::StreamExt;
 use pmdb_engine::Snapshot;
 use pmdb_prefetch::Prefetcher;
 
+use crate::access_path::{self, Access};
 use crate::arrow_conv::{arrow_schema, cast_columns, row_values};
 use crate::catalog::{Catalog, Viewer};
 use crate::error::{SqlError, external};
 use crate::insert::{insert_rows, rows_of_batches};
 use crate::keyed::keyed;
 use crate::names::{PUBLIC, RelName};
-use crate::pushdown::{KeyRange, Narrowing, key_ranges, stored_keys};
+use crate::pushdown::KeyRange;
 use crate::read_point::ReadPoint;
 use crate::row_locks::ClientLocks;
-use crate::scan_exec::{Access, TableScanExec};
+use crate::scan_exec::TableScanExec;
 use crate::table::{Table, TableWriter};
 
 /// How scans read, set as a session-config extension (defaults when absent).
@@ -202,61 +203,6 @@ impl TableSource {
             constraints,
         }
     }
-
-    /// How to read the rows the filters ask for: by the primary key or the index whose
-    /// leading columns they narrow furthest (with no statistics of values, the number of
-    /// columns narrowed is the measure). An index is taken only where they pin its
-    /// columns to points, and only when it reaches further than the primary key, or as
-    /// far with all its columns pinned, since each of its entries costs a second read.
-    /// Else everything.
-    fn access(&self, filters: &[Expr]) -> Access {
-        let def = self.table.def();
-        if let Some(key) = self.schema.fields().get(def.columns.len())
-            && let Some(points) = stored_keys(key.name(), filters)
-        {
-            return Access::Rows(points);
-        }
-        let names: Vec<String> = def.columns.iter().map(|c| c.name.clone()).collect();
-        let narrow = |positions: &[u16]| {
-            let cols: Vec<_> = positions
-                .iter()
-                .map(|&c| (usize::from(c), def.columns[usize::from(c)].ty))
-                .collect();
-            key_ranges(&cols, &names, filters)
-        };
-        let by_key = if def.primary_key.is_empty() {
-            None
-        } else {
-            narrow(&def.primary_key)
-        };
-        let reach = by_key.as_ref().map_or(0, |n| n.columns);
-        if by_key.is_none() || reach < def.primary_key.len() {
-            // Further first; at equal reach, an index pinned whole (its values name
-            // few rows, as a key's do) over a key pinned in part.
-            let rank = |n: &Narrowing, whole: bool| (n.columns, whole);
-            let mut best: Option<(usize, Narrowing, bool)> = None;
-            for (i, ix) in self.table.indexes().iter().enumerate() {
-                if let Some(n) = narrow(&ix.def.columns)
-                    && n.pinned
-                {
-                    let whole = n.columns == ix.def.columns.len();
-                    let to_beat = best
-                        .as_ref()
-                        .map_or((reach, false), |(_, b, w)| rank(b, *w));
-                    if rank(&n, whole) > to_beat {
-                        best = Some((i, n, whole));
-                    }
-                }
-            }
-            if let Some((index, n, _)) = best {
-                return Access::Index {
-                    index,
-                    ranges: n.ranges,
-                };
-            }
-        }
-        Access::Rows(by_key.map_or_else(|| vec![KeyRange::all()], |n| n.ranges))
-    }
 }
 
 impl fmt::Debug for TableSource {
@@ -291,8 +237,8 @@ impl TableProvider for TableSource {
             None => (0..self.schema.fields().len()).collect(),
         };
         let read_point = ReadPoint::of(state.config(), self.table.db());
-        let mut access = self.access(filters);
-        if matches!(&access, Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all()) {
+        let mut access = access_path::chosen(&self.table, &self.schema, filters);
+        if matches!(&access, Access::Rows(_)) && access.is_whole() {
             let parts = state.config().target_partitions();
             let ranges = split(&self.table, &read_point.snapshot(), parts)
                 .map_err(external)?
@@ -320,13 +266,18 @@ impl TableProvider for TableSource {
                 access
             };
         }
-        Ok(Arc::new(TableScanExec::new(
-            Arc::clone(&self.table),
-            access,
-            Arc::clone(&self.schema),
-            projection,
-            limit,
-        )?))
+        let counted =
+            access_path::counted_rows(&self.table, &read_point, &access).map_err(external)?;
+        Ok(Arc::new(
+            TableScanExec::new(
+                Arc::clone(&self.table),
+                access,
+                Arc::clone(&self.schema),
+                projection,
+                limit,
+            )?
+            .narrowed_by(filters.to_vec(), counted),
+        ))
     }
 
     fn supports_filters_pushdown(

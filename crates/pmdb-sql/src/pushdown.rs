@@ -23,7 +23,7 @@ use crate::types::{SqlType, Value};
 
 /// Most point prefixes an IN list (times the ones before it) expands to, and most
 /// ranges a disjunction's branches give together.
-const MAX_POINTS: usize = 4096;
+pub(crate) const MAX_POINTS: usize = 4096;
 
 /// Most branches of disjunctions (times the ones nested in them) tried for one scan, so
 /// that a conjunction of many ORs costs planning time in proportion to its size only.

@@ -8,21 +8,29 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
 use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::common::config::ConfigOptions;
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
 use datafusion::common::{Result as DfResult, Statistics};
 use datafusion::error::DataFusionError;
 use datafusion::execution::TaskContext;
+use datafusion::logical_expr::Expr;
+use datafusion::physical_expr::expressions::DynamicFilterTracking;
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
+use datafusion::physical_expr_common::physical_expr::snapshot_physical_expr;
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
+use datafusion::physical_plan::filter_pushdown::{
+    ChildPushdownResult, FilterPushdownPhase, FilterPushdownPropagation, PushedDown,
+};
+use datafusion::physical_plan::metrics::{ExecutionPlanMetricsSet, MetricBuilder, MetricsSet};
 use datafusion::physical_plan::stream::RecordBatchStreamAdapter;
 use datafusion::physical_plan::{
     DisplayAs, DisplayFormatType, ExecutionPlan, Partitioning, PlanProperties,
     SendableRecordBatchStream, StatisticsArgs,
 };
+use futures::StreamExt;
 
-use pmdb_prefetch::Prefetcher;
-
+use crate::access_path::{self, Access};
 use crate::arrow_conv::BatchBuilder;
 use crate::error::SqlError;
 use crate::keycode::decode_key_prefix;
@@ -31,23 +39,11 @@ use crate::read_point::{ReadPoint, RowScan};
 use crate::segments::SegmentBatches;
 use crate::table::Table;
 
-/// Which keys a scan reads.
-#[derive(Clone, Debug)]
-pub enum Access {
-    /// Ranges of the rows subtable, in order.
-    Rows(Vec<KeyRange>),
-    /// Ranges of index `index` (its position in the table), each entry's row read by key.
-    Index { index: usize, ranges: Vec<KeyRange> },
-    /// The whole table, cut into disjoint key ranges read in parallel, one a partition.
-    Split(Vec<KeyRange>),
-    /// The whole table from its columnar segments, a partition per key range of the
-    /// chunks' first rows, with the helper threads that prefetch the chunks ahead.
-    Columns {
-        ranges: Vec<KeyRange>,
-        prefetcher: Option<Arc<Prefetcher>>,
-    },
-}
-
+/// A scan of one table through its [`Access`]. Dynamic filters that a join above it
+/// pushes down (its build side's keys) are read when the scan starts, once the build
+/// side is done, and narrow the keys read further: a hash join whose other side is a few
+/// hundred rows reads their matches by key instead of the whole range.
+#[derive(Clone)]
 pub struct TableScanExec {
     table: Arc<Table>,
     access: Access,
@@ -56,6 +52,14 @@ pub struct TableScanExec {
     table_schema: SchemaRef,
     limit: Option<usize>,
     props: Arc<PlanProperties>,
+    /// The filters `access` was chosen by, which dynamic filters narrow with.
+    filters: Arc<[Expr]>,
+    /// How many rows `access` reads, where counted (see [`access_path::counted_rows`]).
+    counted: Option<usize>,
+    /// Dynamic filters pushed down from above.
+    dynamic: Vec<Arc<dyn PhysicalExpr>>,
+    /// `rows_read` per partition, which EXPLAIN ANALYZE shows.
+    metrics: ExecutionPlanMetricsSet,
 }
 
 impl TableScanExec {
@@ -84,6 +88,112 @@ impl TableScanExec {
             table_schema,
             limit,
             props: Arc::new(props),
+            filters: Arc::from(Vec::new()),
+            counted: None,
+            dynamic: Vec::new(),
+            metrics: ExecutionPlanMetricsSet::new(),
+        })
+    }
+
+    /// The scan, with the filters its access was chosen by and the rows it was counted
+    /// to read.
+    pub fn narrowed_by(mut self, filters: Vec<Expr>, counted: Option<usize>) -> TableScanExec {
+        self.filters = Arc::from(filters);
+        self.counted = counted;
+        self
+    }
+
+    /// The access the dynamic filters narrow the scan to, as they are now: `None` when
+    /// they narrow nothing further.
+    fn narrowed(&self) -> Option<Access> {
+        let learnt: Vec<Expr> = self
+            .dynamic
+            .iter()
+            .filter_map(|d| snapshot_physical_expr(Arc::clone(d)).ok())
+            .flat_map(|e| access_path::narrowing_parts(&e))
+            .collect();
+        if learnt.is_empty() {
+            return None;
+        }
+        let filters: Vec<Expr> = self.filters.iter().cloned().chain(learnt).collect();
+        let access = access_path::chosen(&self.table, &self.table_schema, &filters);
+        let ranges = match &access {
+            _ if access.is_whole() => return None,
+            Access::Rows(r) | Access::Index { ranges: r, .. } => r.len(),
+            Access::Split(_) | Access::Columns { .. } => return None,
+        };
+        // A row read by key is taken to cost what four read in key order do.
+        (ranges.saturating_mul(4) <= self.estimated_rows()).then_some(access)
+    }
+
+    /// How many rows the scan's access reads, as the optimizer is told.
+    fn estimated_rows(&self) -> usize {
+        let stored = self.table.row_count() as usize;
+        match &self.access {
+            access if access.is_whole() => stored,
+            Access::Rows(r) | Access::Index { ranges: r, .. } => {
+                // Without value statistics: a tenth of the table, at least one row a
+                // range, unless the rows were counted.
+                let guess = (stored / 10).max(r.len()).min(stored);
+                match self.counted {
+                    Some(n) if n < access_path::MORE_THAN_COUNTED => n,
+                    Some(n) => guess.max(n),
+                    None => guess,
+                }
+            }
+            Access::Split(_) | Access::Columns { .. } => stored,
+        }
+    }
+
+    /// The batches `access` gives in `partition`.
+    fn batches(
+        &self,
+        access: &Access,
+        partition: usize,
+        read_point: ReadPoint,
+        batch_rows: usize,
+    ) -> Box<dyn Iterator<Item = DfResult<RecordBatch>> + Send> {
+        if let Access::Columns { ranges, prefetcher } = access {
+            return Box::new(
+                SegmentBatches::new(
+                    Arc::clone(&self.table),
+                    &self.projection,
+                    ranges.get(partition).cloned().into_iter().collect(),
+                    read_point.snapshot(),
+                    Arc::clone(self.props.eq_properties.schema()),
+                    self.limit,
+                )
+                .prefetched_by(prefetcher.clone()),
+            );
+        }
+        let builder = BatchBuilder::new(
+            Arc::from(self.table.types()),
+            &self.table_schema,
+            &self.projection,
+            batch_rows,
+        )
+        .with_missing(
+            self.table.required_columns(),
+            Arc::clone(self.table.missing_values()),
+        );
+        let ranges = match access {
+            Access::Rows(r) | Access::Index { ranges: r, .. } => r.iter().cloned().collect(),
+            Access::Split(r) | Access::Columns { ranges: r, .. } => {
+                r.get(partition).cloned().into_iter().collect()
+            }
+        };
+        Box::new(RowBatches {
+            table: Arc::clone(&self.table),
+            index: match access {
+                Access::Rows(_) | Access::Split(_) | Access::Columns { .. } => None,
+                Access::Index { index, .. } => Some(*index),
+            },
+            ranges,
+            scan: None,
+            read_point,
+            builder,
+            left: self.limit.unwrap_or(usize::MAX),
+            failed: false,
         })
     }
 }
@@ -147,8 +257,14 @@ impl ExecutionPlan for TableScanExec {
 
     fn apply_expressions(
         &self,
-        _f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
+        f: &mut dyn FnMut(&Arc<dyn PhysicalExpr>) -> DfResult<TreeNodeRecursion>,
     ) -> DfResult<TreeNodeRecursion> {
+        // A join fills in its dynamic filter only where it finds the filter below it.
+        for d in &self.dynamic {
+            if f(d)? == TreeNodeRecursion::Stop {
+                return Ok(TreeNodeRecursion::Stop);
+            }
+        }
         Ok(TreeNodeRecursion::Continue)
     }
 
@@ -166,19 +282,43 @@ impl ExecutionPlan for TableScanExec {
     ) -> DfResult<Arc<Statistics>> {
         // The row count is exact as of the last committed statement; the scan may read
         // a later snapshot, so the optimizer is told it is an estimate.
-        let stored = self.table.row_count() as usize;
-        let rows = match &self.access {
-            Access::Rows(r) if r.len() == 1 && r[0] == KeyRange::all() => stored,
-            Access::Split(_) | Access::Columns { .. } => stored,
-            // Without value statistics: a tenth of the table, at least one row a range.
-            Access::Rows(r) | Access::Index { ranges: r, .. } => {
-                (stored / 10).max(r.len()).min(stored)
-            }
-        };
+        let rows = self.estimated_rows();
         let rows = self.limit.map_or(rows, |l| l.min(rows));
         let mut stats = Statistics::new_unknown(self.props.eq_properties.schema());
         stats.num_rows = Precision::Inexact(rows);
         Ok(Arc::new(stats))
+    }
+
+    fn metrics(&self) -> Option<MetricsSet> {
+        Some(self.metrics.clone_inner())
+    }
+
+    fn handle_child_pushdown_result(
+        &self,
+        phase: FilterPushdownPhase,
+        child_pushdown_result: ChildPushdownResult,
+        _config: &ConfigOptions,
+    ) -> DfResult<FilterPushdownPropagation<Arc<dyn ExecutionPlan>>> {
+        // The filters are used to read fewer keys only: DataFusion still applies them.
+        let filters: Vec<_> = child_pushdown_result
+            .parent_filters
+            .into_iter()
+            .map(|f| f.filter)
+            .collect();
+        let result = FilterPushdownPropagation::with_parent_pushdown_result(vec![
+            PushedDown::No;
+            filters.len()
+        ]);
+        let dynamic: Vec<_> = filters
+            .into_iter()
+            .filter(|f| DynamicFilterTracking::classify(f).contains_dynamic_filter())
+            .collect();
+        if phase != FilterPushdownPhase::Post || dynamic.is_empty() {
+            return Ok(result);
+        }
+        let mut scan = self.clone();
+        scan.dynamic.extend(dynamic);
+        Ok(result.with_updated_node(Arc::new(scan)))
     }
 
     fn execute(
@@ -188,56 +328,35 @@ impl ExecutionPlan for TableScanExec {
     ) -> DfResult<SendableRecordBatchStream> {
         // The read point of the execution's statement (a plan may run more than once).
         let read_point = ReadPoint::of(context.session_config(), self.table.db());
-        if let Access::Columns { ranges, prefetcher } = &self.access {
-            let batches = SegmentBatches::new(
-                Arc::clone(&self.table),
-                &self.projection,
-                ranges.get(partition).cloned().into_iter().collect(),
-                read_point.snapshot(),
-                Arc::clone(self.props.eq_properties.schema()),
-                self.limit,
-            )
-            .prefetched_by(prefetcher.clone());
-            return Ok(Box::pin(RecordBatchStreamAdapter::new(
-                Arc::clone(self.props.eq_properties.schema()),
-                futures::stream::iter(batches),
-            )));
-        }
         let batch_rows = context.session_config().batch_size().max(1);
-        let builder = BatchBuilder::new(
-            Arc::from(self.table.types()),
-            &self.table_schema,
-            &self.projection,
-            batch_rows,
-        )
-        .with_missing(
-            self.table.required_columns(),
-            Arc::clone(self.table.missing_values()),
-        );
-        let ranges = match &self.access {
-            Access::Rows(r) | Access::Index { ranges: r, .. } => r.iter().cloned().collect(),
-            Access::Split(r) | Access::Columns { ranges: r, .. } => {
-                r.get(partition).cloned().into_iter().collect()
+        let schema = Arc::clone(self.props.eq_properties.schema());
+        let read = MetricBuilder::new(&self.metrics).counter("rows_read", partition);
+        let counted = move |b: &DfResult<RecordBatch>| {
+            if let Ok(b) = b {
+                read.add(b.num_rows());
             }
         };
-        let batches = RowBatches {
-            table: Arc::clone(&self.table),
-            index: match self.access {
-                Access::Rows(_) | Access::Split(_) | Access::Columns { .. } => None,
-                Access::Index { index, .. } => Some(index),
-            },
-            ranges,
-            scan: None,
-            read_point,
-            builder,
-            left: self.limit.unwrap_or(usize::MAX),
-            failed: false,
-        };
-        let schema = Arc::clone(batches.builder.schema());
-        Ok(Box::pin(RecordBatchStreamAdapter::new(
-            schema,
-            futures::stream::iter(batches),
-        )))
+        if self.dynamic.is_empty() {
+            let batches = self.batches(&self.access, partition, read_point, batch_rows);
+            return Ok(Box::pin(RecordBatchStreamAdapter::new(
+                schema,
+                futures::stream::iter(batches.inspect(counted)),
+            )));
+        }
+        // What the dynamic filters say is known once the scan is first polled: a join
+        // polls its probe side only after its build side is done.
+        let scan = self.clone();
+        let batches = futures::stream::once(async move {
+            let batches = match scan.narrowed() {
+                // Read whole by the first partition.
+                Some(access) if partition == 0 => scan.batches(&access, 0, read_point, batch_rows),
+                Some(_) => Box::new(std::iter::empty()),
+                None => scan.batches(&scan.access, partition, read_point, batch_rows),
+            };
+            futures::stream::iter(batches.inspect(counted))
+        })
+        .flatten();
+        Ok(Box::pin(RecordBatchStreamAdapter::new(schema, batches)))
     }
 }
 
