@@ -4,7 +4,7 @@
 //! optimizer sizes a join's sides by what they read (a key range of a few hundred order
 //! lines against a warehouse's hundred thousand stock rows) rather than by the table.
 //! Filters a join learns at run time (DataFusion's dynamic filters: the build side's
-//! keys as an IN list and bounds) narrow the same way, from their physical form.
+//! keys as an IN list) narrow the same way, from their physical form.
 
 use std::sync::Arc;
 
@@ -142,13 +142,15 @@ pub(crate) fn counted_rows(
 /// taken to read.
 pub(crate) const MORE_THAN_COUNTED: usize = COUNTED_ROWS + 1;
 
-/// The logical form of the parts of physical filter `expr` that narrow keys: a
-/// conjunction's conjuncts that are comparisons, IN lists (of rows too) and disjunctions
-/// of columns with literals (columns by name). What has no such form is left out, which only
-/// widens what is read, never narrows it wrongly.
-pub(crate) fn narrowing_parts(expr: &Arc<dyn PhysicalExpr>) -> Vec<Expr> {
+/// The IN lists among the conjuncts of physical filter `expr` (of rows too: `struct(a,
+/// b) IN (…)`), in logical form (columns by name): the keys a hash join's build side
+/// holds. Its bounds are left out: a range between the least and the greatest key of
+/// the build side may span most of the table, and reading that in key order by one
+/// partition is slower than the scan it would replace.
+pub(crate) fn key_lists(expr: &Arc<dyn PhysicalExpr>) -> Vec<Expr> {
     let mut parts = Vec::new();
     conjuncts(expr, &mut parts);
+    parts.retain(|e| matches!(e, Expr::InList(_)));
     parts
 }
 

@@ -110,7 +110,7 @@ impl TableScanExec {
             .dynamic
             .iter()
             .filter_map(|d| snapshot_physical_expr(Arc::clone(d)).ok())
-            .flat_map(|e| access_path::narrowing_parts(&e))
+            .flat_map(|e| access_path::key_lists(&e))
             .collect();
         if learnt.is_empty() {
             return None;
