@@ -126,7 +126,10 @@ where
             }
         } else {
             let limit = handler.idle_limit().unwrap_or(Duration::MAX);
+            // Biased: an end asked for before the client's next message arrived is
+            // seen first, not raced against that message.
             tokio::select! {
+                biased;
                 _ = handler.terminated() => {
                     return fatal(socket, handler, "57P01",
                         "terminating connection due to administrator command").await;
