@@ -23,7 +23,20 @@ pub fn write_report<T: Serialize>(
     Ok((json, md))
 }
 
-/// The command line that started this process, for the record.
+/// The command line that started this process, for the record: the program by its
+/// name, not by where this machine keeps it.
 pub fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
+    let mut args = std::env::args();
+    let program = args
+        .next()
+        .map(|p| {
+            Path::new(&p)
+                .file_name()
+                .map_or(p.clone(), |n| n.to_string_lossy().into_owned())
+        })
+        .unwrap_or_default();
+    std::iter::once(program)
+        .chain(args)
+        .collect::<Vec<_>>()
+        .join(" ")
 }
