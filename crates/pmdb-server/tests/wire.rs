@@ -1398,3 +1398,49 @@ fn timestamps_beyond_nanoseconds_reach_go_out_whole() {
         );
     });
 }
+
+/// The system catalog as psql and the drivers read it follows the session's snapshot of
+/// the catalog: another session's DDL shows once it commits, and what it drops stays
+/// until then, as in PostgreSQL.
+#[test]
+fn the_system_catalog_shows_another_sessions_ddl_once_it_commits() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let ddl = server.connect().await;
+        let other = server.connect().await;
+        ddl.batch_execute("CREATE TABLE kept (id INT PRIMARY KEY)")
+            .await
+            .unwrap();
+        ddl.batch_execute(
+            "BEGIN; CREATE TABLE fresh (id INT PRIMARY KEY); DROP TABLE kept; \
+             CREATE VIEW seen AS SELECT 1 AS one",
+        )
+        .await
+        .unwrap();
+        let relations = async |c: &Client| -> (Vec<String>, Vec<String>) {
+            let names = async |sql: &str| -> Vec<String> {
+                let mut names: Vec<String> = c
+                    .query(sql, &[])
+                    .await
+                    .unwrap()
+                    .iter()
+                    .map(|r| r.get(0))
+                    .collect();
+                names.sort();
+                names
+            };
+            (
+                names("SELECT relname FROM pg_catalog.pg_class WHERE relkind IN ('r', 'v')")
+                    .await,
+                names("SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")
+                    .await,
+            )
+        };
+        let changed = vec!["fresh".to_owned(), "seen".to_owned()];
+        let committed = vec!["kept".to_owned()];
+        assert_eq!(relations(&ddl).await, (changed.clone(), changed.clone()));
+        assert_eq!(relations(&other).await, (committed.clone(), committed));
+        ddl.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(relations(&other).await, (changed.clone(), changed));
+    });
+}

@@ -56,8 +56,10 @@ impl Session {
         let mut state = self.ctx.state();
         // INSERTs DataFusion plans take their claims on unique keys with these.
         state.config_mut().set_extension(Arc::clone(&row_locks));
-        let ctx = SessionContext::new_with_state(state);
         let viewer = self.catalog.new_viewer();
+        // Relations built from the catalog (pg_catalog) read it as the session does.
+        state.config_mut().set_extension(Arc::new(viewer));
+        let ctx = SessionContext::new_with_state(state);
         // The session's own list of catalogs, whose tables it reads as it sees them.
         let catalogs = MemoryCatalogProviderList::new();
         let provider = Arc::new(self.provider.seen_by(viewer));

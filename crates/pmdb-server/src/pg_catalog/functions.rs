@@ -18,7 +18,7 @@ use pmdb_sql::schema::{Action, Deferral, TableDef};
 
 use super::oids::{self, Object};
 use super::rows::descriptions;
-use super::source::Source;
+use super::source::{Origin, Source};
 
 /// What a function returns for its arguments' types.
 #[derive(Clone, Copy)]
@@ -36,7 +36,7 @@ struct PgFunction {
     name: &'static str,
     returns: Returns,
     body: Body,
-    source: Arc<Source>,
+    origin: Arc<Origin>,
     signature: Signature,
 }
 
@@ -95,12 +95,14 @@ impl ScalarUDFImpl for PgFunction {
         let arrays = ColumnarValue::values_to_arrays(&args.args)?;
         let ty = args.return_field.data_type().clone();
         let mut out = Vec::with_capacity(rows);
+        // A function is not told which session calls it: it reads the catalog as it is.
+        let source = self.origin.read(None);
         for row in 0..if scalar { 1 } else { rows } {
             let values = arrays
                 .iter()
                 .map(|a| ScalarValue::try_from_array(a, row))
                 .collect::<DfResult<Vec<_>>>()?;
-            out.push((self.body)(&self.source, &values).cast_to(&ty)?);
+            out.push((self.body)(&source, &values).cast_to(&ty)?);
         }
         if scalar {
             return Ok(ColumnarValue::Scalar(
@@ -560,7 +562,7 @@ fn signature(name: &str) -> Signature {
 }
 
 /// Every function, over `source`.
-pub fn all(source: &Arc<Source>) -> Vec<ScalarUDF> {
+pub fn all(origin: &Arc<Origin>) -> Vec<ScalarUDF> {
     FUNCTIONS
         .iter()
         .map(|&(name, returns, body)| {
@@ -568,7 +570,7 @@ pub fn all(source: &Arc<Source>) -> Vec<ScalarUDF> {
                 name,
                 returns,
                 body,
-                source: Arc::clone(source),
+                origin: Arc::clone(origin),
                 signature: signature(name),
             })
         })

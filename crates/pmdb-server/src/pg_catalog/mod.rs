@@ -20,15 +20,15 @@ use crate::activity::Activity;
 
 pub use rewrite::adapt;
 
-use source::Source;
+use source::Origin;
 
 /// Adds `pg_catalog` and its functions to the SQL engine `sessions` belong to; `users`
 /// are the roles the server knows besides its owner, `activity` its connections.
 pub fn install(sessions: &Sessions, users: Vec<String>, activity: Arc<Activity>) -> DfResult<()> {
-    let source = Arc::new(Source::new(Arc::clone(sessions.catalog()), users, activity));
+    let origin = Arc::new(Origin::new(Arc::clone(sessions.catalog()), users, activity));
     let ctx = sessions.context();
-    for f in functions::all(&source) {
+    for f in functions::all(&origin) {
         ctx.register_udf(f);
     }
-    sessions.register_schema("pg_catalog", tables::schema(&source)?)
+    sessions.register_schema("pg_catalog", tables::schema(&origin)?)
 }

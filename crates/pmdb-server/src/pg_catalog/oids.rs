@@ -6,7 +6,7 @@
 use pmdb_sql::schema::{IndexDef, TableDef};
 use pmdb_sql::sequence::SequenceDef;
 use pmdb_sql::view::ViewDef;
-use pmdb_sql::{SqlType, catalog::Catalog};
+use pmdb_sql::{SqlType, catalog::CatalogImage};
 
 pub const BOOTSTRAP_ROLE: i64 = 10;
 pub const PG_CATALOG_NAMESPACE: i64 = 11;
@@ -66,7 +66,7 @@ const FIRST_USER_OID: i64 = 16_384;
 const PER_TABLE: i64 = 1024;
 
 /// The oid of the schema called `name`, if there is one.
-pub fn namespace(catalog: &Catalog, name: &str) -> Option<i64> {
+pub fn namespace(catalog: &CatalogImage, name: &str) -> Option<i64> {
     match name {
         "pg_catalog" => Some(PG_CATALOG_NAMESPACE),
         "public" => Some(PUBLIC_NAMESPACE),
@@ -78,7 +78,7 @@ pub fn namespace(catalog: &Catalog, name: &str) -> Option<i64> {
 }
 
 /// The name of the schema whose oid is `oid`.
-pub fn namespace_name(catalog: &Catalog, oid: i64) -> Option<String> {
+pub fn namespace_name(catalog: &CatalogImage, oid: i64) -> Option<String> {
     match oid {
         PG_CATALOG_NAMESPACE => Some("pg_catalog".into()),
         PUBLIC_NAMESPACE => Some("public".into()),
@@ -128,7 +128,7 @@ pub fn enum_array(id: u64) -> i64 {
 
 /// The name of the enum type (or array of one) whose oid is `oid`, as `format_type`
 /// spells it: quoted where it needs it, with its schema outside `public`.
-pub fn enum_type_name(catalog: &Catalog, oid: i64) -> Option<String> {
+pub fn enum_type_name(catalog: &CatalogImage, oid: i64) -> Option<String> {
     catalog.enum_types().into_iter().find_map(|t| {
         let name = t.rel_name().quoted();
         if enum_type(t.id) == oid {
@@ -218,7 +218,7 @@ pub enum Object {
     View(ViewDef),
 }
 
-pub fn find(catalog: &Catalog, oid: i64) -> Option<Object> {
+pub fn find(catalog: &CatalogImage, oid: i64) -> Option<Object> {
     if let Some(seq) = catalog
         .sequences()
         .iter()

@@ -1,11 +1,11 @@
-//! What `pg_catalog` is built from: the SQL catalog's tables, the server's roles and
-//! connections, and the name the database goes by.
+//! What `pg_catalog` is built from: the SQL catalog's tables as the reading session
+//! sees them, the server's roles and connections, and the name the database goes by.
 
 use std::sync::Arc;
 
 // The owner of every object pmdb shows: the bootstrap role.
 use pmdb_sql::OWNER;
-use pmdb_sql::catalog::Catalog;
+use pmdb_sql::catalog::{Catalog, CatalogImage, Viewer};
 use pmdb_sql::schema::TableDef;
 
 use super::oids;
@@ -15,37 +15,56 @@ const DATABASE: &str = "pmdb";
 /// Where the oids of the server's other roles start.
 const FIRST_ROLE: i64 = 16_000;
 
-pub struct Source {
+/// What every read of `pg_catalog` starts from, one for the server.
+pub struct Origin {
     catalog: Arc<Catalog>,
     users: Vec<String>,
     activity: Arc<Activity>,
 }
 
-impl Source {
-    pub fn new(catalog: Arc<Catalog>, mut users: Vec<String>, activity: Arc<Activity>) -> Source {
+impl Origin {
+    pub fn new(catalog: Arc<Catalog>, mut users: Vec<String>, activity: Arc<Activity>) -> Origin {
         users.retain(|u| u != OWNER);
         users.sort();
         users.dedup();
-        Source {
+        Origin {
             catalog,
             users,
             activity,
         }
     }
 
+    /// The catalog as `viewer` reads it: as last committed while another session's
+    /// transaction changes it, as PostgreSQL's snapshot shows its system catalog
+    /// (`None`: as it is now).
+    pub fn read(self: &Arc<Self>, viewer: Option<Viewer>) -> Source {
+        Source {
+            image: self.catalog.image_seen_by(viewer),
+            origin: Arc::clone(self),
+        }
+    }
+}
+
+/// One read of `pg_catalog`: a relation's rows or a function's call.
+pub struct Source {
+    origin: Arc<Origin>,
+    image: CatalogImage,
+}
+
+impl Source {
     /// The server's connections.
     pub fn activity(&self) -> &Activity {
-        &self.activity
+        &self.origin.activity
     }
 
-    pub fn catalog(&self) -> &Catalog {
-        &self.catalog
+    pub fn catalog(&self) -> &CatalogImage {
+        &self.image
     }
 
     /// Every table's definition, in the order of their ids.
     pub fn tables(&self) -> Vec<TableDef> {
         let mut defs: Vec<TableDef> = self
-            .catalog
+            .image
             .tables()
             .iter()
             .map(|t| t.def().clone())
@@ -56,7 +75,7 @@ impl Source {
 
     /// The oid of schema `name` (every relation's schema has one).
     pub fn namespace(&self, name: &str) -> i64 {
-        oids::namespace(&self.catalog, name).unwrap_or(oids::PUBLIC_NAMESPACE)
+        oids::namespace(&self.image, name).unwrap_or(oids::PUBLIC_NAMESPACE)
     }
 
     pub fn owner(&self) -> &str {
@@ -70,7 +89,8 @@ impl Source {
     /// Each role's oid and name.
     pub fn roles(&self) -> impl Iterator<Item = (i64, &str)> {
         std::iter::once((oids::BOOTSTRAP_ROLE, OWNER)).chain(
-            self.users
+            self.origin
+                .users
                 .iter()
                 .enumerate()
                 .map(|(i, u)| (FIRST_ROLE + i as i64, u.as_str())),

@@ -13,7 +13,7 @@ use super::rows::{
     description_rows, enum_labels, indexes, materialized_view_list, namespaces, roles, sequences,
     standard_columns, standard_tables, standard_views, table_list, tablespaces, types, view_list,
 };
-use super::source::Source;
+use super::source::{Origin, Source};
 use async_trait::async_trait;
 use datafusion::arrow::array::{
     ArrayRef, BooleanBuilder, Float32Builder, Int16Builder, Int64Builder, ListBuilder, RecordBatch,
@@ -25,6 +25,7 @@ use datafusion::common::Result as DfResult;
 use datafusion::datasource::TableType;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
+use pmdb_sql::catalog::Viewer;
 
 #[derive(Clone, Copy)]
 enum Kind {
@@ -629,7 +630,7 @@ pub fn is_relation(name: &str) -> bool {
 }
 
 /// The `pg_catalog` schema over `source`.
-pub fn schema(source: &Arc<Source>) -> DfResult<Arc<dyn SchemaProvider>> {
+pub fn schema(origin: &Arc<Origin>) -> DfResult<Arc<dyn SchemaProvider>> {
     let schema = MemorySchemaProvider::new();
     for relation in RELATIONS {
         let table = CatalogTable {
@@ -641,7 +642,7 @@ pub fn schema(source: &Arc<Source>) -> DfResult<Arc<dyn SchemaProvider>> {
                     .map(|(name, kind)| field(name, *kind))
                     .collect::<Vec<_>>(),
             )),
-            source: Arc::clone(source),
+            origin: Arc::clone(origin),
         };
         schema.register_table(relation.name.to_owned(), Arc::new(table))?;
     }
@@ -677,11 +678,12 @@ fn data_type(kind: Kind) -> DataType {
     }
 }
 
-/// A relation read afresh at each scan, so it follows DDL.
+/// A relation read afresh at each scan, so it follows DDL, as the scanning session
+/// sees the catalog.
 struct CatalogTable {
     relation: &'static Relation,
     schema: SchemaRef,
-    source: Arc<Source>,
+    origin: Arc<Origin>,
 }
 
 impl fmt::Debug for CatalogTable {
@@ -691,11 +693,8 @@ impl fmt::Debug for CatalogTable {
 }
 
 impl CatalogTable {
-    fn batch(&self) -> DfResult<RecordBatch> {
-        let rows = self
-            .relation
-            .rows
-            .map_or_else(Vec::new, |f| f(&self.source));
+    fn batch(&self, source: &Source) -> DfResult<RecordBatch> {
+        let rows = self.relation.rows.map_or_else(Vec::new, |f| f(source));
         let columns = self
             .relation
             .columns
@@ -806,7 +805,9 @@ impl TableProvider for CatalogTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        MemTable::try_new(Arc::clone(&self.schema), vec![vec![self.batch()?]])?
+        let viewer = state.config().get_extension::<Viewer>().map(|v| *v);
+        let batch = self.batch(&self.origin.read(viewer))?;
+        MemTable::try_new(Arc::clone(&self.schema), vec![vec![batch]])?
             .scan(state, projection, filters, limit)
             .await
     }

@@ -18,16 +18,14 @@
 //! statement): they neither see a table, column or view that may yet vanish nor miss one
 //! that may yet come back.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::sync::{Arc, Weak};
 
 use pmdb_engine::{WriteBatch, WriteOptions};
 
-use super::Catalog;
-use crate::enum_type::EnumDef;
+use super::{Catalog, CatalogImage};
 use crate::error::{Result, SqlError};
 use crate::names::RelName;
-use crate::namespace::NamespaceDef;
 use crate::read_point::{BlockCatalog, SqlTxn};
 use crate::sequence::{self, Sequence};
 use crate::table::{Table, count_key};
@@ -35,11 +33,7 @@ use crate::view::ViewDef;
 
 /// What the catalog holds in memory at one point of a transaction.
 struct Image {
-    schemas: BTreeMap<String, Arc<NamespaceDef>>,
-    tables: BTreeMap<RelName, Arc<Table>>,
-    sequences: BTreeMap<RelName, Arc<Sequence>>,
-    views: BTreeMap<RelName, Arc<ViewDef>>,
-    enums: BTreeMap<RelName, Arc<EnumDef>>,
+    maps: CatalogImage,
     /// How many subtables the transaction had let go of then.
     released: usize,
 }
@@ -89,7 +83,7 @@ impl Catalog {
     /// Table `name` as `viewer` reads it (see [`Catalog::seen_by`]).
     pub fn table_seen_by(&self, name: &RelName, viewer: Viewer) -> Option<Arc<Table>> {
         self.seen_by(viewer, |image| match image {
-            Some(i) => i.tables.get(name).cloned(),
+            Some(i) => i.maps.tables.get(name).cloned(),
             None => self.table(name),
         })
     }
@@ -97,15 +91,27 @@ impl Catalog {
     /// The tables as `viewer` reads them.
     pub fn tables_seen_by(&self, viewer: Viewer) -> Vec<Arc<Table>> {
         self.seen_by(viewer, |image| match image {
-            Some(i) => i.tables.values().cloned().collect(),
+            Some(i) => i.maps.tables.values().cloned().collect(),
             None => self.tables(),
         })
+    }
+
+    /// The catalog's maps as `viewer` reads them (`None`: as they are now, uncommitted
+    /// DDL of any session included).
+    pub fn image_seen_by(&self, viewer: Option<Viewer>) -> CatalogImage {
+        match viewer {
+            Some(v) => self.seen_by(v, |image| match image {
+                Some(i) => i.maps.clone(),
+                None => self.current_image(),
+            }),
+            None => self.current_image(),
+        }
     }
 
     /// View `name` as `viewer` reads it.
     pub fn view_seen_by(&self, name: &RelName, viewer: Viewer) -> Option<Arc<ViewDef>> {
         self.seen_by(viewer, |image| match image {
-            Some(i) => i.views.get(name).cloned(),
+            Some(i) => i.maps.views.get(name).cloned(),
             None => self.view(name),
         })
     }
@@ -208,11 +214,7 @@ impl Catalog {
 
     fn image(&self, released: usize) -> Image {
         Image {
-            schemas: self.schemas.read().clone(),
-            tables: self.tables.read().clone(),
-            sequences: self.sequences.read().clone(),
-            views: self.views.read().clone(),
-            enums: self.enums.read().clone(),
+            maps: self.current_image(),
             released,
         }
     }
@@ -220,16 +222,18 @@ impl Catalog {
     /// Puts the maps back as `image` holds them; gives the subtables made since, to drop.
     fn restore(&self, image: &Image, released_since: &[String]) -> Vec<String> {
         let kept: HashSet<String> = image
+            .maps
             .tables
             .values()
             .flat_map(|t| t.subtable_names())
             .collect();
-        let ids: HashSet<u64> = image.tables.values().map(|t| t.def().id).collect();
+        let ids: HashSet<u64> = image.maps.tables.values().map(|t| t.def().id).collect();
         let mut tables = self.tables.write();
         let mut made: Vec<String> = released_since.to_vec();
         let mut counts = WriteBatch::new();
         for (name, t) in tables.iter() {
             if image
+                .maps
                 .tables
                 .get(name)
                 .is_none_or(|was| !Arc::ptr_eq(was, t))
@@ -249,16 +253,16 @@ impl Catalog {
             // given.
             let _ = self.db.write(counts, WriteOptions::default());
         }
-        for (name, t) in &image.tables {
+        for (name, t) in &image.maps.tables {
             if tables.get(name).is_none_or(|now| !Arc::ptr_eq(now, t)) {
                 t.revive();
             }
         }
-        *tables = image.tables.clone();
+        *tables = image.maps.tables.clone();
         drop(tables);
-        *self.views.write() = image.views.clone();
-        *self.enums.write() = image.enums.clone();
-        *self.schemas.write() = image.schemas.clone();
+        *self.views.write() = image.maps.views.clone();
+        *self.enums.write() = image.maps.enums.clone();
+        *self.schemas.write() = image.maps.schemas.clone();
         self.restore_sequences(image);
         made.retain(|sub| !kept.contains(sub));
         made.sort();
@@ -274,9 +278,10 @@ impl Catalog {
         let Ok(cat) = self.catalog_subtable() else {
             return;
         };
-        let ids: HashSet<u64> = image.sequences.values().map(|s| s.def().id).collect();
+        let ids: HashSet<u64> = image.maps.sequences.values().map(|s| s.def().id).collect();
         for s in map.values() {
             if image
+                .maps
                 .sequences
                 .get(&s.def().rel_name())
                 .is_none_or(|was| !Arc::ptr_eq(was, s))
@@ -289,7 +294,7 @@ impl Catalog {
                 }
             }
         }
-        let mut restored = image.sequences.clone();
+        let mut restored = image.maps.sequences.clone();
         for (name, was) in restored.iter_mut() {
             if map.get(name).is_none_or(|now| !Arc::ptr_eq(now, was)) {
                 *was = Arc::new(Sequence::new(

@@ -30,10 +30,12 @@ use crate::view::{VIEW_PREFIX, ViewDef, view_key};
 pub(crate) mod block_ddl;
 mod dependents;
 mod enum_types;
+mod image;
 mod rebuild;
 mod schemas;
 pub use block_ddl::Viewer;
 pub use enum_types::LabelPlace;
+pub use image::CatalogImage;
 pub use rebuild::{Convert, Rebuild, unchanged_rows};
 
 const CATALOG: &str = "sql.catalog";
