@@ -154,7 +154,7 @@ impl SqlEngine {
             sequence_calls,
             temp: crate::temp_tables::TempSchema::new(),
             viewer: catalog_viewer,
-            provider,
+            provider_for: Arc::new(move |viewer| Arc::new(provider.seen_by(viewer)) as _),
         });
         let engine = SqlEngine {
             own: Mutex::new(SqlSession::new(&session)),

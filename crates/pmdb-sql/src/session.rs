@@ -7,7 +7,7 @@
 use std::sync::Arc;
 
 use datafusion::arrow::array::RecordBatch;
-use datafusion::catalog::{CatalogProviderList, MemoryCatalogProviderList};
+use datafusion::catalog::{CatalogProvider, CatalogProviderList, MemoryCatalogProviderList};
 use datafusion::common::Result as DfResult;
 use datafusion::dataframe::DataFrame;
 use datafusion::execution::context::SessionState;
@@ -21,7 +21,6 @@ use tokio_util::task::AbortOnDropHandle;
 
 use crate::catalog::{Catalog, Viewer};
 use crate::error::{Result, SqlError, df_error, state};
-use crate::provider::PmdbCatalog;
 use crate::read_point::ReadPoint;
 use crate::row_locks::ClientLocks;
 use crate::sequence_functions::SequenceCalls;
@@ -44,9 +43,13 @@ pub(crate) struct Session {
     /// Who the session is to the catalog, which it reads as last committed while
     /// another session's transaction changes it.
     pub viewer: Viewer,
-    /// The catalog as the session's DataFusion context sees it.
-    pub provider: Arc<PmdbCatalog>,
+    /// Makes the catalog a session's DataFusion context plans against, as that session
+    /// (its viewer) sees it.
+    pub provider_for: ProviderFor,
 }
+
+/// The catalog provider for each viewer of the catalog.
+pub(crate) type ProviderFor = Arc<dyn Fn(Viewer) -> Arc<dyn CatalogProvider> + Send + Sync>;
 
 impl Session {
     /// The same database, catalog, locks and runtime, with a DataFusion context of its
@@ -62,8 +65,7 @@ impl Session {
         let ctx = SessionContext::new_with_state(state);
         // The session's own list of catalogs, whose tables it reads as it sees them.
         let catalogs = MemoryCatalogProviderList::new();
-        let provider = Arc::new(self.provider.seen_by(viewer));
-        catalogs.register_catalog("pmdb".into(), Arc::clone(&provider) as _);
+        catalogs.register_catalog("pmdb".into(), (self.provider_for)(viewer));
         ctx.register_catalog_list(Arc::new(catalogs));
         let sequence_calls = Arc::default();
         crate::sequence_functions::register(&ctx, &self.catalog, &sequence_calls);
@@ -76,7 +78,7 @@ impl Session {
             sequence_calls,
             temp: TempSchema::new(),
             viewer,
-            provider,
+            provider_for: Arc::clone(&self.provider_for),
         }
     }
 
