@@ -1,11 +1,73 @@
 //! Shapes of syntax-tree nodes that several statements accept, each node taken apart
 //! with every field named (a parser upgrade that adds one fails to build here until it
-//! is judged): a plain table reference, and a query with no clause around its body (or
-//! only ORDER BY and LIMIT).
+//! is judged): a plain table reference, a query with no clause around its body (or only
+//! ORDER BY and LIMIT), a plain function call, and the conjuncts of a condition.
 
 use datafusion::sql::sqlparser::ast::{
-    LimitClause, LockClause, ObjectName, OrderBy, Query, SetExpr, TableAlias, TableFactor,
+    BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList,
+    FunctionArguments, Ident, LimitClause, LockClause, ObjectName, OrderBy, Query, SetExpr,
+    TableAlias, TableFactor,
 };
+
+/// The conjuncts of `e`: the operands of its ANDs, parentheses taken off, in the order
+/// written.
+pub(crate) fn conjuncts(e: &Expr) -> Vec<&Expr> {
+    let mut found = Vec::new();
+    let mut left = vec![e];
+    while let Some(e) = left.pop() {
+        match e {
+            Expr::Nested(e) => left.push(e),
+            Expr::BinaryOp {
+                left: l,
+                op: BinaryOperator::And,
+                right: r,
+            } => {
+                left.push(r);
+                left.push(l);
+            }
+            e => found.push(e),
+        }
+    }
+    found
+}
+
+/// A call `name(arg, …)` of a function named by one identifier, with arguments written
+/// by position and no clause of any kind (no DISTINCT, FILTER, OVER, ORDER BY or WITHIN
+/// GROUP): its name and arguments.
+pub(crate) fn plain_call(e: &Expr) -> Option<(&Ident, Vec<&FunctionArgExpr>)> {
+    let Expr::Function(Function {
+        name: ObjectName(name),
+        uses_odbc_syntax: false,
+        parameters: FunctionArguments::None,
+        args:
+            FunctionArguments::List(FunctionArgumentList {
+                duplicate_treatment: None,
+                args,
+                clauses,
+            }),
+        filter: None,
+        null_treatment: None,
+        over: None,
+        within_group,
+    }) = e
+    else {
+        return None;
+    };
+    let [part] = name.as_slice() else {
+        return None;
+    };
+    if !clauses.is_empty() || !within_group.is_empty() {
+        return None;
+    }
+    let args = args
+        .iter()
+        .map(|a| match a {
+            FunctionArg::Unnamed(arg) => Some(arg),
+            _ => None,
+        })
+        .collect::<Option<Vec<_>>>()?;
+    Some((part.as_ident()?, args))
+}
 
 /// The name and alias of a reference to a table with no other clause (no arguments,
 /// hints, time travel, partitions, sample or ordinality).

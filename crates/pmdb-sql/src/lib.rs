@@ -79,6 +79,7 @@ mod referential;
 mod refresh;
 mod result_types;
 mod returning;
+mod row_constructors;
 mod row_locks;
 pub mod rowcode;
 mod scalar_subqueries;

@@ -104,6 +104,11 @@ impl Prepared {
         self.kind
     }
 
+    /// Whether the fast path runs it, straight on the engine, with no DataFusion plan.
+    pub fn on_fast_path(&self) -> bool {
+        matches!(self.plan, Plan::Fast(_))
+    }
+
     /// The types of the parameters, `$1` first; `None` where planning fixed none.
     pub fn parameters(&self) -> &[Option<DataType>] {
         &self.parameters

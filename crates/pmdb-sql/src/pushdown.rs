@@ -383,7 +383,11 @@ pub(crate) fn bounded(
                 successor(&k).map_or(Bound::Excluded(k), Bound::Included)
             }
         }
-        None => Bound::Included(bound_key(&Value::Null)?),
+        // Past the column's NULLs, which sort first.
+        None => {
+            let null = bound_key(&Value::Null)?;
+            successor(&null).map_or(Bound::Excluded(null), Bound::Included)
+        }
     };
     let end = match high {
         Some((v, inclusive)) => {

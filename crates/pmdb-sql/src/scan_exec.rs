@@ -33,7 +33,6 @@ use futures::StreamExt;
 use crate::access_path::{self, Access};
 use crate::arrow_conv::BatchBuilder;
 use crate::error::SqlError;
-use crate::keycode::decode_key_prefix;
 use crate::pushdown::KeyRange;
 use crate::read_point::{ReadPoint, RowScan};
 use crate::segments::SegmentBatches;
@@ -407,28 +406,15 @@ impl RowBatches {
                         })?
                 }
                 Some(i) => {
-                    let ix = &self.table.indexes()[i];
-                    let damaged = |source| SqlError::Damaged {
-                        what: format!("entry of index {:?}", ix.def.name),
-                        source,
-                    };
-                    let (_, row_key) = decode_key_prefix(&ix.types, entry.key).map_err(damaged)?;
                     let (table, builder) = (&self.table, &mut self.builder);
-                    let read_point = &self.read_point;
-                    read_point.get(table.rows(), row_key, |row| {
-                        let row = row.ok_or_else(|| {
-                            damaged(crate::error::CodecError::Mismatch(
-                                "it names a row that does not exist".into(),
-                            ))
-                        })?;
-                        let row = table.whole(read_point, row_key, row)?;
+                    table.read_indexed(i, &self.read_point, entry.key, |row_key, row| {
                         builder
-                            .push(row_key, &row)
+                            .push(row_key, row)
                             .map_err(|source| SqlError::Damaged {
                                 what: format!("row in table {:?}", table.def().name),
                                 source,
                             })
-                    })??;
+                    })?;
                 }
             }
             self.left -= 1;

@@ -602,6 +602,7 @@ impl SqlSession {
             crate::column_defaults::apply(&self.shared.catalog, s)?;
             crate::enum_values::rewrite_casts(&self.shared.catalog, s)?;
             crate::type_input::rewrite_casts(s)?;
+            crate::row_constructors::as_struct_calls(s);
             crate::fetch_clause::as_limit(s)?;
             crate::function_columns::as_postgresql(s);
             crate::unhonoured::check(s)?;

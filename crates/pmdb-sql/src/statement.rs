@@ -35,6 +35,7 @@ pub(crate) async fn run(
         column_defaults::apply(&session.catalog, s)?;
         crate::enum_values::rewrite_casts(&session.catalog, s)?;
         crate::type_input::rewrite_casts(s)?;
+        crate::row_constructors::as_struct_calls(s);
         crate::fetch_clause::as_limit(s)?;
         crate::function_columns::as_postgresql(s);
         if !matches!(s.as_ref(), Statement::CreateView(_)) {

@@ -215,6 +215,19 @@ fn fast_and_general_paths_agree() {
             "SELECT * FROM {t}_district WHERE w = 1 AND w = 1",
             "SELECT * FROM {t}_district WHERE w = 1 AND w = 1 AND true",
         ),
+        // IN lists of key prefixes: every row under each.
+        (
+            "SELECT * FROM {t}_district WHERE w IN (2, 1, 7) ORDER BY w, d",
+            "SELECT * FROM {t}_district WHERE w IN (2, 1, 7) AND true ORDER BY w, d",
+        ),
+        (
+            "UPDATE {t}_district SET v = v + 5 WHERE w IN (1, 9)",
+            "UPDATE {t}_district SET v = v + 5 WHERE w IN (1, 9) AND true",
+        ),
+        (
+            "DELETE FROM {t}_district WHERE w IN (2)",
+            "DELETE FROM {t}_district WHERE w IN (2) AND true",
+        ),
     ];
     for (fast, general) in pairs {
         let a = show(sql.execute(&fast.replace("{t}", "fast")));

@@ -1,11 +1,11 @@
-//! The OLTP fast path: statements that name one row by its whole primary key, or insert
-//! rows of values, run straight on the engine, with no DataFusion planning (which costs a
-//! hundred times what the row's read or write does). Served here:
+//! The OLTP fast path: statements that name rows by their primary key (or an index), or
+//! insert rows of values, run straight on the engine, with no DataFusion planning (which
+//! costs a hundred times what the row's read or write does). Served here:
 //!
 //! - `SELECT col, … | * FROM t WHERE pk = v [FOR UPDATE | NO KEY UPDATE | SHARE | KEY
-//!   SHARE [NOWAIT | SKIP LOCKED]]`, or with `WHERE pk IN (v, …)` for a key of one column
-//!   and `WHERE (pk1, pk2, …) IN ((v1, v2, …), …)` for a longer one (rows in key order,
-//!   each once)
+//!   SHARE [NOWAIT | SKIP LOCKED]]`, or with `WHERE pk1 IN (v, …)` and `WHERE (pk1, pk2,
+//!   …) IN ((v1, v2, …), …)` naming the key's leading columns, all of them or a prefix
+//!   (rows in key order, each once; a prefix names every row under it)
 //! - `UPDATE t SET col = v | col = other_col ± v, … WHERE pk = v` or an IN list of keys
 //!   as SELECT takes it (integer and decimal columns for the arithmetic, a decimal's
 //!   delta exact at its scale; the key itself is not assigned)
@@ -13,28 +13,34 @@
 //!
 //! where `pk = v` is each column of the primary key equal to a value, joined by AND.
 //! - `INSERT INTO t [(col, …)] VALUES (v, …), …`
-//! - reads of a range of the primary key, sorted, limited or aggregated
+//! - reads of a range of the primary key or of an index, sorted, limited or aggregated
 //!   ([`recognise_range`], run by [`range`])
+//! - joins of rows each read by its whole key ([`recognise_join`], run by [`join`])
 //!
 //! where each `v` is a literal or a parameter `$n` of a prepared statement. A statement
 //! is recognised once ([`recognise`]: a [`Shape`]) and run with its parameters as often as
 //! it is executed ([`execute`]). Values are converted only where the conversion is exact;
 //! anything else, including every error a value might cause, goes the general way.
 
+mod join;
 mod range;
 mod range_result;
 mod recognise;
+mod recognise_join;
 mod recognise_range;
 mod shape;
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::RecordBatch;
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::Statement;
 
 use crate::arrow_conv::{BatchBuilder, arrow_schema};
 use crate::error::{Result, SqlError, state};
+use crate::keycode::encode_key;
 use crate::output::{CommandTag, Output};
+use crate::pushdown::KeyRange;
 use crate::read_point::ReadPoint;
 use crate::row_locks::{LockMode, WaitPolicy};
 use crate::sequence_functions::SequenceCalls;
@@ -48,7 +54,8 @@ use shape::{Base, Kind, NewValue, Operand, RowLock, delta_type, resolve};
 /// What the fast path does for `s`; `None` if it does not serve it.
 pub(crate) fn recognise(session: &Session, s: &Statement) -> Option<Shape> {
     recognise::by_keys(session, s).or_else(|| match s {
-        Statement::Query(q) => recognise_range::range_select(session, q),
+        Statement::Query(q) => recognise_range::range_select(session, q)
+            .or_else(|| recognise_join::point_join(session, q)),
         _ => None,
     })
 }
@@ -63,24 +70,46 @@ pub(crate) async fn run(
     execute(session, read_point, &shape, &[]).await
 }
 
-/// The row keys `keys` name, in key order, each once (as a scan of their ranges gives
-/// them), if each of their values is one that is not NULL.
+/// Most rows the key prefixes of a statement may name: more go the general way.
+const MAX_PREFIX_ROWS: usize = 10_000;
+
+/// The row keys `keys` name at `read_point`, in key order, each once (as a scan of their
+/// ranges gives them): a whole key's own, and those of the rows whose keys begin with a
+/// prefix; `None` if a value is NULL or does not convert exactly, or the prefixes name
+/// more than [`MAX_PREFIX_ROWS`] rows.
 fn row_keys(
     table: &Table,
+    read_point: &ReadPoint,
     keys: &[Vec<Operand>],
     params: &[ScalarValue],
     calls: &SequenceCalls,
-) -> Option<Vec<Vec<u8>>> {
-    let mut keys = keys
-        .iter()
-        .map(|key| row_key(table, key, params, calls))
-        .collect::<Option<Vec<_>>>()?;
-    keys.sort_unstable();
-    keys.dedup();
-    Some(keys)
+) -> Result<Option<Vec<Vec<u8>>>> {
+    let whole = table.key_types().len();
+    let mut found = Vec::with_capacity(keys.len());
+    for key in keys {
+        let Some(encoded) = row_key(table, key, params, calls) else {
+            return Ok(None);
+        };
+        if key.len() == whole {
+            found.push(encoded);
+            continue;
+        }
+        let range = KeyRange::prefixed(encoded);
+        let mut scan = read_point.scan(table.rows(), (range.start, range.end))?;
+        while let Some(entry) = scan.next_ref() {
+            found.push(entry?.key.to_vec());
+            if found.len() > MAX_PREFIX_ROWS {
+                return Ok(None);
+            }
+        }
+    }
+    found.sort_unstable();
+    found.dedup();
+    Ok(Some(found))
 }
 
-/// The row key `key` names, if each of its values is one that is not NULL.
+/// The row key, or the prefix of row keys, `key` names (its operands in key order), if
+/// each of its values is one that is not NULL.
 fn row_key(
     table: &Table,
     key: &[Operand],
@@ -94,7 +123,9 @@ fn row_key(
         .map(|(&column, op)| resolve(op, table.types()[usize::from(column)], params, calls))
         .map(|v| v.filter(|v| *v != Value::Null))
         .collect::<Option<Vec<_>>>()?;
-    table.key_for(&values).ok()
+    let mut encoded = Vec::new();
+    encode_key(&table.key_types()[..values.len()], &values, &mut encoded).ok()?;
+    Some(encoded)
 }
 
 /// Runs a recognised statement with `params` for its `$n`; `None` (nothing done) when a
@@ -110,19 +141,26 @@ pub(crate) async fn execute(
     if table.is_retired() {
         return None;
     }
+    let keys = match &shape.kind {
+        Kind::Select { keys, .. } | Kind::Update { keys, .. } | Kind::Delete { keys } => {
+            match row_keys(table, read_point, keys, params, &session.sequence_calls).transpose()? {
+                Ok(keys) => keys,
+                Err(e) => return Some(Err(e)),
+            }
+        }
+        Kind::Insert { .. } | Kind::Range(_) | Kind::Join(_) => Vec::new(),
+    };
     match &shape.kind {
         Kind::Select {
-            keys,
+            keys: _,
             columns,
             shown,
             lock,
         } => {
-            let keys = row_keys(table, keys, params, &session.sequence_calls)?;
             let columns = (columns.as_slice(), shown.as_slice());
             Some(select(session, table, read_point, keys, columns, *lock).await)
         }
-        Kind::Update { keys, changes } => {
-            let keys = row_keys(table, keys, params, &session.sequence_calls)?;
+        Kind::Update { keys: _, changes } => {
             let changes = changes
                 .iter()
                 .map(|(target, change)| {
@@ -146,8 +184,7 @@ pub(crate) async fn execute(
             .await?;
             Some(n.map(|n| Output::Command(CommandTag::update(n as u64))))
         }
-        Kind::Delete { keys } => {
-            let keys = row_keys(table, keys, params, &session.sequence_calls)?;
+        Kind::Delete { keys: _ } => {
             let n = change_rows(
                 session,
                 table,
@@ -183,6 +220,7 @@ pub(crate) async fn execute(
             Some(n.map(|n| Output::Command(CommandTag::insert(n as u64))))
         }
         Kind::Range(read) => range::read(session, table, read_point, read, params).await,
+        Kind::Join(join) => join::read(session, read_point, join, params),
     }
 }
 
@@ -316,6 +354,20 @@ fn select_rows(
     keys: &[Vec<u8>],
     (columns, shown): (&[usize], &[usize]),
 ) -> Result<Output> {
+    let batch = rows_batch(table, read_point, keys, columns)?
+        .project(shown)
+        .map_err(|e| SqlError::Query(e.to_string()))?;
+    Ok(range_result::rows_of(batch))
+}
+
+/// The table columns `columns` of the rows `keys` name at `read_point` (in their
+/// order; a key with no row gives none).
+fn rows_batch(
+    table: &Table,
+    read_point: &ReadPoint,
+    keys: &[Vec<u8>],
+    columns: &[usize],
+) -> Result<RecordBatch> {
     let schema = arrow_schema(table.def(), None);
     let mut builder = BatchBuilder::new(
         Arc::from(table.types()),
@@ -335,11 +387,7 @@ fn select_rows(
             None => Ok(()),
         })??;
     }
-    let batch = builder
-        .finish()
-        .and_then(|b| b.project(shown))
-        .map_err(|e| SqlError::Query(e.to_string()))?;
-    Ok(range_result::rows_of(batch))
+    builder.finish().map_err(|e| SqlError::Query(e.to_string()))
 }
 
 /// A new value of an UPDATE with its parameters given.

@@ -1,15 +1,17 @@
-//! Range reads of the fast path ([`RangeRead`]) run on the engine: the key range is read
-//! in key order (stopped at LIMIT when the order is the key's), each row locked as it
-//! is returned when the statement asks, and the rows then sorted, made distinct, cut
-//! to LIMIT or aggregated ([`super::range_result`]).
+//! Range reads of the fast path ([`RangeRead`]) run on the engine: the key range (of the
+//! rows, or of an index whose entries name them) is read in key order (stopped at LIMIT
+//! when the order is the key's), each row locked as it is returned when the statement
+//! asks, and the rows then sorted, made distinct, cut to LIMIT or aggregated
+//! ([`super::range_result`]).
 
 use std::ops::Bound;
 use std::sync::Arc;
 
 use datafusion::common::ScalarValue;
+use pmdb_engine::Subtable;
 
 use super::range_result;
-use super::shape::{Operand, RangeOutput, RangeRead, RowLock, RowOrder, resolve};
+use super::shape::{Operand, RangeKeys, RangeOutput, RangeRead, RowLock, RowOrder, resolve};
 use crate::arrow_conv::{BatchBuilder, arrow_schema};
 use crate::error::{Result, SqlError};
 use crate::keycode::encode_key;
@@ -35,7 +37,7 @@ pub(super) async fn read(
     params: &[ScalarValue],
 ) -> Option<Result<Output>> {
     let calls = &session.sequence_calls;
-    let range = key_range(table, read, params, calls)?;
+    let ranges = key_ranges(table, read, params, calls)?;
     let limit = match &read.limit {
         None => None,
         Some(n) => match resolve(n, SqlType::BigInt, params, calls)? {
@@ -59,11 +61,17 @@ pub(super) async fn read(
     )
     .with_missing(table.required_columns(), Arc::clone(table.missing_values()));
     let gathered = match read.lock {
-        None => gather(table, read_point, range, descending, stop_at, &mut rows),
-        Some(lock) => {
-            let scope = (table, read_point, descending, stop_at);
-            gather_locked(session, scope, range, lock, &mut rows).await
-        }
+        None => gather(
+            table, read_point, read.index, &ranges, descending, stop_at, &mut rows,
+        ),
+        Some(lock) => match <[KeyRange; 1]>::try_from(ranges) {
+            Ok([range]) if read.index.is_none() => {
+                let scope = (table, read_point, descending, stop_at);
+                gather_locked(session, scope, range, lock, &mut rows).await
+            }
+            // Locks are taken in one range of the primary key only, as recognised.
+            _ => return None,
+        },
     };
     match gathered {
         Ok(true) => {}
@@ -77,85 +85,117 @@ pub(super) async fn read(
     range_result::output(batch, read, limit)
 }
 
-/// The keys `read` reads with `params`: its prefix's, bounded on the next key column.
-fn key_range(
+/// The ranges of keys `read` reads with `params`, in key order, disjoint: its prefix's,
+/// bounded on the next key column, or each of its prefixes'.
+fn key_ranges(
     table: &Table,
     read: &RangeRead,
     params: &[ScalarValue],
     calls: &SequenceCalls,
-) -> Option<KeyRange> {
-    let key_types = table.key_types();
+) -> Option<Vec<KeyRange>> {
+    let key_types = match read.index {
+        None => table.key_types(),
+        Some(i) => &table.indexes()[i].types,
+    };
     let value = |op: &Operand, ty| resolve(op, ty, params, calls).filter(|v| *v != Value::Null);
-    let fixed = read.prefix.len();
-    let prefix_values = read
-        .prefix
-        .iter()
-        .zip(key_types)
-        .map(|(op, &ty)| value(op, ty))
-        .collect::<Option<Vec<_>>>()?;
-    let mut prefix = Vec::new();
-    encode_key(&key_types[..fixed], &prefix_values, &mut prefix).ok()?;
-    if read.low.is_none() && read.high.is_none() {
-        return Some(KeyRange::prefixed(prefix));
+    let encoded = |prefix: &[Operand]| {
+        let values = prefix
+            .iter()
+            .zip(key_types)
+            .map(|(op, &ty)| value(op, ty))
+            .collect::<Option<Vec<_>>>()?;
+        let mut encoded = Vec::new();
+        encode_key(&key_types[..prefix.len()], &values, &mut encoded).ok()?;
+        Some(encoded)
+    };
+    let (prefix, low, high) = match &read.keys {
+        RangeKeys::Prefixes(prefixes) => {
+            let mut prefixes = prefixes
+                .iter()
+                .map(|p| encoded(p))
+                .collect::<Option<Vec<_>>>()?;
+            // Of one length, so that none begins another: sorted, they are disjoint.
+            prefixes.sort_unstable();
+            prefixes.dedup();
+            return Some(prefixes.into_iter().map(KeyRange::prefixed).collect());
+        }
+        RangeKeys::Bounded { prefix, low, high } => (prefix, low, high),
+    };
+    let fixed = prefix.len();
+    let prefix = encoded(prefix)?;
+    if low.is_none() && high.is_none() {
+        return Some(vec![KeyRange::prefixed(prefix)]);
     }
     let ty = *key_types.get(fixed)?;
     let bound = |b: &Option<(Operand, bool)>| match b {
         None => Some(None),
         Some((op, inclusive)) => Some(Some((value(op, ty)?, *inclusive))),
     };
-    let (low, high) = (bound(&read.low)?, bound(&read.high)?);
-    bounded(&prefix, ty, low.as_ref(), high.as_ref())
+    let (low, high) = (bound(low)?, bound(high)?);
+    Some(vec![bounded(&prefix, ty, low.as_ref(), high.as_ref())?])
 }
 
+/// A scan of `range` of `sub`, forwards or backwards.
 fn scan(
     read_point: &ReadPoint,
-    table: &Table,
+    sub: &Subtable,
     range: KeyRange,
     descending: bool,
 ) -> Result<RowScan> {
     let bounds = (range.start, range.end);
     if descending {
-        read_point.scan_rev(table.rows(), bounds)
+        read_point.scan_rev(sub, bounds)
     } else {
-        read_point.scan(table.rows(), bounds)
+        read_point.scan(sub, bounds)
     }
 }
 
-/// Adds the stored row `value` under `key` to `rows`.
-fn push(
-    table: &Table,
-    read_point: &ReadPoint,
-    rows: &mut BatchBuilder,
-    key: &[u8],
-    value: &[u8],
-) -> Result<()> {
-    let row = table.whole(read_point, key, value)?;
-    rows.push(key, &row).map_err(|source| SqlError::Damaged {
+/// Adds the whole stored row `row` under `key` to `rows`.
+fn push(table: &Table, rows: &mut BatchBuilder, key: &[u8], row: &[u8]) -> Result<()> {
+    rows.push(key, row).map_err(|source| SqlError::Damaged {
         what: format!("row in table {:?}", table.def().name),
         source,
     })
 }
 
-/// Reads the rows of `range` into `rows`, up to `stop_at` of them; `false` if there are
-/// more than [`MAX_ROWS`].
+/// Reads the rows of `ranges` (of the rows, or of the index at `index`; in key order,
+/// disjoint) into `rows`, up to `stop_at` of them; `false` if there are more than
+/// [`MAX_ROWS`].
 fn gather(
     table: &Table,
     read_point: &ReadPoint,
-    range: KeyRange,
+    index: Option<usize>,
+    ranges: &[KeyRange],
     descending: bool,
     stop_at: Option<usize>,
     rows: &mut BatchBuilder,
 ) -> Result<bool> {
-    let mut scan = scan(read_point, table, range, descending)?;
-    while stop_at.is_none_or(|n| rows.len() < n) {
-        let Some(entry) = scan.next_ref() else {
-            break;
-        };
-        let entry = entry?;
-        if rows.len() == MAX_ROWS {
-            return Ok(false);
+    let sub = index.map_or(table.rows(), |i| &table.indexes()[i].subtable);
+    let ordered: Box<dyn Iterator<Item = &KeyRange>> = if descending {
+        Box::new(ranges.iter().rev())
+    } else {
+        Box::new(ranges.iter())
+    };
+    for range in ordered {
+        let mut scan = scan(read_point, sub, range.clone(), descending)?;
+        while stop_at.is_none_or(|n| rows.len() < n) {
+            let Some(entry) = scan.next_ref() else {
+                break;
+            };
+            let entry = entry?;
+            if rows.len() == MAX_ROWS {
+                return Ok(false);
+            }
+            match index {
+                None => {
+                    let row = table.whole(read_point, entry.key, entry.value)?;
+                    push(table, rows, entry.key, &row)?;
+                }
+                Some(i) => table.read_indexed(i, read_point, entry.key, |key, row| {
+                    push(table, rows, key, row)
+                })?,
+            }
         }
-        push(table, read_point, rows, entry.key, entry.value)?;
     }
     Ok(true)
 }
@@ -179,7 +219,7 @@ async fn gather_locked(
         }
         let take = wanted.unwrap_or(MAX_ROWS + 1);
         let keys = {
-            let mut scan = scan(read_point, table, range.clone(), descending)?;
+            let mut scan = scan(read_point, table.rows(), range.clone(), descending)?;
             let mut keys = Vec::new();
             while keys.len() < take {
                 let Some(entry) = scan.next_ref() else {
@@ -201,7 +241,7 @@ async fn gather_locked(
         let under_lock = read_point.under_lock(&session.db);
         for key in locked {
             under_lock.get(table.rows(), key, |row| match row {
-                Some(value) => push(table, &under_lock, rows, key, value),
+                Some(value) => push(table, rows, key, &table.whole(&under_lock, key, value)?),
                 None => Ok(()),
             })??;
         }

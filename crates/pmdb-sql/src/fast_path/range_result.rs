@@ -1,8 +1,9 @@
 //! The result of a range read from the rows it gathered: sorted by Arrow's row format
 //! (the order DataFusion's sorts give the same arrays, NULLs placed as asked), repeats
-//! dropped for DISTINCT, cut to LIMIT and projected to the columns shown; or one row of
-//! aggregates, with the types DataFusion gives them (sums of integers as BIGINT, of a
-//! NUMERIC(p, s) as NUMERIC(min(p + 10, 38), s)).
+//! dropped for DISTINCT, cut to LIMIT and projected to the columns shown; or a row of
+//! aggregates for each group of rows (one in all without GROUP BY), with the types
+//! DataFusion gives them (sums of integers as BIGINT, of a NUMERIC(p, s) as
+//! NUMERIC(min(p + 10, 38), s)).
 
 use std::cmp::Ordering;
 use std::sync::Arc;
@@ -10,12 +11,12 @@ use std::sync::Arc;
 use datafusion::arrow::array::{
     Array, ArrayRef, AsArray, Decimal128Array, Int64Array, RecordBatch, UInt32Array, new_null_array,
 };
-use datafusion::arrow::compute::{SortOptions, cast, take_record_batch};
+use datafusion::arrow::compute::{SortOptions, cast, concat_batches, take_record_batch};
 use datafusion::arrow::datatypes::{DataType, Decimal128Type, Field, Int64Type, Schema};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::row::{RowConverter, Rows, SortField};
 
-use super::shape::{Aggregate, RangeOutput, RangeRead, RowOrder, SortKey, sum_type};
+use super::shape::{Aggregate, GroupItem, RangeOutput, RangeRead, RowOrder, SortKey, sum_type};
 use crate::error::{Result, SqlError};
 use crate::output::Output;
 
@@ -28,7 +29,7 @@ pub(super) fn output(
 ) -> Option<Result<Output>> {
     let batch = match &read.output {
         RangeOutput::Rows { shown } => rows(batch, &read.order, limit, shown).map(Some),
-        RangeOutput::Aggregates(aggregates) => aggregated(&batch, aggregates),
+        RangeOutput::Aggregates { by, items } => grouped(&batch, by, items),
     };
     match batch {
         Ok(None) => None,
@@ -113,14 +114,61 @@ fn sorted(
     take_record_batch(batch, &UInt32Array::from(order)).map_err(arrow_error)
 }
 
-/// One row of `aggregates` over `batch`'s rows; `None` when a sum does not fit.
-fn aggregated(
-    batch: &RecordBatch,
-    aggregates: &[(Aggregate, String)],
-) -> Result<Option<RecordBatch>> {
-    let mut fields = Vec::with_capacity(aggregates.len());
-    let mut columns = Vec::with_capacity(aggregates.len());
-    for (aggregate, name) in aggregates {
+/// A row of `items` for each group of `batch`'s rows equal in the columns `by`, in the
+/// groups' order (one row in all when `by` is empty); `None` when a sum does not fit.
+fn grouped(batch: &RecordBatch, by: &[usize], items: &[GroupItem]) -> Result<Option<RecordBatch>> {
+    if by.is_empty() {
+        return aggregated(batch, items);
+    }
+    let keys: Vec<SortKey> = by
+        .iter()
+        .map(|&column| SortKey {
+            column,
+            descending: false,
+            nulls_first: false,
+        })
+        .collect();
+    let rows = row_form(batch, &keys)?;
+    let n = u32::try_from(batch.num_rows()).map_err(|e| SqlError::Query(e.to_string()))?;
+    let mut order: Vec<u32> = (0..n).collect();
+    order.sort_by(|&a, &b| rows.row(a as usize).cmp(&rows.row(b as usize)));
+    // The columns of a group's row, also when there is no group.
+    let Some(empty) = aggregated(&batch.slice(0, 0), items)? else {
+        return Ok(None);
+    };
+    let mut groups = Vec::new();
+    for group in order.chunk_by(|&a, &b| rows.row(a as usize) == rows.row(b as usize)) {
+        let group =
+            take_record_batch(batch, &UInt32Array::from(group.to_vec())).map_err(arrow_error)?;
+        match aggregated(&group, items)? {
+            Some(row) => groups.push(row),
+            None => return Ok(None),
+        }
+    }
+    concat_batches(&empty.schema(), &groups)
+        .map(Some)
+        .map_err(arrow_error)
+}
+
+/// One row of `items` over `batch`'s rows (a grouped column's value from its first);
+/// `None` when a sum does not fit.
+fn aggregated(batch: &RecordBatch, items: &[GroupItem]) -> Result<Option<RecordBatch>> {
+    let mut fields = Vec::with_capacity(items.len());
+    let mut columns = Vec::with_capacity(items.len());
+    for item in items {
+        let (aggregate, name) = match item {
+            GroupItem::Column(c, name) => {
+                let values = batch.column(*c);
+                let value = match values.len() {
+                    0 => new_null_array(values.data_type(), 1),
+                    _ => values.slice(0, 1),
+                };
+                fields.push(batch.schema().field(*c).clone().with_name(name));
+                columns.push(value);
+                continue;
+            }
+            GroupItem::Aggregate(aggregate, name) => (aggregate, name),
+        };
         let count = |n: usize| -> (Field, ArrayRef) {
             let n = i64::try_from(n).unwrap_or(i64::MAX);
             (

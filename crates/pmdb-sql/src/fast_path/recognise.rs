@@ -6,11 +6,10 @@
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
-    Assignment, AssignmentTarget, BinaryOperator, Delete, Distinct, Expr, FromTable, Function,
-    FunctionArg, FunctionArgExpr, FunctionArgumentList, FunctionArguments, GroupByExpr, Insert,
-    LockClause, ObjectName, Query, Select, SelectFlavor, SelectItem, SetExpr, Statement,
-    TableFactor, TableObject, TableWithJoins, UnaryOperator, Update, Value as Literal, Values,
-    WildcardAdditionalOptions,
+    Assignment, AssignmentTarget, BinaryOperator, Delete, Distinct, Expr, FromTable,
+    FunctionArgExpr, GroupByExpr, Insert, LockClause, ObjectName, Query, Select, SelectFlavor,
+    SelectItem, SetExpr, Statement, TableFactor, TableObject, TableWithJoins, UnaryOperator,
+    Update, Value as Literal, Values, WildcardAdditionalOptions,
 };
 
 use super::shape::{Base, Kind, NewValue, Operand, RowLock, Shape, delta_type};
@@ -19,6 +18,7 @@ use crate::ast_shape;
 use crate::lock_clauses::clause;
 use crate::names::{ident_name, object_name};
 use crate::referential::reaches_references;
+use crate::row_constructors;
 use crate::sequence_functions::named_sequence;
 use crate::session::Session;
 use crate::table::Table;
@@ -45,7 +45,7 @@ pub(super) fn plain_table(t: &TableWithJoins, session: &Session) -> Option<Arc<T
     }
 }
 
-fn table_named(session: &Session, name: &ObjectName) -> Option<Arc<Table>> {
+pub(super) fn table_named(session: &Session, name: &ObjectName) -> Option<Arc<Table>> {
     session
         .catalog
         .table_seen_by(&object_name(name).ok()?, session.viewer)
@@ -56,32 +56,28 @@ fn table_named(session: &Session, name: &ObjectName) -> Option<Arc<Table>> {
 fn key_equality(table: &Table, e: &Expr) -> Option<Vec<Operand>> {
     let pk = &table.def().primary_key;
     let mut key: Vec<Option<Operand>> = vec![None; pk.len()];
-    let mut conjuncts = vec![e];
-    while let Some(e) = conjuncts.pop() {
-        let Expr::BinaryOp { left, op, right } = e else {
+    for e in ast_shape::conjuncts(e) {
+        let Expr::BinaryOp {
+            left,
+            op: BinaryOperator::Eq,
+            right,
+        } = e
+        else {
             return None;
         };
-        match op {
-            BinaryOperator::And => {
-                conjuncts.push(left);
-                conjuncts.push(right);
-            }
-            BinaryOperator::Eq => {
-                let column = column_of(table, left)?;
-                let at = pk.iter().position(|&c| usize::from(c) == column)?;
-                let operand = operand(right, table.types()[column])?;
-                if matches!(operand, Operand::Value(Value::Null)) || key[at].is_some() {
-                    return None;
-                }
-                key[at] = Some(operand);
-            }
-            _ => return None,
+        let column = column_of(table, left)?;
+        let at = pk.iter().position(|&c| usize::from(c) == column)?;
+        let operand = operand(right, table.types()[column])?;
+        if matches!(operand, Operand::Value(Value::Null)) || key[at].is_some() {
+            return None;
         }
+        key[at] = Some(operand);
     }
     key.into_iter().collect()
 }
 
-/// The whole keys a WHERE clause names: one by equalities, or an IN list of them.
+/// The keys a WHERE clause names: one whole key by equalities, or an IN list of whole
+/// keys or of prefixes of them (each naming every row whose key begins with it).
 fn keys(table: &Table, e: &Expr) -> Option<Vec<Vec<Operand>>> {
     key_equality(table, e)
         .map(|key| vec![key])
@@ -91,9 +87,10 @@ fn keys(table: &Table, e: &Expr) -> Option<Vec<Vec<Operand>>> {
 /// Most keys an IN list the fast path serves may name.
 const MAX_KEYS: usize = 1000;
 
-/// `pk IN (v, …)` for a key of one column, or `(pk1, pk2, …) IN ((v1, v2, …), …)` naming
-/// each column of the key once in any order: each key's operands in key order.
-fn key_list(table: &Table, e: &Expr) -> Option<Vec<Vec<Operand>>> {
+/// `pk1 IN (v, …)`, or `(pk1, pk2, …) IN ((v1, v2, …), …)` naming each of the key's
+/// leading columns (all of them, or fewer: a prefix) once in any order: each key's or
+/// prefix's operands in key order.
+pub(super) fn key_list(table: &Table, e: &Expr) -> Option<Vec<Vec<Operand>>> {
     let Expr::InList {
         expr,
         list,
@@ -103,28 +100,25 @@ fn key_list(table: &Table, e: &Expr) -> Option<Vec<Vec<Operand>>> {
         return None;
     };
     let pk = &table.def().primary_key;
-    let columns: Vec<&Expr> = match expr.as_ref() {
-        Expr::Tuple(columns) => columns.iter().collect(),
-        column => vec![column],
-    };
-    if columns.len() != pk.len() || list.is_empty() || list.len() > MAX_KEYS {
+    let columns: Vec<&Expr> = row_constructors::items(expr).unwrap_or_else(|| vec![expr]);
+    if columns.len() > pk.len() || list.is_empty() || list.len() > MAX_KEYS {
         return None;
     }
     // For each key column, where the row lists its value.
-    let mut at = vec![None; pk.len()];
+    let mut at = vec![None; columns.len()];
     for (i, c) in columns.iter().enumerate() {
         let column = column_of(table, c)?;
         let k = pk.iter().position(|&p| usize::from(p) == column)?;
-        if at[k].replace(i).is_some() {
+        if at.get_mut(k)?.replace(i).is_some() {
             return None;
         }
     }
     let at: Vec<usize> = at.into_iter().collect::<Option<_>>()?;
     list.iter()
         .map(|item| {
-            let values: Vec<&Expr> = match item {
-                Expr::Tuple(values) if columns.len() > 1 => values.iter().collect(),
-                value if columns.len() == 1 => vec![value],
+            let values = match row_constructors::items(item) {
+                Some(values) if columns.len() > 1 => values,
+                None if columns.len() == 1 => vec![item],
                 _ => return None,
             };
             if values.len() != columns.len() {
@@ -192,33 +186,11 @@ pub(super) fn operand(e: &Expr, ty: SqlType) -> Option<Operand> {
 /// A call of a function named by one plain name with one unnamed argument and no other
 /// clause: the function's name and the argument.
 pub(super) fn plain_call(e: &Expr) -> Option<(String, &FunctionArgExpr)> {
-    let Expr::Function(Function {
-        name: ObjectName(name),
-        uses_odbc_syntax: false,
-        parameters: FunctionArguments::None,
-        args:
-            FunctionArguments::List(FunctionArgumentList {
-                duplicate_treatment: None,
-                args,
-                clauses,
-            }),
-        filter: None,
-        null_treatment: None,
-        over: None,
-        within_group,
-    }) = e
-    else {
+    let (name, args) = ast_shape::plain_call(e)?;
+    let [arg] = args.as_slice() else {
         return None;
     };
-    let ([part], [FunctionArg::Unnamed(arg)], [], []) = (
-        name.as_slice(),
-        args.as_slice(),
-        clauses.as_slice(),
-        within_group.as_slice(),
-    ) else {
-        return None;
-    };
-    Some((ident_name(part.as_ident()?), arg))
+    Some((ident_name(name), arg))
 }
 
 /// `nextval('name')` of a sequence the catalog has: a serial column's default.
@@ -280,17 +252,60 @@ pub(super) fn row_lock(locks: &[LockClause], name: &str) -> Option<Option<RowLoc
 }
 
 /// A SELECT of one plain table with a WHERE clause and no other clause but DISTINCT
-/// (without ON): the table, the select list, the WHERE clause, whether it is DISTINCT,
-/// and the table's name as locking clauses name it.
+/// (without ON) and GROUP BY (without modifiers): the table, the select list, the WHERE
+/// clause, whether it is DISTINCT, what it groups by, and the table's name as locking
+/// clauses name it.
 pub(super) struct SimpleSelect<'a> {
     pub table: Arc<Table>,
     pub projection: &'a [SelectItem],
     pub selection: &'a Expr,
     pub distinct: bool,
+    pub group_by: &'a [Expr],
     pub name: String,
 }
 
 pub(super) fn simple_select<'a>(session: &Session, sel: &'a Select) -> Option<SimpleSelect<'a>> {
+    let PlainSelect {
+        projection,
+        from,
+        selection,
+        distinct,
+        group_by,
+    } = plain_select(sel)?;
+    let [from] = from else {
+        return None;
+    };
+    let TableWithJoins {
+        relation: TableFactor::Table { name, .. },
+        ..
+    } = from
+    else {
+        return None;
+    };
+    let name = object_name(name).ok()?.name;
+    let table = plain_table(from, session)?;
+    Some(SimpleSelect {
+        table,
+        projection,
+        selection,
+        distinct,
+        group_by,
+        name,
+    })
+}
+
+/// A SELECT with a WHERE clause and no other clause but DISTINCT (without ON) and GROUP
+/// BY (without modifiers): its select list, FROM list, WHERE clause, whether it is
+/// DISTINCT and what it groups by.
+pub(super) struct PlainSelect<'a> {
+    pub projection: &'a [SelectItem],
+    pub from: &'a [TableWithJoins],
+    pub selection: &'a Expr,
+    pub distinct: bool,
+    pub group_by: &'a [Expr],
+}
+
+pub(super) fn plain_select(sel: &Select) -> Option<PlainSelect<'_>> {
     let Select {
         select_token: _,
         optimizer_hints,
@@ -328,30 +343,17 @@ pub(super) fn simple_select<'a>(session: &Session, sel: &'a Select) -> Option<Si
     let empty = optimizer_hints.is_empty()
         && lateral_views.is_empty()
         && connect_by.is_empty()
-        && group_by.is_empty()
         && modifiers.is_empty()
         && cluster_by.is_empty()
         && distribute_by.is_empty()
         && sort_by.is_empty()
         && named_window.is_empty();
-    let [from] = from.as_slice() else {
-        return None;
-    };
-    let TableWithJoins {
-        relation: TableFactor::Table { name, .. },
-        ..
-    } = from
-    else {
-        return None;
-    };
-    let name = object_name(name).ok()?.name;
-    let table = plain_table(from, session).filter(|_| empty)?;
-    Some(SimpleSelect {
-        table,
+    empty.then_some(PlainSelect {
         projection,
+        from,
         selection,
         distinct,
-        name,
+        group_by,
     })
 }
 
@@ -364,6 +366,7 @@ fn select(session: &Session, q: &Query) -> Option<Shape> {
         projection,
         selection,
         distinct: false,
+        group_by: [],
         name,
     } = simple_select(session, sel)?
     else {

@@ -1,7 +1,7 @@
 //! Range reads the fast path serves, recognised by their syntax tree: a SELECT of one
-//! table whose WHERE clause fixes the leading columns of the primary key and bounds the
-//! next one, with ORDER BY, LIMIT, DISTINCT, locking clauses, or a select list of
-//! aggregates:
+//! table whose WHERE clause fixes the leading columns of the primary key (or, where it
+//! names columns outside it, of an index) and bounds the next one, with ORDER BY, LIMIT,
+//! DISTINCT, locking clauses, or a select list of aggregates:
 //!
 //! - `SELECT cols | * FROM t WHERE pk1 = v AND … AND pkn BETWEEN v AND v | > | >= | < | <= v
 //!   [ORDER BY cols [ASC | DESC] [NULLS FIRST | LAST], …] [LIMIT v] [FOR …]`
@@ -9,8 +9,8 @@
 //! - `SELECT count(*) | count(col) | sum(col) | min(col) | max(col) [AS name], … FROM t
 //!   WHERE …`
 //!
-//! Locking clauses only with rows in key order (ORDER BY the key, or none): a row is
-//! locked as it is returned. Everything else goes the general way.
+//! Locking clauses only by the primary key, with rows in key order (ORDER BY the key, or
+//! none): a row is locked as it is returned. Everything else goes the general way.
 
 use datafusion::sql::sqlparser::ast::{
     BinaryOperator, Expr, FunctionArgExpr, LimitClause, OrderBy, OrderByExpr, OrderByKind,
@@ -18,9 +18,13 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use super::recognise::{
-    SimpleSelect, column_of, operand, plain_call, plain_wildcard, position, row_lock, simple_select,
+    SimpleSelect, column_of, key_list, operand, plain_call, plain_wildcard, position, row_lock,
+    simple_select,
 };
-use super::shape::{Aggregate, Kind, Operand, RangeOutput, RangeRead, RowOrder, Shape, SortKey};
+use super::shape::{
+    Aggregate, GroupItem, Kind, Operand, RangeKeys, RangeOutput, RangeRead, RowOrder, Shape,
+    SortKey,
+};
 use crate::ast_shape::{self, OrderedQuery};
 use crate::names::ident_name;
 use crate::session::Session;
@@ -42,22 +46,38 @@ pub(super) fn range_select(session: &Session, q: &Query) -> Option<Shape> {
         projection,
         selection,
         distinct,
+        group_by,
         name,
     } = simple_select(session, sel)?;
     let lock = row_lock(locks, &name)?;
-    let (prefix, low, high) = key_range(&table, selection)?;
+    let (index, keys) = narrowed(&table, selection)?;
+    if lock.is_some() && (index.is_some() || matches!(keys, RangeKeys::Prefixes(_))) {
+        return None;
+    }
+    // The order rows are read in: an index's entries end with the row's key.
+    let pk = &table.def().primary_key;
+    let key: Vec<u16> = match index {
+        None => pk.clone(),
+        Some(i) => table.indexes()[i]
+            .def
+            .columns
+            .iter()
+            .chain(pk)
+            .copied()
+            .collect(),
+    };
     let mut columns = Vec::new();
-    let output = items(&table, projection, &mut columns)?;
-    if matches!(output, RangeOutput::Aggregates(_))
+    let output = items(&table, projection, group_by, &mut columns)?;
+    if matches!(output, RangeOutput::Aggregates { .. })
         && (distinct || order_by.is_some() || limit.is_some() || lock.is_some())
     {
         return None;
     }
     let order = match (&output, order_by) {
-        (RangeOutput::Aggregates(_), _) => RowOrder::Key { descending: false },
+        (RangeOutput::Aggregates { .. }, _) => RowOrder::Key { descending: false },
         (RangeOutput::Rows { shown }, order_by) => {
             let items = order_items(&table, order_by)?;
-            match key_order(&table, prefix.len(), &items) {
+            match key_order(&table, &key, keys.fixed(), &items) {
                 Some(descending) if !distinct => RowOrder::Key { descending },
                 _ => sorted(&table, &mut columns, shown, &items, distinct)?,
             }
@@ -81,9 +101,8 @@ pub(super) fn range_select(session: &Session, q: &Query) -> Option<Shape> {
     Some(Shape {
         table,
         kind: Kind::Range(Box::new(RangeRead {
-            prefix,
-            low,
-            high,
+            index,
+            keys,
             columns,
             output,
             order,
@@ -103,28 +122,51 @@ enum Condition {
     High(Operand, bool),
 }
 
-/// The WHERE clause `e` as equalities on the primary key's leading columns and bounds
-/// on the next one; `None` if it says anything else, or nothing that narrows the key.
-fn key_range(table: &Table, e: &Expr) -> Option<(Vec<Operand>, KeyBound, KeyBound)> {
-    let pk = &table.def().primary_key;
-    let mut conditions: Vec<Vec<Condition>> = pk.iter().map(|_| Vec::new()).collect();
-    let mut conjuncts = vec![e];
-    while let Some(e) = conjuncts.pop() {
+/// What a WHERE clause says of a key: operands its leading columns equal, and bounds on
+/// the next one.
+type KeyRead = (Vec<Operand>, KeyBound, KeyBound);
+
+/// The key the WHERE clause `e` narrows and its ranges: the primary key's (by an IN
+/// list of its keys or their prefixes, or a range), else those of the index whose
+/// leading columns it narrows furthest (`Some` of its place in the table), of an index
+/// whose columns compare as their encoding does (no floats, with their signed zeros
+/// and NaN).
+fn narrowed(table: &Table, e: &Expr) -> Option<(Option<usize>, RangeKeys)> {
+    if let Some(prefixes) = key_list(table, e) {
+        return Some((None, RangeKeys::Prefixes(prefixes)));
+    }
+    let bounded = |(prefix, low, high)| RangeKeys::Bounded { prefix, low, high };
+    if let Some(read) = key_range(table, &table.def().primary_key, e) {
+        return Some((None, bounded(read)));
+    }
+    let reach = |(prefix, low, high): &KeyRead| {
+        prefix.len() * 2 + usize::from(low.is_some() || high.is_some())
+    };
+    let mut best: Option<(usize, KeyRead)> = None;
+    for (i, ix) in table.indexes().iter().enumerate() {
+        let comparable = ix.types.iter().all(|&ty| orderable(ty));
+        if comparable
+            && let Some(read) = key_range(table, &ix.def.columns, e)
+            && best.as_ref().is_none_or(|(_, b)| reach(&read) > reach(b))
+        {
+            best = Some((i, read));
+        }
+    }
+    best.map(|(i, read)| (Some(i), bounded(read)))
+}
+
+/// The WHERE clause `e` as equalities on the leading columns of `key` (table columns)
+/// and bounds on the next one; `None` if it says anything else, or nothing that narrows
+/// the key.
+fn key_range(table: &Table, key: &[u16], e: &Expr) -> Option<KeyRead> {
+    let mut conditions: Vec<Vec<Condition>> = key.iter().map(|_| Vec::new()).collect();
+    for e in ast_shape::conjuncts(e) {
         match e {
-            Expr::Nested(e) => conjuncts.push(e),
-            Expr::BinaryOp {
-                left,
-                op: BinaryOperator::And,
-                right,
-            } => {
-                conjuncts.push(left);
-                conjuncts.push(right);
-            }
             Expr::BinaryOp { left, op, right } => {
-                let (at, ty, op, value) = match key_column(table, left) {
+                let (at, ty, op, value) = match key_column(table, key, left) {
                     Some((at, ty)) => (at, ty, op.clone(), right),
                     None => {
-                        let (at, ty) = key_column(table, right)?;
+                        let (at, ty) = key_column(table, key, right)?;
                         (at, ty, swapped(op)?, left)
                     }
                 };
@@ -144,7 +186,7 @@ fn key_range(table: &Table, e: &Expr) -> Option<(Vec<Operand>, KeyBound, KeyBoun
                 low,
                 high,
             } => {
-                let (at, ty) = key_column(table, expr)?;
+                let (at, ty) = key_column(table, key, expr)?;
                 conditions[at].push(Condition::Low(not_null(operand(low, ty)?)?, true));
                 conditions[at].push(Condition::High(not_null(operand(high, ty)?)?, true));
             }
@@ -184,14 +226,10 @@ fn bounds(conditions: &[Condition], low: &mut KeyBound, high: &mut KeyBound) -> 
     Some(())
 }
 
-/// `e` as a column of the primary key: its place in the key and its type.
-fn key_column(table: &Table, e: &Expr) -> Option<(usize, SqlType)> {
+/// `e` as a column of `key`: its place in the key and its type.
+fn key_column(table: &Table, key: &[u16], e: &Expr) -> Option<(usize, SqlType)> {
     let column = column_of(table, e)?;
-    let at = table
-        .def()
-        .primary_key
-        .iter()
-        .position(|&c| usize::from(c) == column)?;
+    let at = key.iter().position(|&c| usize::from(c) == column)?;
     Some((at, table.types()[column]))
 }
 
@@ -213,36 +251,66 @@ fn not_null(op: Operand) -> Option<Operand> {
 }
 
 /// A select list of table columns (each added to `columns`, which they are shown
-/// from), or of aggregates over them.
+/// from), or of aggregates over them, beside the columns of `group_by` (plain columns).
 fn items(
     table: &Table,
     projection: &[SelectItem],
+    group_by: &[Expr],
     columns: &mut Vec<usize>,
 ) -> Option<RangeOutput> {
-    let mut shown = Vec::new();
-    let mut aggregates = Vec::new();
+    let by = group_by
+        .iter()
+        .map(|e| Some(position(columns, column_of(table, e)?)))
+        .collect::<Option<Vec<_>>>()?;
+    let name = |c: usize| table.def().columns[c].name.clone();
+    let mut items = Vec::new();
     for item in projection {
-        match item {
+        items.push(match item {
             SelectItem::Wildcard(options) if *options == plain_wildcard(options) => {
-                shown.extend((0..table.types().len()).map(|c| position(columns, c)))
+                for c in 0..table.types().len() {
+                    items.push(GroupItem::Column(position(columns, c), name(c)));
+                }
+                continue;
             }
             SelectItem::UnnamedExpr(e) => match column_of(table, e) {
-                Some(c) => shown.push(position(columns, c)),
-                None => aggregates.push(aggregate(table, e, columns)?),
+                Some(c) => GroupItem::Column(position(columns, c), name(c)),
+                None => {
+                    let (f, name) = aggregate(table, e, columns)?;
+                    GroupItem::Aggregate(f, name)
+                }
             },
-            SelectItem::ExprWithAlias { expr, alias } => {
-                let (f, _) = aggregate(table, expr, columns)?;
-                aggregates.push((f, ident_name(alias)));
-            }
+            SelectItem::ExprWithAlias { expr, alias } => match column_of(table, expr) {
+                // A row's columns are served by their own names only.
+                Some(c) if !by.is_empty() => {
+                    GroupItem::Column(position(columns, c), ident_name(alias))
+                }
+                Some(_) => return None,
+                None => GroupItem::Aggregate(aggregate(table, expr, columns)?.0, ident_name(alias)),
+            },
             _ => return None,
-        }
+        });
     }
-    match (shown.is_empty(), aggregates.is_empty()) {
-        (false, true) => Some(RangeOutput::Rows { shown }),
-        (true, false) => Some(RangeOutput::Aggregates(aggregates)),
-        // Columns beside aggregates with no GROUP BY: the general way refuses them.
-        _ => None,
+    let grouped = |item: &GroupItem| match item {
+        GroupItem::Column(at, _) => by.contains(at),
+        GroupItem::Aggregate(..) => true,
+    };
+    let aggregates = items.iter().any(|i| matches!(i, GroupItem::Aggregate(..)));
+    if by.is_empty() && !aggregates {
+        let shown = items
+            .iter()
+            .filter_map(|i| match i {
+                GroupItem::Column(at, _) => Some(*at),
+                GroupItem::Aggregate(..) => None,
+            })
+            .collect();
+        return Some(RangeOutput::Rows { shown });
     }
+    // A column neither grouped by nor aggregated: the general way refuses it (or finds
+    // it determined by a grouped key).
+    items
+        .iter()
+        .all(grouped)
+        .then_some(RangeOutput::Aggregates { by, items })
 }
 
 /// `count(*)`, `count(col)`, `sum(col)`, `min(col)` or `max(col)` of a column whose type
@@ -331,27 +399,28 @@ fn order_items(table: &Table, order_by: Option<&OrderBy>) -> Option<Vec<OrderIte
         .collect()
 }
 
-/// Whether `items` are served by the key's own order past its `fixed` leading columns:
-/// `Some(descending)` when they name the next key columns in order, all one way (the
-/// fixed ones may be named anywhere: they hold one value). Key columns hold no NULL, so
-/// where NULLs would go does not matter.
-fn key_order(table: &Table, fixed: usize, items: &[OrderItem]) -> Option<bool> {
-    let pk: Vec<usize> = table
-        .def()
-        .primary_key
-        .iter()
-        .map(|&c| usize::from(c))
-        .collect();
+/// Whether `items` are served by the order of `key` (table columns) past its `fixed`
+/// leading columns: `Some(descending)` when they name the next key columns in order,
+/// all one way (the fixed ones may be named anywhere: they hold one value), and put
+/// NULLs where the key's order has them, first (read forwards) or last (backwards),
+/// unless the column holds none.
+fn key_order(table: &Table, key: &[u16], fixed: usize, items: &[OrderItem]) -> Option<bool> {
+    let def = table.def();
+    let key: Vec<usize> = key.iter().map(|&c| usize::from(c)).collect();
+    let holds_no_null =
+        |c: usize| def.columns[c].not_null || def.primary_key.iter().any(|&k| usize::from(k) == c);
     let rest: Vec<&OrderItem> = items
         .iter()
-        .filter(|(c, _, _)| !pk[..fixed].contains(c))
+        .filter(|(c, _, _)| !key[..fixed].contains(c))
         .collect();
     let descending = rest.first().is_some_and(|(_, d, _)| *d);
-    let in_key_order = rest.len() <= pk.len() - fixed
+    let in_key_order = rest.len() <= key.len() - fixed
         && rest
             .iter()
-            .zip(&pk[fixed..])
-            .all(|((c, d, _), k)| c == k && *d == descending);
+            .zip(&key[fixed..])
+            .all(|((c, d, nulls_first), k)| {
+                c == k && *d == descending && (holds_no_null(*c) || *nulls_first != descending)
+            });
     in_key_order.then_some(descending)
 }
 

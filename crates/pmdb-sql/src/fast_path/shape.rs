@@ -114,16 +114,43 @@ pub(super) enum Kind {
     },
     /// The rows of a range of keys.
     Range(Box<RangeRead>),
+    /// The rows of several tables, one each by its whole key, joined.
+    Join(Box<PointJoin>),
 }
 
-/// A read of the rows whose key begins with `prefix` and whose next key column lies
-/// between `low` and `high` (each with whether it is included; a missing one leaves
-/// that side open).
+/// A join of rows read by their keys: each table with its key's operands (in key
+/// order), the first being the shape's table.
+#[derive(Clone)]
+pub(super) struct PointJoin {
+    pub tables: Vec<(Arc<Table>, Vec<Operand>)>,
+    /// The columns read of each table.
+    pub columns: Vec<Vec<usize>>,
+    /// Each column shown: its table's place, its place among that table's columns
+    /// read, and its name.
+    pub shown: Vec<(usize, usize, String)>,
+}
+
+impl std::fmt::Debug for PointJoin {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let tables: Vec<_> = self
+            .tables
+            .iter()
+            .map(|(t, key)| (&t.def().name, key))
+            .collect();
+        f.debug_struct("PointJoin")
+            .field("tables", &tables)
+            .field("columns", &self.columns)
+            .field("shown", &self.shown)
+            .finish()
+    }
+}
+
+/// A read of the rows of some ranges of a key: the primary key's, or that of the index
+/// at `index` (its place in the table), whose entries name the rows.
 #[derive(Clone, Debug)]
 pub(super) struct RangeRead {
-    pub prefix: Vec<Operand>,
-    pub low: Option<(Operand, bool)>,
-    pub high: Option<(Operand, bool)>,
+    pub index: Option<usize>,
+    pub keys: RangeKeys,
     /// The table columns read: those shown first, then those only sorted by.
     pub columns: Vec<usize>,
     pub output: RangeOutput,
@@ -134,13 +161,50 @@ pub(super) struct RangeRead {
     pub lock: Option<RowLock>,
 }
 
+/// The ranges of a key a range read reads.
+#[derive(Clone, Debug)]
+pub(super) enum RangeKeys {
+    /// The keys that begin with `prefix` and whose next column lies between `low` and
+    /// `high` (each with whether it is included; a missing one leaves that side open).
+    Bounded {
+        prefix: Vec<Operand>,
+        low: Option<(Operand, bool)>,
+        high: Option<(Operand, bool)>,
+    },
+    /// The keys that begin with one of these prefixes (each of the key's leading
+    /// columns, as many for each).
+    Prefixes(Vec<Vec<Operand>>),
+}
+
+impl RangeKeys {
+    /// How many of the key's leading columns hold one value in every row read.
+    pub fn fixed(&self) -> usize {
+        match self {
+            RangeKeys::Bounded { prefix, .. } => prefix.len(),
+            RangeKeys::Prefixes(_) => 0,
+        }
+    }
+}
+
 /// What a range read returns.
 #[derive(Clone, Debug)]
 pub(super) enum RangeOutput {
     /// These of the columns read (places among them), one row per row.
     Rows { shown: Vec<usize> },
-    /// One row of aggregates over the rows read, each with its column's name.
-    Aggregates(Vec<(Aggregate, String)>),
+    /// Rows of `items` over the rows read: one for each group of rows equal in the
+    /// columns `by` (places among the columns read), or, with no `by`, one in all.
+    Aggregates {
+        by: Vec<usize>,
+        items: Vec<GroupItem>,
+    },
+}
+
+/// A column of an aggregating range read, with its name: a column it groups by (its
+/// place among the columns read), or an aggregate.
+#[derive(Clone, Debug)]
+pub(super) enum GroupItem {
+    Column(usize, String),
+    Aggregate(Aggregate, String),
 }
 
 /// An aggregate of a range read, over a position in its columns.
@@ -214,19 +278,33 @@ impl Shape {
             } => shown(columns, s),
             Kind::Range(read) => match &read.output {
                 RangeOutput::Rows { shown: s } => shown(&read.columns, s),
-                RangeOutput::Aggregates(aggregates) => aggregates
+                RangeOutput::Aggregates { items, .. } => items
                     .iter()
-                    .map(|(aggregate, name)| {
+                    .map(|item| {
                         let of = |at: usize| arrow_type(self.table.types()[read.columns[at]]);
-                        let ty = match *aggregate {
-                            Aggregate::CountRows | Aggregate::Count(_) => DataType::Int64,
-                            Aggregate::Sum(at) => sum_type(&of(at)),
-                            Aggregate::Min(at) | Aggregate::Max(at) => of(at),
-                        };
-                        (name.clone(), ty)
+                        match item {
+                            GroupItem::Column(at, name) => (name.clone(), of(*at)),
+                            GroupItem::Aggregate(aggregate, name) => {
+                                let ty = match *aggregate {
+                                    Aggregate::CountRows | Aggregate::Count(_) => DataType::Int64,
+                                    Aggregate::Sum(at) => sum_type(&of(at)),
+                                    Aggregate::Min(at) | Aggregate::Max(at) => of(at),
+                                };
+                                (name.clone(), ty)
+                            }
+                        }
                     })
                     .collect(),
             },
+            Kind::Join(join) => join
+                .shown
+                .iter()
+                .map(|(t, at, name)| {
+                    let table = &join.tables[*t].0;
+                    let column = join.columns[*t][*at];
+                    (name.clone(), arrow_type(table.types()[column]))
+                })
+                .collect(),
             Kind::Update { .. } | Kind::Delete { .. } | Kind::Insert { .. } => {
                 return described.is_none();
             }

@@ -34,6 +34,24 @@ pub fn rows_of(out: Output) -> Vec<String> {
     }
 }
 
+/// A result as a string: its columns (names, types, nullability) and its rows as a
+/// table, or the command, or the error with its SQLSTATE.
+pub fn shown(out: Result<Output, SqlError>) -> String {
+    match out {
+        Ok(Output::Rows { schema, batches }) => format!(
+            "{:?}\n{}",
+            schema
+                .fields()
+                .iter()
+                .map(|f| (f.name().clone(), f.data_type().clone(), f.is_nullable()))
+                .collect::<Vec<_>>(),
+            pretty_format_batches(&batches).unwrap()
+        ),
+        Ok(other) => format!("{other:?}"),
+        Err(e) => format!("error {} {e}", e.sqlstate()),
+    }
+}
+
 pub type Started = tokio::task::JoinHandle<(SqlSession, Result<Output, SqlError>)>;
 
 pub struct Fixture {
