@@ -1436,11 +1436,25 @@ fn the_system_catalog_shows_another_sessions_ddl_once_it_commits() {
                     .await,
             )
         };
+        // The catalog's functions read it as the session calling them does.
+        let known = async |c: &Client| -> (bool, bool) {
+            let row = c
+                .query_one(
+                    "SELECT 'fresh'::regclass IS NOT NULL, 'kept'::regclass IS NOT NULL",
+                    &[],
+                )
+                .await
+                .unwrap();
+            (row.get(0), row.get(1))
+        };
         let changed = vec!["fresh".to_owned(), "seen".to_owned()];
         let committed = vec!["kept".to_owned()];
         assert_eq!(relations(&ddl).await, (changed.clone(), changed.clone()));
         assert_eq!(relations(&other).await, (committed.clone(), committed));
+        assert_eq!(known(&ddl).await, (true, false));
+        assert_eq!(known(&other).await, (false, true));
         ddl.batch_execute("COMMIT").await.unwrap();
         assert_eq!(relations(&other).await, (changed.clone(), changed));
+        assert_eq!(known(&other).await, (true, false));
     });
 }

@@ -60,8 +60,9 @@ impl Session {
         // INSERTs DataFusion plans take their claims on unique keys with these.
         state.config_mut().set_extension(Arc::clone(&row_locks));
         let viewer = self.catalog.new_viewer();
-        // Relations built from the catalog (pg_catalog) read it as the session does.
-        state.config_mut().set_extension(Arc::new(viewer));
+        // Relations and functions built from the catalog (pg_catalog) read it as the
+        // session does.
+        state.config_mut().options_mut().extensions.insert(viewer);
         let ctx = SessionContext::new_with_state(state);
         // The session's own list of catalogs, whose tables it reads as it sees them.
         let catalogs = MemoryCatalogProviderList::new();

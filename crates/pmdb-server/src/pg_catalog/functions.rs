@@ -12,6 +12,7 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
     Volatility,
 };
+use pmdb_sql::catalog::Viewer;
 use pmdb_sql::names::relation_named;
 use pmdb_sql::quoted_identifier;
 use pmdb_sql::schema::{Action, Deferral, TableDef};
@@ -95,8 +96,10 @@ impl ScalarUDFImpl for PgFunction {
         let arrays = ColumnarValue::values_to_arrays(&args.args)?;
         let ty = args.return_field.data_type().clone();
         let mut out = Vec::with_capacity(rows);
-        // A function is not told which session calls it: it reads the catalog as it is.
-        let source = self.origin.read(None);
+        // The catalog as the calling session reads it (as it is now, for a caller with
+        // no session).
+        let viewer = args.config_options.extensions.get::<Viewer>().copied();
+        let source = self.origin.read(viewer);
         for row in 0..if scalar { 1 } else { rows } {
             let values = arrays
                 .iter()

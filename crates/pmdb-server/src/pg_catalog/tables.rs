@@ -805,7 +805,7 @@ impl TableProvider for CatalogTable {
         filters: &[Expr],
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
-        let viewer = state.config().get_extension::<Viewer>().map(|v| *v);
+        let viewer = state.config().options().extensions.get::<Viewer>().copied();
         let batch = self.batch(&self.origin.read(viewer))?;
         MemTable::try_new(Arc::clone(&self.schema), vec![vec![batch]])?
             .scan(state, projection, filters, limit)

@@ -33,6 +33,7 @@ mod enum_types;
 mod image;
 mod rebuild;
 mod schemas;
+mod viewer_option;
 pub use block_ddl::Viewer;
 pub use enum_types::LabelPlace;
 pub use image::CatalogImage;
