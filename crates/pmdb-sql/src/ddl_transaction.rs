@@ -73,8 +73,8 @@ impl DdlScope {
 
 /// The existing tables DDL statement `s` changes or must read whole: the table it alters
 /// or indexes, the parents of the foreign keys it adds, the tables and the indexes' tables
-/// it drops (a schema's, for DROP SCHEMA). Names that are not tables are passed over:
-/// the statement itself reports them.
+/// it drops (a schema's, for DROP SCHEMA), the tables it truncates. Names that are not
+/// tables are passed over: the statement itself reports them.
 fn tables_changed(catalog: &Catalog, s: &Statement) -> Vec<Arc<Table>> {
     let table = |name: &ObjectName| object_name(name).ok().and_then(|n| catalog.table(&n));
     let mut tables: Vec<Arc<Table>> = match s {
@@ -101,6 +101,11 @@ fn tables_changed(catalog: &Catalog, s: &Statement) -> Vec<Arc<Table>> {
                 .collect(),
             _ => Vec::new(),
         },
+        Statement::Truncate(t) => crate::truncate::tables(catalog, t)
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|n| catalog.table(n))
+            .collect(),
         _ => Vec::new(),
     };
     // In id order, so that two statements' waits cannot cross.

@@ -105,6 +105,7 @@ mod text_cast;
 pub mod text_forms;
 pub mod time_of_day;
 mod tokens;
+mod truncate;
 mod type_ddl;
 mod type_input;
 pub mod types;

@@ -21,7 +21,9 @@ use crate::read_point::ReadPoint;
 use crate::schema::TableDef;
 use crate::session::Session;
 use crate::statement_kind::StatementKind;
-use crate::{alter, column_defaults, ddl, dml, fast_path, locking, returning, unhonoured};
+use crate::{
+    alter, column_defaults, ddl, dml, fast_path, locking, returning, truncate, unhonoured,
+};
 
 pub(crate) async fn run(
     session: &Session,
@@ -66,8 +68,15 @@ pub(crate) async fn run(
         }
         match s.as_ref() {
             Statement::Truncate(truncate) => {
-                dml::truncate(session, &read_point, truncate).await?;
-                return Ok(Output::Command(CommandTag::of("TRUNCATE TABLE")));
+                let done = Output::Command(CommandTag::of("TRUNCATE TABLE"));
+                if read_point.txn().is_some() {
+                    truncate::delete_rows(session, &read_point, truncate).await?;
+                    return Ok(done);
+                }
+                // Outside a block, in a transaction of its own, as DDL runs.
+                let scope = DdlScope::enter(session, &read_point, s).await?;
+                let out = truncate::empty(session, truncate).await.map(|()| done);
+                return scope.end(out).await;
             }
             Statement::Delete(delete) => {
                 let changed = dml::delete(session, &read_point, delete).await?;

@@ -8,7 +8,7 @@ use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
     Expr, GroupByExpr, JoinConstraint, JoinOperator, Query, SchemaName, Select, Statement,
-    TableFactor, Visit, Visitor, WindowType,
+    TableFactor, TruncateIdentityOption, Visit, Visitor, WindowType,
 };
 
 use crate::error::{Result, SqlError, state};
@@ -84,6 +84,13 @@ impl Visitor for Audit {
                 ControlFlow::Continue(())
             }
             Statement::Truncate(t) if t.partitions.is_some() => self.refuse("TRUNCATE … PARTITION"),
+            // The sequences its tables own would have to restart with the rows' removal.
+            Statement::Truncate(t)
+                if matches!(t.identity, Some(TruncateIdentityOption::Restart)) =>
+            {
+                self.refuse("TRUNCATE … RESTART IDENTITY")
+            }
+            Statement::Truncate(t) if t.on_cluster.is_some() => self.refuse("TRUNCATE … ON CLUSTER"),
             Statement::CreateTable(c) => {
                 if c.inherits.is_some() {
                     return self.refuse("CREATE TABLE … INHERITS");

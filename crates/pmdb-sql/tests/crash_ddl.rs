@@ -3,7 +3,8 @@
 //! among them, views, whose rows count as their own, a materialized view refreshed and
 //! dropped with its table, table rebuilds: columns dropped and retyped, and DDL in
 //! transaction blocks that commit, roll back, and roll back to a savepoint, schemas
-//! made and dropped with what they hold) crashed at its crash points. After recovery
+//! made and dropped with what they hold, TRUNCATE of tables larger than one commit's
+//! batch) crashed at its crash points. After recovery
 //! the catalog opens, every table holds what the script had
 //! left after its acknowledged statements (or after the one in flight too: each
 //! statement is all there or not at all), row counts and index entries agree with the
@@ -93,6 +94,8 @@ const SCRIPT: &[&str] = &[
     "CREATE SEQUENCE later START WITH 10",
     "CREATE OR REPLACE VIEW w AS SELECT k FROM a WHERE k > 100",
     "DROP VIEW w",
+    // Outside a block, at once: c (hundreds of rows) and f, which references it.
+    "TRUNCATE c CASCADE",
     "DROP TABLE a CASCADE",
     "DROP TABLE s2",
     "DROP SCHEMA app CASCADE",
@@ -263,10 +266,8 @@ fn states(script: &[String]) -> Vec<Contents> {
     states
 }
 
-fn run(seed: u64) -> usize {
-    let files = tempfile::tempdir().unwrap();
-    let script = script(files.path());
-    let states = states(&script);
+fn run(seed: u64, script: &[String]) -> usize {
+    let states = states(script);
     let report = CrashTest::new(seed)
         .options(options().pool)
         .max_points(400)
@@ -311,6 +312,26 @@ fn run(seed: u64) -> usize {
 
 #[test]
 fn ddl_and_dml_survive_every_crash_point() {
-    let images = run(1);
+    let files = tempfile::tempdir().unwrap();
+    let images = run(1, &script(files.path()));
+    assert!(images >= 400, "{images} crash images");
+}
+
+/// TRUNCATE outside a block of a table that takes many commits' batches to delete, and
+/// of the one that references it: both whole or both untouched after any crash.
+#[test]
+fn truncate_is_whole_after_every_crash_point() {
+    let script: Vec<String> = [
+        "CREATE TABLE p (k INT PRIMARY KEY, v TEXT)",
+        "INSERT INTO p SELECT g, 'row ' || g FROM generate_series(1, 2000) AS s(g)",
+        "CREATE INDEX p_v ON p (v)",
+        "CREATE TABLE ch (id INT PRIMARY KEY, pk INT REFERENCES p)",
+        "INSERT INTO ch SELECT g, g FROM generate_series(1, 300) AS s(g)",
+        "TRUNCATE p CASCADE",
+        "INSERT INTO p VALUES (1, 'after')",
+    ]
+    .map(String::from)
+    .into();
+    let images = run(2, &script);
     assert!(images >= 400, "{images} crash images");
 }

@@ -46,6 +46,7 @@ fn clauses_nothing_honours_are_refused_before_they_run() {
         ("CREATE TABLE m (a INT) PARTITION BY RANGE (a)", "0A000"),
         ("CREATE TABLE l (LIKE t)", "0A000"),
         ("TRUNCATE t PARTITION (p1)", "0A000"),
+        ("TRUNCATE t RESTART IDENTITY", "0A000"),
         ("SELECT * FROM t a JOIN t b", "42601"),
         ("SELECT * FROM t a LEFT JOIN t b", "42601"),
         ("SELECT * FROM t FOR XML RAW", "0A000"),
@@ -62,7 +63,8 @@ fn clauses_nothing_honours_are_refused_before_they_run() {
             assert_eq!(e.sqlstate(), sqlstate, "prepared {sql}: {e}");
         }
     }
-    // TRUNCATE … PARTITION left the table whole; no table or schema was made.
+    // TRUNCATE … PARTITION and RESTART IDENTITY left the table whole; no table or schema
+    // was made.
     let count = engine.execute("SELECT count(*) FROM t").unwrap().pop();
     assert_eq!(rows_of(count.unwrap()), ["3"]);
     for name in ["t2", "c", "m", "l"] {

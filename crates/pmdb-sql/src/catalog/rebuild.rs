@@ -1,7 +1,8 @@
 //! Table rebuilds, for the changes that stored rows cannot follow in place (ADD PRIMARY
-//! KEY on a table keyed by row ids, DROP COLUMN, ALTER COLUMN TYPE): the rows are copied
-//! into the subtables of a new table id under the changed definition, which then takes
-//! the table's name in one catalog batch, together with every definition that names the
+//! KEY on a table keyed by row ids, DROP COLUMN, ALTER COLUMN TYPE) and for TRUNCATE
+//! outside a block: the rows are copied (or, for TRUNCATE, none) into the subtables of a
+//! new table id under the changed definition, which then takes the table's name in one
+//! catalog batch, together with every definition that names the
 //! table by its id or its columns by their places (other tables' foreign keys, the
 //! sequences its columns own). A crash before that batch leaves subtables no entry
 //! names, dropped at the next open: the table is as it was.
@@ -66,6 +67,24 @@ impl Catalog {
         name: &RelName,
         plan: impl FnOnce(&Table) -> Result<Rebuild>,
         convert: impl FnOnce(&TableDef, &TableDef, &[Option<u16>]) -> Convert,
+    ) -> Result<()> {
+        self.rebuild(name, plan, Some(convert))
+    }
+
+    /// Empties table `name` at once (TRUNCATE outside a block): it is rebuilt as it is,
+    /// with none of its rows.
+    pub fn empty_table(&self, name: &RelName) -> Result<()> {
+        let plan = |old: &Table| Ok(Rebuild::same_columns(old.def().clone(), false, String::new()));
+        self.rebuild(name, plan, None::<fn(&TableDef, &TableDef, &[Option<u16>]) -> Convert>)
+    }
+
+    /// Rebuilds table `name` as `plan` says, its rows copied through `convert` (none
+    /// without it).
+    fn rebuild(
+        &self,
+        name: &RelName,
+        plan: impl FnOnce(&Table) -> Result<Rebuild>,
+        convert: Option<impl FnOnce(&TableDef, &TableDef, &[Option<u16>]) -> Convert>,
     ) -> Result<()> {
         let _ddl = self.ddl();
         let old = self.table_or_error(name)?;
@@ -155,12 +174,14 @@ impl Catalog {
             children.push((child, new, guard));
         }
         let new = Arc::new(Table::open(&self.db, &cat, def.clone(), &self.enums)?);
-        let convert = convert(old.def(), &def, &positions);
-        if let Err(e) = copy_rows(&old, &new, &convert) {
-            for sub in new.subtable_names() {
-                self.db.drop_subtable(&sub)?;
+        if let Some(convert) = convert {
+            let convert = convert(old.def(), &def, &positions);
+            if let Err(e) = copy_rows(&old, &new, &convert) {
+                for sub in new.subtable_names() {
+                    self.db.drop_subtable(&sub)?;
+                }
+                return Err(e);
             }
-            return Err(e);
         }
         let owned: Vec<(Arc<Sequence>, Option<u16>)> = self
             .sequences()
