@@ -5,16 +5,15 @@
 //! statement as one batch under the table's write lock.
 
 use std::collections::HashSet;
-use std::ops::Bound;
 
 use datafusion::arrow::array::{AsArray, RecordBatch};
 use datafusion::arrow::datatypes::Schema;
 use datafusion::prelude::{CsvReadOptions, ParquetReadOptions};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    AssignmentTarget, CascadeOption, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Delete,
+    AssignmentTarget, CopyLegacyOption, CopyOption, CopySource, CopyTarget, Delete,
     Expr as AstExpr, FromTable, Ident, ObjectName, Query, SelectItem,
-    SelectItemQualifiedWildcardKind, SetExpr, Statement, TableWithJoins, Truncate, Update,
+    SelectItemQualifiedWildcardKind, SetExpr, Statement, TableWithJoins, Update,
     UpdateTableFromKind, WildcardAdditionalOptions,
 };
 use futures::StreamExt;

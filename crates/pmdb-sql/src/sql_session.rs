@@ -598,13 +598,7 @@ impl SqlSession {
         let generation = self.shared.catalog.generation();
         let shown = crate::select_names::shown(&statement);
         if let DfStatement::Statement(s) = &mut statement {
-            self.shared.temp.qualify(&self.shared.catalog, s);
-            crate::column_defaults::apply(&self.shared.catalog, s)?;
-            crate::enum_values::rewrite_casts(&self.shared.catalog, s)?;
-            crate::type_input::rewrite_casts(s)?;
-            crate::row_constructors::as_struct_calls(s);
-            crate::fetch_clause::as_limit(s)?;
-            crate::function_columns::as_postgresql(s);
+            statement::rewrite(&self.shared, s)?;
             crate::unhonoured::check(s)?;
         }
         let planning = planning(StatementKind::of(&statement));

@@ -25,6 +25,22 @@ use crate::{
     alter, column_defaults, ddl, dml, fast_path, locking, returning, truncate, unhonoured,
 };
 
+/// The syntax-tree rewrites a statement gets before it is recognised, planned or run,
+/// at once or prepared: names of the session's temporary tables qualified, column
+/// defaults filled in, casts to enum types and to the types DataFusion cannot plan
+/// made calls, row constructors the planner refuses made `struct` calls, FETCH FIRST
+/// made LIMIT, and functions in FROM given PostgreSQL's column names.
+pub(crate) fn rewrite(session: &Session, s: &mut Statement) -> Result<()> {
+    session.temp.qualify(&session.catalog, s);
+    column_defaults::apply(&session.catalog, s)?;
+    crate::enum_values::rewrite_casts(&session.catalog, s)?;
+    crate::type_input::rewrite_casts(s)?;
+    crate::row_constructors::as_struct_calls(s);
+    crate::fetch_clause::as_limit(s)?;
+    crate::function_columns::as_postgresql(s);
+    Ok(())
+}
+
 pub(crate) async fn run(
     session: &Session,
     read_point: ReadPoint,
@@ -33,13 +49,7 @@ pub(crate) async fn run(
 ) -> Result<Output> {
     let shown = crate::select_names::shown(&statement);
     if let DfStatement::Statement(s) = &mut statement {
-        session.temp.qualify(&session.catalog, s);
-        column_defaults::apply(&session.catalog, s)?;
-        crate::enum_values::rewrite_casts(&session.catalog, s)?;
-        crate::type_input::rewrite_casts(s)?;
-        crate::row_constructors::as_struct_calls(s);
-        crate::fetch_clause::as_limit(s)?;
-        crate::function_columns::as_postgresql(s);
+        rewrite(session, s)?;
         if !matches!(s.as_ref(), Statement::CreateView(_)) {
             crate::view_expansion::expand(&session.catalog, session.viewer, s)?;
         }

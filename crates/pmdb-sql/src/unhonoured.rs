@@ -90,7 +90,9 @@ impl Visitor for Audit {
             {
                 self.refuse("TRUNCATE … RESTART IDENTITY")
             }
-            Statement::Truncate(t) if t.on_cluster.is_some() => self.refuse("TRUNCATE … ON CLUSTER"),
+            Statement::Truncate(t) if t.on_cluster.is_some() => {
+                self.refuse("TRUNCATE … ON CLUSTER")
+            }
             Statement::CreateTable(c) => {
                 if c.inherits.is_some() {
                     return self.refuse("CREATE TABLE … INHERITS");

@@ -72,10 +72,21 @@ impl Catalog {
     }
 
     /// Empties table `name` at once (TRUNCATE outside a block): it is rebuilt as it is,
-    /// with none of its rows.
+    /// with none of its rows. A materialized view's rows change only at a REFRESH.
     pub fn empty_table(&self, name: &RelName) -> Result<()> {
-        let plan = |old: &Table| Ok(Rebuild::same_columns(old.def().clone(), false, String::new()));
-        self.rebuild(name, plan, None::<fn(&TableDef, &TableDef, &[Option<u16>]) -> Convert>)
+        super::refuse_changes(&*self.table_or_error(name)?)?;
+        let plan = |old: &Table| {
+            Ok(Rebuild::same_columns(
+                old.def().clone(),
+                false,
+                String::new(),
+            ))
+        };
+        self.rebuild(
+            name,
+            plan,
+            None::<fn(&TableDef, &TableDef, &[Option<u16>]) -> Convert>,
+        )
     }
 
     /// Rebuilds table `name` as `plan` says, its rows copied through `convert` (none
