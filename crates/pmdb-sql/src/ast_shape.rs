@@ -31,6 +31,21 @@ pub(crate) fn conjuncts(e: &Expr) -> Vec<&Expr> {
     found
 }
 
+/// The two sides of each conjunct of `e`, if each is an equality (`a = b AND c = d`).
+pub(crate) fn equalities(e: &Expr) -> Option<Vec<(&Expr, &Expr)>> {
+    conjuncts(e)
+        .into_iter()
+        .map(|e| match e {
+            Expr::BinaryOp {
+                left,
+                op: BinaryOperator::Eq,
+                right,
+            } => Some((left.as_ref(), right.as_ref())),
+            _ => None,
+        })
+        .collect()
+}
+
 /// A call `name(arg, …)` of a function named by one identifier, with arguments written
 /// by position and no clause of any kind (no DISTINCT, FILTER, OVER, ORDER BY or WITHIN
 /// GROUP): its name and arguments.

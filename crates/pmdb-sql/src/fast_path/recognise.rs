@@ -56,15 +56,7 @@ pub(super) fn table_named(session: &Session, name: &ObjectName) -> Option<Arc<Ta
 fn key_equality(table: &Table, e: &Expr) -> Option<Vec<Operand>> {
     let pk = &table.def().primary_key;
     let mut key: Vec<Option<Operand>> = vec![None; pk.len()];
-    for e in ast_shape::conjuncts(e) {
-        let Expr::BinaryOp {
-            left,
-            op: BinaryOperator::Eq,
-            right,
-        } = e
-        else {
-            return None;
-        };
+    for (left, right) in ast_shape::equalities(e)? {
         let column = column_of(table, left)?;
         let at = pk.iter().position(|&c| usize::from(c) == column)?;
         let operand = operand(right, table.types()[column])?;

@@ -13,7 +13,7 @@
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, Query, SelectItem, SetExpr, TableAlias, TableWithJoins,
+    Expr, Query, SelectItem, SetExpr, TableAlias, TableWithJoins,
 };
 
 use super::recognise::{PlainSelect, operand, plain_select, table_named};
@@ -148,16 +148,7 @@ fn keys(tables: &[Bound], e: &Expr) -> Option<Vec<Vec<Operand>>> {
         .map(|b| vec![usize::MAX; b.table.def().primary_key.len()])
         .collect();
     let mut classes: Vec<Class> = Vec::new();
-    for e in ast_shape::conjuncts(e) {
-        let Expr::BinaryOp {
-            left,
-            op: BinaryOperator::Eq,
-            right,
-        } = e
-        else {
-            return None;
-        };
-        let (left, right) = (left.as_ref(), right.as_ref());
+    for (left, right) in ast_shape::equalities(e)? {
         let mut member = |e: &Expr| -> Option<Option<usize>> {
             let Some(named) = column(tables, e) else {
                 return Some(None);
