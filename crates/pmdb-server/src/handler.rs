@@ -50,6 +50,7 @@ use crate::compat::{self, IsolationSetting, Settings};
 use crate::copy::Receiving;
 use crate::encode::{copy_rows, fields, rows};
 use crate::params::{param_type, values};
+use crate::plan_cache::PlanCache;
 use crate::sync_flush::{FlushRequest, SessionStatus};
 use crate::timeouts;
 
@@ -85,6 +86,8 @@ pub struct Client {
     at_commit: Vec<ChannelChange>,
     /// The portals Bind named, which SQL's MOVE moves too.
     portals: portal_moves::NamedPortals,
+    /// The plans of the statements Parse saw, by their text.
+    plans: PlanCache,
 }
 
 impl Client {
@@ -293,6 +296,9 @@ impl Client {
 
     /// Plans the one statement of `sql` for Parse (`None` for empty text).
     async fn prepare(&mut self, sql: &str) -> Result<Option<Arc<Prepared>>, SqlError> {
+        if let Some(kept) = self.plans.get(sql, &self.sql) {
+            return Ok(Some(kept));
+        }
         let mut statements = pmdb_sql::parse(sql)?;
         let Some(mut statement) = statements.pop_front() else {
             return Ok(None);
@@ -317,7 +323,9 @@ impl Client {
             }
             _ => self.sql.prepare(statement).await?,
         };
-        Ok(Some(Arc::new(prepared)))
+        let prepared = Arc::new(prepared);
+        self.plans.keep(sql, &prepared);
+        Ok(Some(prepared))
     }
 
     async fn respond(&mut self, run: Run<'_>, format: &Format) -> Result<Response, SqlError> {
@@ -869,6 +877,7 @@ impl ExtendedQueryHandler for Handler {
 /// The statements about the connection itself, answered here: `DISCARD ALL`, outside a
 /// block (the session as a new connection has it: no cursor, no setting changed, no
 /// sequence value handed out, no statement prepared, no channel listened to);
+/// `DISCARD PLANS`, which forgets the plans kept by text;
 /// `DEALLOCATE [PREPARE] {name | ALL}`, which
 /// forgets one statement the protocol prepared (26000 if there is none of that name) or
 /// all of them; MOVE of a portal Bind named. `None` for another statement.
@@ -898,6 +907,7 @@ where
             object_type: DiscardObject::ALL,
         } => {
             return Some(client.sql.discard_all().await.map(|()| {
+                client.plans.clear();
                 client.settings = Settings::new(client.sql.setting_values());
                 client.apply_settings();
                 forget_all(&mut client.statements);
@@ -906,6 +916,14 @@ where
                 }
                 Response::Execution(Tag::new("DISCARD ALL"))
             }));
+        }
+        // Allowed in a block, as in PostgreSQL; a statement prepared by name keeps its
+        // plan all the same (pmdb replans it only after DDL).
+        Statement::Discard {
+            object_type: DiscardObject::PLANS,
+        } => {
+            client.plans.clear();
+            return Some(Ok(Response::Execution(Tag::new("DISCARD PLANS"))));
         }
         Statement::Deallocate { name, .. } => name,
         _ => return None,
@@ -964,6 +982,7 @@ impl Connection {
             inbox,
             at_commit: Vec::new(),
             portals: Default::default(),
+            plans: PlanCache::default(),
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),

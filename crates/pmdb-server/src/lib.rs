@@ -25,6 +25,7 @@ mod params;
 mod pg_array;
 mod pg_catalog;
 mod pg_record;
+mod plan_cache;
 mod server;
 mod socket;
 mod sync_flush;

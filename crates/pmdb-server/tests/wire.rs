@@ -959,6 +959,55 @@ fn deallocate_forgets_prepared_statements() {
     });
 }
 
+/// The same text sent to Parse again gets the plan of the moment: the plans a
+/// connection keeps by text give way to DDL as a new Parse would (a column added, a
+/// table dropped and made again with other columns, the table of a block rolled back);
+/// DISCARD PLANS forgets them, in a block too.
+#[test]
+fn plans_kept_by_text_give_way_to_ddl() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE t (id BIGINT PRIMARY KEY, a BIGINT); INSERT INTO t VALUES (1, 10)",
+        )
+        .await
+        .unwrap();
+        let select = "SELECT * FROM t WHERE id = $1";
+        for _ in 0..2 {
+            let rows = c.query(select, &[&1i64]).await.unwrap();
+            assert_eq!((rows[0].len(), rows[0].get::<_, i64>(1)), (2, 10));
+        }
+        c.batch_execute("ALTER TABLE t ADD COLUMN b TEXT DEFAULT 'x'")
+            .await
+            .unwrap();
+        let rows = c.query(select, &[&1i64]).await.unwrap();
+        assert_eq!((rows[0].len(), rows[0].get::<_, &str>(2)), (3, "x"));
+        let insert = "INSERT INTO t VALUES ($1, $2)";
+        c.execute(insert, &[&2i64, &20i64]).await.unwrap();
+        c.batch_execute(
+            "DROP TABLE t; CREATE TABLE t (id TEXT PRIMARY KEY, a TEXT);
+             INSERT INTO t VALUES ('k', 'v')",
+        )
+        .await
+        .unwrap();
+        let rows = c.query("SELECT * FROM t", &[]).await.unwrap();
+        assert_eq!(rows[0].get::<_, &str>(1), "v");
+        c.execute(insert, &[&"l", &"w"]).await.unwrap();
+        c.batch_execute("BEGIN; CREATE TABLE u (id BIGINT PRIMARY KEY)")
+            .await
+            .unwrap();
+        assert!(c.query("SELECT * FROM u", &[]).await.unwrap().is_empty());
+        c.batch_execute("DISCARD PLANS").await.unwrap();
+        assert!(c.query("SELECT * FROM u", &[]).await.unwrap().is_empty());
+        c.batch_execute("ROLLBACK").await.unwrap();
+        let e = c.query("SELECT * FROM u", &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "42P01", "{e}");
+        let rows = c.query("SELECT count(*) FROM t", &[]).await.unwrap();
+        assert_eq!(rows[0].get::<_, i64>(0), 2);
+    });
+}
+
 /// What a pool does to a connection it takes back (asyncpg: `pg_advisory_unlock_all()`,
 /// `CLOSE ALL`, `UNLISTEN *`, `RESET ALL`; others `DISCARD ALL`), and who the session is.
 #[test]

@@ -1,8 +1,10 @@
 //! The types of a statement's parameters, as PostgreSQL infers them: where DataFusion's
 //! inference leaves one open, a parameter cast to a type (`$1::int`, `CAST($1 AS
-//! BIGINT)`) has that type, one that is a LIMIT or OFFSET is a BIGINT, and the array of
-//! `x = ANY($1)` is an array of `x`'s type. Drivers that encode by the described type
-//! (asyncpg) need them.
+//! BIGINT)`) has that type, one that is a LIMIT or OFFSET is a BIGINT, the array of
+//! `x = ANY($1)` is an array of `x`'s type, and a parameter in a row of a row IN list
+//! (`(a, b) IN (($1, $2), …)`) has the type of the column it stands against. Drivers
+//! that encode by the described type (asyncpg) need them, and those that send every
+//! value as text (lib/pq) get their values read as the column's type, not as text.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -11,7 +13,7 @@ use datafusion::arrow::datatypes::{DataType, Field};
 use datafusion::common::Result as DfResult;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::logical_expr::ExprSchemable as _;
-use datafusion::logical_expr::expr::{Cast, Placeholder, TryCast};
+use datafusion::logical_expr::expr::{Cast, InList, Placeholder, TryCast};
 use datafusion::logical_expr::{Expr, LogicalPlan};
 
 /// The type of each parameter (`$1` at 0) up to the highest one `plan` names; `None`
@@ -41,6 +43,11 @@ pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<DataType>>> {
                 {
                     let list = DataType::List(Arc::new(Field::new_list_field(item_type, true)));
                     implied.entry(id.clone()).or_insert(list);
+                }
+                for (id, column) in row_list_placeholders(e) {
+                    if let Ok(t) = column.get_type(&schema) {
+                        implied.entry(id.to_owned()).or_insert(t);
+                    }
                 }
                 let cast = match e {
                     Expr::Cast(Cast { expr, field }) | Expr::TryCast(TryCast { expr, field }) => {
@@ -74,4 +81,35 @@ pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<DataType>>> {
                 .map(|t| crate::time_of_day::in_microseconds(&t).unwrap_or(t))
         })
         .collect())
+}
+
+/// The placeholders among the rows of a row IN list, `(a, b) IN (($1, $2), …)`, each
+/// with the expression it is compared with. DataFusion plans each row as a `struct`
+/// call, those of the list cast to the row type of the columns.
+fn row_list_placeholders(e: &Expr) -> Vec<(&str, &Expr)> {
+    let Expr::InList(InList { expr, list, .. }) = e else {
+        return Vec::new();
+    };
+    let Some(columns) = row(expr) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|item| match item {
+            Expr::Cast(Cast { expr, .. }) => row(expr),
+            _ => row(item),
+        })
+        .flat_map(|values| values.iter().zip(columns))
+        .filter_map(|(value, column)| match value {
+            Expr::Placeholder(Placeholder { id, .. }) => Some((id.as_str(), column)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// The values of a row DataFusion plans as a `struct` call.
+fn row(e: &Expr) -> Option<&[Expr]> {
+    match e {
+        Expr::ScalarFunction(f) if f.name() == "struct" => Some(f.args.as_slice()),
+        _ => None,
+    }
 }

@@ -585,6 +585,12 @@ impl SqlSession {
         e
     }
 
+    /// Whether `prepared` holds the plan its statement would get now: no DDL ran since
+    /// it was planned.
+    pub fn plan_is_current(&self, prepared: &Prepared) -> bool {
+        prepared.generation == self.shared.catalog.generation()
+    }
+
     /// Plans `statement` for [`SqlSession::run_prepared`], without running it: the
     /// types of its parameters (`$1`…; `None` where the plan does not fix one), the
     /// columns of its rows (`None` for a command), and the plan kept for its runs. A

@@ -399,3 +399,72 @@ fn update_from_and_delete_using_take_parameters() {
     );
     f.tables_agree();
 }
+
+/// `now()` and `CURRENT_TIMESTAMP` in an UPDATE's SET (TPC-C's Delivery sets
+/// `ol_delivery_d = now()` on rows named by a key IN list) stay on the fast path and
+/// write the time of the run, as the general path does.
+#[test]
+fn updates_setting_the_time_stay_on_the_fast_path() {
+    let f = Fixture::new();
+    let mut s = f.engine.session();
+    f.engine.execute("CREATE TABLE mark (t TIMESTAMP)").unwrap();
+    for set in ["now()", "CURRENT_TIMESTAMP", "NOW()"] {
+        let sql = format!("UPDATE p SET at = {set} WHERE id IN ($1, $2)");
+        let statement = pmdb_sql::parse(&sql).unwrap().pop_front().unwrap();
+        let prepared = f.rt.block_on(s.prepare(statement)).unwrap();
+        assert!(prepared.on_fast_path(), "{sql} goes the general way");
+        f.engine
+            .execute("DELETE FROM mark; INSERT INTO mark SELECT now()::timestamp")
+            .unwrap();
+        let out =
+            f.rt.block_on(s.run_prepared(&prepared, vec![int(1), int(3)]));
+        assert_eq!(show(out), "UPDATE 2");
+        let within = "SELECT count(*) AS n FROM p, mark
+                      WHERE at >= mark.t AND at <= now()::timestamp";
+        let counted = show(f.engine.execute(within).map(|mut o| o.pop().unwrap()));
+        assert!(counted.contains("| 2 |"), "{sql}: {counted}");
+    }
+}
+
+/// A parameter in a row IN list has its column's type, as PostgreSQL describes it, so
+/// that a value sent as text (lib/pq sends every value so) is read as that type and the
+/// statement stays on the fast path (go-tpc's New-Order and Delivery).
+#[test]
+fn row_in_list_parameters_have_their_columns_types() {
+    let f = Fixture::new();
+    f.engine
+        .execute(
+            "CREATE TABLE pair (w INT, d SMALLINT, v BIGINT, PRIMARY KEY (w, d));
+             INSERT INTO pair VALUES (1, 1, 10), (1, 2, 20), (2, 1, 30)",
+        )
+        .unwrap();
+    let mut s = f.engine.session();
+    for (sql, shown) in [
+        (
+            "SELECT v FROM pair WHERE (w, d) IN (($1, $2), ($3, $4))",
+            &["| 20 |", "| 30 |"][..],
+        ),
+        (
+            "SELECT v FROM pair WHERE (w, d) IN (($1, $2), ($3, $4)) FOR UPDATE",
+            &["| 20 |", "| 30 |"],
+        ),
+        (
+            "UPDATE pair SET v = v + 1 WHERE (w, d) IN (($1, $2), ($3, $4))",
+            &["UPDATE 2"],
+        ),
+        (
+            "DELETE FROM pair WHERE (w, d) IN (($1, $2), ($3, $4))",
+            &["DELETE 2"],
+        ),
+    ] {
+        let statement = pmdb_sql::parse(sql).unwrap().pop_front().unwrap();
+        let prepared = f.rt.block_on(s.prepare(statement)).unwrap();
+        use datafusion::arrow::datatypes::DataType as T;
+        let expected = [T::Int32, T::Int16, T::Int32, T::Int16].map(Some);
+        assert_eq!(prepared.parameters(), expected.as_slice(), "{sql}");
+        assert!(prepared.on_fast_path(), "{sql} goes the general way");
+        let params = ["1", "2", "2", "1"].map(text).to_vec();
+        let out = show(f.rt.block_on(s.run_prepared(&prepared, params)));
+        assert!(shown.iter().all(|x| out.contains(x)), "{sql}: {out}");
+    }
+}

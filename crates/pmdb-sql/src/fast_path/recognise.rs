@@ -165,9 +165,12 @@ pub(super) fn operand(e: &Expr, ty: SqlType) -> Option<Operand> {
             }
             _ => None,
         },
+        // The same function by either name, as DataFusion has it.
         Expr::Function(f)
             if ty == SqlType::Timestamp
-                && f.to_string().eq_ignore_ascii_case("CURRENT_TIMESTAMP") =>
+                && ["CURRENT_TIMESTAMP", "now()"]
+                    .iter()
+                    .any(|name| f.to_string().eq_ignore_ascii_case(name)) =>
         {
             Some(Operand::Now)
         }
