@@ -125,7 +125,8 @@ def statements(warehouses, rng):
          + ten + ")",
          triples),
         ("stock-level: join", False,
-         "SELECT COUNT(DISTINCT (s_i_id)) stock_count FROM order_line, stock "
+         "SELECT /*+ TIDB_INLJ(order_line,stock) */ COUNT(DISTINCT (s_i_id)) stock_count "
+         "FROM order_line, stock "
          "WHERE ol_w_id = %s AND ol_d_id = %s AND ol_o_id < %s AND ol_o_id >= %s - 20 "
          "AND s_w_id = %s AND s_i_id = ol_i_id AND s_quantity < %s",
          lambda: (lambda wid: [wid, d(), 3001, 3001, wid, rng.randint(10, 20)])(w())),

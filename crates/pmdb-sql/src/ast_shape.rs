@@ -4,9 +4,9 @@
 //! ORDER BY and LIMIT), a plain function call, and the conjuncts of a condition.
 
 use datafusion::sql::sqlparser::ast::{
-    BinaryOperator, Expr, Function, FunctionArg, FunctionArgExpr, FunctionArgumentList,
-    FunctionArguments, Ident, LimitClause, LockClause, ObjectName, OrderBy, Query, SetExpr,
-    TableAlias, TableFactor,
+    BinaryOperator, DuplicateTreatment, Expr, Function, FunctionArg, FunctionArgExpr,
+    FunctionArgumentList, FunctionArguments, Ident, LimitClause, LockClause, ObjectName, OrderBy,
+    Query, SetExpr, TableAlias, TableFactor,
 };
 
 /// The conjuncts of `e`: the operands of its ANDs, parentheses taken off, in the order
@@ -50,13 +50,22 @@ pub(crate) fn equalities(e: &Expr) -> Option<Vec<(&Expr, &Expr)>> {
 /// by position and no clause of any kind (no DISTINCT, FILTER, OVER, ORDER BY or WITHIN
 /// GROUP): its name and arguments.
 pub(crate) fn plain_call(e: &Expr) -> Option<(&Ident, Vec<&FunctionArgExpr>)> {
+    match aggregate_call(e)? {
+        (name, args, false) => Some((name, args)),
+        (_, _, true) => None,
+    }
+}
+
+/// A call as [`plain_call`] takes it, or with DISTINCT before its arguments (ALL is
+/// what a call does without it): its name, arguments, and whether it has DISTINCT.
+pub(crate) fn aggregate_call(e: &Expr) -> Option<(&Ident, Vec<&FunctionArgExpr>, bool)> {
     let Expr::Function(Function {
         name: ObjectName(name),
         uses_odbc_syntax: false,
         parameters: FunctionArguments::None,
         args:
             FunctionArguments::List(FunctionArgumentList {
-                duplicate_treatment: None,
+                duplicate_treatment,
                 args,
                 clauses,
             }),
@@ -74,6 +83,11 @@ pub(crate) fn plain_call(e: &Expr) -> Option<(&Ident, Vec<&FunctionArgExpr>)> {
     if !clauses.is_empty() || !within_group.is_empty() {
         return None;
     }
+    let distinct = match duplicate_treatment {
+        None => false,
+        Some(DuplicateTreatment::Distinct) => true,
+        Some(DuplicateTreatment::All) => return None,
+    };
     let args = args
         .iter()
         .map(|a| match a {
@@ -81,7 +95,7 @@ pub(crate) fn plain_call(e: &Expr) -> Option<(&Ident, Vec<&FunctionArgExpr>)> {
             _ => None,
         })
         .collect::<Option<Vec<_>>>()?;
-    Some((part.as_ident()?, args))
+    Some((part.as_ident()?, args, distinct))
 }
 
 /// The name and alias of a reference to a table with no other clause (no arguments,

@@ -126,19 +126,19 @@ fn fast_and_general_paths_agree() {
         ),
         (
             "INSERT INTO {t} VALUES (3, -1, 30, 'c', -0.25, NULL, NULL)",
-            "INSERT INTO {t} VALUES (3 + 0, -1, 30, 'c', -0.25, NULL, NULL)",
+            "INSERT INTO {t} VALUES (3 * 1, -1, 30, 'c', -0.25, NULL, NULL)",
         ),
         (
             "INSERT INTO {t} (id, n) VALUES (4, 40), (5, 50)",
-            "INSERT INTO {t} (id, n) VALUES (4 + 0, 40), (5, 50)",
+            "INSERT INTO {t} (id, n) VALUES (4 * 1, 40), (5, 50)",
         ),
         (
             "INSERT INTO {t} VALUES (1, 1, 1, 'dup', 0, true, NULL)",
-            "INSERT INTO {t} VALUES (1 + 0, 1, 1, 'dup', 0, true, NULL)",
+            "INSERT INTO {t} VALUES (1 * 1, 1, 1, 'dup', 0, true, NULL)",
         ),
         (
             "INSERT INTO {t} (id) VALUES (6)",
-            "INSERT INTO {t} (id) VALUES (6 + 0)",
+            "INSERT INTO {t} (id) VALUES (6 * 1)",
         ),
         (
             "DELETE FROM {t} WHERE id = 4",

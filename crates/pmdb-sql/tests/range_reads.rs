@@ -228,8 +228,9 @@ fn query(g: &mut Lcg) -> String {
                 format!("{select}, ")
             };
             format!(
-                "SELECT {select}count(*), count({}), min({}), max({}) AS top \
-                 FROM {table} WHERE {condition} GROUP BY {group}",
+                "SELECT {select}count(*), count({}), count(DISTINCT {}) AS kinds, min({}), \
+                 max({}) AS top FROM {table} WHERE {condition} GROUP BY {group}",
+                any(g),
                 any(g),
                 any(g),
                 any(g)

@@ -15,9 +15,11 @@
 //! - `INSERT INTO t [(col, …)] VALUES (v, …), …`
 //! - reads of a range of the primary key or of an index, sorted, limited or aggregated
 //!   ([`recognise_range`], run by [`range`])
-//! - joins of rows each read by its whole key ([`recognise_join`], run by [`join`])
+//! - joins of rows read by their keys, one table by a range of its primary key and the
+//!   others each by its whole key ([`recognise_join`], run by [`join`])
 //!
-//! where each `v` is a literal or a parameter `$n` of a prepared statement. A statement
+//! where each `v` is a literal or a parameter `$n` of a prepared statement (or one of
+//! those plus or minus a number, for an integer or decimal column). A statement
 //! is recognised once ([`recognise`]: a [`Shape`]) and run with its parameters as often as
 //! it is executed ([`execute`]). Values are converted only where the conversion is exact;
 //! anything else, including every error a value might cause, goes the general way.
@@ -46,16 +48,16 @@ use crate::row_locks::{LockMode, WaitPolicy};
 use crate::sequence_functions::SequenceCalls;
 use crate::session::Session;
 use crate::table::{Table, TableWriter};
-use crate::types::{SqlType, Value, fits_precision};
+use crate::types::{SqlType, Value};
 
 pub(crate) use shape::Shape;
-use shape::{Base, Kind, NewValue, Operand, RowLock, delta_type, resolve};
+use shape::{Base, Kind, NewValue, Operand, RowLock, delta_type, of_units, resolve, units};
 
 /// What the fast path does for `s`; `None` if it does not serve it.
 pub(crate) fn recognise(session: &Session, s: &Statement) -> Option<Shape> {
     recognise::by_keys(session, s).or_else(|| match s {
         Statement::Query(q) => recognise_range::range_select(session, q)
-            .or_else(|| recognise_join::point_join(session, q)),
+            .or_else(|| recognise_join::key_join(session, q)),
         _ => None,
     })
 }
@@ -395,28 +397,6 @@ enum Change {
     Set(Value),
     /// A column plus a delta in the column's own units (a decimal's at its scale).
     Add(usize, i128),
-}
-
-/// A summable value in its type's own units (a decimal's at its scale).
-fn units(v: &Value) -> Option<i128> {
-    match v {
-        Value::SmallInt(n) => Some(i128::from(*n)),
-        Value::Int(n) => Some(i128::from(*n)),
-        Value::BigInt(n) => Some(i128::from(*n)),
-        Value::Decimal(n) => Some(*n),
-        _ => None,
-    }
-}
-
-/// `n` units as a value of type `ty`, if it fits.
-fn of_units(ty: SqlType, n: i128) -> Option<Value> {
-    Some(match ty {
-        SqlType::SmallInt => Value::SmallInt(n.try_into().ok()?),
-        SqlType::Int => Value::Int(n.try_into().ok()?),
-        SqlType::BigInt => Value::BigInt(n.try_into().ok()?),
-        SqlType::Decimal { precision, .. } if fits_precision(precision, n) => Value::Decimal(n),
-        _ => return None,
-    })
 }
 
 impl NewValue {

@@ -25,7 +25,7 @@ use crate::types::{SqlType, Value};
 
 /// Most rows a range read gathers: a larger range goes the general way, which streams
 /// its rows and reads them in parallel.
-const MAX_ROWS: usize = 10_000;
+pub(super) const MAX_ROWS: usize = 10_000;
 
 /// Runs `read` on `table` with `params`; `None` (nothing done but the reading) when a
 /// value does not convert exactly or the range holds more than [`MAX_ROWS`] rows.
@@ -37,7 +37,7 @@ pub(super) async fn read(
     params: &[ScalarValue],
 ) -> Option<Result<Output>> {
     let calls = &session.sequence_calls;
-    let ranges = key_ranges(table, read, params, calls)?;
+    let ranges = key_ranges(table, read.index, &read.keys, params, calls)?;
     let limit = match &read.limit {
         None => None,
         Some(n) => match resolve(n, SqlType::BigInt, params, calls)? {
@@ -85,15 +85,17 @@ pub(super) async fn read(
     range_result::output(batch, read, limit)
 }
 
-/// The ranges of keys `read` reads with `params`, in key order, disjoint: its prefix's,
-/// bounded on the next key column, or each of its prefixes'.
-fn key_ranges(
+/// The ranges of `keys` (of the primary key, or of the index at `index`) with `params`,
+/// in key order, disjoint: a prefix's, bounded on the next key column, or each of its
+/// prefixes'.
+pub(super) fn key_ranges(
     table: &Table,
-    read: &RangeRead,
+    index: Option<usize>,
+    keys: &RangeKeys,
     params: &[ScalarValue],
     calls: &SequenceCalls,
 ) -> Option<Vec<KeyRange>> {
-    let key_types = match read.index {
+    let key_types = match index {
         None => table.key_types(),
         Some(i) => &table.indexes()[i].types,
     };
@@ -108,7 +110,7 @@ fn key_ranges(
         encode_key(&key_types[..prefix.len()], &values, &mut encoded).ok()?;
         Some(encoded)
     };
-    let (prefix, low, high) = match &read.keys {
+    let (prefix, low, high) = match keys {
         RangeKeys::Prefixes(prefixes) => {
             let mut prefixes = prefixes
                 .iter()
@@ -136,7 +138,7 @@ fn key_ranges(
 }
 
 /// A scan of `range` of `sub`, forwards or backwards.
-fn scan(
+pub(super) fn scan(
     read_point: &ReadPoint,
     sub: &Subtable,
     range: KeyRange,

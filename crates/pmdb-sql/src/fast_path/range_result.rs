@@ -152,7 +152,7 @@ fn grouped(batch: &RecordBatch, by: &[usize], items: &[GroupItem]) -> Result<Opt
 
 /// One row of `items` over `batch`'s rows (a grouped column's value from its first);
 /// `None` when a sum does not fit.
-fn aggregated(batch: &RecordBatch, items: &[GroupItem]) -> Result<Option<RecordBatch>> {
+pub(super) fn aggregated(batch: &RecordBatch, items: &[GroupItem]) -> Result<Option<RecordBatch>> {
     let mut fields = Vec::with_capacity(items.len());
     let mut columns = Vec::with_capacity(items.len());
     for item in items {
@@ -179,6 +179,7 @@ fn aggregated(batch: &RecordBatch, items: &[GroupItem]) -> Result<Option<RecordB
         let (field, column) = match *aggregate {
             Aggregate::CountRows => count(batch.num_rows()),
             Aggregate::Count(c) => count(batch.num_rows() - batch.column(c).null_count()),
+            Aggregate::CountDistinct(c) => count(distinct_values(batch, c)?),
             Aggregate::Sum(c) => match sum(batch.column(c))? {
                 Some(column) => (Field::new(name, column.data_type().clone(), true), column),
                 None => return Ok(None),
@@ -192,6 +193,24 @@ fn aggregated(batch: &RecordBatch, items: &[GroupItem]) -> Result<Option<RecordB
     RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
         .map(Some)
         .map_err(arrow_error)
+}
+
+/// How many distinct values other than NULL column `c` of `batch` holds.
+fn distinct_values(batch: &RecordBatch, c: usize) -> Result<usize> {
+    let key = SortKey {
+        column: c,
+        descending: false,
+        nulls_first: false,
+    };
+    let rows = row_form(batch, &[key])?;
+    let values = batch.column(c);
+    let mut seen: Vec<_> = (0..values.len())
+        .filter(|&i| values.is_valid(i))
+        .map(|i| rows.row(i))
+        .collect();
+    seen.sort_unstable();
+    seen.dedup();
+    Ok(seen.len())
 }
 
 /// The sum of `values` as one value (NULL when none is not NULL); `None` if it does

@@ -2,6 +2,8 @@
 //! Each node is taken apart with every one of its fields named (no `..`), and each field
 //! that is not part of a served form must be empty: no clause can be overlooked, and a
 //! parser upgrade that adds a field fails to build here until the field is judged.
+//! Optimizer hints (`/*+ … */`, which the parser keeps for pg_hint_plan) are comments,
+//! as PostgreSQL without that extension reads them: go-tpc's Stock-Level carries one.
 
 use std::sync::Arc;
 
@@ -12,7 +14,7 @@ use datafusion::sql::sqlparser::ast::{
     Update, Value as Literal, Values, WildcardAdditionalOptions,
 };
 
-use super::shape::{Base, Kind, NewValue, Operand, RowLock, Shape, delta_type};
+use super::shape::{Base, Kind, NewValue, Operand, RowLock, Shape, delta_type, units};
 use crate::arrow_conv::without_trailing_blanks;
 use crate::ast_shape;
 use crate::lock_clauses::clause;
@@ -165,6 +167,28 @@ pub(super) fn operand(e: &Expr, ty: SqlType) -> Option<Operand> {
             }
             _ => None,
         },
+        // `v ± number` (Stock-Level's `$4 - 20`), in the column's type.
+        Expr::BinaryOp { left, op, right } if summable(ty) => {
+            let negate = match op {
+                BinaryOperator::Plus => false,
+                BinaryOperator::Minus => true,
+                _ => return None,
+            };
+            let base @ (Operand::Param(_) | Operand::Value(_)) = operand(left, ty)? else {
+                return None;
+            };
+            let Expr::Value(v) = right.as_ref() else {
+                return None;
+            };
+            let Literal::Number(n, false) = &v.value else {
+                return None;
+            };
+            let n = units(&number(n, ty)?)?;
+            Some(Operand::Offset(
+                Box::new(base),
+                if negate { n.checked_neg()? } else { n },
+            ))
+        }
         // The same function by either name, as DataFusion has it.
         Expr::Function(f)
             if ty == SqlType::Timestamp
@@ -180,7 +204,7 @@ pub(super) fn operand(e: &Expr, ty: SqlType) -> Option<Operand> {
 
 /// A call of a function named by one plain name with one unnamed argument and no other
 /// clause: the function's name and the argument.
-pub(super) fn plain_call(e: &Expr) -> Option<(String, &FunctionArgExpr)> {
+fn plain_call(e: &Expr) -> Option<(String, &FunctionArgExpr)> {
     let (name, args) = ast_shape::plain_call(e)?;
     let [arg] = args.as_slice() else {
         return None;
@@ -303,7 +327,7 @@ pub(super) struct PlainSelect<'a> {
 pub(super) fn plain_select(sel: &Select) -> Option<PlainSelect<'_>> {
     let Select {
         select_token: _,
-        optimizer_hints,
+        optimizer_hints: _,
         distinct,
         select_modifiers: None,
         top: None,
@@ -335,8 +359,7 @@ pub(super) fn plain_select(sel: &Select) -> Option<PlainSelect<'_>> {
         Some(Distinct::Distinct) => true,
         Some(Distinct::All | Distinct::On(_)) => return None,
     };
-    let empty = optimizer_hints.is_empty()
-        && lateral_views.is_empty()
+    let empty = lateral_views.is_empty()
         && connect_by.is_empty()
         && modifiers.is_empty()
         && cluster_by.is_empty()
@@ -393,7 +416,7 @@ fn select(session: &Session, q: &Query) -> Option<Shape> {
 
 /// The place of table column `column` among `columns`, added if it is not there: each
 /// column is read once, however often a select list shows it.
-pub(super) fn position(columns: &mut Vec<usize>, column: usize) -> usize {
+pub(super) fn position<C: PartialEq + Copy>(columns: &mut Vec<C>, column: C) -> usize {
     columns
         .iter()
         .position(|&c| c == column)
@@ -411,6 +434,14 @@ pub(super) fn plain_wildcard(options: &WildcardAdditionalOptions) -> WildcardAdd
     }
 }
 
+/// Types the fast path adds to: the integers and decimals.
+pub(super) fn summable(ty: SqlType) -> bool {
+    matches!(
+        ty,
+        SqlType::SmallInt | SqlType::Int | SqlType::BigInt | SqlType::Decimal { .. }
+    )
+}
+
 fn new_value(table: &Table, target: usize, e: &Expr) -> Option<NewValue> {
     let ty = table.types()[target];
     if let Some(v) = operand(e, ty) {
@@ -419,11 +450,7 @@ fn new_value(table: &Table, target: usize, e: &Expr) -> Option<NewValue> {
     let Expr::BinaryOp { left, op, right } = e else {
         return None;
     };
-    let summable = matches!(
-        ty,
-        SqlType::SmallInt | SqlType::Int | SqlType::BigInt | SqlType::Decimal { .. }
-    );
-    if !summable {
+    if !summable(ty) {
         return None;
     }
     // `col ± v` of a column of the target's type, or `v ± v` (`$1 + 1`).
@@ -452,7 +479,7 @@ fn new_value(table: &Table, target: usize, e: &Expr) -> Option<NewValue> {
 fn update(session: &Session, u: &Update) -> Option<Shape> {
     let Update {
         update_token: _,
-        optimizer_hints,
+        optimizer_hints: _,
         table,
         assignments,
         from: None,
@@ -466,7 +493,7 @@ fn update(session: &Session, u: &Update) -> Option<Shape> {
     else {
         return None;
     };
-    if !optimizer_hints.is_empty() || !order_by.is_empty() {
+    if !order_by.is_empty() {
         return None;
     }
     let table = plain_table(table, session)?;
@@ -501,7 +528,7 @@ fn update(session: &Session, u: &Update) -> Option<Shape> {
 fn delete(session: &Session, d: &Delete) -> Option<Shape> {
     let Delete {
         delete_token: _,
-        optimizer_hints,
+        optimizer_hints: _,
         tables,
         from: FromTable::WithFromKeyword(from),
         using: None,
@@ -514,7 +541,7 @@ fn delete(session: &Session, d: &Delete) -> Option<Shape> {
     else {
         return None;
     };
-    if !optimizer_hints.is_empty() || !tables.is_empty() || !order_by.is_empty() {
+    if !tables.is_empty() || !order_by.is_empty() {
         return None;
     }
     let [from] = from.as_slice() else { return None };
@@ -532,7 +559,7 @@ fn delete(session: &Session, d: &Delete) -> Option<Shape> {
 fn insert(session: &Session, i: &Insert) -> Option<Shape> {
     let Insert {
         insert_token: _,
-        optimizer_hints,
+        optimizer_hints: _,
         or: None,
         ignore: false,
         into: true,
@@ -561,8 +588,7 @@ fn insert(session: &Session, i: &Insert) -> Option<Shape> {
     else {
         return None;
     };
-    if !optimizer_hints.is_empty()
-        || !assignments.is_empty()
+    if !assignments.is_empty()
         || !after_columns.is_empty()
         || !multi_table_into_clauses.is_empty()
         || !multi_table_when_clauses.is_empty()

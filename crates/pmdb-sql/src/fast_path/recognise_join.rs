@@ -1,33 +1,47 @@
-//! Joins of rows read by their whole keys, recognised by their syntax tree: a SELECT of
-//! two or more tables whose WHERE clause sets every primary-key column of each equal to
-//! a value, directly or through key columns of the others, as New-Order reads its
-//! customer and warehouse:
+//! Joins the fast path serves, recognised by their syntax tree: a SELECT of two or more
+//! tables whose WHERE clause, comparisons joined by AND, lets one table (the driver) be
+//! read by a range of its primary key and each other table by its whole key, every key
+//! column equal to a value or to a column of a table read before it. New-Order reads its
+//! customer and warehouse so, the driver by its whole key:
 //!
 //! `SELECT c_discount, c_last, c_credit, w_tax FROM customer, warehouse
 //!  WHERE w_id = $1 AND c_w_id = w_id AND c_d_id = $2 AND c_id = $3`
 //!
-//! Each table then gives at most one row, and the join at most one. Columns are named
-//! plainly (`c_id`) or by their table or its alias (`c.c_id`); the select list shows
-//! columns, aliased or not. Any other condition, clause or item goes the general way.
+//! and Stock-Level counts its items low in stock so, a range of order lines and a stock
+//! row for each:
+//!
+//! `SELECT COUNT(DISTINCT (s_i_id)) stock_count FROM order_line, stock
+//!  WHERE ol_w_id = $1 AND ol_d_id = $2 AND ol_o_id < $3 AND ol_o_id >= $4 - 20
+//!  AND s_w_id = $5 AND s_i_id = ol_i_id AND s_quantity < $6`
+//!
+//! The keys only narrow what is read: every comparison is also checked on the rows, so
+//! each must be of a column whose values compare as the general way compares them.
+//! Columns are named plainly (`c_id`) or by their table or its alias (`c.c_id`); the
+//! select list shows columns, or aggregates them (no GROUP BY). Any other condition,
+//! clause or item goes the general way.
 
 use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, Query, SelectItem, SetExpr, TableAlias, TableWithJoins,
+    BinaryOperator, Expr, Query, SelectItem, SetExpr, TableAlias, TableWithJoins,
 };
 
-use super::recognise::{PlainSelect, operand, plain_select, table_named};
-use super::shape::{Kind, Operand, PointJoin, Shape};
+use super::recognise::{PlainSelect, operand, plain_select, position, table_named};
+use super::recognise_range::{aggregate, orderable};
+use super::shape::{
+    Compared, Comparison, Filter, GroupItem, JoinKey, JoinOutput, KeyJoin, KeyPart, Kind, Operand,
+    RangeKeys, Shape,
+};
 use crate::ast_shape;
 use crate::names::{ident_name, object_name};
 use crate::session::Session;
 use crate::table::Table;
-use crate::types::Value;
+use crate::types::{SqlType, Value};
 
 /// Most tables a join of keyed rows names.
 const MAX_TABLES: usize = 8;
 
-pub(super) fn point_join(session: &Session, q: &Query) -> Option<Shape> {
+pub(super) fn key_join(session: &Session, q: &Query) -> Option<Shape> {
     let (SetExpr::Select(sel), []) = ast_shape::bare_query(q)? else {
         return None;
     };
@@ -48,27 +62,76 @@ pub(super) fn point_join(session: &Session, q: &Query) -> Option<Shape> {
         .iter()
         .map(|t| bound_table(session, t))
         .collect::<Option<Vec<_>>>()?;
-    let keys = keys(&tables, selection)?;
-    let mut columns: Vec<Vec<usize>> = vec![Vec::new(); tables.len()];
-    let mut shown = Vec::with_capacity(projection.len());
-    for item in projection {
-        let (e, name) = match item {
-            SelectItem::UnnamedExpr(e) => (e, None),
-            SelectItem::ExprWithAlias { expr, alias } => (expr, Some(ident_name(alias))),
-            _ => return None,
-        };
-        let (t, c) = column(&tables, e)?;
-        let name = name.unwrap_or_else(|| tables[t].table.def().columns[c].name.clone());
-        let at = super::recognise::position(&mut columns[t], c);
-        shown.push((t, at, name));
+    let conditions = ast_shape::conjuncts(selection)
+        .into_iter()
+        .map(|e| conditions_of(&tables, e))
+        .collect::<Option<Vec<_>>>()?
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>();
+    let (order, keys) = reading_order(&tables, &conditions)?;
+    // Each table's place in the reading order, by its place in the FROM list.
+    let mut place = vec![0; tables.len()];
+    for (at, &t) in order.iter().enumerate() {
+        place[t] = at;
     }
-    let tables: Vec<_> = tables.into_iter().map(|b| b.table).zip(keys).collect();
+    let placed = |(t, c): (usize, usize)| (place[t], c);
+    let mut filters = vec![Vec::new(); tables.len()];
+    for condition in conditions {
+        let (at, filter) = match condition {
+            Condition::Compare { column, op, value } => (
+                place[column.0],
+                Filter {
+                    column: placed(column),
+                    op,
+                    with: Compared::Value(value),
+                },
+            ),
+            Condition::Equal(a, b) => {
+                let (a, b) = (placed(a), placed(b));
+                (
+                    a.0.max(b.0),
+                    Filter {
+                        column: a,
+                        op: Comparison::Eq,
+                        with: Compared::Column(b.0, b.1),
+                    },
+                )
+            }
+        };
+        filters[at].push(filter);
+    }
+    let keys = keys
+        .into_iter()
+        .map(|key| match key {
+            JoinKey::Whole(parts) => JoinKey::Whole(
+                parts
+                    .into_iter()
+                    .map(|part| match part {
+                        KeyPart::Column(t, c) => KeyPart::Column(place[t], c),
+                        given => given,
+                    })
+                    .collect(),
+            ),
+            range => range,
+        })
+        .collect::<Vec<_>>();
+    let mut columns = Vec::new();
+    let output = output(&tables, projection, |named| {
+        position(&mut columns, placed(named))
+    })?;
+    let tables: Vec<_> = order
+        .iter()
+        .map(|&t| Arc::clone(&tables[t].table))
+        .zip(keys)
+        .collect();
     Some(Shape {
         table: Arc::clone(&tables[0].0),
-        kind: Kind::Join(Box::new(PointJoin {
+        kind: Kind::Join(Box::new(KeyJoin {
             tables,
+            filters,
             columns,
-            shown,
+            output,
         })),
     })
 }
@@ -104,6 +167,7 @@ fn bound_table(session: &Session, t: &TableWithJoins) -> Option<Bound> {
 /// exactly one of them, or one qualified by a table's name.
 fn column(tables: &[Bound], e: &Expr) -> Option<(usize, usize)> {
     match e {
+        Expr::Nested(e) => column(tables, e),
         Expr::Identifier(i) => {
             let name = ident_name(i);
             let mut found = tables
@@ -132,78 +196,233 @@ fn column(tables: &[Bound], e: &Expr) -> Option<(usize, usize)> {
     }
 }
 
-/// Each table's key operands (in key order) that the WHERE clause `e` sets: equalities
-/// between key columns, or of a key column and a value, joined by AND, that leave each
-/// key column equal to exactly one value.
-fn keys(tables: &[Bound], e: &Expr) -> Option<Vec<Vec<Operand>>> {
-    // Key columns as (table, place in its key), grouped into the classes the
-    // equalities make; each class with the value it equals.
-    let key_of = |(t, c): (usize, usize)| {
-        let pk = &tables[t].table.def().primary_key;
-        let at = pk.iter().position(|&k| usize::from(k) == c)?;
-        Some((t, at))
+fn type_of(tables: &[Bound], (t, c): (usize, usize)) -> SqlType {
+    tables[t].table.types()[c]
+}
+
+/// Types whose values the fast path compares as the general way does: those it orders,
+/// but CHAR, whose trailing blanks do not count.
+fn comparable(ty: SqlType) -> bool {
+    orderable(ty) && !matches!(ty, SqlType::Char(_))
+}
+
+/// A comparison of the WHERE clause, its columns as tables' places in the FROM list.
+enum Condition {
+    /// A column with a value of its type.
+    Compare {
+        column: (usize, usize),
+        op: Comparison,
+        value: Operand,
+    },
+    /// Two columns of one type, equal.
+    Equal((usize, usize), (usize, usize)),
+}
+
+/// What the conjunct `e` says: a comparison of a column with a value or with another
+/// column, or that a column lies BETWEEN two values.
+fn conditions_of(tables: &[Bound], e: &Expr) -> Option<Vec<Condition>> {
+    let compare = |named: (usize, usize), op: Comparison, value: &Expr| {
+        let ty = type_of(tables, named);
+        Some(Condition::Compare {
+            column: named,
+            op,
+            value: operand(value, ty)?,
+        })
     };
-    let mut class: Vec<Vec<usize>> = tables
-        .iter()
-        .map(|b| vec![usize::MAX; b.table.def().primary_key.len()])
-        .collect();
-    let mut classes: Vec<Class> = Vec::new();
-    for (left, right) in ast_shape::equalities(e)? {
-        let mut member = |e: &Expr| -> Option<Option<usize>> {
-            let Some(named) = column(tables, e) else {
-                return Some(None);
-            };
-            let (t, at) = key_of(named)?;
-            if class[t][at] == usize::MAX {
-                class[t][at] = classes.len();
-                classes.push((vec![(t, at)], None));
-            }
-            Some(Some(class[t][at]))
-        };
-        match (member(left)?, member(right)?) {
-            (Some(a), Some(b)) if a != b => {
-                let (moved, value) = std::mem::take(&mut classes[b]);
-                for &(t, at) in &moved {
-                    class[t][at] = a;
+    match e {
+        Expr::BinaryOp { left, op, right } => {
+            let op = comparison(op)?;
+            match (column(tables, left), column(tables, right)) {
+                (Some(a), Some(b)) => {
+                    let ty = type_of(tables, a);
+                    let same = ty == type_of(tables, b) && comparable(ty);
+                    (same && op == Comparison::Eq).then(|| vec![Condition::Equal(a, b)])
                 }
-                classes[a].0.extend(moved);
-                classes[a].1 = one_value(classes[a].1, value)?;
+                (Some(a), None) if comparable(type_of(tables, a)) => {
+                    Some(vec![compare(a, op, right)?])
+                }
+                (None, Some(b)) if comparable(type_of(tables, b)) => {
+                    Some(vec![compare(b, op.swapped(), left)?])
+                }
+                _ => None,
             }
-            (Some(_), Some(_)) => {}
-            (Some(a), None) => classes[a].1 = one_value(classes[a].1, Some(right))?,
-            (None, Some(b)) => classes[b].1 = one_value(classes[b].1, Some(left))?,
-            (None, None) => return None,
         }
-    }
-    tables
-        .iter()
-        .zip(&class)
-        .map(|(b, members)| {
-            if members.is_empty() {
+        Expr::Between {
+            expr,
+            negated: false,
+            low,
+            high,
+        } => {
+            let named = column(tables, expr)?;
+            if !comparable(type_of(tables, named)) {
                 return None;
             }
-            members
-                .iter()
-                .enumerate()
-                .map(|(at, &c)| {
-                    let value = classes.get(c)?.1?;
-                    let column = usize::from(b.table.def().primary_key[at]);
-                    let op = operand(value, b.table.types()[column])?;
-                    (!matches!(op, Operand::Value(Value::Null))).then_some(op)
-                })
-                .collect()
+            Some(vec![
+                compare(named, Comparison::GtEq, low)?,
+                compare(named, Comparison::LtEq, high)?,
+            ])
+        }
+        _ => None,
+    }
+}
+
+fn comparison(op: &BinaryOperator) -> Option<Comparison> {
+    Some(match op {
+        BinaryOperator::Eq => Comparison::Eq,
+        BinaryOperator::NotEq => Comparison::NotEq,
+        BinaryOperator::Lt => Comparison::Lt,
+        BinaryOperator::LtEq => Comparison::LtEq,
+        BinaryOperator::Gt => Comparison::Gt,
+        BinaryOperator::GtEq => Comparison::GtEq,
+        _ => return None,
+    })
+}
+
+/// The order the tables are read in (their places in the FROM list) and how each is
+/// read, with key columns named by FROM-list places: the driver first (one read by its
+/// whole key if there is one, else the first whose key a range narrows), then each
+/// table whose whole key the values and the tables before it give.
+fn reading_order(tables: &[Bound], conditions: &[Condition]) -> Option<(Vec<usize>, Vec<JoinKey>)> {
+    let drivers: Vec<(usize, RangeKeys)> = (0..tables.len())
+        .filter_map(|t| Some((t, driver_keys(tables, conditions, t)?)))
+        .collect();
+    let whole =
+        |(t, keys): &&(usize, RangeKeys)| keys.fixed() == tables[*t].table.def().primary_key.len();
+    let preferred = drivers.iter().filter(whole).chain(drivers.iter());
+    preferred.into_iter().find_map(|(driver, keys)| {
+        let mut order = vec![*driver];
+        let mut how = vec![JoinKey::Range(keys.clone())];
+        while order.len() < tables.len() {
+            let (t, parts) = (0..tables.len())
+                .filter(|t| !order.contains(t))
+                .find_map(|t| Some((t, whole_key(tables, conditions, &order, t)?)))?;
+            order.push(t);
+            how.push(JoinKey::Whole(parts));
+        }
+        Some((order, how))
+    })
+}
+
+/// The operands a value equals, in the comparisons of column `named`.
+fn equal_values(conditions: &[Condition], named: (usize, usize)) -> impl Iterator<Item = &Operand> {
+    conditions.iter().filter_map(move |c| match c {
+        Condition::Compare {
+            column,
+            op: Comparison::Eq,
+            value,
+        } if *column == named && !is_null(value) => Some(value),
+        _ => None,
+    })
+}
+
+fn is_null(op: &Operand) -> bool {
+    matches!(op, Operand::Value(Value::Null))
+}
+
+/// The range of table `t`'s primary key its comparisons with values narrow: the
+/// leading columns equal to a value, and bounds on the next one; `None` if they narrow
+/// nothing. Any one value serves where a column has several: all are checked on the
+/// rows.
+fn driver_keys(tables: &[Bound], conditions: &[Condition], t: usize) -> Option<RangeKeys> {
+    let mut prefix = Vec::new();
+    let (mut low, mut high) = (None, None);
+    for &k in &tables[t].table.def().primary_key {
+        let named = (t, usize::from(k));
+        if let Some(value) = equal_values(conditions, named).next() {
+            prefix.push(value.clone());
+            continue;
+        }
+        for c in conditions {
+            let Condition::Compare { column, op, value } = c else {
+                continue;
+            };
+            if *column != named || is_null(value) {
+                continue;
+            }
+            let (side, inclusive) = match op {
+                Comparison::Gt => (&mut low, false),
+                Comparison::GtEq => (&mut low, true),
+                Comparison::Lt => (&mut high, false),
+                Comparison::LtEq => (&mut high, true),
+                Comparison::Eq | Comparison::NotEq => continue,
+            };
+            side.get_or_insert_with(|| (value.clone(), inclusive));
+        }
+        break;
+    }
+    (!prefix.is_empty() || low.is_some() || high.is_some()).then_some(RangeKeys::Bounded {
+        prefix,
+        low,
+        high,
+    })
+}
+
+/// Each column of table `t`'s primary key as a value it equals, or as a column of the
+/// same type of a table in `read` that it equals; `None` if one has neither.
+fn whole_key(
+    tables: &[Bound],
+    conditions: &[Condition],
+    read: &[usize],
+    t: usize,
+) -> Option<Vec<KeyPart>> {
+    tables[t]
+        .table
+        .def()
+        .primary_key
+        .iter()
+        .map(|&k| {
+            let named = (t, usize::from(k));
+            if let Some(value) = equal_values(conditions, named).next() {
+                return Some(KeyPart::Given(value.clone()));
+            }
+            conditions.iter().find_map(|c| match c {
+                Condition::Equal(a, b) if *a == named && read.contains(&b.0) => {
+                    Some(KeyPart::Column(b.0, b.1))
+                }
+                Condition::Equal(a, b) if *b == named && read.contains(&a.0) => {
+                    Some(KeyPart::Column(a.0, a.1))
+                }
+                _ => None,
+            })
         })
         .collect()
 }
 
-/// Key columns found equal (each as its table and its place in the table's key), and
-/// the value they equal, once one is named.
-type Class<'a> = (Vec<(usize, usize)>, Option<&'a Expr>);
-
-/// The one value a class of key columns equals, given what it had and a new one.
-fn one_value<'a>(had: Option<&'a Expr>, new: Option<&'a Expr>) -> Option<Option<&'a Expr>> {
-    match (had, new) {
-        (Some(_), Some(_)) => None,
-        (had, new) => Some(had.or(new)),
+/// The select list as the join's result: columns, each with its name (its alias, or
+/// the column's own), or aggregates of columns (each named by its alias, or as
+/// PostgreSQL names it), never both; `column` gives the place among the columns read
+/// of a table's column (by its FROM-list place).
+fn output(
+    tables: &[Bound],
+    projection: &[SelectItem],
+    mut column_at: impl FnMut((usize, usize)) -> usize,
+) -> Option<JoinOutput> {
+    let mut shown = Vec::new();
+    let mut aggregates = Vec::new();
+    for item in projection {
+        let (e, alias) = match item {
+            SelectItem::UnnamedExpr(e) => (e, None),
+            SelectItem::ExprWithAlias { expr, alias } => (expr, Some(ident_name(alias))),
+            _ => return None,
+        };
+        match column(tables, e) {
+            Some(named) => {
+                let (t, c) = named;
+                let name = alias.unwrap_or_else(|| tables[t].table.def().columns[c].name.clone());
+                shown.push((column_at(named), name));
+            }
+            None => {
+                let (f, name) = aggregate(e, |e| {
+                    let named = column(tables, e)?;
+                    Some((column_at(named), type_of(tables, named)))
+                })?;
+                aggregates.push(GroupItem::Aggregate(f, alias.unwrap_or(name)));
+            }
+        }
+    }
+    match (shown.is_empty(), aggregates.is_empty()) {
+        (false, true) => Some(JoinOutput::Rows(shown)),
+        (true, false) => Some(JoinOutput::Aggregates(aggregates)),
+        _ => None,
     }
 }

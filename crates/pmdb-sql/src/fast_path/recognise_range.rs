@@ -18,8 +18,8 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use super::recognise::{
-    SimpleSelect, column_of, key_list, operand, plain_call, plain_wildcard, position, row_lock,
-    simple_select,
+    SimpleSelect, column_of, key_list, operand, plain_wildcard, position, row_lock, simple_select,
+    summable,
 };
 use super::shape::{
     Aggregate, GroupItem, Kind, Operand, RangeKeys, RangeOutput, RangeRead, RowOrder, Shape,
@@ -275,7 +275,7 @@ fn items(
             SelectItem::UnnamedExpr(e) => match column_of(table, e) {
                 Some(c) => GroupItem::Column(position(columns, c), name(c)),
                 None => {
-                    let (f, name) = aggregate(table, e, columns)?;
+                    let (f, name) = aggregate(e, |e| table_column(table, columns, e))?;
                     GroupItem::Aggregate(f, name)
                 }
             },
@@ -285,7 +285,10 @@ fn items(
                     GroupItem::Column(position(columns, c), ident_name(alias))
                 }
                 Some(_) => return None,
-                None => GroupItem::Aggregate(aggregate(table, expr, columns)?.0, ident_name(alias)),
+                None => {
+                    let (f, _) = aggregate(expr, |e| table_column(table, columns, e))?;
+                    GroupItem::Aggregate(f, ident_name(alias))
+                }
             },
             _ => return None,
         });
@@ -313,40 +316,42 @@ fn items(
         .then_some(RangeOutput::Aggregates { by, items })
 }
 
-/// `count(*)`, `count(col)`, `sum(col)`, `min(col)` or `max(col)` of a column whose type
-/// the fast path sums or orders as the general way does, named as PostgreSQL names it.
-fn aggregate(table: &Table, e: &Expr, columns: &mut Vec<usize>) -> Option<(Aggregate, String)> {
-    let (function, arg) = plain_call(e)?;
-    let column = match arg {
-        FunctionArgExpr::Wildcard if function == "count" => {
+/// `count(*)`, `count([DISTINCT] col)`, `sum(col)`, `min(col)` or `max(col)` of a column
+/// whose type the fast path counts, sums or orders as the general way does, named as
+/// PostgreSQL names it; `column` gives the place among the columns read, and the type,
+/// of the column an argument names.
+pub(super) fn aggregate(
+    e: &Expr,
+    mut column: impl FnMut(&Expr) -> Option<(usize, SqlType)>,
+) -> Option<(Aggregate, String)> {
+    let (name, args, distinct) = ast_shape::aggregate_call(e)?;
+    let [arg] = args.as_slice() else {
+        return None;
+    };
+    let function = ident_name(name);
+    let arg = match arg {
+        FunctionArgExpr::Wildcard if function == "count" && !distinct => {
             return Some((Aggregate::CountRows, function));
         }
-        FunctionArgExpr::Expr(e) => column_of(table, e)?,
+        FunctionArgExpr::Expr(e) => e,
         _ => return None,
     };
-    let ty = table.types()[column];
-    let f = match function.as_str() {
-        "count" => Aggregate::Count,
-        "sum" if summable(ty) => Aggregate::Sum,
-        "min" if orderable(ty) => Aggregate::Min,
-        "max" if orderable(ty) => Aggregate::Max,
+    let (at, ty) = column(arg)?;
+    let f = match (function.as_str(), distinct) {
+        ("count", false) => Aggregate::Count(at),
+        ("count", true) if orderable(ty) => Aggregate::CountDistinct(at),
+        ("sum", false) if summable(ty) => Aggregate::Sum(at),
+        // The least and greatest of the distinct values are those of all.
+        ("min", _) if orderable(ty) => Aggregate::Min(at),
+        ("max", _) if orderable(ty) => Aggregate::Max(at),
         _ => return None,
     };
-    let f = f(position(columns, column));
     Some((f, function))
-}
-
-/// Types whose sum the fast path takes exactly as the general way does.
-fn summable(ty: SqlType) -> bool {
-    matches!(
-        ty,
-        SqlType::SmallInt | SqlType::Int | SqlType::BigInt | SqlType::Decimal { .. }
-    )
 }
 
 /// Types whose order (and equality) is their Arrow form's, as the general way sorts
 /// them (not an enum's declared order, not a float's signed zeros).
-fn orderable(ty: SqlType) -> bool {
+pub(super) fn orderable(ty: SqlType) -> bool {
     matches!(
         ty,
         SqlType::SmallInt
@@ -362,6 +367,13 @@ fn orderable(ty: SqlType) -> bool {
             | SqlType::TimestampTz
             | SqlType::Boolean
     )
+}
+
+/// The place among `columns` (added if it is not there) and the type of the column of
+/// `table` that `e` names.
+fn table_column(table: &Table, columns: &mut Vec<usize>, e: &Expr) -> Option<(usize, SqlType)> {
+    let c = column_of(table, e)?;
+    Some((position(columns, c), table.types()[c]))
 }
 
 /// One ORDER BY item: a table column, descending, NULLs first.

@@ -13,7 +13,7 @@ use crate::row_locks::{LockMode, WaitPolicy};
 use crate::sequence::Sequence;
 use crate::sequence_functions::SequenceCalls;
 use crate::table::Table;
-use crate::types::{SqlType, Value};
+use crate::types::{SqlType, Value, fits_precision};
 
 /// A value a recognised statement names.
 #[derive(Clone, Debug)]
@@ -26,6 +26,9 @@ pub(super) enum Operand {
     Now,
     /// `nextval('sequence')`, a serial column's default: taken at each run.
     NextVal(Arc<Sequence>),
+    /// `v ± n` (Stock-Level's `$4 - 20`): the value of the operand plus `n` units of
+    /// the column's type (a decimal's at its scale), if the sum fits the type.
+    Offset(Box<Operand>, i128),
 }
 
 /// The value of `op` in a column of type `ty`, if it converts exactly (a sequence's
@@ -49,7 +52,33 @@ pub(super) fn resolve(
                 .ok()?;
             Some(Value::Timestamp(i64::try_from(now.as_micros()).ok()?))
         }
+        Operand::Offset(base, n) => match resolve(base, ty, params, calls)? {
+            Value::Null => Some(Value::Null),
+            base => of_units(ty, units(&base)?.checked_add(*n)?),
+        },
     }
+}
+
+/// A summable value in its type's own units (a decimal's at its scale).
+pub(super) fn units(v: &Value) -> Option<i128> {
+    match v {
+        Value::SmallInt(n) => Some(i128::from(*n)),
+        Value::Int(n) => Some(i128::from(*n)),
+        Value::BigInt(n) => Some(i128::from(*n)),
+        Value::Decimal(n) => Some(*n),
+        _ => None,
+    }
+}
+
+/// `n` units as a value of type `ty`, if it fits.
+pub(super) fn of_units(ty: SqlType, n: i128) -> Option<Value> {
+    Some(match ty {
+        SqlType::SmallInt => Value::SmallInt(n.try_into().ok()?),
+        SqlType::Int => Value::Int(n.try_into().ok()?),
+        SqlType::BigInt => Value::BigInt(n.try_into().ok()?),
+        SqlType::Decimal { precision, .. } if fits_precision(precision, n) => Value::Decimal(n),
+        _ => return None,
+    })
 }
 
 /// A new value of an UPDATE: a value, or a sum (a column or a value, plus or minus a
@@ -114,33 +143,116 @@ pub(super) enum Kind {
     },
     /// The rows of a range of keys.
     Range(Box<RangeRead>),
-    /// The rows of several tables, one each by its whole key, joined.
-    Join(Box<PointJoin>),
+    /// The rows of several tables read by their keys, joined.
+    Join(Box<KeyJoin>),
 }
 
-/// A join of rows read by their keys: each table with its key's operands (in key
-/// order), the first being the shape's table.
+/// A join of rows read by their keys: the first table's (the driver's) by a range of
+/// its primary key, each other's by its whole key, in the order of `tables`; every
+/// comparison of the WHERE clause is checked on the rows so read.
 #[derive(Clone)]
-pub(super) struct PointJoin {
-    pub tables: Vec<(Arc<Table>, Vec<Operand>)>,
-    /// The columns read of each table.
-    pub columns: Vec<Vec<usize>>,
-    /// Each column shown: its table's place, its place among that table's columns
-    /// read, and its name.
-    pub shown: Vec<(usize, usize, String)>,
+pub(super) struct KeyJoin {
+    /// Each table in the order read, with its key: the driver's range, or the operands
+    /// of each column of the whole key.
+    pub tables: Vec<(Arc<Table>, JoinKey)>,
+    /// The comparisons checked once the row of the table at the same place is read.
+    pub filters: Vec<Vec<Filter>>,
+    /// The columns the result is made of, each as a table's place and its column.
+    pub columns: Vec<(usize, usize)>,
+    pub output: JoinOutput,
 }
 
-impl std::fmt::Debug for PointJoin {
+/// How a table of a join is read.
+#[derive(Clone, Debug)]
+pub(super) enum JoinKey {
+    /// The driver: a range of its primary key ([`RangeKeys::Bounded`]).
+    Range(RangeKeys),
+    /// A row by its whole key, each column's value given or that of a column of a table
+    /// read before.
+    Whole(Vec<KeyPart>),
+}
+
+/// The value of a key column of a table a join reads by its whole key.
+#[derive(Clone, Debug)]
+pub(super) enum KeyPart {
+    Given(Operand),
+    /// A table's place and its column, of the key column's type.
+    Column(usize, usize),
+}
+
+/// A comparison a join checks on the rows it reads: a column (a table's place and its
+/// column) with a value, or with a column of the same type.
+#[derive(Clone, Debug)]
+pub(super) struct Filter {
+    pub column: (usize, usize),
+    pub op: Comparison,
+    pub with: Compared,
+}
+
+/// What a join's comparison compares a column with.
+#[derive(Clone, Debug)]
+pub(super) enum Compared {
+    Value(Operand),
+    Column(usize, usize),
+}
+
+/// A comparison of two values of one type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Comparison {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+impl Comparison {
+    /// Whether `ordering` (of the column against what it is compared with) passes.
+    pub fn passes(self, ordering: std::cmp::Ordering) -> bool {
+        use std::cmp::Ordering::{Equal, Greater, Less};
+        match self {
+            Comparison::Eq => ordering == Equal,
+            Comparison::NotEq => ordering != Equal,
+            Comparison::Lt => ordering == Less,
+            Comparison::LtEq => ordering != Greater,
+            Comparison::Gt => ordering == Greater,
+            Comparison::GtEq => ordering != Less,
+        }
+    }
+
+    /// `a op b` as `b op' a`.
+    pub fn swapped(self) -> Comparison {
+        match self {
+            Comparison::Lt => Comparison::Gt,
+            Comparison::LtEq => Comparison::GtEq,
+            Comparison::Gt => Comparison::Lt,
+            Comparison::GtEq => Comparison::LtEq,
+            same => same,
+        }
+    }
+}
+
+/// What a join returns: rows of columns (places among its columns, each with its
+/// name), or one row of aggregates over them.
+#[derive(Clone, Debug)]
+pub(super) enum JoinOutput {
+    Rows(Vec<(usize, String)>),
+    Aggregates(Vec<GroupItem>),
+}
+
+impl std::fmt::Debug for KeyJoin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let tables: Vec<_> = self
             .tables
             .iter()
             .map(|(t, key)| (&t.def().name, key))
             .collect();
-        f.debug_struct("PointJoin")
+        f.debug_struct("KeyJoin")
             .field("tables", &tables)
+            .field("filters", &self.filters)
             .field("columns", &self.columns)
-            .field("shown", &self.shown)
+            .field("output", &self.output)
             .finish()
     }
 }
@@ -212,6 +324,7 @@ pub(super) enum GroupItem {
 pub(super) enum Aggregate {
     CountRows,
     Count(usize),
+    CountDistinct(usize),
     Sum(usize),
     Min(usize),
     Max(usize),
@@ -278,33 +391,26 @@ impl Shape {
             } => shown(columns, s),
             Kind::Range(read) => match &read.output {
                 RangeOutput::Rows { shown: s } => shown(&read.columns, s),
-                RangeOutput::Aggregates { items, .. } => items
-                    .iter()
-                    .map(|item| {
-                        let of = |at: usize| arrow_type(self.table.types()[read.columns[at]]);
-                        match item {
-                            GroupItem::Column(at, name) => (name.clone(), of(*at)),
-                            GroupItem::Aggregate(aggregate, name) => {
-                                let ty = match *aggregate {
-                                    Aggregate::CountRows | Aggregate::Count(_) => DataType::Int64,
-                                    Aggregate::Sum(at) => sum_type(&of(at)),
-                                    Aggregate::Min(at) | Aggregate::Max(at) => of(at),
-                                };
-                                (name.clone(), ty)
-                            }
-                        }
-                    })
-                    .collect(),
+                RangeOutput::Aggregates { items, .. } => {
+                    let of = |at: usize| arrow_type(self.table.types()[read.columns[at]]);
+                    items.iter().map(|item| item_type(item, of)).collect()
+                }
             },
-            Kind::Join(join) => join
-                .shown
-                .iter()
-                .map(|(t, at, name)| {
-                    let table = &join.tables[*t].0;
-                    let column = join.columns[*t][*at];
-                    (name.clone(), arrow_type(table.types()[column]))
-                })
-                .collect(),
+            Kind::Join(join) => {
+                let of = |at: usize| {
+                    let (t, c) = join.columns[at];
+                    arrow_type(join.tables[t].0.types()[c])
+                };
+                match &join.output {
+                    JoinOutput::Rows(shown) => shown
+                        .iter()
+                        .map(|(at, name)| (name.clone(), of(*at)))
+                        .collect(),
+                    JoinOutput::Aggregates(items) => {
+                        items.iter().map(|item| item_type(item, of)).collect()
+                    }
+                }
+            }
             Kind::Update { .. } | Kind::Delete { .. } | Kind::Insert { .. } => {
                 return described.is_none();
             }
@@ -316,6 +422,24 @@ impl Shape {
                     .zip(&given)
                     .all(|(f, (name, ty))| f.name() == name && f.data_type() == ty)
         })
+    }
+}
+
+/// The name and type of a column of aggregated rows, given the types of the columns
+/// they are made of (by place).
+fn item_type(item: &GroupItem, of: impl Fn(usize) -> DataType) -> (String, DataType) {
+    match item {
+        GroupItem::Column(at, name) => (name.clone(), of(*at)),
+        GroupItem::Aggregate(aggregate, name) => {
+            let ty = match *aggregate {
+                Aggregate::CountRows | Aggregate::Count(_) | Aggregate::CountDistinct(_) => {
+                    DataType::Int64
+                }
+                Aggregate::Sum(at) => sum_type(&of(at)),
+                Aggregate::Min(at) | Aggregate::Max(at) => of(at),
+            };
+            (name.clone(), ty)
+        }
     }
 }
 
