@@ -572,7 +572,7 @@ fn is_volatile(text: &str) -> Result<bool> {
 /// Plans `text` as a value of type `ty`; with `run`, its value too.
 async fn evaluate(session: &Session, text: &str, ty: SqlType, run: bool) -> Result<Option<Value>> {
     let statement = crate::column_defaults::as_column_value(text, ty)?;
-    let read_point = ReadPoint::Snapshot(Arc::new(session.db.snapshot()));
+    let read_point = ReadPoint::new(&session.db);
     if !run {
         let state = session.statement_state(read_point);
         state

@@ -3,10 +3,11 @@
 //! committed when the statement succeeds and rolled back when it fails, so that a
 //! statement that changes the catalog in several steps is whole or absent. It also
 //! holds, to its end, the own locks ([`crate::row_locks::table_lock`]) of the tables the
-//! statement changes or must read whole, so that it waits for the transactions writing
-//! them, as PostgreSQL's DDL waits for their relation locks: an index, a constraint or a
-//! rewrite then sees the rows they commit, and none of their rows lands in a table the
-//! DDL has let go of.
+//! statement changes or must read whole, in PostgreSQL's relation lock modes
+//! ([`RelationMode`]), so that it waits for the transactions writing them (and, where
+//! it drops, empties or redefines them, reading them): an index, a constraint or a
+//! rewrite then sees the rows they commit, none of their rows lands in a table the DDL
+//! has let go of, and no block finds a table it read gone or emptied under it.
 
 use std::sync::Arc;
 
@@ -21,7 +22,7 @@ use crate::error::Result;
 use crate::names::object_name;
 use crate::output::Output;
 use crate::read_point::{ReadPoint, RowLocker, SqlTxn};
-use crate::row_locks::LockMode;
+use crate::row_locks::{LockMode, RelationMode};
 use crate::session::Session;
 use crate::table::Table;
 
@@ -34,7 +35,8 @@ pub(crate) struct DdlScope {
 impl DdlScope {
     /// Takes the catalog's lock for the transaction of `read_point` (waiting while
     /// another transaction's DDL holds it) and makes the catalog's changes part of it;
-    /// then the locks of the tables `s` changes, waiting for their writers.
+    /// then the locks of the tables `s` changes, waiting for the transactions using them
+    /// in modes that conflict.
     pub(crate) async fn enter(
         session: &Session,
         read_point: &ReadPoint,
@@ -42,7 +44,7 @@ impl DdlScope {
     ) -> Result<DdlScope> {
         let (txn, own) = match read_point {
             ReadPoint::Transaction(t) => (Arc::clone(t), false),
-            ReadPoint::Snapshot(_) => {
+            ReadPoint::Snapshot(..) => {
                 let tx = session.db.transaction_with(Isolation::ReadCommitted);
                 (Arc::new(SqlTxn::begin(tx, session.row_locks.owner())), true)
             }
@@ -50,11 +52,9 @@ impl DdlScope {
         let mut locker = RowLocker::Block(Arc::clone(&txn));
         locker.lock_catalog(LockMode::Update).await?;
         session.catalog.begin_ddl(&txn, session.viewer)?;
-        for table in tables_changed(&session.catalog, s) {
+        for (table, mode) in tables_changed(&session.catalog, s) {
             let def = table.def();
-            locker
-                .lock_whole_table(def.id, &def.name, LockMode::Update)
-                .await?;
+            locker.lock_whole_table(def.id, &def.name, mode).await?;
         }
         Ok(DdlScope {
             own: own.then_some(txn),
@@ -75,19 +75,31 @@ impl DdlScope {
 /// or indexes, the parents of the foreign keys it adds, the tables and the indexes' tables
 /// it drops (a schema's, for DROP SCHEMA), the tables it truncates. Names that are not
 /// tables are passed over: the statement itself reports them.
-fn tables_changed(catalog: &Catalog, s: &Statement) -> Vec<Arc<Table>> {
+fn tables_changed(catalog: &Catalog, s: &Statement) -> Vec<(Arc<Table>, RelationMode)> {
     let table = |name: &ObjectName| object_name(name).ok().and_then(|n| catalog.table(&n));
-    let mut tables: Vec<Arc<Table>> = match s {
-        Statement::AlterTable(alter) => altered(alter).filter_map(table).collect(),
-        Statement::CreateIndex(create) => table(&create.table_name).into_iter().collect(),
+    let replaced = |t: Arc<Table>| (t, RelationMode::AccessExclusive);
+    let mut tables: Vec<(Arc<Table>, RelationMode)> = match s {
+        Statement::AlterTable(alter) => {
+            // A new foreign key's parent must keep its rows while they are checked, as
+            // an index's table must: writers wait, readers go on.
+            let parents = parents(alter).filter_map(table);
+            let target = table(&alter.name).map(replaced);
+            let read = parents.map(|t| (t, RelationMode::Share));
+            target.into_iter().chain(read).collect()
+        }
+        Statement::CreateIndex(create) => table(&create.table_name)
+            .map(|t| (t, RelationMode::Share))
+            .into_iter()
+            .collect(),
         Statement::Drop {
             object_type, names, ..
         } => match object_type {
-            ObjectType::Table => names.iter().filter_map(table).collect(),
+            ObjectType::Table => names.iter().filter_map(table).map(replaced).collect(),
             ObjectType::Index => names
                 .iter()
                 .filter_map(|n| object_name(n).ok())
                 .filter_map(|n| catalog.table_of_index(&n))
+                .map(replaced)
                 .collect(),
             ObjectType::Schema => names
                 .iter()
@@ -98,6 +110,7 @@ fn tables_changed(catalog: &Catalog, s: &Statement) -> Vec<Arc<Table>> {
                         .into_iter()
                         .filter(move |t| t.def().schema == n.name)
                 })
+                .map(replaced)
                 .collect(),
             _ => Vec::new(),
         },
@@ -105,19 +118,20 @@ fn tables_changed(catalog: &Catalog, s: &Statement) -> Vec<Arc<Table>> {
             .unwrap_or_default()
             .iter()
             .filter_map(|n| catalog.table(n))
+            .map(replaced)
             .collect(),
         _ => Vec::new(),
     };
-    // In id order, so that two statements' waits cannot cross.
-    tables.sort_by_key(|t| t.def().id);
-    tables.dedup_by_key(|t| t.def().id);
+    // In id order, so that two statements' waits cannot cross; a table named twice
+    // (a foreign key to its own table) in the stronger mode.
+    tables.sort_by_key(|(t, mode)| (t.def().id, std::cmp::Reverse(*mode)));
+    tables.dedup_by_key(|(t, _)| t.def().id);
     tables
 }
 
-/// The names ALTER TABLE `alter` changes or reads whole: its table, and the parent of
-/// each foreign key it adds.
-fn altered(alter: &AlterTable) -> impl Iterator<Item = &ObjectName> {
-    let parents = alter.operations.iter().flat_map(|op| match op {
+/// The parent of each foreign key ALTER TABLE `alter` adds.
+fn parents(alter: &AlterTable) -> impl Iterator<Item = &ObjectName> {
+    alter.operations.iter().flat_map(|op| match op {
         AlterTableOperation::AddConstraint {
             constraint: TableConstraint::ForeignKey(fk),
             ..
@@ -131,6 +145,5 @@ fn altered(alter: &AlterTable) -> impl Iterator<Item = &ObjectName> {
             })
             .collect(),
         _ => Vec::new(),
-    });
-    std::iter::once(&alter.name).chain(parents)
+    })
 }

@@ -244,8 +244,7 @@ impl SqlEngine {
             .session
             .catalog
             .lock_table_for_load(&crate::names::RelName::public(table))?;
-        let mut locker = ReadPoint::Snapshot(Arc::new(self.session.db.snapshot()))
-            .locker(&self.session.row_locks);
+        let mut locker = ReadPoint::new(&self.session.db).locker(&self.session.row_locks);
         self.runtime.block_on(async {
             // A claim held by another writer fails the load (55P03): it holds the table.
             let mut writer =

@@ -73,6 +73,7 @@ mod prepared;
 mod provider;
 mod pushdown;
 mod quote_functions;
+mod read_locks;
 mod read_point;
 mod reader;
 mod referential;

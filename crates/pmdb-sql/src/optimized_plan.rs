@@ -137,9 +137,7 @@ mod tests {
             let mut state = engine.context().state();
             state
                 .config_mut()
-                .set_extension(Arc::new(ReadPoint::Snapshot(Arc::new(
-                    engine.db().snapshot(),
-                ))));
+                .set_extension(Arc::new(ReadPoint::new(engine.db())));
             let params = vec![ScalarValue::Int32(Some(10)), ScalarValue::Int32(Some(40))];
             let bound = bind(&state, optimized, prepared.typed(params).unwrap());
             let physical = rt

@@ -23,6 +23,7 @@ use datafusion::sql::sqlparser::ast::{
 
 use crate::error::{Result, SqlError, state};
 use crate::fast_path::Shape;
+use crate::names::RelName;
 use crate::statement_kind::StatementKind;
 use crate::text_forms::bytea_text;
 
@@ -53,6 +54,7 @@ pub struct Prepared {
     /// The catalog generation `plan` was made at.
     pub(crate) generation: u64,
     pub(crate) plan: Plan,
+    reads: Vec<RelName>,
     /// The statement's text, made when first asked for.
     text: OnceLock<String>,
 }
@@ -79,8 +81,21 @@ impl Prepared {
             columns,
             generation,
             plan,
+            reads: Vec::new(),
             text: OnceLock::new(),
         }
+    }
+
+    /// The statement, reading the tables `reads` names (its views expanded), whose
+    /// locks each run takes first ([`crate::read_locks`]).
+    pub(crate) fn reading(mut self, reads: Vec<RelName>) -> Prepared {
+        self.reads = reads;
+        self
+    }
+
+    /// The tables each run reads.
+    pub(crate) fn reads(&self) -> &[RelName] {
+        &self.reads
     }
 
     /// A statement run with no plan kept, whose columns the caller knows (a SHOW the

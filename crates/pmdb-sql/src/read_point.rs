@@ -7,7 +7,7 @@
 
 use std::collections::HashMap;
 use std::ops::Bound;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use parking_lot::Mutex;
 use pmdb_engine::{
@@ -18,7 +18,9 @@ use pmdb_engine::{
 use crate::error::{Result, SqlError, state};
 use crate::large_rows::ChunkSource;
 use crate::pending_checks::PendingChecks;
-use crate::row_locks::{CATALOG_LOCK, ClientLocks, HeldLocks, LockMode, WaitPolicy, table_lock};
+use crate::row_locks::{
+    CATALOG_LOCK, ClientLocks, HeldLocks, LockMode, RelationMode, WaitPolicy, table_lock,
+};
 
 /// A table as a transaction block's commit needs it: its own bookkeeping.
 pub trait TxnTable: Send + Sync {
@@ -36,8 +38,24 @@ pub trait TxnTable: Send + Sync {
 
 #[derive(Clone)]
 pub enum ReadPoint {
-    Snapshot(Arc<Snapshot>),
+    /// A statement outside any block: its snapshot, and its locks.
+    Snapshot(Arc<Snapshot>, StatementLocks),
     Transaction(Arc<SqlTxn>),
+}
+
+/// The locks of one statement outside any block. Every [`RowLocker`] of its read point
+/// (and of the read point's clones) takes them as one owner, made by the first, so that
+/// the statement never waits for a lock it holds itself and a wait of its closes a
+/// cycle where one is closed; they are released when the statement is done with them
+/// ([`RowLocker::statement_done`]) or when the last clone is dropped.
+#[derive(Clone, Default)]
+pub struct StatementLocks(Arc<OnceLock<Arc<tokio::sync::Mutex<HeldLocks>>>>);
+
+impl StatementLocks {
+    fn owner(&self, row_locks: &ClientLocks) -> Arc<tokio::sync::Mutex<HeldLocks>> {
+        let made = || Arc::new(tokio::sync::Mutex::new(row_locks.owner()));
+        Arc::clone(self.0.get_or_init(made))
+    }
 }
 
 /// A scan through a read point.
@@ -65,7 +83,9 @@ impl ReadPoint {
     /// the block's (its commit validates what changed since).
     pub fn under_lock(&self, db: &Db) -> ReadPoint {
         match self {
-            ReadPoint::Snapshot(_) => ReadPoint::Snapshot(Arc::new(db.snapshot())),
+            ReadPoint::Snapshot(_, locks) => {
+                ReadPoint::Snapshot(Arc::new(db.snapshot()), locks.clone())
+            }
             ReadPoint::Transaction(_) => self.clone(),
         }
     }
@@ -73,7 +93,7 @@ impl ReadPoint {
     /// The transaction block, if the statement runs in one.
     pub fn txn(&self) -> Option<&Arc<SqlTxn>> {
         match self {
-            ReadPoint::Snapshot(_) => None,
+            ReadPoint::Snapshot(..) => None,
             ReadPoint::Transaction(t) => Some(t),
         }
     }
@@ -81,25 +101,25 @@ impl ReadPoint {
     /// The snapshot under the read point (a transaction's own writes are not in it).
     pub fn snapshot(&self) -> Arc<Snapshot> {
         match self {
-            ReadPoint::Snapshot(s) => Arc::clone(s),
+            ReadPoint::Snapshot(s, _) => Arc::clone(s),
             ReadPoint::Transaction(t) => Arc::clone(&t.snapshot.lock()),
         }
     }
 
     /// Who takes a statement's row locks (see [`crate::row_locks`]): in a block, the
     /// block, which holds them until it ends (and under read committed reads on from
-    /// a snapshot taken after each lock); in autocommit, the statement, until the
-    /// [`RowLocker`] is dropped.
+    /// a snapshot taken after each lock); in autocommit, the statement
+    /// ([`StatementLocks`]).
     pub(crate) fn locker(&self, row_locks: &ClientLocks) -> RowLocker {
         match self {
-            ReadPoint::Snapshot(_) => RowLocker::Statement(row_locks.owner()),
+            ReadPoint::Snapshot(_, locks) => RowLocker::Statement(locks.owner(row_locks)),
             ReadPoint::Transaction(t) => RowLocker::Block(Arc::clone(t)),
         }
     }
 
     pub fn scan(&self, sub: &Subtable, range: Range) -> Result<RowScan> {
         Ok(match self {
-            ReadPoint::Snapshot(s) => RowScan::Snapshot(s.scan(sub, range)?),
+            ReadPoint::Snapshot(s, _) => RowScan::Snapshot(s.scan(sub, range)?),
             ReadPoint::Transaction(t) => RowScan::Transaction(t.with(|tx| tx.scan(sub, range))?),
         })
     }
@@ -107,7 +127,7 @@ impl ReadPoint {
     /// As [`ReadPoint::scan`], in descending key order.
     pub fn scan_rev(&self, sub: &Subtable, range: Range) -> Result<RowScan> {
         Ok(match self {
-            ReadPoint::Snapshot(s) => RowScan::Snapshot(s.scan_rev(sub, range)?),
+            ReadPoint::Snapshot(s, _) => RowScan::Snapshot(s.scan_rev(sub, range)?),
             ReadPoint::Transaction(t) => {
                 RowScan::Transaction(t.with(|tx| tx.scan_rev(sub, range))?)
             }
@@ -122,7 +142,7 @@ impl ReadPoint {
         f: impl FnOnce(Option<&[u8]>) -> R,
     ) -> Result<R> {
         Ok(match self {
-            ReadPoint::Snapshot(s) => f(s.get(sub, key)?.as_deref()),
+            ReadPoint::Snapshot(s, _) => f(s.get(sub, key)?.as_deref()),
             ReadPoint::Transaction(t) => f(t.with(|tx| tx.get(sub, key))?.as_deref()),
         })
     }
@@ -132,7 +152,7 @@ impl ReadPoint {
     /// validated (so not under serializable).
     pub fn may_read_segments(&self, table_id: u64) -> bool {
         match self {
-            ReadPoint::Snapshot(_) => true,
+            ReadPoint::Snapshot(..) => true,
             ReadPoint::Transaction(t) => {
                 t.isolation != Isolation::Serializable && !t.tables.lock().contains_key(&table_id)
             }
@@ -144,8 +164,13 @@ impl ReadPoint {
     pub fn of(config: &datafusion::prelude::SessionConfig, db: &Db) -> ReadPoint {
         match config.get_extension::<ReadPoint>() {
             Some(r) => r.as_ref().clone(),
-            None => ReadPoint::Snapshot(Arc::new(db.snapshot())),
+            None => ReadPoint::new(db),
         }
+    }
+
+    /// A statement's read point outside any block: a snapshot of `db` taken now.
+    pub fn new(db: &Db) -> ReadPoint {
+        ReadPoint::Snapshot(Arc::new(db.snapshot()), StatementLocks::default())
     }
 }
 
@@ -168,7 +193,7 @@ impl ChunkSource for OwnOrCommitted<'_> {
 /// Takes a statement's row locks (see [`ReadPoint::locker`]).
 pub(crate) enum RowLocker {
     Block(Arc<SqlTxn>),
-    Statement(HeldLocks),
+    Statement(Arc<tokio::sync::Mutex<HeldLocks>>),
 }
 
 impl RowLocker {
@@ -182,7 +207,7 @@ impl RowLocker {
     ) -> Result<bool> {
         let (id, name) = (table.id(), table.name());
         match self {
-            RowLocker::Statement(held) => held.lock(id, key, mode, policy, name).await,
+            RowLocker::Statement(held) => held.lock().await.lock(id, key, mode, policy, name).await,
             RowLocker::Block(t) => {
                 let locked = t
                     .locks
@@ -224,13 +249,17 @@ impl RowLocker {
     /// ([`RowLocker::claim_waiting`]) without the table's lock.
     pub(crate) fn try_claim(&mut self, claim: &Claim) -> bool {
         match self {
-            RowLocker::Statement(held) => held.try_lock(claim.table, &claim.key, claim.mode),
-            // A block's statements run one at a time: its locks are free unless a lock
-            // wait of its own is under way, and then the claim waits too.
-            RowLocker::Block(t) => match t.locks.try_lock() {
-                Ok(mut held) => held.try_lock(claim.table, &claim.key, claim.mode),
-                Err(_) => false,
-            },
+            RowLocker::Statement(held) => Self::try_take(held, claim),
+            RowLocker::Block(t) => Self::try_take(&t.locks, claim),
+        }
+    }
+
+    /// A statement's (and a block's, whose statements run one at a time) locks are
+    /// free unless a lock wait of its own is under way, and then the claim waits too.
+    fn try_take(held: &tokio::sync::Mutex<HeldLocks>, claim: &Claim) -> bool {
+        match held.try_lock() {
+            Ok(mut held) => held.try_lock(claim.table, &claim.key, claim.mode),
+            Err(_) => false,
         }
     }
 
@@ -249,21 +278,36 @@ impl RowLocker {
 
     /// Takes table `id`'s own lock ([`table_lock`]) in `mode`, waiting while another
     /// transaction holds it, or waits for it ahead of this one, in a mode that conflicts;
-    /// `name` names the table in messages.
+    /// `name` names the table in messages. Whether it waited.
     pub(crate) async fn lock_whole_table(
         &mut self,
         id: u64,
         name: &str,
-        mode: LockMode,
-    ) -> Result<()> {
-        self.wait_for(table_lock(id), &[], mode, name).await
+        mode: RelationMode,
+    ) -> Result<bool> {
+        let claim = Claim {
+            table: table_lock(id),
+            name: name.to_string(),
+            key: Vec::new(),
+            mode: mode.held_as(),
+        };
+        if self.try_claim(&claim) {
+            return Ok(false);
+        }
+        self.claim_waiting(&claim).await?;
+        Ok(true)
     }
 
     /// Takes the lock of row `key` of table `id` in `mode`, waiting as long as it is held
     /// in a mode that conflicts; `name` names the table in messages.
     async fn wait_for(&mut self, id: u64, key: &[u8], mode: LockMode, name: &str) -> Result<()> {
         match self {
-            RowLocker::Statement(held) => held.lock(id, key, mode, WaitPolicy::Wait, name).await?,
+            RowLocker::Statement(held) => {
+                held.lock()
+                    .await
+                    .lock(id, key, mode, WaitPolicy::Wait, name)
+                    .await?
+            }
             RowLocker::Block(t) => {
                 t.locks
                     .lock()
@@ -278,7 +322,9 @@ impl RowLocker {
     /// Gives back a statement's locks once its changes are committed (a block keeps
     /// its own to its end).
     pub(crate) fn statement_done(&mut self) {
-        if let RowLocker::Statement(held) = self {
+        if let RowLocker::Statement(held) = self
+            && let Ok(mut held) = held.try_lock()
+        {
             held.release();
         }
     }

@@ -204,7 +204,7 @@ pub(crate) fn referencing_rows(
     if let Some(txn) = read_point.txn()
         && txn.isolation() != Isolation::ReadCommitted
     {
-        let now = ReadPoint::Snapshot(Arc::new(session.db.snapshot()));
+        let now = ReadPoint::new(&session.db);
         let seen = read_point.snapshot();
         for key in rows_holding(&now, child, &fk.columns, values)? {
             if !found.contains(&key) && changed_since(&seen, child.rows(), &key)? {

@@ -10,11 +10,13 @@
 //! 40P01. `NOWAIT` fails at once (55P03) where a wait would begin; `SKIP LOCKED` gives
 //! the row up instead. A wait lasts at most the client's `lock_timeout` (55P03 after it).
 //!
-//! A table's own lock lives in the same space ([`table_lock`]): writers hold it shared
-//! and DDL that changes the table or must see all its rows holds it exclusively, as
-//! PostgreSQL's relation locks order them. Unlike a row's, a table's lock is granted in
+//! A table's own lock lives in the same space ([`table_lock`]), taken in the
+//! [`RelationMode`] of PostgreSQL's relation lock each statement takes: readers and
+//! writers share it, CREATE INDEX keeps writers out, and DDL that replaces, drops or
+//! rewrites the table keeps everyone out. Unlike a row's, a table's lock is granted in
 //! turn: a request that would conflict with one already waiting waits behind it, so a
-//! stream of writers, each sharing the lock with the last, cannot keep DDL out forever.
+//! stream of readers or writers, each sharing the lock with the last, cannot keep DDL
+//! out forever.
 
 use std::collections::HashMap;
 use std::sync::Arc;
@@ -39,11 +41,42 @@ pub(crate) const CATALOG_LOCK: u64 = u64::MAX;
 /// from the catalog's first) and below [`CATALOG_LOCK`].
 const TABLE_LOCKS: u64 = 1 << 63;
 
-/// The id under which table `id`'s own lock is held (its key is empty): writers take
-/// it in [`LockMode::KeyShare`] until their transaction ends, DDL in
-/// [`LockMode::Update`].
+/// The id under which table `id`'s own lock is held (its key is empty), in a
+/// [`RelationMode`].
 pub(crate) fn table_lock(id: u64) -> u64 {
     TABLE_LOCKS | id
+}
+
+/// The modes of a table's own lock that pmdb's statements take: PostgreSQL's relation
+/// lock modes of the same names, weakest first, each held as the row mode
+/// ([`RelationMode::held_as`]) that conflicts with the same others.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum RelationMode {
+    /// A statement reading the table (also `SELECT … FOR UPDATE`, whose rows carry
+    /// their own locks): only DDL that replaces the table waits for it.
+    AccessShare,
+    /// A statement changing rows: CREATE INDEX waits for it.
+    RowExclusive,
+    /// CREATE INDEX: the rows stay as they are while it reads them all; readers go on.
+    Share,
+    /// DDL that drops, empties, rewrites or redefines the table: nobody else uses it.
+    AccessExclusive,
+}
+
+impl RelationMode {
+    /// The row mode held for this one. Their conflicts nest (each mode conflicts with
+    /// what the weaker ones do, and more), as the row modes' do, so holding the
+    /// stronger of two modes is holding both. Two SHAREs conflict here, where
+    /// PostgreSQL lets them pass; DDL takes the catalog's lock first, one at a time, so
+    /// they never meet.
+    pub(crate) fn held_as(self) -> LockMode {
+        match self {
+            RelationMode::AccessShare => LockMode::KeyShare,
+            RelationMode::RowExclusive => LockMode::Share,
+            RelationMode::Share => LockMode::NoKeyUpdate,
+            RelationMode::AccessExclusive => LockMode::Update,
+        }
+    }
 }
 
 /// Whether `id` is a table's own lock, which is granted in turn.
@@ -308,7 +341,7 @@ impl HeldLocks {
 
     /// Takes the lock of `row` in `mode` if no other owner holds it in a conflicting
     /// mode (nor, for a table's lock, waits for it in one ahead of this owner, unless
-    /// this owner holds it already); else the owners that do.
+    /// in one that this owner's lock holds up); else the owners that do.
     fn take_if_free(&mut self, st: &mut State, row: &RowId, mode: LockMode) -> Option<Vec<u64>> {
         let owner = self.owner;
         let Some(entry) = st.held.get_mut(row) else {
@@ -329,20 +362,25 @@ impl HeldLocks {
             .filter(|(o, m)| *o != owner && m.conflicts(mode))
             .map(|(o, _)| *o)
             .collect();
-        let holds = entry.holders.iter().any(|(o, _)| *o == owner);
-        if !holds {
-            let ahead = entry
-                .queued
+        // A request queued ahead waits behind it, unless it waits for this owner's
+        // lock anyway (as PostgreSQL's queue lets a holder go first): waiting behind
+        // it then would be a deadlock.
+        let holds = entry
+            .holders
+            .iter()
+            .find(|(o, _)| *o == owner)
+            .map(|(_, m)| *m);
+        let ahead = entry
+            .queued
+            .iter()
+            .position(|(o, _)| *o == owner)
+            .unwrap_or(entry.queued.len());
+        blockers.extend(
+            entry.queued[..ahead]
                 .iter()
-                .position(|(o, _)| *o == owner)
-                .unwrap_or(entry.queued.len());
-            blockers.extend(
-                entry.queued[..ahead]
-                    .iter()
-                    .filter(|(_, m)| m.conflicts(mode))
-                    .map(|(o, _)| *o),
-            );
-        }
+                .filter(|(_, m)| m.conflicts(mode) && !holds.is_some_and(|h| h.conflicts(*m)))
+                .map(|(o, _)| *o),
+        );
         if !blockers.is_empty() {
             return Some(blockers);
         }
@@ -422,6 +460,34 @@ mod tests {
 
     const X: LockMode = LockMode::Update;
     const W: WaitPolicy = WaitPolicy::Wait;
+
+    #[test]
+    fn relation_modes_conflict_as_postgresql_s_do() {
+        use RelationMode::*;
+        let modes = [AccessShare, RowExclusive, Share, AccessExclusive];
+        // PostgreSQL's table of conflicting lock modes, for these four; but for two
+        // SHAREs, which PostgreSQL lets pass: here two CREATE INDEX never meet at a
+        // table's lock, since DDL holds the catalog's first, one statement at a time.
+        let conflicts = |a: RelationMode, b: RelationMode| {
+            matches!(
+                (a, b),
+                (AccessExclusive, _)
+                    | (_, AccessExclusive)
+                    | (RowExclusive, Share)
+                    | (Share, RowExclusive)
+                    | (Share, Share)
+            )
+        };
+        for a in modes {
+            for b in modes {
+                assert_eq!(
+                    a.held_as().conflicts(b.held_as()),
+                    conflicts(a, b),
+                    "{a:?} and {b:?}"
+                );
+            }
+        }
+    }
 
     #[tokio::test]
     async fn a_second_owner_waits_until_the_first_releases() {

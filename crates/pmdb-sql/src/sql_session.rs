@@ -494,7 +494,7 @@ impl SqlSession {
     /// failed until [`SqlSession::leave`] says the statement succeeded.
     fn enter(&mut self, kind: StatementKind) -> Result<ReadPoint> {
         let Block::Open(open) = &mut self.block else {
-            return Ok(ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())));
+            return Ok(ReadPoint::new(&self.shared.db));
         };
         if open.failed {
             return Err(in_failed_block());
@@ -541,7 +541,7 @@ impl SqlSession {
             }
         };
         let read_point = match &mut self.block {
-            Block::None => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
+            Block::None => ReadPoint::new(&self.shared.db),
             Block::Open(OpenBlock { failed: true, .. }) => return Err(in_failed_block()),
             Block::Open(OpenBlock {
                 read_only: true, ..
@@ -632,7 +632,7 @@ impl SqlSession {
             Block::Open(OpenBlock { txn: Some(txn), .. }) => {
                 ReadPoint::Transaction(Arc::clone(txn))
             }
-            _ => ReadPoint::Snapshot(Arc::new(self.shared.db.snapshot())),
+            _ => ReadPoint::new(&self.shared.db),
         };
         let state = self.shared.statement_state(read_point);
         // DataFusion plans no RETURNING: the statement without it, for its parameters.
@@ -655,6 +655,10 @@ impl SqlSession {
         if let DfStatement::Statement(s) = &mut planned {
             crate::view_expansion::expand(&self.shared.catalog, self.shared.viewer, s)?;
         }
+        let reads = match &planned {
+            DfStatement::Statement(s) => crate::read_locks::tables_read(s),
+            _ => Vec::new(),
+        };
         let mut upsert = false;
         if let DfStatement::Statement(s) = &mut planned
             && let Statement::Insert(i) = s.as_mut()
@@ -701,9 +705,7 @@ impl SqlSession {
             },
             (_, _) => Plan::Unplanned,
         };
-        Ok(Prepared::new(
-            statement, parameters, columns, generation, kept,
-        ))
+        Ok(Prepared::new(statement, parameters, columns, generation, kept).reading(reads))
     }
 
     /// SET CONSTRAINTS: outside a block it does nothing (PostgreSQL warns); in one, the

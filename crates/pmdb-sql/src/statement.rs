@@ -22,7 +22,8 @@ use crate::schema::TableDef;
 use crate::session::Session;
 use crate::statement_kind::StatementKind;
 use crate::{
-    alter, column_defaults, ddl, dml, fast_path, locking, returning, truncate, unhonoured,
+    alter, column_defaults, ddl, dml, fast_path, locking, read_locks, returning, truncate,
+    unhonoured,
 };
 
 /// The syntax-tree rewrites a statement gets before it is recognised, planned or run,
@@ -54,8 +55,14 @@ pub(crate) async fn run(
             crate::view_expansion::expand(&session.catalog, session.viewer, s)?;
         }
     }
+    let read_point = match &statement {
+        DfStatement::Statement(s) => {
+            unhonoured::check(s)?;
+            read_locks::take(session, read_point, &read_locks::tables_read(s)).await?
+        }
+        _ => read_point,
+    };
     if let DfStatement::Statement(s) = &statement {
-        unhonoured::check(s)?;
         if kind.writes() {
             wait_for_ddl_of_target(session, &read_point, s).await?;
         }
@@ -324,7 +331,7 @@ async fn check_defaults(session: &Session, def: &TableDef) -> Result<()> {
             continue;
         };
         let statement = column_defaults::as_column_value(text, c.ty)?;
-        let state = session.statement_state(ReadPoint::Snapshot(Arc::new(session.db.snapshot())));
+        let state = session.statement_state(ReadPoint::new(&session.db));
         state.statement_to_plan(statement).await.map_err(df_error)?;
     }
     Ok(())
@@ -339,6 +346,7 @@ pub(crate) async fn run_prepared(
     prepared: &Prepared,
     params: Vec<ScalarValue>,
 ) -> Result<Output> {
+    let read_point = read_locks::take(session, read_point, prepared.reads()).await?;
     if prepared.generation == session.catalog.generation() {
         match &prepared.plan {
             Plan::Fast(shape) => {

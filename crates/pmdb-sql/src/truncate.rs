@@ -14,7 +14,7 @@ use crate::catalog::Catalog;
 use crate::error::{Result, SqlError};
 use crate::names::{RelName, object_name};
 use crate::read_point::ReadPoint;
-use crate::row_locks::LockMode;
+use crate::row_locks::RelationMode;
 use crate::session::Session;
 use crate::table::TableWriter;
 
@@ -82,7 +82,9 @@ pub(crate) async fn delete_rows(
     ids.sort();
     ids.dedup();
     for (id, name) in &ids {
-        locker.lock_whole_table(*id, name, LockMode::Update).await?;
+        locker
+            .lock_whole_table(*id, name, RelationMode::AccessExclusive)
+            .await?;
     }
     for name in names {
         let (table, _guard) = session.catalog.lock_table_async(&name, &mut locker).await?;

@@ -1,8 +1,9 @@
 //! DDL against open transactions, as PostgreSQL's relation locks order them: DDL (and
 //! TRUNCATE) on a table waits for the transactions that are writing it, so an index, a
-//! constraint or a rewrite sees their rows once committed; writers that come after
-//! waiting DDL wait behind it; and other sessions read the catalog as it was last
-//! committed, never a definition whose DDL has not ended.
+//! constraint or a rewrite sees their rows once committed; DDL that drops, empties or
+//! rewrites a table waits for the transactions reading it too, and their reads wait for
+//! it; CREATE INDEX lets readers go; writers that come after waiting DDL wait behind it;
+//! and other sessions never see a definition whose DDL has not ended.
 
 mod common;
 
@@ -135,46 +136,6 @@ fn a_writer_and_ddl_waiting_for_each_other_is_a_deadlock() {
 }
 
 #[test]
-fn other_sessions_read_the_committed_definition_while_ddl_is_open() {
-    let f = Fixture::new(ACCOUNTS);
-    let (mut a, mut b) = (f.session(), f.session());
-    f.tag(&mut a, "BEGIN");
-    f.tag(
-        &mut a,
-        "ALTER TABLE accounts ADD COLUMN note TEXT DEFAULT 'x'",
-    );
-    f.tag(&mut a, "CREATE TABLE fresh (id INT PRIMARY KEY)");
-    f.tag(&mut a, "CREATE INDEX by_balance ON accounts (balance)");
-    // The block sees its own DDL.
-    assert_eq!(
-        f.rows(&mut a, "SELECT id, note FROM accounts ORDER BY id"),
-        ["1|x", "2|x"]
-    );
-    // Another session sees the table as committed, and no new table.
-    assert_eq!(
-        f.rows(&mut b, "SELECT * FROM accounts ORDER BY id"),
-        ["1|ann|100", "2|bob|50"]
-    );
-    assert_eq!(f.sqlstate(&mut b, "SELECT note FROM accounts"), "42703");
-    assert_eq!(f.sqlstate(&mut b, "SELECT * FROM fresh"), "42P01");
-    assert_eq!(
-        f.rows(&mut b, "SELECT id FROM accounts WHERE balance = 50"),
-        ["2"]
-    );
-    f.tag(&mut a, "ROLLBACK");
-    assert_eq!(f.sqlstate(&mut b, "SELECT note FROM accounts"), "42703");
-
-    f.tag(&mut a, "BEGIN");
-    f.tag(&mut a, "DROP TABLE accounts");
-    f.tag(&mut a, "SAVEPOINT s");
-    assert_eq!(f.sqlstate(&mut a, "SELECT * FROM accounts"), "42P01");
-    f.tag(&mut a, "ROLLBACK TO SAVEPOINT s");
-    assert_eq!(f.rows(&mut b, "SELECT count(*) FROM accounts"), ["2"]);
-    assert_eq!(f.tag(&mut a, "COMMIT"), "COMMIT");
-    assert_eq!(f.sqlstate(&mut b, "SELECT * FROM accounts"), "42P01");
-}
-
-#[test]
 fn writers_that_come_after_waiting_ddl_wait_behind_it() {
     let f = Fixture::new(ACCOUNTS);
     let mut a = f.session();
@@ -232,4 +193,122 @@ fn truncate_waits_for_an_open_writer_and_takes_its_rows_too() {
     let (mut b, out) = f.finish(waiting);
     out.unwrap();
     assert!(f.rows(&mut b, "SELECT * FROM accounts").is_empty());
+}
+
+#[test]
+fn readers_wait_for_open_ddl_of_their_table_then_read_what_it_left() {
+    let f = Fixture::new(ACCOUNTS);
+    let (mut a, mut b) = (f.session(), f.session());
+    f.tag(&mut a, "BEGIN");
+    f.tag(
+        &mut a,
+        "ALTER TABLE accounts ADD COLUMN note TEXT DEFAULT 'x'",
+    );
+    f.tag(&mut a, "CREATE TABLE fresh (id INT PRIMARY KEY)");
+    // The block sees its own DDL.
+    assert_eq!(
+        f.rows(&mut a, "SELECT id, note FROM accounts ORDER BY id"),
+        ["1|x", "2|x"]
+    );
+    // Another session sees no new table, and its read of the altered one waits.
+    assert_eq!(f.sqlstate(&mut b, "SELECT * FROM fresh"), "42P01");
+    let all = "SELECT * FROM accounts ORDER BY id";
+    let waiting = f.start(b, all);
+    f.still_waiting(&waiting);
+    f.tag(&mut a, "ROLLBACK");
+    let (b, out) = f.finish(waiting);
+    assert_eq!(common::rows_of(out.unwrap()), ["1|ann|100", "2|bob|50"]);
+
+    f.tag(&mut a, "BEGIN");
+    f.tag(
+        &mut a,
+        "ALTER TABLE accounts ADD COLUMN note TEXT DEFAULT 'x'",
+    );
+    let waiting = f.start(b, all);
+    f.still_waiting(&waiting);
+    f.tag(&mut a, "COMMIT");
+    let (b, out) = f.finish(waiting);
+    assert_eq!(common::rows_of(out.unwrap()), ["1|ann|100|x", "2|bob|50|x"]);
+
+    f.tag(&mut a, "BEGIN");
+    f.tag(&mut a, "DROP TABLE accounts");
+    f.tag(&mut a, "SAVEPOINT s");
+    assert_eq!(f.sqlstate(&mut a, "SELECT * FROM accounts"), "42P01");
+    f.tag(&mut a, "ROLLBACK TO SAVEPOINT s");
+    let waiting = f.start(b, "SELECT count(*) FROM accounts");
+    f.still_waiting(&waiting);
+    assert_eq!(f.tag(&mut a, "COMMIT"), "COMMIT");
+    let (_, out) = f.finish(waiting);
+    assert_eq!(out.unwrap_err().sqlstate(), "42P01");
+}
+
+#[test]
+fn an_open_create_index_lets_readers_go_and_keeps_writers_waiting() {
+    let f = Fixture::new(ACCOUNTS);
+    let (mut a, mut b) = (f.session(), f.session());
+    f.tag(&mut a, "BEGIN");
+    f.tag(&mut a, "CREATE INDEX by_owner ON accounts (owner)");
+    assert_eq!(f.rows(&mut b, "SELECT count(*) FROM accounts"), ["2"]);
+    f.tag(&mut b, "BEGIN");
+    assert_eq!(
+        f.rows(&mut b, "SELECT owner FROM accounts WHERE id = 2 FOR UPDATE"),
+        ["bob"]
+    );
+    f.tag(&mut b, "COMMIT");
+    let writer = f.start(b, "INSERT INTO accounts VALUES (3, 'cy', 5)");
+    f.still_waiting(&writer);
+    f.tag(&mut a, "COMMIT");
+    let (mut b, out) = f.finish(writer);
+    out.unwrap();
+    assert_eq!(
+        f.rows(&mut b, "SELECT id FROM accounts WHERE owner = 'cy'"),
+        ["3"]
+    );
+}
+
+#[test]
+fn ddl_waits_for_an_open_reader_of_its_table() {
+    for ddl in [
+        "TRUNCATE accounts",
+        "DROP TABLE accounts",
+        "ALTER TABLE accounts DROP COLUMN owner",
+        "ALTER TABLE accounts ALTER COLUMN balance TYPE NUMERIC(12,2)",
+    ] {
+        let f = Fixture::new(ACCOUNTS);
+        let mut a = f.session();
+        f.tag(&mut a, "BEGIN ISOLATION LEVEL REPEATABLE READ");
+        let all = "SELECT * FROM accounts ORDER BY id";
+        assert_eq!(f.rows(&mut a, all), ["1|ann|100", "2|bob|50"]);
+        let waiting = f.start(f.session(), ddl);
+        f.still_waiting(&waiting);
+        // The block reads the table as it read it before, whatever the DDL does.
+        assert_eq!(f.rows(&mut a, all), ["1|ann|100", "2|bob|50"], "{ddl}");
+        f.tag(&mut a, "COMMIT");
+        let (_, out) = f.finish(waiting);
+        out.unwrap();
+    }
+}
+
+#[test]
+fn ddl_waits_for_a_prepared_reader_in_a_block() {
+    let f = Fixture::new(ACCOUNTS);
+    let mut a = f.session();
+    let statement = pmdb_sql::parse("SELECT balance FROM accounts WHERE id = $1")
+        .unwrap()
+        .pop_front()
+        .unwrap();
+    let prepared = f.rt.block_on(a.prepare(statement)).unwrap();
+    let read = |a: &mut pmdb_sql::SqlSession| {
+        let params = vec![datafusion::common::ScalarValue::Int32(Some(2))];
+        common::rows_of(f.rt.block_on(a.run_prepared(&prepared, params)).unwrap())
+    };
+    f.tag(&mut a, "BEGIN");
+    assert_eq!(read(&mut a), ["50"]);
+    let waiting = f.start(f.session(), "TRUNCATE accounts");
+    f.still_waiting(&waiting);
+    assert_eq!(read(&mut a), ["50"]);
+    f.tag(&mut a, "COMMIT");
+    let (_, out) = f.finish(waiting);
+    out.unwrap();
+    assert!(read(&mut a).is_empty());
 }

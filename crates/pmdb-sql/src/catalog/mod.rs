@@ -19,7 +19,7 @@ use crate::key_rules::{NewReference, resolve, unique_key_of};
 use crate::names::{PUBLIC, RelName};
 use crate::namespace::{NAMESPACE_PREFIX, NamespaceDef};
 use crate::read_point::RowLocker;
-use crate::row_locks::LockMode;
+use crate::row_locks::{LockMode, RelationMode};
 use crate::schema::{CheckDef, ForeignKeyDef, IndexDef, TableDef};
 use crate::segment_layout::{COVERED, covered_key};
 use crate::sequence::{self, Sequence, SequenceDef, SequenceState};
@@ -382,7 +382,11 @@ impl Catalog {
                 }
             }
             locker
-                .lock_whole_table(table.def().id, &table.def().name, LockMode::KeyShare)
+                .lock_whole_table(
+                    table.def().id,
+                    &table.def().name,
+                    RelationMode::RowExclusive,
+                )
                 .await?;
             if table.is_retired() {
                 // DDL that held the table's lock replaced it meanwhile.
