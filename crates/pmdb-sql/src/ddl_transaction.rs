@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
     AlterTable, AlterTableOperation, ColumnOption, ObjectName, ObjectType, Statement,
-    TableConstraint,
+    TableConstraint, visit_relations,
 };
 use pmdb_engine::Isolation;
 
@@ -73,24 +73,32 @@ impl DdlScope {
 
 /// The existing tables DDL statement `s` changes or must read whole: the table it alters
 /// or indexes, the parents of the foreign keys it adds, the tables and the indexes' tables
-/// it drops (a schema's, for DROP SCHEMA), the tables it truncates. Names that are not
+/// it drops (a schema's, for DROP SCHEMA), the tables it truncates; and the tables the
+/// query of a CREATE TABLE … AS or CREATE MATERIALIZED VIEW reads. Names that are not
 /// tables are passed over: the statement itself reports them.
 fn tables_changed(catalog: &Catalog, s: &Statement) -> Vec<(Arc<Table>, RelationMode)> {
     let table = |name: &ObjectName| object_name(name).ok().and_then(|n| catalog.table(&n));
     let replaced = |t: Arc<Table>| (t, RelationMode::AccessExclusive);
+    let read = |t: Arc<Table>| (t, RelationMode::AccessShare);
     let mut tables: Vec<(Arc<Table>, RelationMode)> = match s {
         Statement::AlterTable(alter) => {
             // A new foreign key's parent must keep its rows while they are checked, as
             // an index's table must: writers wait, readers go on.
             let parents = parents(alter).filter_map(table);
             let target = table(&alter.name).map(replaced);
-            let read = parents.map(|t| (t, RelationMode::Share));
-            target.into_iter().chain(read).collect()
+            let kept = parents.map(|t| (t, RelationMode::Share));
+            target.into_iter().chain(kept).collect()
         }
         Statement::CreateIndex(create) => table(&create.table_name)
             .map(|t| (t, RelationMode::Share))
             .into_iter()
             .collect(),
+        Statement::CreateTable(create) if create.query.is_none() => Vec::new(),
+        Statement::CreateView(view) if !view.materialized => Vec::new(),
+        // What their query reads.
+        Statement::CreateTable(_) | Statement::CreateView(_) => {
+            read_by(s).filter_map(|n| table(&n)).map(read).collect()
+        }
         Statement::Drop {
             object_type, names, ..
         } => match object_type {
@@ -127,6 +135,16 @@ fn tables_changed(catalog: &Catalog, s: &Statement) -> Vec<(Arc<Table>, Relation
     tables.sort_by_key(|(t, mode)| (t.def().id, std::cmp::Reverse(*mode)));
     tables.dedup_by_key(|(t, _)| t.def().id);
     tables
+}
+
+/// The relations statement `s` names.
+fn read_by(s: &Statement) -> impl Iterator<Item = ObjectName> {
+    let mut names = Vec::new();
+    let _ = visit_relations(s, |name| {
+        names.push(name.clone());
+        std::ops::ControlFlow::<()>::Continue(())
+    });
+    names.into_iter()
 }
 
 /// The parent of each foreign key ALTER TABLE `alter` adds.

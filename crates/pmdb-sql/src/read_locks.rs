@@ -71,11 +71,18 @@ pub(crate) async fn take(
     let mut waited = false;
     let mut tables = seen();
     loop {
+        let mut waited_now = false;
         for table in &tables {
             let def = table.def();
-            waited |= locker
+            waited_now |= locker
                 .lock_whole_table(def.id, &def.name, RelationMode::AccessShare)
                 .await?;
+        }
+        waited |= waited_now;
+        // DDL that replaced a table retired it, whether this waited for it or it ended
+        // before: else the tables are the ones to read.
+        if !waited_now && !tables.iter().any(|t| t.is_retired()) {
+            break;
         }
         let now = seen();
         let same =

@@ -249,16 +249,17 @@ impl RowLocker {
     /// ([`RowLocker::claim_waiting`]) without the table's lock.
     pub(crate) fn try_claim(&mut self, claim: &Claim) -> bool {
         match self {
-            RowLocker::Statement(held) => Self::try_take(held, claim),
-            RowLocker::Block(t) => Self::try_take(&t.locks, claim),
+            RowLocker::Statement(held) => Self::try_take(held, claim.table, &claim.key, claim.mode),
+            RowLocker::Block(t) => Self::try_take(&t.locks, claim.table, &claim.key, claim.mode),
         }
     }
 
-    /// A statement's (and a block's, whose statements run one at a time) locks are
-    /// free unless a lock wait of its own is under way, and then the claim waits too.
-    fn try_take(held: &tokio::sync::Mutex<HeldLocks>, claim: &Claim) -> bool {
+    /// Takes the lock of row `key` of table `id` in `mode` if that needs no wait. A
+    /// statement's (and a block's, whose statements run one at a time) locks are free
+    /// unless a lock wait of its own is under way, and then the request waits too.
+    fn try_take(held: &tokio::sync::Mutex<HeldLocks>, id: u64, key: &[u8], mode: LockMode) -> bool {
         match held.try_lock() {
-            Ok(mut held) => held.try_lock(claim.table, &claim.key, claim.mode),
+            Ok(mut held) => held.try_lock(id, key, mode),
             Err(_) => false,
         }
     }
@@ -285,16 +286,15 @@ impl RowLocker {
         name: &str,
         mode: RelationMode,
     ) -> Result<bool> {
-        let claim = Claim {
-            table: table_lock(id),
-            name: name.to_string(),
-            key: Vec::new(),
-            mode: mode.held_as(),
+        let (id, mode) = (table_lock(id), mode.held_as());
+        let held = match self {
+            RowLocker::Statement(held) => held,
+            RowLocker::Block(t) => &t.locks,
         };
-        if self.try_claim(&claim) {
+        if Self::try_take(held, id, &[], mode) {
             return Ok(false);
         }
-        self.claim_waiting(&claim).await?;
+        self.wait_for(id, &[], mode, name).await?;
         Ok(true)
     }
 

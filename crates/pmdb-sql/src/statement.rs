@@ -60,6 +60,13 @@ pub(crate) async fn run(
             unhonoured::check(s)?;
             read_locks::take(session, read_point, &read_locks::tables_read(s)).await?
         }
+        // It runs the statement.
+        DfStatement::Explain(e) if e.options.analyze => match e.statement.as_ref() {
+            DfStatement::Statement(s) => {
+                read_locks::take(session, read_point, &read_locks::tables_read(s)).await?
+            }
+            _ => read_point,
+        },
         _ => read_point,
     };
     if let DfStatement::Statement(s) = &statement {

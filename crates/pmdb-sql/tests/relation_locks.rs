@@ -312,3 +312,28 @@ fn ddl_waits_for_a_prepared_reader_in_a_block() {
     out.unwrap();
     assert!(read(&mut a).is_empty());
 }
+
+#[test]
+fn a_table_made_from_a_query_keeps_its_source_until_its_block_ends() {
+    for make in [
+        "CREATE TABLE copied AS SELECT * FROM accounts",
+        "CREATE MATERIALIZED VIEW copied AS SELECT owner FROM accounts",
+    ] {
+        let f = Fixture::new(ACCOUNTS);
+        let (mut a, mut b) = (f.session(), f.session());
+        f.tag(&mut a, "BEGIN");
+        f.tag(&mut a, make);
+        f.tag(&mut b, "BEGIN");
+        let waiting = f.start(b, "TRUNCATE accounts");
+        f.still_waiting(&waiting);
+        f.tag(&mut a, "COMMIT");
+        let (mut b, out) = f.finish(waiting);
+        out.unwrap();
+        f.tag(&mut b, "COMMIT");
+        assert_eq!(
+            f.rows(&mut b, "SELECT count(*) FROM copied"),
+            ["2"],
+            "{make}"
+        );
+    }
+}
