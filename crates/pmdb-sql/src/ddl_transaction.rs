@@ -13,7 +13,7 @@ use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
     AlterTable, AlterTableOperation, ColumnOption, ObjectName, ObjectType, Statement,
-    TableConstraint, visit_relations,
+    TableConstraint,
 };
 use pmdb_engine::Isolation;
 
@@ -97,7 +97,8 @@ fn tables_changed(catalog: &Catalog, s: &Statement) -> Vec<(Arc<Table>, Relation
         Statement::CreateView(view) if !view.materialized => Vec::new(),
         // What their query reads.
         Statement::CreateTable(_) | Statement::CreateView(_) => {
-            read_by(s).filter_map(|n| table(&n)).map(read).collect()
+            let named = crate::read_locks::named_relations(s).into_iter();
+            named.filter_map(|n| catalog.table(&n)).map(read).collect()
         }
         Statement::Drop {
             object_type, names, ..
@@ -135,16 +136,6 @@ fn tables_changed(catalog: &Catalog, s: &Statement) -> Vec<(Arc<Table>, Relation
     tables.sort_by_key(|(t, mode)| (t.def().id, std::cmp::Reverse(*mode)));
     tables.dedup_by_key(|(t, _)| t.def().id);
     tables
-}
-
-/// The relations statement `s` names.
-fn read_by(s: &Statement) -> impl Iterator<Item = ObjectName> {
-    let mut names = Vec::new();
-    let _ = visit_relations(s, |name| {
-        names.push(name.clone());
-        std::ops::ControlFlow::<()>::Continue(())
-    });
-    names.into_iter()
 }
 
 /// The parent of each foreign key ALTER TABLE `alter` adds.

@@ -36,12 +36,19 @@ pub(crate) fn tables_read(s: &Statement) -> Vec<RelName> {
         Statement::Copy { to: true, .. } => {}
         _ => return names,
     }
+    names.extend(named_relations(s));
+    names.sort();
+    names.dedup();
+    names
+}
+
+/// Every relation statement `s` names, as it names it.
+pub(crate) fn named_relations(s: &Statement) -> Vec<RelName> {
+    let mut names = Vec::new();
     let _ = visit_relations(s, |name| {
         names.extend(object_name(name).ok());
         std::ops::ControlFlow::<()>::Continue(())
     });
-    names.sort();
-    names.dedup();
     names
 }
 
