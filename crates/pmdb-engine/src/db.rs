@@ -146,7 +146,7 @@ impl Db {
         };
         let fs = pool.files(&sst_dir)?;
         let mut set = manifest::read(&*fs)?;
-        let mut tiers = Tiers::new(Arc::clone(&fs), None, set.totals, &options);
+        let mut tiers = Tiers::new(pool.uuid(), Arc::clone(&fs), None, set.totals, &options);
         let mut tables: HashMap<u32, Vec<Arc<Table>>> = HashMap::new();
         for meta in set.files.values() {
             let table = tiers.open_table(meta.clone())?;
@@ -182,6 +182,7 @@ impl Db {
             set.last_seq = recovered.max_seq;
             let totals = set.totals;
             tiers = Tiers::new(
+                pool.uuid(),
                 fs,
                 Some(Manifest::start(Arc::clone(&tiers.fs), set)?),
                 totals,

@@ -88,7 +88,7 @@ pub use snapshot::Snapshot;
 pub use sst::ReadMode;
 pub use sst::file::{
     BlockExtent, FilterSummary, IndexSummary, SstEntries, SstEntry, SstFile, SstFooter, SstKey,
-    SstProperties,
+    SstPlace, SstProperties,
 };
 pub use subtable::Subtable;
 pub use tiers::TierStats;

@@ -157,7 +157,7 @@ pub(crate) struct Manifest {
 pub(crate) fn read(fs: &dyn FileSystem) -> Result<VersionSet> {
     let current = match fs.read_all(CURRENT) {
         Ok(bytes) => bytes,
-        Err(PmemError::NotFound { .. }) => {
+        Err(PmemError::MissingFile { .. }) => {
             let ssts = fs
                 .list()?
                 .iter()
@@ -176,7 +176,14 @@ pub(crate) fn read(fs: &dyn FileSystem) -> Result<VersionSet> {
     let number = decode_current(&current)
         .map_err(|e| DbError::Corrupt(format!("{}: {e}", fs.describe(CURRENT))))?;
     let name = manifest_name(number);
-    let bytes = fs.read_all(&name)?;
+    let bytes = fs.read_all(&name).map_err(|e| match e {
+        PmemError::MissingFile { path } => DbError::Corrupt(format!(
+            "{} names {name}, but {} is missing: the manifest is lost; nothing was changed",
+            fs.describe(CURRENT),
+            path.display()
+        )),
+        e => e.into(),
+    })?;
     replay(&bytes).map_err(|e| DbError::Corrupt(format!("{}: {e}", fs.describe(&name))))
 }
 

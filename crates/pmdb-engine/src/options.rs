@@ -80,6 +80,11 @@ pub struct DbOptions {
     /// edit that makes its SSTs live), for the crash-world tests. `crash-controls` only.
     #[cfg(feature = "crash-controls")]
     pub broken_free_before_manifest: bool,
+    /// A commit leader appending a write of this key panics, so tests can prove that a
+    /// failed leader fails its group and stops commits instead of leaving writers
+    /// waiting. `crash-controls` only.
+    #[cfg(feature = "crash-controls")]
+    pub panic_on_key: Option<Vec<u8>>,
 }
 
 impl Default for DbOptions {
@@ -112,6 +117,8 @@ impl Default for DbOptions {
             broken_publish_before_persist: false,
             #[cfg(feature = "crash-controls")]
             broken_free_before_manifest: false,
+            #[cfg(feature = "crash-controls")]
+            panic_on_key: None,
         }
     }
 }
@@ -174,6 +181,19 @@ impl DbOptions {
         return self.broken_free_before_manifest;
         #[cfg(not(feature = "crash-controls"))]
         false
+    }
+
+    /// Panics if one of `keys` is the `panic_on_key` test control's.
+    pub(crate) fn panic_if_told<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) {
+        #[cfg(feature = "crash-controls")]
+        if let Some(key) = &self.panic_on_key {
+            let mut keys = keys;
+            if keys.any(|k| k == key.as_slice()) {
+                panic!("panic_on_key: a write of {key:?} reached the commit leader");
+            }
+        }
+        #[cfg(not(feature = "crash-controls"))]
+        drop(keys);
     }
 
     /// Checks one write against the key and value limits.

@@ -7,14 +7,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
-use pmdb_pmem::FileSystem;
+use pmdb_pmem::{FileSystem, PmemError};
 
 use crate::error::{DbError, Result};
 use crate::format::manifest::{Change, FileMeta, WriteTotals};
-use crate::format::sst::Compression;
+use crate::format::sst::{Compression, SstIdentity};
 use crate::manifest::{Manifest, sst_name};
 use crate::options::DbOptions;
 use crate::sst::cache::BlockCache;
+use crate::sst::place::check_place;
 use crate::sst::table::Sst;
 use crate::sst::writer::SstWriter;
 use crate::sst::{ReadMode, SstMeta, SstOptions};
@@ -45,6 +46,9 @@ pub struct TierStats {
 
 pub(crate) struct Tiers {
     pub fs: Arc<dyn FileSystem>,
+    /// The uuid of the database's pool: every SST it writes carries it, and every SST it
+    /// opens must.
+    database: [u8; 16],
     /// `None` when the database is read-only.
     manifest: Mutex<Option<Manifest>>,
     cache: Option<Arc<BlockCache>>,
@@ -59,9 +63,10 @@ pub(crate) struct Tiers {
 }
 
 impl Tiers {
-    /// The tier over `fs`, logging to `manifest` (none: read-only), whose write totals
-    /// are `totals` so far.
+    /// The tier of database `database` over `fs`, logging to `manifest` (none:
+    /// read-only), whose write totals are `totals` so far.
     pub fn new(
+        database: [u8; 16],
         fs: Arc<dyn FileSystem>,
         manifest: Option<Manifest>,
         totals: WriteTotals,
@@ -71,6 +76,7 @@ impl Tiers {
             .then(|| Arc::new(BlockCache::new(options.block_cache_bytes)));
         Tiers {
             fs,
+            database,
             manifest: Mutex::new(manifest),
             cache,
             read_mode: options.read_mode,
@@ -90,10 +96,21 @@ impl Tiers {
         }
     }
 
-    /// Opens the SST file `meta` describes.
+    /// Opens the SST file `meta` describes, which must be that file (`check_place`).
     pub fn open_table(&self, meta: FileMeta) -> Result<Arc<Table>> {
         let name = sst_name(meta.number);
-        let file = self.fs.open(&name)?;
+        let file = self.fs.open(&name).map_err(|e| match e {
+            PmemError::MissingFile { path } => DbError::Corrupt(format!(
+                "{}: missing, yet the manifest names it (SST {} of subtable {}, level {}, {} \
+                 bytes); nothing was changed",
+                path.display(),
+                meta.number,
+                meta.subtable,
+                meta.level,
+                meta.size
+            )),
+            e => e.into(),
+        })?;
         let sst = Sst::open(
             file,
             meta.number,
@@ -101,18 +118,24 @@ impl Tiers {
             self.read_mode,
             self.cache.clone(),
         )?;
+        check_place(&sst, &meta, &self.database)?;
         Ok(Arc::new(Table { meta, sst }))
     }
 
-    /// A new SST file to write.
-    pub fn new_writer(&self) -> Result<(u64, SstWriter)> {
+    /// A new SST file to write for `subtable`.
+    pub fn new_writer(&self, subtable: u32) -> Result<(u64, SstWriter)> {
         let number = {
             let mut manifest = self.manifest.lock();
             let m = manifest.as_mut().ok_or_else(read_only)?;
             m.new_file_number()
         };
         let file = self.fs.create(&sst_name(number))?;
-        Ok((number, SstWriter::new(file, &self.sst)?))
+        let identity = SstIdentity {
+            database: self.database,
+            number,
+            subtable,
+        };
+        Ok((number, SstWriter::new(file, &self.sst, identity)?))
     }
 
     /// Logs `changes` as one durable manifest edit. The names of the files it adds are

@@ -602,6 +602,49 @@ fn a_memtable_slot_naming_another_subtable_loses_nothing() {
 }
 
 #[test]
+fn a_head_word_moved_back_is_reported_and_later_writes_survive() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut rows = database(dir.path());
+    let owners = damage::owners(dir.path());
+    {
+        // The head word is outside its slot's crc: moved back 8 bytes, into the last
+        // chunk, it still passes every check of its own.
+        let pool = damage::pool(dir.path());
+        let (_, slot) = slots(&pool)
+            .into_iter()
+            .find(|(tag, _)| tag >> 56 == 2)
+            .unwrap();
+        let head = slot.checked_add(24).unwrap();
+        let word = pool.load_u64(head).unwrap();
+        pool.publish_u64(head, word - 8).unwrap();
+    }
+    let db = open_twice(dir.path()).unwrap();
+    let damage = db.recovery_stats().damage.clone();
+    assert!(damage.iter().any(|d| d.contains("head word")), "{damage:?}");
+    assert_eq!(rows_of(&db), rows);
+    // Writes after the damage go where the next open reads them, and overwrite nothing.
+    for name in ["a", "b"] {
+        let t = db.existing_subtable(name).unwrap();
+        for i in 0..5 {
+            let (k, v) = (format!("later{i}"), format!("{name}-later-{i}"));
+            t.put(&k, &v).unwrap();
+            rows.insert((name.into(), k.into_bytes()), v.into_bytes());
+        }
+    }
+    drop(db);
+    let db = Db::open(dir.path(), DbOptions::small()).unwrap();
+    let damage = &db.recovery_stats().damage;
+    assert!(damage.iter().all(|d| d.contains("head word")), "{damage:?}");
+    assert_eq!(rows_of(&db), rows);
+    drop(db);
+    let now = damage::owners(dir.path());
+    assert!(
+        owners.iter().all(|o| now.contains(o)),
+        "an owner or zone was freed"
+    );
+}
+
+#[test]
 fn a_forged_chunk_record_count_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let rows = database(dir.path());

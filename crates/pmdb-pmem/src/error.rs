@@ -11,6 +11,10 @@ pub enum PmemError {
     #[error("pool directory {path} does not exist (create it with `pmdb pool create`)")]
     NotFound { path: PathBuf },
 
+    /// A file of a directory the pool keeps (SSTs, manifests): its directory exists.
+    #[error("{path} does not exist")]
+    MissingFile { path: PathBuf },
+
     #[error("{path} holds no pool: no extent files in it")]
     NoPool { path: PathBuf },
 
@@ -101,6 +105,15 @@ impl PmemError {
             std::io::ErrorKind::NotFound => PmemError::NotFound { path },
             std::io::ErrorKind::PermissionDenied => PmemError::PermissionDenied { path },
             _ => PmemError::Io { path, source },
+        }
+    }
+
+    /// As [`PmemError::io`], for an operation on a file of a directory that exists: a
+    /// missing file is not a missing pool.
+    pub(crate) fn file_io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
+        match source.kind() {
+            std::io::ErrorKind::NotFound => PmemError::MissingFile { path: path.into() },
+            _ => PmemError::io(path, source),
         }
     }
 }

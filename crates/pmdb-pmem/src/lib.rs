@@ -79,3 +79,4 @@ pub use options::{
 };
 pub use pool::Pool;
 pub use prefault::Prefaulter;
+pub use uuid::format_uuid;

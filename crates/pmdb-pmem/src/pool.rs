@@ -177,6 +177,12 @@ impl Pool {
         self.media().dir()
     }
 
+    /// The pool uuid, made when the pool was created: what names the database its files
+    /// belong to.
+    pub fn uuid(&self) -> [u8; 16] {
+        *self.media().uuid()
+    }
+
     /// The pool uuid in the usual 8-4-4-4-12 form.
     pub fn uuid_string(&self) -> String {
         format_uuid(self.media().uuid())

@@ -24,7 +24,7 @@ pub(crate) fn new_uuid() -> [u8; 16] {
 }
 
 /// The usual 8-4-4-4-12 form.
-pub(crate) fn format_uuid(u: &[u8; 16]) -> String {
+pub fn format_uuid(u: &[u8; 16]) -> String {
     let hex: String = u.iter().map(|b| format!("{b:02x}")).collect();
     format!(
         "{}-{}-{}-{}-{}",

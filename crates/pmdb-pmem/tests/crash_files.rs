@@ -33,7 +33,7 @@ fn body(tag: u64, len: usize) -> Vec<u8> {
 fn read_opt(fs: &dyn FileSystem, name: &str) -> Result<Option<Vec<u8>>, String> {
     match fs.read_all(name) {
         Ok(bytes) => Ok(Some(bytes)),
-        Err(PmemError::NotFound { .. }) => Ok(None),
+        Err(PmemError::MissingFile { .. }) => Ok(None),
         Err(e) => Err(format!("reading {name}: {e}")),
     }
 }
@@ -68,8 +68,8 @@ fn missing_files_are_not_found_and_written_bytes_read_back() {
     let pool = sim_pool();
     let fs = files_of(&pool);
     let missing = |r: Result<(), PmemError>| match r {
-        Err(PmemError::NotFound { path }) => path.display().to_string(),
-        r => panic!("expected NotFound, got {r:?}"),
+        Err(PmemError::MissingFile { path }) => path.display().to_string(),
+        r => panic!("expected MissingFile, got {r:?}"),
     };
     assert_eq!(
         missing(fs.open("nope").map(drop)),

@@ -636,7 +636,7 @@ fn pool_files_are_a_real_directory_that_a_read_only_pool_does_not_create() {
     assert_eq!(missing.list().unwrap(), Vec::<String>::new());
     assert!(matches!(
         missing.read_all("CURRENT"),
-        Err(PmemError::NotFound { .. })
+        Err(PmemError::MissingFile { .. })
     ));
     assert!(!sst.exists());
     drop((missing, read_only));

@@ -72,6 +72,17 @@ fn dump(args: &DumpArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     );
     let p = file.properties();
     row(
+        "written as",
+        p.place
+            .as_ref()
+            .map_or("not recorded (properties version 1)".into(), |at| {
+                format!(
+                    "SST {} of subtable {}, database {}",
+                    at.number, at.subtable, at.database
+                )
+            }),
+    );
+    row(
         "entries",
         format!(
             "{} ({} tombstones); seqs {} to {}",

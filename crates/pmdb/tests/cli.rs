@@ -438,7 +438,7 @@ fn sst_dump_refuses_damaged_and_foreign_files() {
     let out = pmdb(&["sst", "dump", path_str(&missing)]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        text(&out).contains(path_str(&missing)) && text(&out).contains("no such file"),
+        text(&out).contains(path_str(&missing)) && text(&out).contains("does not exist"),
         "{}",
         text(&out)
     );

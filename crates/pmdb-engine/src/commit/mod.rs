@@ -11,14 +11,17 @@ mod context;
 mod request;
 mod stages;
 
+use std::any::Any;
+use std::cell::Cell;
 use std::collections::VecDeque;
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::batch::WriteBatch;
-use crate::error::Result;
+use crate::error::{DbError, Result};
 use crate::options::DbOptions;
 
 pub(crate) use conflicts::{KeyRange, Validation};
@@ -129,28 +132,33 @@ impl Pipeline {
     }
 
     /// As leader: takes a group off the queue, runs it through the stages, hands out the
-    /// outcomes and gives up the leadership.
+    /// outcomes and gives up the leadership. A leader that panics fails its group and
+    /// stops commits (`leader_failed`) rather than leave writers waiting for it.
     fn lead(&self, ctx: &CommitCtx<'_>) {
         let group = self.take_group(ctx.options);
+        let released = Cell::new(false);
+        let run = catch_unwind(AssertUnwindSafe(|| self.run_group(ctx, &group, &released)));
+        if let Err(payload) = run {
+            self.leader_failed(&group, released.get(), payload.as_ref());
+        }
+    }
+
+    fn run_group(&self, ctx: &CommitCtx<'_>, group: &[Arc<Request>], released: &Cell<bool>) {
         let durable = {
             let mut state = self.state.lock();
-            stages::make_durable(ctx, &mut state, &group)
+            stages::make_durable(ctx, &mut state, group)
         };
         // The group is durable (or failed): the next leader may start persisting while
         // this one is indexed.
         self.leader.store(false, Ordering::Release);
+        released.set(true);
         self.wake_sleepers();
         match durable {
             Ok(mut published) => {
                 let indexed = stages::index(ctx, &mut published);
                 stages::make_visible(ctx, &published);
                 for i in published.members() {
-                    group[i].finish(
-                        indexed
-                            .as_ref()
-                            .map_err(crate::error::DbError::for_group_member)
-                            .copied(),
-                    );
+                    group[i].finish(indexed.as_ref().map_err(DbError::for_group_member).copied());
                 }
             }
             Err(failed) => {
@@ -158,6 +166,32 @@ impl Pipeline {
                     group[i].finish(Err(failed.error.for_group_member()));
                 }
             }
+        }
+        self.wake_sleepers();
+    }
+
+    /// After a leader's panic: what its group wrote is unknown (appended, persisted or
+    /// published up to some stage), so every later group is refused until the database
+    /// is reopened and recovery judges the log; each member still waiting learns so.
+    fn leader_failed(&self, group: &[Arc<Request>], released: bool, payload: &(dyn Any + Send)) {
+        let message = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        log::error!(
+            "a commit leader panicked ({message}); commits stop until the database is reopened"
+        );
+        self.state.lock().poison("a commit leader panicked");
+        let why = format!(
+            "the commit leader panicked ({message}); whether this write is durable is known \
+             once the database is reopened, and no write commits until then"
+        );
+        for request in group.iter().filter(|r| !r.is_done()) {
+            request.finish(Err(DbError::GroupFailed(why.clone())));
+        }
+        if !released {
+            self.leader.store(false, Ordering::Release);
         }
         self.wake_sleepers();
     }

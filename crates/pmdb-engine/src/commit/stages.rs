@@ -18,13 +18,14 @@ use crate::registry::SubtableState;
 
 /// What only the leader touches: the next group's lsn, the File backend's not yet synced
 /// ranges, a reused encoding buffer, memtables frozen whose indexes are still to be
-/// frozen, and whether an earlier publish failed half-way.
+/// frozen, and why commits stopped, if an earlier publish failed half-way or a leader
+/// panicked.
 pub(crate) struct LeaderState {
     next_lsn: u64,
     unsynced: Vec<(PmOff, usize)>,
     buf: Vec<u8>,
     frozen: Vec<Arc<Memtable>>,
-    poisoned: bool,
+    poisoned: Option<&'static str>,
 }
 
 impl LeaderState {
@@ -34,8 +35,13 @@ impl LeaderState {
             unsynced: Vec::new(),
             buf: Vec::new(),
             frozen: Vec::new(),
-            poisoned: false,
+            poisoned: None,
         }
+    }
+
+    /// Refuses every later group with `why`, until the database is reopened.
+    pub fn poison(&mut self, why: &'static str) {
+        self.poisoned.get_or_insert(why);
     }
 }
 
@@ -98,10 +104,10 @@ pub(super) fn make_durable(
         error,
         members: members.to_vec(),
     };
-    if st.poisoned {
-        return Err(fail(DbError::GroupFailed(
-            "an earlier publish failed half-way; reopen the database".into(),
-        )));
+    if let Some(why) = st.poisoned {
+        return Err(fail(DbError::GroupFailed(format!(
+            "{why}; reopen the database"
+        ))));
     }
     let seqd = sequence(ctx, group, &admitted).map_err(fail)?;
     if seqd.parts.is_empty() {
@@ -128,7 +134,7 @@ pub(super) fn make_durable(
     }
     if let Err(e) = publish(ctx, st, &appended, defer) {
         // The heads are in an unknown state: refuse writes until the database is reopened.
-        st.poisoned = true;
+        st.poison("an earlier publish failed half-way");
         return Err(fail(e));
     }
     if broken_order {
@@ -276,6 +282,7 @@ fn append<'s, 'g>(
     let nparts = seqd.parts.len() as u32;
     let mut appended = SmallVec::with_capacity(seqd.parts.len());
     for part in &seqd.parts {
+        ctx.options.panic_if_told(part.recs.iter().map(|r| r.key));
         let memtable = active_memtable(ctx, st, &part.state)?;
         let a = loop {
             // Nothing of a part is published before the whole group is, so a part the

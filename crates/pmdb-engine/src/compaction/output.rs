@@ -69,7 +69,7 @@ pub(super) fn write(
             };
             if keep {
                 if open.is_none() {
-                    open = Some(ctx.tiers.new_writer()?);
+                    open = Some(ctx.tiers.new_writer(target.subtable)?);
                 }
                 let (_, w) = open.as_mut().expect("open");
                 let value = merged.value()?;

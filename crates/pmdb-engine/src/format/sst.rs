@@ -7,8 +7,12 @@
 use super::{FormatError, MAX_SEQ, need, u32_at, u64_at, zeroed};
 use crate::keys;
 
-/// The SST format this build writes and reads.
+/// The footer's format version, the only one this build reads.
 pub(crate) const SST_FORMAT_VERSION: u32 = 1;
+/// The properties block this build writes: version 2 names the table's place
+/// ([`SstIdentity`]). Version 1, without it, is still read.
+pub(crate) const PROPERTIES_VERSION: u32 = 2;
+const PROPERTIES_V1: u32 = 1;
 /// The last 8 bytes of every SST file.
 const MAGIC: u64 = u64::from_le_bytes(*b"PMDBSSTF");
 /// Bytes of the footer, the last bytes of the file.
@@ -248,9 +252,21 @@ impl FilterBlock {
     }
 }
 
+/// Where a table belongs: the database that wrote it (its pool's uuid), the file number
+/// the manifest names it by, and its subtable. A reader that finds another identity
+/// than the manifest's record of the file refuses the table: a file swapped with
+/// another, or copied in from another database, is never served as this one.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct SstIdentity {
+    pub database: [u8; 16],
+    pub number: u64,
+    pub subtable: u32,
+}
+
 /// What a table holds, summed up by its writer.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Properties {
+    /// [`PROPERTIES_VERSION`], or 1 for a table written before identities.
     pub format_version: u32,
     /// The writer's compression option (a block that does not shrink is stored as is).
     pub compression: Compression,
@@ -267,13 +283,26 @@ pub(crate) struct Properties {
     /// Internal keys; empty when the table is empty.
     pub smallest: Vec<u8>,
     pub largest: Vec<u8>,
+    /// Present from version 2 on, absent in version 1.
+    pub identity: Option<SstIdentity>,
 }
 
-const PROPERTIES_FIXED: usize = 72;
+/// Bytes before the keys: the counts of version 1, then version 2's identity.
+const PROPERTIES_FIXED_V1: usize = 72;
+const PROPERTIES_FIXED: usize = 104;
 
 impl Properties {
+    fn fixed_len(version: u32) -> usize {
+        if version == PROPERTIES_V1 {
+            PROPERTIES_FIXED_V1
+        } else {
+            PROPERTIES_FIXED
+        }
+    }
+
     pub fn encode(&self) -> Vec<u8> {
-        let mut b = vec![0u8; PROPERTIES_FIXED];
+        let fixed = Properties::fixed_len(self.format_version);
+        let mut b = vec![0u8; fixed];
         b[0..4].copy_from_slice(&self.format_version.to_le_bytes());
         b[4] = self.compression as u8;
         for (at, v) in [
@@ -290,17 +319,38 @@ impl Properties {
         let len = |k: &[u8]| u32::try_from(k.len()).expect("keys are far below 4 GiB");
         b[64..68].copy_from_slice(&len(&self.smallest).to_le_bytes());
         b[68..72].copy_from_slice(&len(&self.largest).to_le_bytes());
+        if let (Some(id), PROPERTIES_FIXED) = (self.identity, fixed) {
+            b[72..88].copy_from_slice(&id.database);
+            b[88..96].copy_from_slice(&id.number.to_le_bytes());
+            b[96..100].copy_from_slice(&id.subtable.to_le_bytes());
+        }
         b.extend_from_slice(&self.smallest);
         b.extend_from_slice(&self.largest);
         b
     }
 
     pub fn decode(b: &[u8]) -> Result<Properties, FormatError> {
-        need(b, PROPERTIES_FIXED)?;
+        need(b, PROPERTIES_FIXED_V1)?;
+        let format_version = u32_at(b, 0);
+        if format_version != PROPERTIES_V1 && format_version != PROPERTIES_VERSION {
+            return Err(FormatError::Invalid("properties: format version"));
+        }
+        let fixed = Properties::fixed_len(format_version);
+        need(b, fixed)?;
         zeroed(&b[5..8], "properties padding")?;
+        let identity = (format_version == PROPERTIES_VERSION)
+            .then(|| {
+                zeroed(&b[100..104], "properties identity padding")?;
+                Ok(SstIdentity {
+                    database: b[72..88].try_into().expect("16 bytes"),
+                    number: u64_at(b, 88),
+                    subtable: u32_at(b, 96),
+                })
+            })
+            .transpose()?;
         let small_len = u32_at(b, 64) as usize;
         let large_len = u32_at(b, 68) as usize;
-        let total = PROPERTIES_FIXED
+        let total = fixed
             .checked_add(small_len)
             .and_then(|n| n.checked_add(large_len))
             .ok_or(FormatError::Invalid("properties: key lengths"))?;
@@ -309,7 +359,7 @@ impl Properties {
             return Err(FormatError::Invalid("properties: trailing bytes"));
         }
         let p = Properties {
-            format_version: u32_at(b, 0),
+            format_version,
             compression: Compression::from_u8(b[4])
                 .ok_or(FormatError::Invalid("properties: compression"))?,
             entries: u64_at(b, 8),
@@ -319,8 +369,9 @@ impl Properties {
             data_blocks: u64_at(b, 40),
             min_seq: u64_at(b, 48),
             max_seq: u64_at(b, 56),
-            smallest: b[PROPERTIES_FIXED..PROPERTIES_FIXED + small_len].to_vec(),
-            largest: b[PROPERTIES_FIXED + small_len..total].to_vec(),
+            smallest: b[fixed..fixed + small_len].to_vec(),
+            largest: b[fixed + small_len..total].to_vec(),
+            identity,
         };
         p.check()?;
         Ok(p)
@@ -328,7 +379,10 @@ impl Properties {
 
     /// The rules every writer's summary obeys.
     fn check(&self) -> Result<(), FormatError> {
-        if self.format_version != SST_FORMAT_VERSION {
+        let identified = self.format_version == PROPERTIES_VERSION;
+        if self.identity.is_some() != identified
+            || (!identified && self.format_version != PROPERTIES_V1)
+        {
             return Err(FormatError::Invalid("properties: format version"));
         }
         if self.tombstones > self.entries {
@@ -444,9 +498,15 @@ mod tests {
         },
     };
 
+    const IDENTITY: SstIdentity = SstIdentity {
+        database: *b"0123456789abcdef",
+        number: 54,
+        subtable: 3,
+    };
+
     fn properties() -> Properties {
         Properties {
-            format_version: SST_FORMAT_VERSION,
+            format_version: PROPERTIES_VERSION,
             compression: Compression::Lz4,
             entries: 1000,
             tombstones: 10,
@@ -457,6 +517,7 @@ mod tests {
             max_seq: 900,
             smallest: IKey::new(b"apple", 900, Kind::Put).as_slice().to_vec(),
             largest: IKey::new(b"zebra", 5, Kind::Delete).as_slice().to_vec(),
+            identity: Some(IDENTITY),
         }
     }
 
@@ -591,17 +652,41 @@ mod tests {
         let p = properties();
         assert_eq!(Properties::decode(&p.encode()), Ok(p.clone()));
         let empty = Properties {
-            format_version: SST_FORMAT_VERSION,
+            format_version: PROPERTIES_VERSION,
+            identity: Some(IDENTITY),
             ..Properties::default()
         };
         assert_eq!(Properties::decode(&empty.encode()), Ok(empty));
     }
 
     #[test]
+    fn version_1_properties_are_read_without_an_identity() {
+        let v1 = Properties {
+            format_version: PROPERTIES_V1,
+            identity: None,
+            ..properties()
+        };
+        let bytes = v1.encode();
+        assert_eq!(
+            bytes.len(),
+            PROPERTIES_FIXED_V1 + v1.smallest.len() + v1.largest.len()
+        );
+        assert_eq!(Properties::decode(&bytes), Ok(v1));
+        let v2 = properties().encode();
+        assert_eq!(v2.len(), bytes.len() + 32);
+        assert_eq!(&v2[72..88], b"0123456789abcdef");
+        assert_eq!(u64_at(&v2, 88), 54);
+        assert_eq!(u32_at(&v2, 96), 3);
+        let mut padded = v2.clone();
+        padded[101] = 1;
+        assert!(Properties::decode(&padded).is_err(), "identity padding");
+    }
+
+    #[test]
     fn inconsistent_properties_are_refused() {
         type Damage = fn(&mut Properties);
         let damages: [Damage; 8] = [
-            |p| p.format_version = 2,
+            |p| p.format_version = 3,
             |p| p.tombstones = p.entries + 1,
             |p| p.data_blocks = 0,
             |p| p.min_seq = p.max_seq + 1,
@@ -653,7 +738,7 @@ mod tests {
         #![proptest_config(fuzz_config())]
 
         #[test]
-        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..160)) {
+        fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
             if let Ok(f) = Footer::decode(&bytes) {
                 prop_assert_eq!(&f.encode()[..], &bytes[..]);
             }

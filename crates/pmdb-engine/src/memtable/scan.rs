@@ -126,6 +126,14 @@ impl Memtable {
             };
             scan.max_lsn = scan.max_lsn.max(h.lsn);
             if h.kind == ChunkKind::ZoneEnd {
+                if end.is_some() {
+                    scan.damage.push(format!(
+                        "memtable {}: its head word ends the log at offset {limit} of zone {z}, \
+                         past the zone's end at {off}; the head word is damaged and the \
+                         memtable takes no more writes",
+                        self.desc.id
+                    ));
+                }
                 break;
             }
             let len = h.payload_len as usize;
@@ -175,6 +183,17 @@ impl Memtable {
                 ));
             }
             off += CHUNK_HEADER + len;
+        }
+        // The head word is outside its slot's crc (every commit rewrites it), so it is
+        // held to the log instead: the published log ends where a chunk ends. Appending
+        // at a head inside a chunk would overwrite acknowledged records.
+        if end.is_some() && off > limit {
+            scan.damage.push(format!(
+                "memtable {}: its head word ends the log at offset {limit} of zone {z}, inside \
+                 the chunk that ends at {off}; the head word is damaged and the memtable takes \
+                 no more writes",
+                self.desc.id
+            ));
         }
         // A sorted run per zone, sorted here in parallel, makes the index build a merge.
         if let Err(e) = sort_run(&PoolKeys(&self.pool), &mut entries) {

@@ -7,7 +7,7 @@
 use std::path::Path;
 use std::sync::Arc;
 
-use pmdb_pmem::{FileSystem, OsFiles, PmemError};
+use pmdb_pmem::{FileSystem, OsFiles, PmemError, format_uuid};
 
 use super::ReadMode;
 use super::iter::SstIter;
@@ -69,10 +69,22 @@ impl SstKey {
     }
 }
 
+/// Where the table says it belongs (properties version 2 on).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SstPlace {
+    /// The uuid of the database (its pool) that wrote it.
+    pub database: String,
+    /// The file number the manifest names it by.
+    pub number: u64,
+    pub subtable: u32,
+}
+
 /// What the properties block says the table holds.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SstProperties {
     pub format_version: u32,
+    /// `None` for a table written before tables named their place (version 1).
+    pub place: Option<SstPlace>,
     /// The writer's data-block compression, `none` or `lz4` (a block that would not shrink
     /// is stored as it is).
     pub compression: &'static str,
@@ -137,14 +149,7 @@ impl SstFile {
             .to_str()
             .ok_or_else(|| not_a_file("the file name is not UTF-8"))?;
         let dir = OsFiles::existing(path.parent().unwrap_or(Path::new("")))?;
-        // The device layer words a missing path as a missing pool directory.
-        let file = dir.open(name).map_err(|e| match e {
-            PmemError::NotFound { path } => PmemError::Io {
-                path,
-                source: std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"),
-            },
-            e => e,
-        })?;
+        let file = dir.open(name)?;
         let sst = Sst::open(file, 0, dir.describe(name), ReadMode::Pread, None)?;
         Ok(SstFile { sst })
     }
@@ -179,6 +184,11 @@ impl SstFile {
         let key = |k: &[u8]| (p.entries > 0).then(|| SstKey::of(k));
         SstProperties {
             format_version: p.format_version,
+            place: p.identity.map(|id| SstPlace {
+                database: format_uuid(&id.database),
+                number: id.number,
+                subtable: id.subtable,
+            }),
             compression: p.compression.name(),
             entries: p.entries,
             tombstones: p.tombstones,

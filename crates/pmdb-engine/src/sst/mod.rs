@@ -7,7 +7,8 @@
 //! This module owns the blocks and their cursors (`block`), the filter (`filter`), the
 //! writer (`writer::SstWriter`), the reader (`table::Sst`: point reads, verification)
 //! with its two-level cursor (`iter::SstIter`), the block cache shared by the tables
-//! of a database (`cache::BlockCache`), and the public read-only face of one file for
+//! of a database (`cache::BlockCache`), the check that a file is the one the manifest
+//! names (`place`), and the public read-only face of one file for
 //! inspection tools (`file::SstFile`). How a reader fetches blocks is its [`ReadMode`].
 
 mod block;
@@ -15,6 +16,7 @@ pub(crate) mod cache;
 pub(crate) mod file;
 mod filter;
 pub(crate) mod iter;
+pub(crate) mod place;
 pub(crate) mod table;
 pub(crate) mod writer;
 

@@ -283,6 +283,7 @@ impl Sst {
         let mut seen = Properties {
             format_version: self.props.format_version,
             compression: self.props.compression,
+            identity: self.props.identity,
             ..Properties::default()
         };
         let mut prev_separator: Option<Vec<u8>> = None;

@@ -14,7 +14,7 @@ use super::writer::SstWriter;
 use super::{ReadMode, SstMeta, SstOptions, SstValue};
 use crate::format::MAX_SEQ;
 use crate::format::record::Kind;
-use crate::format::sst::{Compression, FOOTER_LEN};
+use crate::format::sst::{Compression, FOOTER_LEN, SstIdentity};
 use crate::iter::InternalIterator;
 use crate::keys::{self, IKey};
 
@@ -23,8 +23,15 @@ const MODES: [ReadMode; 3] = [ReadMode::Pread, ReadMode::MmapCopy, ReadMode::Dir
 /// Entries in ascending `keys::compare` order.
 type Model = Vec<(Vec<u8>, Vec<u8>)>;
 
+/// Where the tables of these tests say they belong.
+const IDENTITY: SstIdentity = SstIdentity {
+    database: [7; 16],
+    number: 7,
+    subtable: 1,
+};
+
 fn write(fs: &OsFiles, name: &str, model: &Model, options: &SstOptions) -> SstMeta {
-    let mut w = SstWriter::new(fs.create(name).unwrap(), options).unwrap();
+    let mut w = SstWriter::new(fs.create(name).unwrap(), options, IDENTITY).unwrap();
     for (k, v) in model {
         w.add(k, v).unwrap();
     }
@@ -235,7 +242,7 @@ fn a_large_table_round_trips_with_its_meta_and_properties() {
             compression,
             ..SstOptions::default()
         };
-        let mut w = SstWriter::new(fs.create("big.sst").unwrap(), &options).unwrap();
+        let mut w = SstWriter::new(fs.create("big.sst").unwrap(), &options, IDENTITY).unwrap();
         for (k, v) in &model {
             w.add(k, v).unwrap();
         }
@@ -517,6 +524,11 @@ fn an_sst_file_opened_alone_shows_what_was_written() {
     assert_eq!(index.entries, p.data_blocks);
     assert!(index.smallest_block <= index.largest_block);
     assert!(index.data_bytes < file.len() && index.largest_block > 0);
+    let place = p.place.unwrap();
+    assert_eq!(
+        (place.number, place.subtable, place.database.len()),
+        (IDENTITY.number, IDENTITY.subtable, 36)
+    );
     let footer = file.footer();
     assert_eq!(footer.format_version, 1);
     assert_eq!(
@@ -544,7 +556,7 @@ fn an_sst_file_opened_alone_shows_what_was_written() {
 
     let e = SstFile::open(dir.path().join("none.sst")).err().unwrap();
     assert!(
-        names_file(&e, &fs, "none.sst") && e.to_string().contains("no such file"),
+        names_file(&e, &fs, "none.sst") && e.to_string().contains("does not exist"),
         "{e}"
     );
     put_file(&fs, "foreign.sst", &[7u8; 200]);

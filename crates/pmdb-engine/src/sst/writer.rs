@@ -10,8 +10,8 @@ use super::{SstMeta, SstOptions};
 use crate::error::{DbError, Result};
 use crate::format::record::Kind;
 use crate::format::sst::{
-    BlockHandle, Compression, FOOTER_LEN, Footer, Properties, SST_FORMAT_VERSION, block_trailer,
-    compress_lz4,
+    BlockHandle, Compression, FOOTER_LEN, Footer, PROPERTIES_VERSION, Properties, SstIdentity,
+    block_trailer, compress_lz4,
 };
 use crate::keys::{self, IKey};
 
@@ -96,8 +96,13 @@ pub(crate) struct SstWriter {
 }
 
 impl SstWriter {
-    /// A writer of a table into `file`, which must be empty.
-    pub fn new(file: Box<dyn WritableFile>, options: &SstOptions) -> Result<SstWriter> {
+    /// A writer of a table into `file`, which must be empty, that belongs where
+    /// `identity` says.
+    pub fn new(
+        file: Box<dyn WritableFile>,
+        options: &SstOptions,
+        identity: SstIdentity,
+    ) -> Result<SstWriter> {
         options.validate()?;
         Ok(SstWriter {
             sink: BlockSink {
@@ -111,8 +116,9 @@ impl SstWriter {
             last_key: Vec::new(),
             key_hashes: Vec::new(),
             props: Properties {
-                format_version: SST_FORMAT_VERSION,
+                format_version: PROPERTIES_VERSION,
                 compression: options.compression,
+                identity: Some(identity),
                 ..Properties::default()
             },
             handle_buf: Vec::new(),

@@ -55,7 +55,7 @@ impl FileSystem for OsFiles {
 
     fn open(&self, name: &str) -> Result<Arc<dyn ReadableFile>> {
         let path = self.path(name);
-        let file = File::open(&path).map_err(|e| PmemError::io(&path, e))?;
+        let file = File::open(&path).map_err(|e| PmemError::file_io(&path, e))?;
         let len = file.metadata().map_err(|e| PmemError::io(&path, e))?.len();
         Ok(Arc::new(OsReadable {
             file,
@@ -67,12 +67,12 @@ impl FileSystem for OsFiles {
 
     fn rename(&self, from: &str, to: &str) -> Result<()> {
         let from = self.path(from);
-        fs::rename(&from, self.path(to)).map_err(|e| PmemError::io(&from, e))
+        fs::rename(&from, self.path(to)).map_err(|e| PmemError::file_io(&from, e))
     }
 
     fn remove(&self, name: &str) -> Result<()> {
         let path = self.path(name);
-        fs::remove_file(&path).map_err(|e| PmemError::io(&path, e))
+        fs::remove_file(&path).map_err(|e| PmemError::file_io(&path, e))
     }
 
     fn list(&self) -> Result<Vec<String>> {
@@ -201,6 +201,6 @@ mod tests {
         assert_eq!((*r.map().unwrap()).as_ref(), b"hello world");
         assert_eq!(fs.read_all("a").unwrap(), b"hello world");
         fs.remove("a").unwrap();
-        assert!(matches!(fs.open("a"), Err(PmemError::NotFound { .. })));
+        assert!(matches!(fs.open("a"), Err(PmemError::MissingFile { .. })));
     }
 }

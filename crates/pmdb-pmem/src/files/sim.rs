@@ -45,7 +45,7 @@ fn file_path(name: &str) -> PathBuf {
 }
 
 fn not_found(name: &str) -> PmemError {
-    PmemError::NotFound {
+    PmemError::MissingFile {
         path: file_path(name),
     }
 }

@@ -1,0 +1,172 @@
+//! SST files are bound to their database and their place: a file swapped with another
+//! of the same database, or replaced by a file of another database, is refused at open
+//! with an error naming it, and nothing is served from it or changed. A missing SST
+//! file, a missing manifest and a CURRENT naming a missing manifest each say what is
+//! missing (not that a pool directory is).
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use pmdb_engine::{Db, DbError, DbOptions};
+
+const KEYS: u32 = 1500;
+const VALUE: usize = 120;
+
+/// Small files and manual tiering, so a compaction leaves several SSTs.
+fn options() -> DbOptions {
+    DbOptions {
+        l1_target: 32 << 10,
+        target_file_size: 8 << 10,
+        ..DbOptions::small().manual_tiering().pool_max(8 << 20)
+    }
+}
+
+/// A database at `dir` whose data is all in SSTs: two subtables, each key's value of
+/// `VALUE` bytes made of `fill` and the key's number.
+fn build(dir: &Path, fill: u8) -> Vec<(String, Vec<u8>)> {
+    let db = Db::open(dir, options()).unwrap();
+    let mut expected = Vec::new();
+    for name in ["a", "b"] {
+        let t = db.subtable(name).unwrap();
+        for i in 0..KEYS {
+            let mut v = vec![fill; VALUE];
+            v[..4].copy_from_slice(&i.to_be_bytes());
+            t.put(format!("key{i:05}"), &v).unwrap();
+            expected.push((format!("{name}/key{i:05}"), v));
+        }
+    }
+    db.compact().unwrap();
+    expected
+}
+
+fn ssts(dir: &Path) -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = fs::read_dir(dir.join("sst"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "sst"))
+        .collect();
+    files.sort();
+    files
+}
+
+fn open_error(dir: &Path) -> String {
+    match Db::open(dir, options()) {
+        Ok(_) => panic!("the damaged database opened"),
+        Err(e @ DbError::Corrupt(_)) => e.to_string(),
+        Err(e) => panic!("expected a corruption error, got {e}"),
+    }
+}
+
+/// Every value the database serves, by point read, equals what was written.
+fn assert_serves(dir: &Path, expected: &[(String, Vec<u8>)]) {
+    let db = Db::open(dir, options()).unwrap();
+    for (key, value) in expected {
+        let (sub, key) = key.split_once('/').unwrap();
+        let t = db.existing_subtable(sub).unwrap();
+        assert_eq!(t.get_owned(key.as_bytes()).unwrap().as_ref(), Some(value));
+    }
+}
+
+/// The bytes of every file of the SST directory, to show an open changed none.
+fn sst_dir_bytes(dir: &Path) -> Vec<(PathBuf, Vec<u8>)> {
+    let mut files: Vec<_> = fs::read_dir(dir.join("sst"))
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let bytes = fs::read(&p).unwrap();
+            (p, bytes)
+        })
+        .collect();
+    files.sort();
+    files
+}
+
+#[test]
+fn swapped_ssts_are_refused_and_nothing_changes() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = build(dir.path(), b'x');
+    let files = ssts(dir.path());
+    assert!(files.len() >= 4, "{files:?}");
+    let (first, last) = (&files[0], &files[files.len() - 1]);
+    let swap = |a: &Path, b: &Path| {
+        let tmp = a.with_extension("tmp");
+        fs::rename(a, &tmp).unwrap();
+        fs::rename(b, a).unwrap();
+        fs::rename(&tmp, b).unwrap();
+    };
+    swap(first, last);
+    let before = sst_dir_bytes(dir.path());
+    let err = open_error(dir.path());
+    assert!(
+        err.contains(first.to_str().unwrap())
+            && err.contains("not the SST file the manifest names"),
+        "{err}"
+    );
+    assert!(err.contains("the manifest names SST"), "{err}");
+    let read_only = Db::open_read_only(dir.path(), options());
+    assert!(matches!(read_only, Err(DbError::Corrupt(_))));
+    assert_eq!(
+        sst_dir_bytes(dir.path()),
+        before,
+        "a refused open changed files"
+    );
+    swap(first, last);
+    assert_serves(dir.path(), &expected);
+}
+
+#[test]
+fn an_sst_of_another_database_is_refused_even_when_it_matches_the_manifest() {
+    let ours = tempfile::tempdir().unwrap();
+    let theirs = tempfile::tempdir().unwrap();
+    let expected = build(ours.path(), b'x');
+    // The same keys, sequence numbers and sizes; other values.
+    build(theirs.path(), b'y');
+    let (mine, foreign) = (ssts(ours.path()), ssts(theirs.path()));
+    assert_eq!(mine.len(), foreign.len());
+    let target = &mine[mine.len() / 2];
+    let source = theirs.path().join("sst").join(target.file_name().unwrap());
+    assert_eq!(
+        fs::metadata(target).unwrap().len(),
+        fs::metadata(&source).unwrap().len(),
+        "the other database's file is the same size"
+    );
+    let saved = fs::read(target).unwrap();
+    fs::copy(&source, target).unwrap();
+    let err = open_error(ours.path());
+    assert!(
+        err.contains(target.to_str().unwrap()) && err.contains("was written by database"),
+        "{err}"
+    );
+    fs::write(target, saved).unwrap();
+    assert_serves(ours.path(), &expected);
+}
+
+#[test]
+fn missing_files_say_what_is_missing() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = build(dir.path(), b'x');
+    let sst = ssts(dir.path())[1].clone();
+    let saved = fs::read(&sst).unwrap();
+    fs::remove_file(&sst).unwrap();
+    let err = open_error(dir.path());
+    assert!(
+        err.contains(sst.to_str().unwrap()) && err.contains("missing, yet the manifest names it"),
+        "{err}"
+    );
+    assert!(!err.contains("pool create"), "{err}");
+    fs::write(&sst, saved).unwrap();
+
+    let current = fs::read_to_string(dir.path().join("sst/CURRENT")).unwrap();
+    let manifest = dir.path().join("sst").join(current.trim());
+    let saved = fs::read(&manifest).unwrap();
+    fs::remove_file(&manifest).unwrap();
+    let err = open_error(dir.path());
+    assert!(
+        err.contains(&format!("names {}", current.trim()))
+            && err.contains("the manifest is lost")
+            && !err.contains("pool create"),
+        "{err}"
+    );
+    fs::write(&manifest, saved).unwrap();
+    assert_serves(dir.path(), &expected);
+}
