@@ -47,6 +47,13 @@ pub enum DbError {
     #[error("the database is read-only: {reason}")]
     ReadOnly { reason: String },
 
+    /// A subtable that recovery found damaged, opened with `DbOptions::fence_damaged`:
+    /// it is read as far as it can be, never written, merged, flushed or compacted.
+    #[error(
+        "subtable {name:?} is fenced off because {reason}: it takes no writes and no compaction"
+    )]
+    Fenced { name: String, reason: String },
+
     #[error("the pool is full: the write was not applied; the database stays readable")]
     PoolFull,
 

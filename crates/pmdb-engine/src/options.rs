@@ -71,6 +71,12 @@ pub struct DbOptions {
     /// compaction, at most `max_stall` per stall.
     pub max_frozen_memtables: usize,
     pub max_stall: Duration,
+    /// What a writable open does when recovery finds a memtable damaged. By default the
+    /// database opens read-only, saying why. With `fence_damaged`, it opens writable with
+    /// each damaged subtable fenced off: read as far as it can be, never written, merged,
+    /// flushed or compacted (its damaged zones stay as they are), while the other
+    /// subtables work as usual.
+    pub fence_damaged: bool,
     /// Deliberately wrong commit order (head words published before the chunks are
     /// persisted), so the crash tests can prove they catch a broken protocol. Exists only
     /// with the `crash-controls` feature, which only tests turn on.
@@ -113,6 +119,7 @@ impl Default for DbOptions {
             compaction_rate: 0,
             max_frozen_memtables: 4,
             max_stall: Duration::from_secs(30),
+            fence_damaged: false,
             #[cfg(feature = "crash-controls")]
             broken_publish_before_persist: false,
             #[cfg(feature = "crash-controls")]

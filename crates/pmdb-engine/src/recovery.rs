@@ -68,6 +68,8 @@ pub struct RecoveryStats {
     /// Why the database refuses writes, if it does: it was opened read-only, or the
     /// structures that make data reachable are damaged (nothing was freed then).
     pub read_only: Option<String>,
+    /// Subtables fenced off (`DbOptions::fence_damaged`), each with why.
+    pub fenced: Vec<String>,
     /// Time for the whole open, and for the index rebuild alone.
     pub elapsed: Duration,
     pub rebuild: Duration,
@@ -111,6 +113,9 @@ impl std::fmt::Display for RecoveryStats {
         }
         if let Some(reason) = &self.read_only {
             write!(f, "; read-only: {reason}")?;
+        }
+        for fenced in &self.fenced {
+            write!(f, "; fenced off: subtable {fenced}")?;
         }
         Ok(())
     }
@@ -341,6 +346,22 @@ pub(crate) fn recover(
     stats.bytes = total.bytes;
     stats.damage.extend(total.damage);
 
+    // Memtables recovery found damaged were sealed: each one's subtable is fenced off, or
+    // the database opens read-only, so that nothing waits for a merge that can never
+    // happen and no job frees the damaged zones.
+    let mut damaged: BTreeMap<u32, Vec<u64>> = BTreeMap::new();
+    for m in memtables.iter().filter(|m| m.is_sealed()) {
+        damaged.entry(m.desc.subtable).or_default().push(m.desc.id);
+    }
+    let names: HashMap<u32, String> = subs.iter().map(|s| (s.id, s.name.clone())).collect();
+    let fence = options.fence_damaged && stats.read_only.is_none();
+    if !damaged.is_empty() && !fence && stats.read_only.is_none() {
+        stats.read_only = Some(format!(
+            "{} damaged (see the damage reports); nothing was freed. Open with \
+             fence_damaged (pmdb --fence-damaged) to write the other subtables",
+            damaged_memtables(&damaged, &names)
+        ));
+    }
     let mut by_subtable: HashMap<u32, Vec<Arc<Memtable>>> = HashMap::new();
     let next_memtable_id = next_id(
         memtables.iter().map(|m| m.desc.id),
@@ -371,14 +392,30 @@ pub(crate) fn recover(
                 }
             }
             let levels = levels.remove(&s.id).unwrap_or_default();
-            Arc::new(SubtableState::new(
+            let fenced = damaged
+                .remove_entry(&s.id)
+                .filter(|_| fence)
+                .map(|(id, ids)| {
+                    format!(
+                        "{} damaged",
+                        damaged_memtables(&BTreeMap::from([(id, ids)]), &names)
+                    )
+                });
+            let state = SubtableState::new(
                 s,
                 ReadView {
                     memtables,
                     gis,
                     levels,
                 },
-            ))
+            );
+            Arc::new(match fenced {
+                Some(reason) => {
+                    stats.fenced.push(format!("{}: {reason}", state.name));
+                    state.fenced_off(reason)
+                }
+                None => state,
+            })
         })
         .collect();
     for (id, mems) in by_subtable {
@@ -495,4 +532,30 @@ fn roll_back_partial_group(
         stats.rolled_back_parts += 1;
     }
     Ok(top.lsn)
+}
+
+/// "memtables 3, 7 of subtable \"t\" are" and the like, for the damaged memtables' ids by
+/// subtable id (named by `names` where the catalog lists it).
+fn damaged_memtables(damaged: &BTreeMap<u32, Vec<u64>>, names: &HashMap<u32, String>) -> String {
+    let parts: Vec<String> = damaged
+        .iter()
+        .map(|(sub, ids)| {
+            let ids: Vec<String> = ids.iter().map(u64::to_string).collect();
+            let noun = if ids.len() == 1 {
+                "memtable"
+            } else {
+                "memtables"
+            };
+            let subtable = names
+                .get(sub)
+                .map_or_else(|| format!("subtable {sub}"), |n| format!("subtable {n:?}"));
+            format!("{noun} {} of {subtable}", ids.join(", "))
+        })
+        .collect();
+    let count: usize = damaged.values().map(Vec::len).sum();
+    format!(
+        "{} {}",
+        parts.join("; "),
+        if count == 1 { "is" } else { "are" }
+    )
 }

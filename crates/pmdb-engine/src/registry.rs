@@ -36,6 +36,8 @@ pub(crate) struct SubtableState {
     pub jobs: Vec<Mutex<()>>,
     /// Per level, the key after which its next compaction starts (round robin).
     pub cursors: Mutex<Vec<Vec<u8>>>,
+    /// Why the subtable is fenced off (`DbOptions::fence_damaged`), if it is.
+    fence: Option<String>,
 }
 
 impl SubtableState {
@@ -56,6 +58,26 @@ impl SubtableState {
             dropped: AtomicBool::new(false),
             jobs: (0..=MAX_LEVEL).map(|_| Mutex::new(())).collect(),
             cursors: Mutex::new(vec![Vec::new(); usize::from(MAX_LEVEL) + 1]),
+            fence: None,
+        }
+    }
+
+    /// The subtable fenced off because `reason`: read, never written or compacted.
+    pub fn fenced_off(self, reason: String) -> SubtableState {
+        SubtableState {
+            fence: Some(reason),
+            ..self
+        }
+    }
+
+    /// `Fenced` if the subtable is fenced off.
+    pub fn check_unfenced(&self) -> Result<()> {
+        match &self.fence {
+            Some(reason) => Err(DbError::Fenced {
+                name: self.name.clone(),
+                reason: reason.clone(),
+            }),
+            None => Ok(()),
         }
     }
 

@@ -190,14 +190,22 @@ fn corrupted_chunk_is_reported_and_skipped() {
     assert_eq!(t.get_owned(b"before").unwrap(), Some(b"intact-1".to_vec()));
     assert_eq!(t.get_owned(b"after").unwrap(), Some(b"intact-2".to_vec()));
     assert_eq!(t.get_owned(b"victim").unwrap(), None);
-    // The database keeps working, and what it writes now survives the next open even
-    // though the damaged memtable is still there.
-    t.put(b"new", b"v").unwrap();
+    assert!(db.read_only().is_some());
     drop((t, db));
-    let db = open(dir.path());
+    // Fenced off, the damaged subtable is still read; a new subtable takes writes, and
+    // they survive the next open, the damaged memtable still there.
+    let fenced = DbOptions {
+        fence_damaged: true,
+        ..DbOptions::small()
+    };
+    let db = Db::open(dir.path(), fenced.clone()).unwrap();
+    db.subtable("u").unwrap().put(b"new", b"v").unwrap();
+    drop(db);
+    let db = Db::open(dir.path(), fenced).unwrap();
     assert_eq!(db.recovery_stats().damage.len(), 1);
-    let t = db.subtable("t").unwrap();
-    assert_eq!(t.get_owned(b"new").unwrap(), Some(b"v".to_vec()));
+    let u = db.existing_subtable("u").unwrap();
+    assert_eq!(u.get_owned(b"new").unwrap(), Some(b"v".to_vec()));
+    let t = db.existing_subtable("t").unwrap();
     assert_eq!(t.get_owned(b"after").unwrap(), Some(b"intact-2".to_vec()));
 }
 
@@ -218,7 +226,7 @@ fn a_pool_that_is_not_a_database_is_refused() {
 }
 
 #[test]
-fn writes_after_a_damaged_chunk_header_survive_the_next_open() {
+fn a_damaged_chunk_opens_read_only_or_fences_its_subtable() {
     let dir = tempfile::tempdir().unwrap();
     {
         let db = open(dir.path());
@@ -231,6 +239,10 @@ fn writes_after_a_damaged_chunk_header_survive_the_next_open() {
             b"unreadable once the header before it is damaged",
         )
         .unwrap();
+        db.subtable("u")
+            .unwrap()
+            .put(b"other", b"intact-2")
+            .unwrap();
     }
     let extent = dir.path().join("extent-00000.pm");
     let mut bytes = std::fs::read(&extent).unwrap();
@@ -243,21 +255,67 @@ fn writes_after_a_damaged_chunk_header_survive_the_next_open() {
     bytes[header_at + 9] ^= 0x01; // inside the lsn field: the header crc no longer matches
     std::fs::write(&extent, bytes).unwrap();
 
+    // By default: read-only, saying which memtable is damaged and what else to do.
     let db = open(dir.path());
     let damage = db.recovery_stats().damage.clone();
     assert!(
         damage.iter().any(|d| d.contains("damaged chunk header")),
         "{damage:?}"
     );
+    let reason = db.read_only().unwrap_or_default().to_string();
+    assert!(
+        reason.contains("memtable") && reason.contains("fence_damaged"),
+        "{reason}"
+    );
     let t = db.subtable("t").unwrap();
     assert_eq!(t.get_owned(b"before").unwrap(), Some(b"intact-1".to_vec()));
-    t.put(b"later", b"kept").unwrap();
+    assert!(matches!(t.put(b"x", b"y"), Err(DbError::ReadOnly { .. })));
+    assert!(matches!(db.compact(), Err(DbError::ReadOnly { .. })));
     drop((t, db));
 
-    let db = open(dir.path());
-    let t = db.subtable("t").unwrap();
-    assert_eq!(t.get_owned(b"later").unwrap(), Some(b"kept".to_vec()));
+    // Fenced: the damaged subtable is read and refuses writes and compaction; the other
+    // takes writes, enough for several memtables, without a stall.
+    let fenced = DbOptions {
+        fence_damaged: true,
+        max_stall: std::time::Duration::from_secs(60),
+        ..DbOptions::small()
+    };
+    let db = Db::open(dir.path(), fenced.clone()).unwrap();
+    assert_eq!(db.read_only(), None);
+    assert_eq!(
+        db.recovery_stats().fenced.len(),
+        1,
+        "{}",
+        db.recovery_stats()
+    );
+    let t = db.existing_subtable("t").unwrap();
     assert_eq!(t.get_owned(b"before").unwrap(), Some(b"intact-1".to_vec()));
+    let err = t.put(b"later", b"refused").unwrap_err();
+    assert!(
+        matches!(&err, DbError::Fenced { name, .. } if name == "t"),
+        "{err}"
+    );
+    let u = db.existing_subtable("u").unwrap();
+    let value = vec![5u8; 2000];
+    for i in 0..400u32 {
+        u.put(i.to_be_bytes(), &value).unwrap();
+    }
+    let err = db.compact().unwrap_err();
+    assert!(matches!(err, DbError::Fenced { .. }), "{err}");
+    assert_eq!(db.tier_stats().stalls, 0);
+    drop((t, u, db));
+
+    let db = Db::open(dir.path(), fenced).unwrap();
+    let (t, u) = (
+        db.existing_subtable("t").unwrap(),
+        db.existing_subtable("u").unwrap(),
+    );
+    assert_eq!(t.get_owned(b"before").unwrap(), Some(b"intact-1".to_vec()));
+    assert_eq!(t.get_owned(b"later").unwrap(), None);
+    assert_eq!(u.get_owned(b"other").unwrap(), Some(b"intact-2".to_vec()));
+    for i in 0..400u32 {
+        assert_eq!(u.get_owned(i.to_be_bytes()).unwrap(), Some(value.clone()));
+    }
 }
 
 /// Damage to the structures that make data reachable, done with the device layer's API
@@ -621,18 +679,33 @@ fn a_head_word_moved_back_is_reported_and_later_writes_survive() {
     let db = open_twice(dir.path()).unwrap();
     let damage = db.recovery_stats().damage.clone();
     assert!(damage.iter().any(|d| d.contains("head word")), "{damage:?}");
+    assert!(db.read_only().is_some());
     assert_eq!(rows_of(&db), rows);
-    // Writes after the damage go where the next open reads them, and overwrite nothing.
+    drop(db);
+    // Fenced, the subtable of the damaged memtable refuses writes and the other takes
+    // them; nothing is overwritten.
+    let fenced = DbOptions {
+        fence_damaged: true,
+        ..DbOptions::small()
+    };
+    let db = Db::open(dir.path(), fenced.clone()).unwrap();
+    let mut refused = 0;
     for name in ["a", "b"] {
         let t = db.existing_subtable(name).unwrap();
         for i in 0..5 {
             let (k, v) = (format!("later{i}"), format!("{name}-later-{i}"));
-            t.put(&k, &v).unwrap();
-            rows.insert((name.into(), k.into_bytes()), v.into_bytes());
+            match t.put(&k, &v) {
+                Ok(()) => {
+                    rows.insert((name.into(), k.into_bytes()), v.into_bytes());
+                }
+                Err(DbError::Fenced { .. }) => refused += 1,
+                Err(e) => panic!("{e}"),
+            }
         }
     }
+    assert_eq!(refused, 5, "one subtable is fenced off");
     drop(db);
-    let db = Db::open(dir.path(), DbOptions::small()).unwrap();
+    let db = Db::open(dir.path(), fenced).unwrap();
     let damage = &db.recovery_stats().damage;
     assert!(damage.iter().all(|d| d.contains("head word")), "{damage:?}");
     assert_eq!(rows_of(&db), rows);

@@ -141,7 +141,8 @@ impl SqlError {
     pub fn sqlstate(&self) -> &'static str {
         match self {
             SqlError::User { sqlstate, .. } => sqlstate,
-            SqlError::Db(DbError::Corrupt(_)) | SqlError::Damaged { .. } => state::DATA_CORRUPTED,
+            SqlError::Db(DbError::Corrupt(_) | DbError::Fenced { .. })
+            | SqlError::Damaged { .. } => state::DATA_CORRUPTED,
             SqlError::Db(
                 DbError::KeyTooLarge { .. }
                 | DbError::ValueTooLarge { .. }

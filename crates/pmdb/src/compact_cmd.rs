@@ -6,8 +6,9 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::Args;
-use pmdb_engine::{Db, DbOptions};
+use pmdb_engine::Db;
 
+use crate::damage_args::DamageArgs;
 use crate::paths::default_pool_dir;
 
 #[derive(Args)]
@@ -15,18 +16,22 @@ pub struct CompactArgs {
     /// Database directory [default: /dev/shm/pmdb on tmpfs, else ./pmdb-data]
     #[arg(long)]
     path: Option<PathBuf>,
+    #[command(flatten)]
+    damage: DamageArgs,
 }
 
 pub fn run(args: CompactArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let dir = args.path.unwrap_or_else(default_pool_dir);
-    let db = Db::open(
-        &dir,
-        DbOptions {
-            create_if_missing: false,
-            ..DbOptions::default()
-        },
-    )?;
-    db.compact()?;
+    let db = Db::open(&dir, args.damage.options(false))?;
+    if let Some(reason) = db.read_only() {
+        return Err(format!(
+            "{}: nothing was compacted: the database is read-only: {reason}",
+            dir.display()
+        )
+        .into());
+    }
+    // What could not be compacted is reported after what was.
+    let outcome = db.compact();
     let t = db.tier_stats();
     println!(
         "compacted {}: {} memtables merged, {} generations flushed, {} level compactions, {} B written",
@@ -45,5 +50,11 @@ pub fn run(args: CompactArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             s.sst_bytes()
         );
     }
-    Ok(ExitCode::SUCCESS)
+    match outcome {
+        Ok(()) => Ok(ExitCode::SUCCESS),
+        Err(e) => {
+            eprintln!("pmdb: not everything was compacted: {e}");
+            Ok(ExitCode::FAILURE)
+        }
+    }
 }

@@ -15,6 +15,7 @@ mod bench_tpcc;
 #[cfg(feature = "sql")]
 mod bench_tpch;
 mod compact_cmd;
+mod damage_args;
 mod input;
 mod paths;
 mod pool_cmd;

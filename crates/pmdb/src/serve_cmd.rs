@@ -8,10 +8,11 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::Args;
-use pmdb_engine::{Db, DbOptions};
+use pmdb_engine::Db;
 use pmdb_server::{Auth, Server, ServerOptions, TlsFiles, Users};
 use pmdb_sql::SqlEngine;
 
+use crate::damage_args::DamageArgs;
 use crate::paths::default_pool_dir;
 
 #[derive(Args)]
@@ -26,6 +27,8 @@ pub struct ServeArgs {
     /// Database directory [default: /dev/shm/pmdb on tmpfs, else ./pmdb-data]
     #[arg(long)]
     path: Option<PathBuf>,
+    #[command(flatten)]
+    damage: DamageArgs,
     /// A user allowed in with SCRAM-SHA-256, as NAME:PASSWORD (may be given more than once)
     #[arg(long = "user", value_name = "NAME:PASSWORD")]
     users: Vec<String>,
@@ -94,7 +97,7 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         shutdown_grace: Duration::from_secs(args.shutdown_grace),
     };
     let dir = args.path.unwrap_or_else(default_pool_dir);
-    let engine = SqlEngine::open(Db::open(&dir, DbOptions::default())?)?;
+    let engine = SqlEngine::open(Db::open(&dir, args.damage.options(true))?)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .thread_name("pmdb-serve")

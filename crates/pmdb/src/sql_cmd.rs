@@ -7,11 +7,12 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use clap::Args;
-use pmdb_engine::{Db, DbOptions};
+use pmdb_engine::Db;
 use pmdb_sql::{Output, SqlEngine};
 use rustyline::DefaultEditor;
 use rustyline::error::ReadlineError;
 
+use crate::damage_args::DamageArgs;
 use crate::paths::default_pool_dir;
 use crate::sql_table::{describe_table, list_tables, render};
 
@@ -20,6 +21,8 @@ pub struct SqlArgs {
     /// Database directory [default: /dev/shm/pmdb on tmpfs, else ./pmdb-data]
     #[arg(long)]
     path: Option<PathBuf>,
+    #[command(flatten)]
+    damage: DamageArgs,
     /// Run these statements and exit (may be given more than once)
     #[arg(short = 'c', long = "command", value_name = "SQL")]
     commands: Vec<String>,
@@ -30,7 +33,7 @@ pub struct SqlArgs {
 
 pub fn run(args: SqlArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let dir = args.path.unwrap_or_else(default_pool_dir);
-    let db = Db::open(&dir, DbOptions::default())?;
+    let db = Db::open(&dir, args.damage.options(true))?;
     let engine = SqlEngine::open(db)?;
     let mut shell = Shell {
         engine: &engine,

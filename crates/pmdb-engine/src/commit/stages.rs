@@ -222,6 +222,7 @@ fn validate_one(
                 s
             }
         };
+        state.check_unfenced()?;
         targets.push(state);
     }
     Ok(targets)

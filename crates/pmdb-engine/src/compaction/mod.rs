@@ -115,6 +115,9 @@ impl JobCtx {
 /// Whether the subtable holds PM the jobs can give back: frozen memtables or
 /// global-index generations.
 fn holds_freeable_pm(state: &SubtableState) -> bool {
+    if state.check_unfenced().is_err() {
+        return false;
+    }
     let view = state.view.load();
     view.memtables.len() > 1 || !view.gis.is_empty()
 }
@@ -207,8 +210,15 @@ impl Jobs {
     /// Runs every job until nothing is left to do: merges, flushes of sealed
     /// generations, and compactions of levels over their targets. With `seal`, open
     /// generations are sealed first, so everything below the memtables ends in SSTs.
+    /// Subtables fenced off are left as they are, and the first is the error returned
+    /// once the others are done.
     pub fn compact_all(&self, seal: bool) -> Result<()> {
+        let mut fenced = None;
         for state in self.ctx.registry.all() {
+            if let Err(e) = state.check_unfenced() {
+                fenced.get_or_insert(e);
+                continue;
+            }
             while self.ctx.flush_step(&state)? {}
             if seal {
                 merge::seal_open(&self.ctx, &state);
@@ -217,7 +227,7 @@ impl Jobs {
             while level::compact_one(&self.ctx, &state)? {}
         }
         self.ctx.notify();
-        Ok(())
+        fenced.map_or(Ok(()), Err)
     }
 
     pub fn stats(&self) -> TierStats {
@@ -248,6 +258,9 @@ fn run(ctx: &JobCtx, flusher: bool) {
         for state in ctx.registry.all() {
             if ctx.stop.load(Ordering::Relaxed) {
                 return;
+            }
+            if state.check_unfenced().is_err() {
+                continue;
             }
             let step = if flusher {
                 ctx.flush_step(&state)
