@@ -145,7 +145,7 @@ impl Db {
             (None, None) => PathBuf::from("sst"),
         };
         let fs = pool.files(&sst_dir)?;
-        let mut set = manifest::read(&*fs)?;
+        let mut set = manifest::read(&*fs, &pool.uuid())?;
         let mut tiers = Tiers::new(pool.uuid(), Arc::clone(&fs), None, set.totals, &options);
         let mut tables: HashMap<u32, Vec<Arc<Table>>> = HashMap::new();
         for meta in set.files.values() {
@@ -177,6 +177,7 @@ impl Db {
                 })
                 .map_err(DbError::Corrupt)?;
             }
+            set.database = Some(pool.uuid());
             set.next_memtable = recovered.next_memtable_id;
             set.next_subtable = recovered.next_subtable_id;
             set.last_seq = recovered.max_seq;

@@ -13,12 +13,12 @@
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use pmdb_pmem::{FileSystem, PmemError, WritableFile};
+use pmdb_pmem::{FileSystem, PmemError, WritableFile, format_uuid};
 
 use crate::error::{DbError, Result};
 use crate::format::manifest::{
-    Change, Edit, FileMeta, MANIFEST_MAGIC, MANIFEST_MAGIC_V1, WriteTotals, decode_current,
-    encode_current, manifest_name,
+    Change, Edit, FileMeta, MANIFEST_MAGIC, MANIFEST_MAGIC_V1, MANIFEST_MAGIC_V2, WriteTotals,
+    decode_current, encode_current, manifest_name,
 };
 
 const CURRENT: &str = "CURRENT";
@@ -52,6 +52,9 @@ pub(crate) struct VersionSet {
     pub totals: WriteTotals,
     /// The number of the last edit applied.
     pub edit: u64,
+    /// The uuid of the pool whose database the manifest belongs to; `None` in a manifest
+    /// written before manifests named it.
+    pub database: Option<[u8; 16]>,
 }
 
 impl VersionSet {
@@ -105,6 +108,16 @@ impl VersionSet {
                         format!("the write totals overflow: {:?} plus {w:?}", next.totals)
                     })?;
                 }
+                Change::Database(uuid) => match next.database {
+                    Some(named) if named != *uuid => {
+                        return Err(format!(
+                            "the manifest names two databases, {} and {}",
+                            format_uuid(&named),
+                            format_uuid(uuid)
+                        ));
+                    }
+                    _ => next.database = Some(*uuid),
+                },
             }
         }
         next.edit = edit.number;
@@ -114,13 +127,14 @@ impl VersionSet {
 
     /// The changes that rebuild this version from nothing.
     fn snapshot(&self) -> Vec<Change> {
-        let mut changes = vec![
+        let mut changes: Vec<Change> = self.database.map(Change::Database).into_iter().collect();
+        changes.extend([
             Change::NextFile(self.next_file),
             Change::LastSeq(self.last_seq),
             Change::NextMemtable(self.next_memtable),
             Change::NextSubtable(self.next_subtable),
             Change::Written(self.totals),
-        ];
+        ]);
         changes.extend(self.files.values().cloned().map(Change::AddFile));
         changes.extend(
             self.flushed
@@ -153,8 +167,10 @@ pub(crate) struct Manifest {
 
 /// Reads the version the directory's manifest holds; an empty version if the directory
 /// holds no CURRENT and no SST file (a new database, or one whose first manifest was
-/// never made current).
-pub(crate) fn read(fs: &dyn FileSystem) -> Result<VersionSet> {
+/// never made current). A manifest that names another database than `database` (a pool
+/// uuid) is refused: acting on it would take this database's memtables for flushed and
+/// its SST files for unnamed.
+pub(crate) fn read(fs: &dyn FileSystem, database: &[u8; 16]) -> Result<VersionSet> {
     let current = match fs.read_all(CURRENT) {
         Ok(bytes) => bytes,
         Err(PmemError::MissingFile { .. }) => {
@@ -184,13 +200,26 @@ pub(crate) fn read(fs: &dyn FileSystem) -> Result<VersionSet> {
         )),
         e => e.into(),
     })?;
-    replay(&bytes).map_err(|e| DbError::Corrupt(format!("{}: {e}", fs.describe(&name))))
+    let set =
+        replay(&bytes).map_err(|e| DbError::Corrupt(format!("{}: {e}", fs.describe(&name))))?;
+    match set.database {
+        Some(named) if named != *database => Err(DbError::Corrupt(format!(
+            "{}: the manifest of database {}, not of this one ({}); nothing was changed",
+            fs.describe(&name),
+            format_uuid(&named),
+            format_uuid(database)
+        ))),
+        _ => Ok(set),
+    }
 }
 
 /// The version a manifest file's edits add up to.
 fn replay(bytes: &[u8]) -> std::result::Result<VersionSet, String> {
     let magic = bytes.get(..MANIFEST_MAGIC.len());
-    if magic != Some(&MANIFEST_MAGIC[..]) && magic != Some(&MANIFEST_MAGIC_V1[..]) {
+    if ![MANIFEST_MAGIC, MANIFEST_MAGIC_V2, MANIFEST_MAGIC_V1]
+        .iter()
+        .any(|m| magic == Some(&m[..]))
+    {
         return Err("not a pmdb manifest (bad magic)".into());
     }
     let mut set = VersionSet::default();
@@ -327,6 +356,9 @@ mod tests {
     use crate::format::record::Kind;
     use crate::keys::IKey;
 
+    /// The database the tests' manifests belong to.
+    const DB: [u8; 16] = *b"pmdb test pool 1";
+
     fn file(number: u64, level: u8) -> FileMeta {
         FileMeta {
             number,
@@ -346,7 +378,7 @@ mod tests {
     fn edits_survive_reopen_and_rotation() {
         let dir = tempfile::tempdir().unwrap();
         let fs: Arc<dyn FileSystem> = Arc::new(OsFiles::open(dir.path()).unwrap());
-        assert_eq!(read(&*fs).unwrap(), VersionSet::default());
+        assert_eq!(read(&*fs, &DB).unwrap(), VersionSet::default());
         let mut m = Manifest::start(Arc::clone(&fs), VersionSet::default()).unwrap();
         let a = m.new_file_number();
         m.log(vec![Change::AddFile(file(a, 1))]).unwrap();
@@ -366,7 +398,7 @@ mod tests {
         ])
         .unwrap();
         m.log(vec![Change::Written(written(0, 0, 5))]).unwrap();
-        let set = read(&*fs).unwrap();
+        let set = read(&*fs, &DB).unwrap();
         assert_eq!(set.files.keys().copied().collect::<Vec<_>>(), vec![b]);
         assert_eq!(set.flushed.get(&1), Some(&9));
         assert_eq!(set.next_memtable, 10);
@@ -375,7 +407,7 @@ mod tests {
         assert_eq!(m.totals(), set.totals);
         drop(m);
         let m = Manifest::start(Arc::clone(&fs), set.clone()).unwrap();
-        let fresh = read(&*fs).unwrap();
+        let fresh = read(&*fs, &DB).unwrap();
         assert_eq!(fresh.files, set.files);
         assert_eq!(
             fresh.totals, set.totals,
@@ -427,7 +459,7 @@ mod tests {
             edits += 1;
             assert!(edits < 100, "the manifest never rotated");
         }
-        let set = read(&*fs).unwrap();
+        let set = read(&*fs, &DB).unwrap();
         assert_eq!(set.totals, written(3 * edits, 2 * edits, edits));
         assert_eq!(m.totals(), set.totals);
     }
@@ -518,6 +550,45 @@ mod tests {
         v1[..MANIFEST_MAGIC_V1.len()].copy_from_slice(MANIFEST_MAGIC_V1);
         let set = replay(&v1).unwrap();
         assert_eq!((set.last_seq, set.totals), (300, WriteTotals::default()));
+        let mut v2 = bytes.clone();
+        v2[..MANIFEST_MAGIC_V2.len()].copy_from_slice(MANIFEST_MAGIC_V2);
+        assert_eq!(replay(&v2).unwrap().last_seq, 300);
+    }
+
+    /// A manifest names its database; read for another, it is refused. One written before
+    /// manifests named their database is read for any.
+    #[test]
+    fn a_manifest_of_another_database_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let fs: Arc<dyn FileSystem> = Arc::new(OsFiles::open(dir.path()).unwrap());
+        let set = VersionSet {
+            database: Some(DB),
+            last_seq: 77,
+            ..VersionSet::default()
+        };
+        let m = Manifest::start(Arc::clone(&fs), set).unwrap();
+        assert_eq!(read(&*fs, &DB).unwrap().last_seq, 77);
+        let err = read(&*fs, b"another database").unwrap_err().to_string();
+        assert!(
+            err.contains(&manifest_name(m.number)) && err.contains("not of this one"),
+            "{err}"
+        );
+        drop(m);
+        let unnamed = Manifest::start(Arc::clone(&fs), VersionSet::default()).unwrap();
+        assert_eq!(read(&*fs, b"another database").unwrap().database, None);
+        drop(unnamed);
+        let mut two = VersionSet::default();
+        let edit = |number, uuid| Edit {
+            number,
+            changes: vec![Change::Database(uuid)],
+        };
+        two.apply(&edit(1, DB)).unwrap();
+        two.apply(&edit(2, DB)).unwrap();
+        assert!(
+            two.apply(&edit(3, *b"another database"))
+                .unwrap_err()
+                .contains("two databases")
+        );
     }
 
     #[test]
@@ -527,6 +598,8 @@ mod tests {
         let mut f = fs.create(&sst_name(4)).unwrap();
         f.append(b"x").unwrap();
         drop(f);
-        assert!(matches!(read(&fs), Err(DbError::Corrupt(m)) if m.contains("manifest is lost")));
+        assert!(
+            matches!(read(&fs, &DB), Err(DbError::Corrupt(m)) if m.contains("manifest is lost"))
+        );
     }
 }

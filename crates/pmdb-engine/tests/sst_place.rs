@@ -1,8 +1,9 @@
 //! SST files are bound to their database and their place: a file swapped with another
 //! of the same database, or replaced by a file of another database, is refused at open
-//! with an error naming it, and nothing is served from it or changed. A missing SST
-//! file, a missing manifest and a CURRENT naming a missing manifest each say what is
-//! missing (not that a pool directory is).
+//! with an error naming it, and nothing is served from it or changed; so are a truncated
+//! file and a manifest of another database. A missing SST file, a missing manifest and a
+//! CURRENT naming a missing manifest each say what is missing (not that a pool directory
+//! is).
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -154,6 +155,10 @@ fn missing_files_say_what_is_missing() {
         "{err}"
     );
     assert!(!err.contains("pool create"), "{err}");
+    // Truncated: the file no longer ends with a footer.
+    fs::write(&sst, &saved[..saved.len() - 10]).unwrap();
+    let err = open_error(dir.path());
+    assert!(err.contains(sst.to_str().unwrap()), "{err}");
     fs::write(&sst, saved).unwrap();
 
     let current = fs::read_to_string(dir.path().join("sst/CURRENT")).unwrap();
@@ -169,4 +174,46 @@ fn missing_files_say_what_is_missing() {
     );
     fs::write(&manifest, saved).unwrap();
     assert_serves(dir.path(), &expected);
+}
+
+#[test]
+fn a_manifest_of_another_database_is_refused_before_it_can_drop_files() {
+    let ours = tempfile::tempdir().unwrap();
+    let theirs = tempfile::tempdir().unwrap();
+    let expected = build(ours.path(), b'x');
+    // Another database with a manifest and no SST file: taken for ours, it would make
+    // every SST file of ours one that no version names, which a writable open removes.
+    drop(Db::open(theirs.path(), options()).unwrap());
+    let before = sst_dir_bytes(ours.path());
+    let saved = tempfile::tempdir().unwrap();
+    let sst = ours.path().join("sst");
+    for entry in fs::read_dir(&sst).unwrap() {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_str().unwrap().to_string();
+        if name == "CURRENT" || name.starts_with("MANIFEST-") {
+            fs::rename(&path, saved.path().join(&name)).unwrap();
+        }
+    }
+    for entry in fs::read_dir(theirs.path().join("sst")).unwrap() {
+        let path = entry.unwrap().path();
+        fs::copy(&path, sst.join(path.file_name().unwrap())).unwrap();
+    }
+    let err = open_error(ours.path());
+    assert!(
+        err.contains("MANIFEST-") && err.contains("not of this one"),
+        "{err}"
+    );
+    assert!(ssts(ours.path()).len() >= 4, "an SST file was removed");
+    // Ours back: nothing was lost.
+    for entry in fs::read_dir(theirs.path().join("sst")).unwrap() {
+        fs::remove_file(sst.join(entry.unwrap().file_name())).unwrap();
+    }
+    for (path, _) in &before {
+        let name = path.file_name().unwrap();
+        if !path.exists() {
+            fs::rename(saved.path().join(name), path).unwrap();
+        }
+    }
+    assert_eq!(sst_dir_bytes(ours.path()), before);
+    assert_serves(ours.path(), &expected);
 }

@@ -1,7 +1,7 @@
 //! The manifest: a log of version edits in the SST directory, and the CURRENT file naming
 //! the live manifest.
 //!
-//! A manifest file is the magic `PMDBMAN2`, then records, each `length (u32) | crc32
+//! A manifest file is the magic `PMDBMAN3`, then records, each `length (u32) | crc32
 //! (u32) | edit`; the crc covers the length and the edit. An edit is its number (u64,
 //! one more than the previous edit's) and a list of changes, each a tag byte and its
 //! fields. CURRENT holds `MANIFEST-<number>` and a newline.
@@ -13,7 +13,10 @@
 use super::{FormatError, need, u32_at};
 
 /// First bytes of every manifest file this build writes.
-pub(crate) const MANIFEST_MAGIC: &[u8; 8] = b"PMDBMAN2";
+pub(crate) const MANIFEST_MAGIC: &[u8; 8] = b"PMDBMAN3";
+/// First bytes of a manifest written before manifests named their database (change tag
+/// 10): read, never written. The magic changed for the reason `MANIFEST_MAGIC_V1`'s did.
+pub(crate) const MANIFEST_MAGIC_V2: &[u8; 8] = b"PMDBMAN2";
 /// First bytes of a manifest written before the write totals (change tag 9) existed:
 /// read (its totals start at zero), never written. The magic changed so that a build
 /// that knows no tag 9 refuses a newer manifest rather than take its last edit for a
@@ -104,6 +107,9 @@ pub(crate) enum Change {
     /// Adds to the cumulative write totals: a flush's or compaction's own bytes, or, in
     /// the edit that opens a fresh manifest, the totals so far.
     Written(WriteTotals),
+    /// The uuid of the pool whose database the manifest belongs to; in the edit that
+    /// opens a manifest.
+    Database([u8; 16]),
 }
 
 /// A version edit: applied whole or not at all.
@@ -122,6 +128,7 @@ const T_DELETE_FILE: u8 = 6;
 const T_FLUSHED: u8 = 7;
 const T_DROP_SUBTABLE: u8 = 8;
 const T_WRITTEN: u8 = 9;
+const T_DATABASE: u8 = 10;
 
 impl Edit {
     /// The record holding this edit: header and edit.
@@ -170,6 +177,7 @@ impl Edit {
                         b.extend_from_slice(&n.to_le_bytes());
                     }
                 }
+                Change::Database(uuid) => put(&mut b, T_DATABASE, uuid),
             }
         }
         let len = (b.len() - RECORD_HEADER) as u32;
@@ -311,6 +319,7 @@ fn decode_edit(body: &[u8]) -> Result<Edit, FormatError> {
                 flush_bytes: f.u64()?,
                 compaction_bytes: f.u64()?,
             }),
+            T_DATABASE => Change::Database(f.take(16)?.try_into().expect("16 bytes")),
             _ => return Err(FormatError::Invalid("manifest change tag")),
         };
         changes.push(change);
@@ -382,6 +391,7 @@ mod tests {
                     flush_bytes: 700_000,
                     compaction_bytes: u64::MAX,
                 }),
+                Change::Database(*b"0123456789abcdef"),
             ],
         }
     }
