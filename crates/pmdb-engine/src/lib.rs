@@ -55,6 +55,7 @@ mod db;
 mod error;
 mod format;
 mod gi;
+mod gi_words;
 mod index;
 mod iter;
 mod keys;

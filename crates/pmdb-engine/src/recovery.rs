@@ -31,6 +31,7 @@ use crate::format::MAX_SEQ;
 use crate::format::catalog::MAX_MEMTABLE_ID;
 use crate::format::head::HeadWord;
 use crate::gi::Gi;
+use crate::gi_words::{self, GiWord};
 use crate::levels::Levels;
 use crate::memtable::Memtable;
 use crate::memtable::scan::ZoneScan;
@@ -145,8 +146,27 @@ pub(crate) fn recover(
         catalog_zones: catalog.zone_count(),
         ..RecoveryStats::default()
     };
-    let entries = catalog.entries(pool);
-    let mut unreachable_unknown = entries.damage;
+    let mut entries = catalog.entries(pool);
+    let mut unreachable_unknown = std::mem::take(&mut entries.damage);
+    // A subtable whose global-index words contradict each other is left unknown: its
+    // read order cannot be known, so nothing of it is read, and nothing is freed.
+    let words = entries.memtables.iter().map(|m| GiWord {
+        id: m.id,
+        subtable: m.subtable,
+        gi: m.gi,
+    });
+    let contradicted = gi_words::check(words, flushed);
+    for (subtable, why) in &contradicted {
+        unreachable_unknown.push(format!(
+            "subtable {subtable}: {why}; the subtable is left unknown"
+        ));
+    }
+    entries
+        .subtables
+        .retain(|s| !contradicted.contains_key(&s.id));
+    entries
+        .memtables
+        .retain(|m| !contradicted.contains_key(&m.subtable));
     let committed = Catalog::committed_lsn(pool).unwrap_or_else(|e| {
         unreachable_unknown.push(e);
         0

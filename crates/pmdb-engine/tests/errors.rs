@@ -718,6 +718,57 @@ fn a_head_word_moved_back_is_reported_and_later_writes_survive() {
 }
 
 #[test]
+fn contradicting_global_index_words_leave_their_subtable_unknown() {
+    let dir = tempfile::tempdir().unwrap();
+    let options = DbOptions::small().manual_tiering();
+    {
+        // Rounds of overwrites over several memtables, none merged: the newest memtable
+        // holds every key's newest value.
+        let db = Db::open(dir.path(), options.clone()).unwrap();
+        let (t, u) = (db.subtable("t").unwrap(), db.subtable("u").unwrap());
+        // First, so that the newest memtable is t's.
+        u.put(b"other", b"kept").unwrap();
+        for round in 0..6u8 {
+            for i in 0..100u32 {
+                t.put(i.to_be_bytes(), vec![round; 300]).unwrap();
+            }
+        }
+    }
+    let owners = damage::owners(dir.path());
+    {
+        // The newest memtable's word made to name itself, as a merge into a fresh
+        // generation would: older memtables are not merged, which no merge leaves.
+        let pool = damage::pool(dir.path());
+        let (tag, slot) = slots(&pool)
+            .into_iter()
+            .filter(|(tag, _)| tag >> 56 == 2)
+            .max_by_key(|(tag, _)| tag & ((1 << 56) - 1))
+            .unwrap();
+        let id = tag & ((1 << 56) - 1);
+        let word = slot.checked_add(32).unwrap();
+        assert_eq!(pool.load_u64(word).unwrap(), 0);
+        pool.publish_u64(word, id).unwrap();
+    }
+    let db = open_twice(dir.path()).unwrap();
+    let damage = &db.recovery_stats().damage;
+    assert!(
+        damage.iter().any(|d| d.contains("is not merged")),
+        "{damage:?}"
+    );
+    assert!(db.read_only().is_some());
+    // Nothing of the subtable is served (its newest values would read as older ones);
+    // the other subtable is all there.
+    assert!(matches!(
+        db.existing_subtable("t"),
+        Err(DbError::UnknownSubtable { .. })
+    ));
+    let u = db.existing_subtable("u").unwrap();
+    assert_eq!(u.get_owned(b"other").unwrap(), Some(b"kept".to_vec()));
+    drop((u, db));
+    assert_nothing_freed(dir.path(), &owners);
+}
+
+#[test]
 fn a_forged_chunk_record_count_is_reported() {
     let dir = tempfile::tempdir().unwrap();
     let rows = database(dir.path());
