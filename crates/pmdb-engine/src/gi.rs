@@ -46,6 +46,8 @@ pub(crate) struct Gi {
     record_bytes: AtomicU64,
     /// Takes no more merges; waits for (or is in) compaction to SSTs.
     sealed: AtomicBool,
+    /// A member lost records at recovery (see `Memtable::lost_records`).
+    lost_records: AtomicBool,
 }
 
 impl Gi {
@@ -57,6 +59,7 @@ impl Gi {
             bytes: AtomicU64::new(0),
             record_bytes: AtomicU64::new(0),
             sealed: AtomicBool::new(false),
+            lost_records: AtomicBool::new(false),
         }
     }
 
@@ -69,7 +72,15 @@ impl Gi {
         gi
     }
 
+    /// Whether a member lost records at recovery.
+    pub fn lost_records(&self) -> bool {
+        self.lost_records.load(Ordering::Acquire)
+    }
+
     fn adopt(&self, m: &Memtable) {
+        if m.lost_records() {
+            self.lost_records.store(true, Ordering::Release);
+        }
         self.bytes.fetch_add(m.used(), Ordering::Relaxed);
         self.record_bytes
             .fetch_add(m.record_bytes(), Ordering::Relaxed);

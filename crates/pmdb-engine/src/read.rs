@@ -113,6 +113,15 @@ pub(crate) fn get<'a>(
     }
 }
 
+/// The error of a read that reached a layer whose records recovery could not all read:
+/// what it would find there or below may be older than a version lost there.
+fn lost_records(what: &str, id: u64) -> DbError {
+    DbError::Corrupt(format!(
+        "{what} {id} lost records to damage (see the recovery's damage reports), so the newest \
+         version of this key may be among them; nothing older is served in its place"
+    ))
+}
+
 fn pruned_under_snapshot(snap: u64) -> DbError {
     DbError::Corrupt(format!(
         "index: versions a registered snapshot at {snap} needs were dropped"
@@ -125,9 +134,24 @@ fn lookup(view: &ReadView, key: &[u8], snap: u64) -> Result<Option<Option<Found>
     let indexes = view
         .memtables
         .iter()
-        .map(|m| &m.index)
-        .chain(view.gis.iter().map(|g| &g.index));
-    for index in indexes {
+        .map(|m| {
+            (
+                &m.index,
+                m.lost_records().then_some(("memtable", m.desc.id)),
+            )
+        })
+        .chain(view.gis.iter().map(|g| {
+            (
+                &g.index,
+                g.lost_records()
+                    .then_some(("global-index generation", g.id)),
+            )
+        }));
+    for (index, lossy) in indexes {
+        // Found there or not, the key's newest version may be among the lost records.
+        if let Some((what, id)) = lossy {
+            return Err(lost_records(what, id));
+        }
         match index.lookup(key, snap)? {
             Lookup::Found { kind, rec } => return Ok(Some(Some(Found::Pm(kind, rec)))),
             Lookup::Absent => {}
@@ -233,7 +257,17 @@ impl Scan {
         pin: SnapshotPin,
         reverse: bool,
     ) -> Scan {
-        let children = state.view.load_full().sources();
+        let view = state.view.load_full();
+        let lossy = view
+            .memtables
+            .iter()
+            .find(|m| m.lost_records())
+            .map(|m| lost_records("memtable", m.desc.id))
+            .or_else(|| {
+                let g = view.gis.iter().find(|g| g.lost_records())?;
+                Some(lost_records("global-index generation", g.id))
+            });
+        let children = view.sources();
         Scan {
             iter: VisibleIter::new(
                 MergingIterator::new(children),
@@ -243,7 +277,7 @@ impl Scan {
                 reverse,
             ),
             _pin: pin,
-            failed: state.check_live().err(),
+            failed: state.check_live().err().or(lossy),
             done: false,
         }
     }

@@ -227,7 +227,7 @@ pub(crate) fn recover(
         });
         let memtable = Memtable::new(desc, Arc::clone(pool), zones, 0);
         if damaged {
-            memtable.seal();
+            memtable.lose_records();
         }
         memtables.push((memtable, head));
     }
@@ -271,7 +271,9 @@ pub(crate) fn recover(
                 while let Some((m, z, zone, end)) = tasks.get(next.fetch_add(1, Ordering::Relaxed))
                 {
                     let scan = m.scan_zone(*z, *zone, *end);
-                    if !scan.damage.is_empty() {
+                    if scan.lost {
+                        m.lose_records();
+                    } else if !scan.damage.is_empty() {
                         // Appending behind damage would put new records where the
                         // next recovery stops reading: start a new memtable instead.
                         m.seal();
@@ -328,7 +330,7 @@ pub(crate) fn recover(
                         match m.index.build(runs) {
                             Ok(()) => m.add_records(records),
                             Err(e) => {
-                                m.seal();
+                                m.lose_records();
                                 build_damage.lock().push(format!(
                                     "memtable {}: its records could not be indexed ({e})",
                                     m.desc.id

@@ -42,6 +42,9 @@ pub(crate) struct Memtable {
     record_bytes: AtomicU64,
     /// Set when recovery found the memtable damaged: it is read, never appended to.
     sealed: AtomicBool,
+    /// Set when recovery could not read some of its records: a read that does not find
+    /// a key here cannot tell its newest version from an older one below, and fails.
+    lost_records: AtomicBool,
     /// The memtable's zones; shared with the global-index generation it merges into.
     pub lease: Arc<ZoneLease>,
 }
@@ -94,6 +97,7 @@ impl Memtable {
             records: AtomicU64::new(0),
             record_bytes: AtomicU64::new(0),
             sealed: AtomicBool::new(false),
+            lost_records: AtomicBool::new(false),
             lease,
         }
     }
@@ -107,6 +111,17 @@ impl Memtable {
     /// Stops appends to this memtable (its data stays readable).
     pub fn seal(&self) {
         self.sealed.store(true, Ordering::Release);
+    }
+
+    /// Seals the memtable and records that some of its records could not be read.
+    pub fn lose_records(&self) {
+        self.seal();
+        self.lost_records.store(true, Ordering::Release);
+    }
+
+    /// Whether recovery could not read some of its records.
+    pub fn lost_records(&self) -> bool {
+        self.lost_records.load(Ordering::Acquire)
     }
 
     pub fn is_sealed(&self) -> bool {

@@ -25,6 +25,9 @@ pub(crate) struct ZoneScan {
     pub max_seq: u64,
     pub max_lsn: u64,
     pub damage: Vec<String>,
+    /// Whether records of the zone could not be read (a damaged head word alone loses
+    /// none).
+    pub lost: bool,
 }
 
 impl Memtable {
@@ -117,6 +120,7 @@ impl Memtable {
             let h = match header {
                 Ok(h) => h,
                 Err(why) => {
+                    scan.lost = true;
                     scan.damage.push(format!(
                         "memtable {} zone {z} offset {off}: damaged chunk header ({why}); the rest of the zone is skipped",
                         self.desc.id
@@ -140,6 +144,7 @@ impl Memtable {
             let payload = match self.pool.read(at_off(zone, off + CHUNK_HEADER), len) {
                 Ok(p) if crc32fast::hash(p) == h.payload_crc => p,
                 _ => {
+                    scan.lost = true;
                     scan.damage.push(format!(
                         "memtable {} zone {z} offset {off}: chunk of {} records fails its crc; skipped",
                         self.desc.id, h.records
@@ -156,6 +161,7 @@ impl Memtable {
                 let r = match record::decode(&payload[at..]) {
                     Ok(r) => r,
                     Err(e) => {
+                        scan.lost = true;
                         scan.damage.push(format!(
                             "memtable {} zone {z} offset {off}: undecodable record ({e})",
                             self.desc.id
@@ -197,6 +203,7 @@ impl Memtable {
         }
         // A sorted run per zone, sorted here in parallel, makes the index build a merge.
         if let Err(e) = sort_run(&PoolKeys(&self.pool), &mut entries) {
+            scan.lost = true;
             scan.damage.push(format!(
                 "memtable {} zone {z}: its records could not be sorted ({e})",
                 self.desc.id
