@@ -82,7 +82,7 @@ pub use committer::{PendingCommit, lead_commits_here};
 pub use db::{Db, DeviceStats, SubtableStats};
 pub use error::{DbError, Result};
 pub use format::record::Kind;
-pub use options::{DEFAULT_MAX_KEY, DEFAULT_MAX_VALUE, DbOptions, WriteOptions};
+pub use options::{DEFAULT_MAX_KEY, DEFAULT_MAX_VALUE, DbOptions, LeaderStage, WriteOptions};
 pub use read::{Entry, EntryRef, Scan, ValueRef};
 pub use recovery::RecoveryStats;
 pub use snapshot::Snapshot;

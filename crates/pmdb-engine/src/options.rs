@@ -86,11 +86,11 @@ pub struct DbOptions {
     /// edit that makes its SSTs live), for the crash-world tests. `crash-controls` only.
     #[cfg(feature = "crash-controls")]
     pub broken_free_before_manifest: bool,
-    /// A commit leader appending a write of this key panics, so tests can prove that a
-    /// failed leader fails its group and stops commits instead of leaving writers
-    /// waiting. `crash-controls` only.
+    /// A commit leader panics at this stage of a group holding a write of this key, so
+    /// tests can prove that a failed leader fails its group and stops commits instead of
+    /// leaving writers waiting. `crash-controls` only.
     #[cfg(feature = "crash-controls")]
-    pub panic_on_key: Option<Vec<u8>>,
+    pub panic_on_key: Option<(Vec<u8>, LeaderStage)>,
 }
 
 impl Default for DbOptions {
@@ -190,17 +190,21 @@ impl DbOptions {
         false
     }
 
-    /// Panics if one of `keys` is the `panic_on_key` test control's.
-    pub(crate) fn panic_if_told<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) {
+    /// Panics if one of `keys` is the `panic_on_key` test control's key at `stage`.
+    pub(crate) fn panic_if_told<'k>(
+        &self,
+        stage: LeaderStage,
+        keys: impl Iterator<Item = &'k [u8]>,
+    ) {
         #[cfg(feature = "crash-controls")]
-        if let Some(key) = &self.panic_on_key {
+        if let Some((key, at)) = &self.panic_on_key {
             let mut keys = keys;
-            if keys.any(|k| k == key.as_slice()) {
-                panic!("panic_on_key: a write of {key:?} reached the commit leader");
+            if *at == stage && keys.any(|k| k == key.as_slice()) {
+                panic!("panic_on_key: a write of {key:?} reached the commit leader's {stage:?}");
             }
         }
         #[cfg(not(feature = "crash-controls"))]
-        drop(keys);
+        drop((stage, keys));
     }
 
     /// Checks one write against the key and value limits.
@@ -310,4 +314,13 @@ impl Default for WriteOptions {
     fn default() -> Self {
         WriteOptions { sync: true }
     }
+}
+
+/// Where in a commit group's way the `panic_on_key` test control strikes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LeaderStage {
+    /// While the leader appends the group to the memtables, before it is durable.
+    Append,
+    /// After the group is durable, while it is indexed, with the leadership handed on.
+    Index,
 }

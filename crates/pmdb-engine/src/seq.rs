@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use parking_lot::Mutex;
 
@@ -18,6 +18,8 @@ pub(crate) struct SeqTracker {
     next: AtomicU64,
     /// Live snapshots: seq -> how many.
     snapshots: Mutex<BTreeMap<u64, usize>>,
+    /// Set when a group's leader failed before publishing it (see `stop`).
+    stopped: AtomicBool,
 }
 
 impl SeqTracker {
@@ -27,6 +29,7 @@ impl SeqTracker {
             visible: AtomicU64::new(last),
             next: AtomicU64::new(last + 1),
             snapshots: Mutex::new(BTreeMap::new()),
+            stopped: AtomicBool::new(false),
         }
     }
 
@@ -58,13 +61,24 @@ impl SeqTracker {
     }
 
     /// Makes `first..=last` visible once everything before it is: groups are indexed in
-    /// parallel but become visible strictly in order.
-    pub fn publish(&self, first: u64, last: u64) {
+    /// parallel but become visible strictly in order. False, with nothing made visible,
+    /// once `stop` says an earlier group never will be.
+    pub fn publish(&self, first: u64, last: u64) -> bool {
         while self.visible.load(Ordering::Acquire) != first - 1 {
+            if self.stopped.load(Ordering::Acquire) {
+                return false;
+            }
             std::hint::spin_loop();
             std::thread::yield_now();
         }
         self.visible.store(last, Ordering::Release);
+        true
+    }
+
+    /// Says that a group past the visible one will never be published (its leader
+    /// failed), so later groups stop waiting for it.
+    pub fn stop(&self) {
+        self.stopped.store(true, Ordering::Release);
     }
 
     /// Registers a snapshot at the current visible sequence number.

@@ -22,7 +22,7 @@ use parking_lot::{Condvar, Mutex, MutexGuard};
 
 use crate::batch::WriteBatch;
 use crate::error::{DbError, Result};
-use crate::options::DbOptions;
+use crate::options::{DbOptions, LeaderStage};
 
 pub(crate) use conflicts::{KeyRange, Validation};
 pub(crate) use context::CommitCtx;
@@ -139,6 +139,10 @@ impl Pipeline {
         let released = Cell::new(false);
         let run = catch_unwind(AssertUnwindSafe(|| self.run_group(ctx, &group, &released)));
         if let Err(payload) = run {
+            if released.get() {
+                // Durable, never to be visible: later groups must not wait for it.
+                ctx.seqs.stop();
+            }
             self.leader_failed(&group, released.get(), payload.as_ref());
         }
     }
@@ -155,8 +159,18 @@ impl Pipeline {
         self.wake_sleepers();
         match durable {
             Ok(mut published) => {
-                let indexed = stages::index(ctx, &mut published);
-                stages::make_visible(ctx, &published);
+                let keys = published
+                    .members()
+                    .flat_map(|i| group[i].batch.ops().map(|op| op.key));
+                ctx.options.panic_if_told(LeaderStage::Index, keys);
+                let mut indexed = stages::index(ctx, &mut published);
+                if !stages::make_visible(ctx, &published) && indexed.is_ok() {
+                    indexed = Err(DbError::GroupFailed(
+                        "the writes are durable, but an earlier group's commit leader \
+                         panicked: they are visible once the database is reopened"
+                            .into(),
+                    ));
+                }
                 for i in published.members() {
                     group[i].finish(indexed.as_ref().map_err(DbError::for_group_member).copied());
                 }

@@ -14,6 +14,7 @@ use crate::error::{DbError, Result};
 use crate::format::record::Kind;
 use crate::memtable::append::{Appended, RecIn};
 use crate::memtable::{Entries, Memtable};
+use crate::options::LeaderStage;
 use crate::registry::SubtableState;
 
 /// What only the leader touches: the next group's lsn, the File backend's not yet synced
@@ -283,7 +284,8 @@ fn append<'s, 'g>(
     let nparts = seqd.parts.len() as u32;
     let mut appended = SmallVec::with_capacity(seqd.parts.len());
     for part in &seqd.parts {
-        ctx.options.panic_if_told(part.recs.iter().map(|r| r.key));
+        let keys = part.recs.iter().map(|r| r.key);
+        ctx.options.panic_if_told(LeaderStage::Append, keys);
         let memtable = active_memtable(ctx, st, &part.state)?;
         let a = loop {
             // Nothing of a part is published before the whole group is, so a part the
@@ -375,16 +377,16 @@ pub(super) fn index(ctx: &CommitCtx<'_>, published: &mut Published) -> Result<()
     outcome
 }
 
-/// Make visible: once every earlier group is visible, this one becomes visible at once.
+/// Make visible: once every earlier group is visible, this one becomes visible at once;
+/// false if an earlier group's leader failed, so this one never will until a reopen.
 /// Then every group appended to the memtables it froze is indexed: their indexes freeze,
 /// and the background worker builds their filters.
-pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published) {
-    if published.count > 0 {
-        ctx.seqs.publish(
+pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published) -> bool {
+    let visible = published.count == 0
+        || ctx.seqs.publish(
             published.first_seq,
             published.first_seq + published.count - 1,
         );
-    }
     for memtable in &published.frozen {
         memtable.index.freeze();
         ctx.background.build_filter(Arc::clone(memtable) as _);
@@ -392,4 +394,5 @@ pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published) {
     if !published.frozen.is_empty() {
         ctx.jobs.ctx.notify();
     }
+    visible
 }
