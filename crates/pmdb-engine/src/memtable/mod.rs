@@ -42,8 +42,8 @@ pub(crate) struct Memtable {
     record_bytes: AtomicU64,
     /// Set when recovery found the memtable damaged: it is read, never appended to.
     sealed: AtomicBool,
-    /// Set when recovery could not read some of its records: a read that does not find
-    /// a key here cannot tell its newest version from an older one below, and fails.
+    /// Set when recovery could not read some of its records: a read that reaches this
+    /// memtable cannot tell a key's newest version from an older one, and fails.
     lost_records: AtomicBool,
     /// The memtable's zones; shared with the global-index generation it merges into.
     pub lease: Arc<ZoneLease>,
