@@ -67,8 +67,12 @@ pub struct SubtableStats {
     pub index_versions: u64,
     /// DRAM the indexes occupy, in bytes (global-index generations included).
     pub index_bytes: u64,
-    /// Global-index generations, and the PM bytes of the memtables merged into them.
+    /// PM bytes of its memtables' logs (the active one included).
+    pub memtable_bytes: u64,
+    /// Global-index generations (those sealed among them), and the PM bytes of the
+    /// memtables merged into them.
     pub gi_generations: usize,
+    pub sealed_generations: usize,
     pub gi_bytes: u64,
     /// Per SST level (L1 first): files and bytes.
     pub levels: Vec<(usize, u64)>,
@@ -78,6 +82,11 @@ impl SubtableStats {
     /// Bytes in SST files.
     pub fn sst_bytes(&self) -> u64 {
         self.levels.iter().map(|(_, b)| b).sum()
+    }
+
+    /// PM bytes its data holds: memtables and global-index generations.
+    pub fn pm_bytes(&self) -> u64 {
+        self.memtable_bytes + self.gi_bytes
     }
 }
 
@@ -337,11 +346,12 @@ impl Db {
     }
 
     /// Merges every frozen memtable into the global index, compacts every global-index
-    /// generation to SSTs (freeing its PM) and every level over its target into the next,
-    /// in the caller's thread; returns when nothing is left to do.
+    /// generation to SSTs (freeing its PM) whatever the flush watermark, and every level
+    /// over its target into the next, in the caller's thread; returns when nothing is
+    /// left to do.
     pub fn compact(&self) -> Result<()> {
         self.core.registry.writable()?;
-        self.core.jobs.compact_all(true)
+        self.core.jobs.compact_all()
     }
 
     /// What the global index and the SST levels have done since the database opened.
@@ -392,7 +402,9 @@ impl Db {
                     index_keys: 0,
                     index_versions: 0,
                     index_bytes: 0,
+                    memtable_bytes: 0,
                     gi_generations: view.gis.len(),
+                    sealed_generations: view.gis.iter().filter(|g| g.is_sealed()).count(),
                     gi_bytes: view.gis.iter().map(|g| g.bytes()).sum(),
                     levels: (1..=view.levels.depth())
                         .map(|l| (view.levels.level(l).len(), view.levels.bytes(l)))
@@ -407,6 +419,7 @@ impl Db {
                 for m in view.memtables() {
                     let usage = m.index.usage();
                     stats.records += m.records();
+                    stats.memtable_bytes += m.used();
                     stats.index_keys += usage.keys;
                     stats.index_versions += usage.versions;
                     stats.index_bytes += usage.bytes;

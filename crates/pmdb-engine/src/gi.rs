@@ -6,10 +6,11 @@
 //! 8-byte publish in the memtable's catalog slot (its global-index word), so recovery
 //! rebuilds one tree per generation instead of one per memtable.
 //!
-//! A generation that has reached its budget is sealed (a new one takes merges) and is
-//! compacted to SST files; once the manifest edit that makes those files live is
-//! durable, the members' catalog slots are freed and their zones go back to the pool
-//! together, when the last reader of the generation lets go.
+//! A generation that has reached its budget is sealed (a new one takes merges). It stays
+//! in PM, read from there, until the flush watermark sends it, coldest first, to SST
+//! files; once the manifest edit that makes those files live is durable, the members'
+//! catalog slots are freed and their zones go back to the pool together, when the last
+//! reader of the generation lets go.
 
 use std::ops::Bound;
 use std::sync::Arc;
@@ -44,7 +45,7 @@ pub(crate) struct Gi {
     bytes: AtomicU64,
     /// Bytes of the members' records, as stored.
     record_bytes: AtomicU64,
-    /// Takes no more merges; waits for (or is in) compaction to SSTs.
+    /// Takes no more merges; stays in PM until flushed to SSTs.
     sealed: AtomicBool,
     /// A member lost records at recovery (see `Memtable::lost_records`).
     lost_records: AtomicBool,

@@ -42,9 +42,19 @@ pub struct DbOptions {
     /// Directory of the SST files and the manifest; `None`: `<db>/sst`. On tmpfs this is
     /// the "everything in PM" configuration, on a disk the PM + SSD one.
     pub sst_dir: Option<PathBuf>,
-    /// A global-index generation is sealed and compacted to SSTs once its memtables hold
-    /// this many bytes of PM, or 3/8 of the pool's cap if that is less.
+    /// A global-index generation is sealed (it takes no more merges; a new one starts)
+    /// once its memtables hold this many bytes of PM, or 3/8 of the pool's cap if that is
+    /// less. A sealed generation stays in PM, read from there, until the flush watermark
+    /// sends it to SSTs.
     pub gi_budget: u64,
+    /// PM first: while the subtables' memtables and global-index generations hold less
+    /// PM than this, nothing is flushed to SSTs; past it, the coldest generation (the
+    /// one whose first memtable is oldest, whatever its subtable) is sealed if it is not
+    /// yet and flushed, one at a time until they hold less. `None`: the pool's cap less
+    /// one generation budget and room for the active and `max_frozen_memtables` frozen
+    /// memtables, so that writes go on into PM while a generation is flushed. Resolved
+    /// at open, where a value over the cap is lowered to it.
+    pub flush_watermark: Option<u64>,
     /// Target bytes of level 1; each deeper level holds `level_ratio` times more.
     pub l1_target: u64,
     pub level_ratio: u64,
@@ -67,8 +77,8 @@ pub struct DbOptions {
     /// Most bytes per second compaction writes; 0: no limit.
     pub compaction_rate: u64,
     /// The commit path waits (a write stall, reported in [`crate::TierStats`]) while this
-    /// many frozen memtables wait to be merged, or two full generations wait for
-    /// compaction, at most `max_stall` per stall.
+    /// many frozen memtables wait to be merged, or while the pool has less than two
+    /// memtables of room and a flush could free some, at most `max_stall` per stall.
     pub max_frozen_memtables: usize,
     pub max_stall: Duration,
     /// What a writable open does when recovery finds a memtable damaged. By default the
@@ -107,6 +117,7 @@ impl Default for DbOptions {
             max_value_size: DEFAULT_MAX_VALUE,
             sst_dir: None,
             gi_budget: 1 << 30,
+            flush_watermark: None,
             l1_target: 1 << 30,
             level_ratio: 10,
             target_file_size: 64 << 20,
@@ -174,6 +185,11 @@ impl DbOptions {
         self
     }
 
+    /// The PM the subtables may hold before generations are flushed (resolved at open).
+    pub fn flush_watermark(&self) -> u64 {
+        self.flush_watermark.unwrap_or(u64::MAX)
+    }
+
     /// Whether the commit must use the deliberately broken publish order.
     pub(crate) fn broken_publish_order(&self) -> bool {
         #[cfg(feature = "crash-controls")]
@@ -239,13 +255,17 @@ impl DbOptions {
     /// `max_key_size` and any `max_value_size` to what fits in one zone (so a pool made
     /// with small zones opens with the default options). A global-index generation gets
     /// at most 3/8 of what the pool may grow to, so that one filling while another is
-    /// flushed still leaves a quarter of the pool for the memtables.
+    /// flushed still leaves a quarter of the pool for the memtables; the flush watermark
+    /// is resolved against the cap.
     pub(crate) fn fit_to(&mut self, pool: &pmdb_pmem::Pool) -> Result<()> {
         let zone_size = pool.zone_size();
-        self.gi_budget = self
-            .gi_budget
-            .min(pool.max_zones().saturating_mul(zone_size) / 8 * 3)
-            .max(1);
+        let cap = pool.max_zones().saturating_mul(zone_size);
+        self.gi_budget = self.gi_budget.min(cap / 8 * 3).max(1);
+        let memtables = (self.max_frozen_memtables as u64 + 1).saturating_mul(self.memtable_size);
+        let watermark = self
+            .flush_watermark
+            .unwrap_or_else(|| cap.saturating_sub(self.gi_budget.saturating_add(memtables)));
+        self.flush_watermark = Some(watermark.min(cap));
         let invalid = |name, reason: String| Err(DbError::InvalidOption { name, reason });
         if self.max_key_size == 0 || self.max_key_size > 64 << 10 {
             return invalid(

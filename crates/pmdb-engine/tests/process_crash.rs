@@ -74,12 +74,14 @@ fn commits_options() -> DbOptions {
     o
 }
 
-/// Memtables of one zone's worth, three per generation, levels of 64 KiB times two,
-/// 16 KiB files.
+/// Memtables of one zone's worth, three per generation, generations flushed once the
+/// subtables hold four generations' worth of PM, levels of 64 KiB times two, 16 KiB
+/// files.
 fn tiers_options() -> DbOptions {
     DbOptions {
         memtable_size: 32 << 10,
         gi_budget: 96 << 10,
+        flush_watermark: Some(384 << 10),
         max_frozen_memtables: 2,
         l1_target: 64 << 10,
         level_ratio: 2,
@@ -92,10 +94,10 @@ fn tiers_options() -> DbOptions {
     .pool_max(TIERS_POOL)
 }
 
-/// Bytes of PM the tiers scenario may use: 64 zones. However slow the background jobs,
-/// stalls keep a subtable to an active memtable, two frozen ones, an open generation of
-/// three and two sealed ones of three, each memtable in two zones (it is full once it
-/// has reached its second): 24 zones per subtable, the rest for the catalog and slack.
+/// Bytes of PM the tiers scenario may use: 64 zones. Past the watermark the flusher
+/// sends generations to SSTs; however slow it is, stalls keep a subtable to an active
+/// memtable and two frozen ones, and hold commits while the pool has less than two
+/// memtables of room and a flush could free some.
 const TIERS_POOL: u64 = 2 << 20;
 
 fn scenario(name: &str) -> &'static Scenario {

@@ -65,9 +65,12 @@ pub fn run(args: StatsArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             .map(|(i, (files, bytes))| format!("L{} {files} files {bytes} B", i + 1))
             .collect();
         println!(
-            "  tiers     global index {} generations over {} B of PM; SSTs {} B: {}",
-            s.gi_generations,
+            "  tiers     PM {} B (memtables {} B, global index {} B in {} generations, {} sealed); SSTs {} B: {}",
+            s.pm_bytes(),
+            s.memtable_bytes,
             s.gi_bytes,
+            s.gi_generations,
+            s.sealed_generations,
             s.sst_bytes(),
             if levels.is_empty() {
                 "none".to_string()
@@ -78,11 +81,12 @@ pub fn run(args: StatsArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     }
     let alloc = db.device().alloc;
     println!(
-        "pm          {} of {} zones owned, {} free ({} B per zone)",
+        "pm          {} of {} zones owned, {} free ({} B per zone); generations go to SSTs past {} of data in PM",
         alloc.owned_zones,
         alloc.zones,
         alloc.free_zones,
-        db.device().zone_size
+        db.device().zone_size,
+        fmt_bytes(db.options().flush_watermark())
     );
     let mut amp = db.amplification();
     let mut scanned = true;

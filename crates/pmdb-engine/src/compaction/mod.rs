@@ -1,25 +1,27 @@
 //! The jobs that move data down the tiers, and the threads that run them: frozen
-//! memtables merge into the global index (`merge`), a sealed global-index generation is
-//! compacted into level 1 and its PM freed (`flush`), and a level over its target is
-//! compacted into the next one a file at a time (`level`), all writing SSTs through
-//! `output`. One thread merges and flushes (freeing PM comes first); `compaction_threads`
-//! more compact levels. With neither, only [`crate::Db::compact`] runs them, in the
-//! caller's thread — deterministic, as the crash world needs.
+//! memtables merge into the global index (`merge`), a generation is compacted into
+//! level 1 and its PM freed (`flush`) when PM runs past the flush watermark, coldest
+//! first (`placement`), and a level over its target is compacted into the next one a
+//! file at a time (`level`), all writing SSTs through `output`. One thread merges and
+//! flushes (freeing PM comes first); `compaction_threads` more compact levels. With
+//! neither, only [`crate::Db::compact`] runs them, in the caller's thread —
+//! deterministic, as the crash world needs — and it sends everything to SSTs.
 //!
 //! Write stalls: before the commit leader starts a new memtable it waits while the
-//! subtable has `max_frozen_memtables` frozen memtables or two sealed generations
-//! waiting, or while the pool is nearly full and the subtable holds PM a flush would
-//! free; at most `max_stall`. Every stall is counted and timed in [`TierStats`].
+//! subtable has `max_frozen_memtables` frozen memtables waiting, or while the pool is
+//! nearly full and the subtable holds PM a flush would free; at most `max_stall`. Every
+//! stall is counted and timed in [`TierStats`].
 //!
 //! PM pressure: a pool capped below what the defaults assume must still run for ever.
-//! A generation's budget is at most 3/8 of the pool (`DbOptions::fit_to`), and
-//! when the pool has less than two memtables of room left the flusher seals the open
-//! generation early so its PM can go back.
+//! A generation's budget is at most 3/8 of the pool (`DbOptions::fit_to`), the default
+//! watermark leaves a generation and the memtables room below the cap, and when the pool
+//! has less than two memtables of room left the flusher flushes whatever the watermark.
 
 mod flush;
 mod level;
 mod merge;
 mod output;
+mod placement;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -62,15 +64,6 @@ impl JobCtx {
         self.wake.wait_for(&mut g, timeout);
     }
 
-    /// Merges and flushes what `state` has waiting; whether anything was done.
-    fn flush_step(&self, state: &SubtableState) -> Result<bool> {
-        let merged = merge::merge_frozen(self, state)?;
-        if self.pm_is_short() {
-            merge::seal_open(self, state);
-        }
-        Ok(merged | flush::flush_sealed(self, state)?)
-    }
-
     /// Whether the pool, grown to its cap, has less than two memtables of room left.
     fn pm_is_short(&self) -> bool {
         let a = self.pool.alloc_stats();
@@ -81,9 +74,7 @@ impl JobCtx {
     fn stalled_by(&self, state: &SubtableState) -> bool {
         let view = state.view.load();
         let frozen = view.memtables.len().saturating_sub(1);
-        let sealed = view.gis.iter().filter(|g| g.is_sealed()).count();
         frozen >= self.options.max_frozen_memtables
-            || sealed >= 2
             || (holds_freeable_pm(state) && self.pm_is_short())
     }
 
@@ -207,23 +198,20 @@ impl Jobs {
             && !no_zone()
     }
 
-    /// Runs every job until nothing is left to do: merges, flushes of sealed
-    /// generations, and compactions of levels over their targets. With `seal`, open
-    /// generations are sealed first, so everything below the memtables ends in SSTs.
-    /// Subtables fenced off are left as they are, and the first is the error returned
-    /// once the others are done.
-    pub fn compact_all(&self, seal: bool) -> Result<()> {
+    /// Sends everything below the memtables to SSTs, whatever the flush watermark: every
+    /// frozen memtable is merged, every generation sealed and flushed, and every level
+    /// over its target compacted. Subtables fenced off are left as they are, and the
+    /// first is the error returned once the others are done.
+    pub fn compact_all(&self) -> Result<()> {
         let mut fenced = None;
         for state in self.ctx.registry.all() {
             if let Err(e) = state.check_unfenced() {
                 fenced.get_or_insert(e);
                 continue;
             }
-            while self.ctx.flush_step(&state)? {}
-            if seal {
-                merge::seal_open(&self.ctx, &state);
-                while self.ctx.flush_step(&state)? {}
-            }
+            while merge::merge_frozen(&self.ctx, &state)? {}
+            merge::seal_open(&self.ctx, &state);
+            while flush::flush_sealed(&self.ctx, &state)? {}
             while level::compact_one(&self.ctx, &state)? {}
         }
         self.ctx.notify();
@@ -249,12 +237,20 @@ impl Drop for Jobs {
     }
 }
 
-/// A job thread: the flusher merges and flushes, the others compact levels; each sleeps
-/// when there is nothing to do and backs off after an error.
+/// A job thread: the flusher merges frozen memtables and makes room in PM, the others
+/// compact levels; each sleeps when there is nothing to do and backs off after an error.
 fn run(ctx: &JobCtx, flusher: bool) {
     while !ctx.stop.load(Ordering::Relaxed) {
         let mut did = false;
         let mut failed = false;
+        let mut done = |step: Result<bool>, what: &str| match step {
+            Ok(d) => did |= d,
+            Err(e) => {
+                log::error!("{what}: background job failed: {e}");
+                ctx.tiers.record_error(&e);
+                failed = true;
+            }
+        };
         for state in ctx.registry.all() {
             if ctx.stop.load(Ordering::Relaxed) {
                 return;
@@ -263,18 +259,17 @@ fn run(ctx: &JobCtx, flusher: bool) {
                 continue;
             }
             let step = if flusher {
-                ctx.flush_step(&state)
+                merge::merge_frozen(ctx, &state)
             } else {
                 level::compact_one(ctx, &state)
             };
-            match step {
-                Ok(d) => did |= d,
-                Err(e) => {
-                    log::error!("subtable {}: background job failed: {e}", state.name);
-                    ctx.tiers.record_error(&e);
-                    failed = true;
-                }
-            }
+            done(step, &format!("subtable {}", state.name));
+        }
+        if flusher {
+            done(
+                placement::make_room(ctx),
+                "the flush of the coldest generation",
+            );
         }
         if did {
             ctx.notify();
