@@ -1,17 +1,19 @@
 //! The database's background worker: work that must not wait on the commit path, done on
 //! one thread per open database and stopped and joined when the database closes (a
 //! stop flag cuts the job at hand short). Today it builds the Bloom filters of frozen
-//! indexes. If the thread cannot be started the database runs without filters: reads
-//! stay correct, only slower.
+//! indexes. A queued job holds its index weakly: a generation flushed or a memtable
+//! merged before its turn comes gives its PM back at once, and its filter is not built.
+//! If the thread cannot be started the database runs without filters: reads stay
+//! correct, only slower.
 //!
 //! On the crash simulator's pool, filters are built in the caller's thread instead: the
 //! crash world needs every write and free at a point the workload decides, and a worker
 //! holding the last reference to a flushed generation or memtable would give its PM back
 //! at a moment of its own.
 
-use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::mpsc::{Sender, channel};
+use std::sync::{Arc, Weak};
 use std::thread::JoinHandle;
 
 use crate::index::Indexed;
@@ -19,7 +21,7 @@ use crate::index::Indexed;
 pub(crate) struct Background {
     /// Build filters in the caller's thread.
     inline: bool,
-    jobs: Option<Sender<Arc<dyn Indexed>>>,
+    jobs: Option<Sender<Weak<dyn Indexed>>>,
     stop: Arc<AtomicBool>,
     /// Jobs queued and not finished.
     pending: Arc<AtomicUsize>,
@@ -40,13 +42,14 @@ impl Background {
                 thread: None,
             };
         }
-        let (tx, rx) = channel::<Arc<dyn Indexed>>();
+        let (tx, rx) = channel::<Weak<dyn Indexed>>();
         let (worker_stop, worker_pending) = (Arc::clone(&stop), Arc::clone(&pending));
         let thread = std::thread::Builder::new()
             .name("pmdb-background".into())
             .spawn(move || {
                 while let Ok(holder) = rx.recv() {
                     if !worker_stop.load(Ordering::Relaxed)
+                        && let Some(holder) = holder.upgrade()
                         && let Err(e) = holder.index().build_filter(&worker_stop)
                     {
                         log::warn!("{}: no Bloom filter ({e})", holder.describe());
@@ -76,7 +79,7 @@ impl Background {
         }
         if let Some(jobs) = &self.jobs {
             self.pending.fetch_add(1, Ordering::Acquire);
-            if jobs.send(holder).is_err() {
+            if jobs.send(Arc::downgrade(&holder)).is_err() {
                 self.pending.fetch_sub(1, Ordering::Release);
             }
         }

@@ -74,7 +74,7 @@ pub struct SubtableStats {
     pub gi_generations: usize,
     pub sealed_generations: usize,
     pub gi_bytes: u64,
-    /// Per SST level (L1 first): files and bytes.
+    /// Per SST level (L0 first): files and bytes.
     pub levels: Vec<(usize, u64)>,
 }
 
@@ -406,7 +406,7 @@ impl Db {
                     gi_generations: view.gis.len(),
                     sealed_generations: view.gis.iter().filter(|g| g.is_sealed()).count(),
                     gi_bytes: view.gis.iter().map(|g| g.bytes()).sum(),
-                    levels: (1..=view.levels.depth())
+                    levels: (0..=view.levels.depth())
                         .map(|l| (view.levels.level(l).len(), view.levels.bytes(l)))
                         .collect(),
                 };

@@ -17,8 +17,8 @@ use pmdb_pmem::{FileSystem, PmemError, WritableFile, format_uuid};
 
 use crate::error::{DbError, Result};
 use crate::format::manifest::{
-    Change, Edit, FileMeta, MANIFEST_MAGIC, MANIFEST_MAGIC_V1, MANIFEST_MAGIC_V2, WriteTotals,
-    decode_current, encode_current, manifest_name,
+    Change, Edit, FileMeta, MANIFEST_MAGIC, MANIFEST_MAGIC_V1, MANIFEST_MAGIC_V2,
+    MANIFEST_MAGIC_V3, WriteTotals, decode_current, encode_current, manifest_name,
 };
 
 const CURRENT: &str = "CURRENT";
@@ -216,9 +216,14 @@ pub(crate) fn read(fs: &dyn FileSystem, database: &[u8; 16]) -> Result<VersionSe
 /// The version a manifest file's edits add up to.
 fn replay(bytes: &[u8]) -> std::result::Result<VersionSet, String> {
     let magic = bytes.get(..MANIFEST_MAGIC.len());
-    if ![MANIFEST_MAGIC, MANIFEST_MAGIC_V2, MANIFEST_MAGIC_V1]
-        .iter()
-        .any(|m| magic == Some(&m[..]))
+    if ![
+        MANIFEST_MAGIC,
+        MANIFEST_MAGIC_V3,
+        MANIFEST_MAGIC_V2,
+        MANIFEST_MAGIC_V1,
+    ]
+    .iter()
+    .any(|m| magic == Some(&m[..]))
     {
         return Err("not a pmdb manifest (bad magic)".into());
     }
@@ -550,9 +555,11 @@ mod tests {
         v1[..MANIFEST_MAGIC_V1.len()].copy_from_slice(MANIFEST_MAGIC_V1);
         let set = replay(&v1).unwrap();
         assert_eq!((set.last_seq, set.totals), (300, WriteTotals::default()));
-        let mut v2 = bytes.clone();
-        v2[..MANIFEST_MAGIC_V2.len()].copy_from_slice(MANIFEST_MAGIC_V2);
-        assert_eq!(replay(&v2).unwrap().last_seq, 300);
+        for older in [MANIFEST_MAGIC_V2, MANIFEST_MAGIC_V3] {
+            let mut v = bytes.clone();
+            v[..older.len()].copy_from_slice(older);
+            assert_eq!(replay(&v).unwrap().last_seq, 300);
+        }
     }
 
     /// A manifest names its database; read for another, it is refused. One written before

@@ -55,6 +55,9 @@ pub struct DbOptions {
     /// memtables, so that writes go on into PM while a generation is flushed. Resolved
     /// at open, where a value over the cap is lowered to it.
     pub flush_watermark: Option<u64>,
+    /// Level 0 holds flushed generations, one file each, until this many wait; then they
+    /// are merged into level 1 together, in a compaction thread, while flushes go on.
+    pub l0_compaction_trigger: usize,
     /// Target bytes of level 1; each deeper level holds `level_ratio` times more.
     pub l1_target: u64,
     pub level_ratio: u64,
@@ -118,6 +121,7 @@ impl Default for DbOptions {
             sst_dir: None,
             gi_budget: 1 << 30,
             flush_watermark: None,
+            l0_compaction_trigger: 4,
             l1_target: 1 << 30,
             level_ratio: 10,
             target_file_size: 64 << 20,

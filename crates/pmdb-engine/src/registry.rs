@@ -31,8 +31,10 @@ pub(crate) struct SubtableState {
     pub view: ViewCell,
     dropped: AtomicBool,
     /// Held by the jobs that change the layers below the memtables: `jobs[0]` by the merge
-    /// into the global index, `jobs[l]` by a job writing or reading level `l`; a drop
-    /// takes them all. Taken in ascending order.
+    /// into the global index, [`SubtableState::level_lock`] by a job writing level `l` (a
+    /// flush writes level 0) or moving files out of level `l` of 1 or deeper; a drop
+    /// takes them all. Taken in ascending order. The compaction of level 0 takes level
+    /// 1's alone, so flushes go on beside it.
     pub jobs: Vec<Mutex<()>>,
     /// Per level, the key after which its next compaction starts (round robin).
     pub cursors: Mutex<Vec<Vec<u8>>>,
@@ -56,10 +58,16 @@ impl SubtableState {
             slot: desc.slot,
             view: ViewCell::new(view),
             dropped: AtomicBool::new(false),
-            jobs: (0..=MAX_LEVEL).map(|_| Mutex::new(())).collect(),
+            jobs: (0..=MAX_LEVEL + 1).map(|_| Mutex::new(())).collect(),
             cursors: Mutex::new(vec![Vec::new(); usize::from(MAX_LEVEL) + 1]),
             fence: None,
         }
+    }
+
+    /// The lock of the jobs that write level `level` (or move files out of it, if 1 or
+    /// deeper).
+    pub fn level_lock(&self, level: u8) -> &Mutex<()> {
+        &self.jobs[usize::from(level) + 1]
     }
 
     /// The subtable fenced off because `reason`: read, never written or compacted.

@@ -62,7 +62,8 @@ pub fn run(args: StatsArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
             .levels
             .iter()
             .enumerate()
-            .map(|(i, (files, bytes))| format!("L{} {files} files {bytes} B", i + 1))
+            .filter(|(_, (files, _))| *files > 0)
+            .map(|(i, (files, bytes))| format!("L{i} {files} files {bytes} B"))
             .collect();
         println!(
             "  tiers     PM {} B (memtables {} B, global index {} B in {} generations, {} sealed); SSTs {} B: {}",

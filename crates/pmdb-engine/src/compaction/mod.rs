@@ -1,8 +1,8 @@
 //! The jobs that move data down the tiers, and the threads that run them: frozen
-//! memtables merge into the global index (`merge`), a generation is compacted into
-//! level 1 and its PM freed (`flush`) when PM runs past the flush watermark, coldest
-//! first (`placement`), and a level over its target is compacted into the next one a
-//! file at a time (`level`), all writing SSTs through `output`. One thread merges and
+//! memtables merge into the global index (`merge`), a generation is written to a file
+//! of level 0 and its PM freed (`flush`) when PM runs past the flush watermark, coldest
+//! first (`placement`), and the level most over its target is compacted into the next
+//! one (`level`), all writing SSTs through `output`. One thread merges and
 //! flushes (freeing PM comes first); `compaction_threads` more compact levels. With
 //! neither, only [`crate::Db::compact`] runs them, in the caller's thread —
 //! deterministic, as the crash world needs — and it sends everything to SSTs.
@@ -199,8 +199,8 @@ impl Jobs {
     }
 
     /// Sends everything below the memtables to SSTs, whatever the flush watermark: every
-    /// frozen memtable is merged, every generation sealed and flushed, and every level
-    /// over its target compacted. Subtables fenced off are left as they are, and the
+    /// frozen memtable is merged, every generation sealed and flushed, level 0 merged
+    /// into level 1 and every level over its target compacted. Subtables fenced off are left as they are, and the
     /// first is the error returned once the others are done.
     pub fn compact_all(&self) -> Result<()> {
         let mut fenced = None;
@@ -212,6 +212,7 @@ impl Jobs {
             while merge::merge_frozen(&self.ctx, &state)? {}
             merge::seal_open(&self.ctx, &state);
             while flush::flush_sealed(&self.ctx, &state)? {}
+            level::compact_level0(&self.ctx, &state)?;
             while level::compact_one(&self.ctx, &state)? {}
         }
         self.ctx.notify();

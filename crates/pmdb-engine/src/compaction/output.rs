@@ -1,6 +1,6 @@
 //! Writing a compaction's output: the merged inputs, less the versions no reader needs,
 //! into SST files of about `target_file_size`, cut between user keys so a key's
-//! versions stay in one file of a level.
+//! versions stay in one file of a level; a flush's output, for level 0, is one file.
 //!
 //! What is kept of a key: every version newer than the horizon (the oldest sequence
 //! number a reader may read at), and the newest version at or below it — unless that is
@@ -51,6 +51,7 @@ pub(super) fn write(
                 key.extend_from_slice(user);
                 below_kept = false;
                 if let Some((_, w)) = &open
+                    && target.level > 0
                     && w.estimated_len() >= ctx.options.target_file_size
                 {
                     let (number, w) = open.take().expect("open");

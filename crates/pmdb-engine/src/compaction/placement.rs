@@ -5,13 +5,20 @@
 //! subtable's generations can only leave oldest first, as the levels below must hold
 //! older versions than what stays above), the one whose first memtable was started
 //! earliest, whatever its subtable; an open one is sealed first. A pool about to run
-//! out of zones counts as past the watermark, whatever it is set to.
+//! out of zones counts as past the watermark, whatever it is set to. A subtable whose
+//! level 0 holds `L0_STOP` times its trigger waits for the compaction of level 0
+//! before it flushes again, unless the pool is about to run out.
 
 use std::sync::Arc;
 
 use crate::compaction::{JobCtx, flush, merge};
 use crate::error::Result;
 use crate::registry::SubtableState;
+
+/// Level-0 files a subtable may hold, as a multiple of `l0_compaction_trigger`, before
+/// its flushes wait for the compaction of level 0: every point read that reaches the SSTs
+/// looks at each of them.
+const L0_STOP: usize = 4;
 
 /// PM the subtables' data holds: their memtables' logs and their generations' members.
 pub(crate) fn pm_held(states: &[Arc<SubtableState>]) -> u64 {
@@ -35,6 +42,10 @@ pub(super) fn make_room(ctx: &JobCtx) -> Result<bool> {
     let Some(coldest) = coldest(&states) else {
         return Ok(false);
     };
+    let waiting = coldest.view.load().levels.level(0).len();
+    if waiting >= L0_STOP * ctx.options.l0_compaction_trigger.max(1) && !ctx.pm_is_short() {
+        return Ok(false);
+    }
     if coldest
         .view
         .load()

@@ -1,7 +1,7 @@
 //! The manifest: a log of version edits in the SST directory, and the CURRENT file naming
 //! the live manifest.
 //!
-//! A manifest file is the magic `PMDBMAN3`, then records, each `length (u32) | crc32
+//! A manifest file is the magic `PMDBMAN4`, then records, each `length (u32) | crc32
 //! (u32) | edit`; the crc covers the length and the edit. An edit is its number (u64,
 //! one more than the previous edit's) and a list of changes, each a tag byte and its
 //! fields. CURRENT holds `MANIFEST-<number>` and a newline.
@@ -13,7 +13,12 @@
 use super::{FormatError, need, u32_at};
 
 /// First bytes of every manifest file this build writes.
-pub(crate) const MANIFEST_MAGIC: &[u8; 8] = b"PMDBMAN3";
+pub(crate) const MANIFEST_MAGIC: &[u8; 8] = b"PMDBMAN4";
+/// First bytes of a manifest written before level 0 existed (files of level 1 and
+/// deeper only): read, never written. The magic changed so that a build that knows no
+/// level 0 refuses a newer manifest rather than take an edit adding a level-0 file for a
+/// write torn by a crash, and remove the file as unnamed.
+pub(crate) const MANIFEST_MAGIC_V3: &[u8; 8] = b"PMDBMAN3";
 /// First bytes of a manifest written before manifests named their database (change tag
 /// 10): read, never written. The magic changed for the reason `MANIFEST_MAGIC_V1`'s did.
 pub(crate) const MANIFEST_MAGIC_V2: &[u8; 8] = b"PMDBMAN2";
@@ -26,7 +31,7 @@ pub(crate) const MANIFEST_MAGIC_V1: &[u8; 8] = b"PMDBMAN1";
 pub(crate) const RECORD_HEADER: usize = 8;
 /// Largest edit a record may hold: a snapshot of tens of thousands of files fits.
 pub(crate) const MAX_EDIT: usize = 64 << 20;
-/// Most levels a subtable has (L1..=MAX_LEVEL).
+/// The deepest level a subtable has (L0..=MAX_LEVEL).
 pub(crate) const MAX_LEVEL: u8 = 7;
 /// Longest internal key an SST bound may be (a 64 KiB key and its tag).
 const MAX_BOUND: usize = (64 << 10) + 8;
@@ -36,7 +41,7 @@ const MAX_BOUND: usize = (64 << 10) + 8;
 pub(crate) struct FileMeta {
     pub number: u64,
     pub subtable: u32,
-    /// 1..=MAX_LEVEL.
+    /// 0..=MAX_LEVEL; level 0 holds flushed generations, one file each, overlapping.
     pub level: u8,
     pub size: u64,
     pub entries: u64,
@@ -254,7 +259,7 @@ impl<'a> Fields<'a> {
 
     fn level(&mut self) -> Result<u8, FormatError> {
         let level = self.u8()?;
-        if !(1..=MAX_LEVEL).contains(&level) {
+        if level > MAX_LEVEL {
             return Err(FormatError::Invalid("manifest level"));
         }
         Ok(level)
