@@ -104,6 +104,11 @@ pub struct DbOptions {
     /// leaving writers waiting. `crash-controls` only.
     #[cfg(feature = "crash-controls")]
     pub panic_on_key: Option<(Vec<u8>, LeaderStage)>,
+    /// Indexing a committed group fails, as damage to a record would make it, in the
+    /// memtable that holds a write of this key, so tests can prove that the group is
+    /// never made visible in part and that commits stop. `crash-controls` only.
+    #[cfg(feature = "crash-controls")]
+    pub index_error_on_key: Option<Vec<u8>>,
 }
 
 impl Default for DbOptions {
@@ -141,6 +146,8 @@ impl Default for DbOptions {
             broken_free_before_manifest: false,
             #[cfg(feature = "crash-controls")]
             panic_on_key: None,
+            #[cfg(feature = "crash-controls")]
+            index_error_on_key: None,
         }
     }
 }
@@ -225,6 +232,26 @@ impl DbOptions {
         }
         #[cfg(not(feature = "crash-controls"))]
         drop((stage, keys));
+    }
+
+    /// Fails if one of `keys` is the `index_error_on_key` test control's key.
+    pub(crate) fn index_error_if_told<'k>(
+        &self,
+        keys: impl Iterator<Item = Result<&'k [u8]>>,
+    ) -> Result<()> {
+        #[cfg(feature = "crash-controls")]
+        if let Some(key) = &self.index_error_on_key {
+            for k in keys {
+                if k? == key.as_slice() {
+                    return Err(DbError::Corrupt(format!(
+                        "index_error_on_key: the index refused a write of {key:?}"
+                    )));
+                }
+            }
+        }
+        #[cfg(not(feature = "crash-controls"))]
+        drop(keys);
+        Ok(())
     }
 
     /// Checks one write against the key and value limits.

@@ -1,12 +1,14 @@
 //! A commit leader that panics fails its group and stops commits: every writer gets an
 //! error (none waits forever, none sees the panic), reads go on, and the reopened
-//! database has every write acknowledged before the panic and takes writes again.
+//! database has every write acknowledged before the panic and takes writes again. A
+//! group that is durable but cannot be indexed does the same, and no part of it is ever
+//! made visible before the reopen.
 
 use std::sync::mpsc;
 use std::thread;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use pmdb_engine::{Db, DbError, DbOptions, LeaderStage};
+use pmdb_engine::{Db, DbError, DbOptions, LeaderStage, WriteBatch, WriteOptions};
 
 const WRITERS: usize = 4;
 
@@ -87,4 +89,49 @@ fn panicking_leader(stage: LeaderStage) {
     assert_eq!(t.get_owned(b"before").unwrap(), Some(b"kept".to_vec()));
     t.put(b"after", b"v").unwrap();
     assert_eq!(t.get_owned(b"after").unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
+fn a_group_that_cannot_be_indexed_is_never_visible_in_part_and_stops_commits() {
+    let dir = tempfile::tempdir().unwrap();
+    let db = Db::open(dir.path(), DbOptions::small()).unwrap();
+    db.subtable("a").unwrap().put(b"boom", b"old").unwrap();
+    db.subtable("b").unwrap().put(b"x", b"old").unwrap();
+    drop(db);
+    let failing = DbOptions {
+        index_error_on_key: Some(b"boom".to_vec()),
+        ..DbOptions::small()
+    };
+    let db = Db::open(dir.path(), failing).unwrap();
+    let (a, b) = (db.subtable("a").unwrap(), db.subtable("b").unwrap());
+
+    // One batch over two subtables: its part in `a` cannot be indexed, its part in `b`
+    // can.
+    let mut batch = WriteBatch::new();
+    batch.put(&a, b"boom", b"new");
+    batch.put(&b, b"x", b"new");
+    let err = db.write(batch, WriteOptions::default()).unwrap_err();
+    assert!(matches!(err, DbError::GroupFailed(_)), "{err}");
+    assert_eq!(
+        b.get_owned(b"x").unwrap(),
+        Some(b"old".to_vec()),
+        "half a batch seen"
+    );
+    assert_eq!(a.get_owned(b"boom").unwrap(), Some(b"old".to_vec()));
+
+    // Later writes fail at once instead of committing past the failed group.
+    let start = Instant::now();
+    let err = b.put(b"y", b"v").unwrap_err();
+    assert!(matches!(err, DbError::GroupFailed(_)), "{err}");
+    assert!(start.elapsed() < Duration::from_secs(5));
+    assert_eq!(b.get_owned(b"y").unwrap(), None);
+    drop((a, b, db));
+
+    // The batch was durable: the reopened database has all of it.
+    let db = Db::open(dir.path(), DbOptions::small()).unwrap();
+    let (a, b) = (db.subtable("a").unwrap(), db.subtable("b").unwrap());
+    assert_eq!(a.get_owned(b"boom").unwrap(), Some(b"new".to_vec()));
+    assert_eq!(b.get_owned(b"x").unwrap(), Some(b"new".to_vec()));
+    b.put(b"y", b"v").unwrap();
+    assert_eq!(b.get_owned(b"y").unwrap(), Some(b"v".to_vec()));
 }

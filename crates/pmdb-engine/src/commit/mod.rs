@@ -164,10 +164,18 @@ impl Pipeline {
                     .flat_map(|i| group[i].batch.ops().map(|op| op.key));
                 ctx.options.panic_if_told(LeaderStage::Index, keys);
                 let mut indexed = stages::index(ctx, &mut published);
-                if !stages::make_visible(ctx, &published) && indexed.is_ok() {
+                if indexed.is_err() {
+                    // Durable, never to be visible: later groups must not wait for it,
+                    // and none may commit past it.
+                    ctx.seqs.stop();
+                    self.state
+                        .lock()
+                        .poison("a committed group could not be indexed");
+                }
+                if !stages::make_visible(ctx, &published, indexed.is_ok()) && indexed.is_ok() {
                     indexed = Err(DbError::GroupFailed(
-                        "the writes are durable, but an earlier group's commit leader \
-                         panicked: they are visible once the database is reopened"
+                        "the writes are durable, but an earlier group failed in its commit \
+                         leader: they are visible once the database is reopened"
                             .into(),
                     ));
                 }

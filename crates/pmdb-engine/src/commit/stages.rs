@@ -10,8 +10,10 @@ use smallvec::SmallVec;
 use super::conflicts;
 use super::context::CommitCtx;
 use super::request::Request;
+use crate::art::KeySource;
 use crate::error::{DbError, Result};
 use crate::format::record::Kind;
+use crate::index::PoolKeys;
 use crate::memtable::append::{Appended, RecIn};
 use crate::memtable::{Entries, Memtable};
 use crate::options::LeaderStage;
@@ -358,14 +360,21 @@ fn publish(
 /// Index: the group's records into their memtables' DRAM indexes (one lock per part),
 /// dropping versions older than any reader needs. The records are durable and published
 /// already: if one cannot be read back, its memtable takes no more appends and the group
-/// learns that its writes are durable but not readable until the database is reopened.
+/// learns that its writes are durable but not readable until the database is reopened
+/// (the caller then never makes it visible).
 pub(super) fn index(ctx: &CommitCtx<'_>, published: &mut Published) -> Result<()> {
     let horizon = ctx.seqs.horizon();
     let mut outcome = Ok(());
     for (memtable, entries) in std::mem::take(&mut published.entries) {
-        if let Err(e) = memtable.index.insert(&entries, horizon) {
+        let keys = PoolKeys(memtable.index.pool());
+        let inserted = ctx
+            .options
+            .index_error_if_told(entries.iter().map(|v| keys.key(v.rec)))
+            .and_then(|()| memtable.index.insert(&entries, horizon));
+        if let Err(e) = inserted {
             log::error!(
-                "memtable {}: indexing a committed group failed: {e}",
+                "memtable {}: indexing a committed group failed: {e}; commits stop until \
+                 the database is reopened",
                 memtable.desc.id
             );
             memtable.seal();
@@ -378,15 +387,17 @@ pub(super) fn index(ctx: &CommitCtx<'_>, published: &mut Published) -> Result<()
 }
 
 /// Make visible: once every earlier group is visible, this one becomes visible at once;
-/// false if an earlier group's leader failed, so this one never will until a reopen.
-/// Then every group appended to the memtables it froze is indexed: their indexes freeze,
-/// and the background worker builds their filters.
-pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published) -> bool {
+/// false if an earlier group's leader failed, so this one never will until a reopen, or
+/// if this one was not wholly `indexed` (it is never made visible in part). Then every
+/// group appended to the memtables it froze is indexed: their indexes freeze, and the
+/// background worker builds their filters.
+pub(super) fn make_visible(ctx: &CommitCtx<'_>, published: &Published, indexed: bool) -> bool {
     let visible = published.count == 0
-        || ctx.seqs.publish(
-            published.first_seq,
-            published.first_seq + published.count - 1,
-        );
+        || (indexed
+            && ctx.seqs.publish(
+                published.first_seq,
+                published.first_seq + published.count - 1,
+            ));
     for memtable in &published.frozen {
         memtable.index.freeze();
         ctx.background.build_filter(Arc::clone(memtable) as _);
