@@ -4,9 +4,9 @@
 //! the level-1 files they overlap; a deeper level gives one file, picked round robin by
 //! key, merged with the files of the next level it overlaps (the edit adds the bytes
 //! written to the write totals). A single file of level 1 or deeper that overlaps
-//! nothing below moves down by a manifest edit alone, writing nothing. A deeper level's jobs are a file's key
-//! range, so each is short and jobs on other levels run beside it; flushes go on beside
-//! level 0's.
+//! nothing below moves down by a manifest edit alone, writing nothing. A deeper level's
+//! jobs are a file's key range, so each is short and jobs on other levels run beside
+//! it; flushes go on beside level 0's.
 
 use std::collections::HashSet;
 use std::sync::Arc;
@@ -115,7 +115,7 @@ fn compact(
         .collect();
     // A level-0 file is a whole generation: rewritten, it is cut into files of the
     // target size like the rest of level 1.
-    let rewritten = level == 0 || !below.is_empty() || upper.len() > 1;
+    let rewritten = level == 0 || !below.is_empty();
     let added = if rewritten {
         let inputs: Vec<Box<dyn InternalIterator>> = upper
             .iter()

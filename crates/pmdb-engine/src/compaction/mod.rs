@@ -2,10 +2,10 @@
 //! memtables merge into the global index (`merge`), a generation is written to a file
 //! of level 0 and its PM freed (`flush`) when PM runs past the flush watermark, coldest
 //! first (`placement`), and the level most over its target is compacted into the next
-//! one (`level`), all writing SSTs through `output`. One thread merges and
-//! flushes (freeing PM comes first); `compaction_threads` more compact levels. With
-//! neither, only [`crate::Db::compact`] runs them, in the caller's thread —
-//! deterministic, as the crash world needs — and it sends everything to SSTs.
+//! one (`level`), all writing SSTs through `output`. One thread merges and flushes
+//! (freeing PM comes first); `compaction_threads` more compact levels. With neither,
+//! only [`crate::Db::compact`] runs them, in the caller's thread — deterministic, as the
+//! crash world needs — and it sends everything to SSTs.
 //!
 //! Write stalls: before the commit leader starts a new memtable it waits while the
 //! subtable has `max_frozen_memtables` frozen memtables waiting, or while the pool is
@@ -200,8 +200,8 @@ impl Jobs {
 
     /// Sends everything below the memtables to SSTs, whatever the flush watermark: every
     /// frozen memtable is merged, every generation sealed and flushed, level 0 merged
-    /// into level 1 and every level over its target compacted. Subtables fenced off are left as they are, and the
-    /// first is the error returned once the others are done.
+    /// into level 1 and every level over its target compacted. Subtables fenced off are
+    /// left as they are, and the first is the error returned once the others are done.
     pub fn compact_all(&self) -> Result<()> {
         let mut fenced = None;
         for state in self.ctx.registry.all() {

@@ -1,7 +1,7 @@
 //! PM first: what leaves PM for the SSTs, and when. Merged memtables stay in their
 //! global-index generations, sealed or not, and are read from PM, until the PM the
 //! subtables hold passes the flush watermark (`DbOptions::flush_watermark`). Then the
-//! coldest generation goes to level 1: of every subtable's oldest generation (a
+//! coldest generation goes to level 0: of every subtable's oldest generation (a
 //! subtable's generations can only leave oldest first, as the levels below must hold
 //! older versions than what stays above), the one whose first memtable was started
 //! earliest, whatever its subtable; an open one is sealed first. A pool about to run
@@ -21,7 +21,7 @@ use crate::registry::SubtableState;
 const L0_STOP: usize = 4;
 
 /// PM the subtables' data holds: their memtables' logs and their generations' members.
-pub(crate) fn pm_held(states: &[Arc<SubtableState>]) -> u64 {
+fn pm_held(states: &[Arc<SubtableState>]) -> u64 {
     states
         .iter()
         .map(|s| {
@@ -42,17 +42,12 @@ pub(super) fn make_room(ctx: &JobCtx) -> Result<bool> {
     let Some(coldest) = coldest(&states) else {
         return Ok(false);
     };
-    let waiting = coldest.view.load().levels.level(0).len();
+    let view = coldest.view.load_full();
+    let waiting = view.levels.level(0).len();
     if waiting >= L0_STOP * ctx.options.l0_compaction_trigger.max(1) && !ctx.pm_is_short() {
         return Ok(false);
     }
-    if coldest
-        .view
-        .load()
-        .gis
-        .last()
-        .is_some_and(|g| !g.is_sealed())
-    {
+    if view.gis.last().is_some_and(|g| !g.is_sealed()) {
         // A subtable's only generation is its open one.
         merge::seal_open(ctx, &coldest);
     }
