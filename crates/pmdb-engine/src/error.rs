@@ -14,8 +14,8 @@ pub enum DbError {
     #[error("value of {len} bytes exceeds the limit of {max} bytes")]
     ValueTooLarge { len: usize, max: usize },
 
-    #[error("a write batch of {bytes} bytes exceeds the memtable size of {max} bytes")]
-    BatchTooLarge { bytes: usize, max: u64 },
+    #[error("a write batch of {bytes} bytes exceeds the largest a commit takes, {max} bytes")]
+    BatchTooLarge { bytes: u64, max: u64 },
 
     #[error("keys must not be empty")]
     EmptyKey,

@@ -45,22 +45,58 @@ fn limits_are_enforced() {
 }
 
 #[test]
-fn a_batch_larger_than_a_memtable_is_refused_whole() {
+fn a_batch_larger_than_a_memtable_commits_whole_and_survives_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let (t_len, value) = {
+        let db = open(dir.path());
+        let t = db.subtable("t").unwrap();
+        let mut wb = WriteBatch::new();
+        let value = vec![7u8; db.options().max_value_size];
+        let mut i = 0u32;
+        while (wb.len() * value.len()) as u64 <= 3 * db.options().memtable_size {
+            wb.put(&t, i.to_be_bytes(), &value);
+            i += 1;
+        }
+        db.write(wb, WriteOptions::default()).unwrap();
+        assert_eq!(t.scan::<&[u8]>(..).count(), i as usize);
+        // The memtable it landed in took no other group: the next write starts another.
+        t.put(b"k", b"v").unwrap();
+        let stats = &db.subtable_stats()[0];
+        assert!(stats.memtables >= 2, "{stats:?}");
+        (i, value)
+    };
+    let db = open(dir.path());
+    let t = db.existing_subtable("t").unwrap();
+    assert_eq!(t.scan::<&[u8]>(..).count(), t_len as usize + 1);
+    for i in 0..t_len {
+        assert_eq!(t.get_owned(i.to_be_bytes()).unwrap(), Some(value.clone()));
+    }
+    assert_eq!(t.get_owned(b"k").unwrap(), Some(b"v".to_vec()));
+}
+
+#[test]
+fn a_batch_larger_than_the_pool_is_refused_whole() {
     let dir = tempfile::tempdir().unwrap();
     let db = open(dir.path());
     let t = db.subtable("t").unwrap();
+    t.put(b"before", b"v").unwrap();
     let mut wb = WriteBatch::new();
     let value = vec![7u8; db.options().max_value_size];
+    let cap = db.device().max_zones * db.device().zone_size;
     let mut i = 0u32;
-    while (wb.len() * value.len()) as u64 <= db.options().memtable_size {
+    while (wb.len() * value.len()) as u64 <= cap {
         wb.put(&t, i.to_be_bytes(), &value);
         i += 1;
     }
     let err = db.write(wb, WriteOptions::default()).unwrap_err();
-    assert!(matches!(err, DbError::BatchTooLarge { .. }), "{err}");
-    assert_eq!(t.scan::<&[u8]>(..).count(), 0);
+    assert!(matches!(err, DbError::PoolFull), "{err}");
+    assert_eq!(t.scan::<&[u8]>(..).count(), 1);
     t.put(b"k", b"v").unwrap();
     assert_eq!(t.get_owned(b"k").unwrap(), Some(b"v".to_vec()));
+    drop((t, db));
+    let db = open(dir.path());
+    let t = db.existing_subtable("t").unwrap();
+    assert_eq!(t.scan::<&[u8]>(..).count(), 2);
 }
 
 #[test]

@@ -1,9 +1,10 @@
 //! Rows longer than one engine record: stored out of line in chunks written with the
 //! row, read back whole by every path (scans, point reads, index lookups, filters,
 //! transaction blocks, savepoints, table rebuilds, columnar segments, a reopen), their
-//! chunks reclaimed with the row, damage to them reported, and a row longer than one
-//! atomic write refused with nothing changed. The databases here take records of at
-//! most 4 KiB, so a few KiB already go out of line.
+//! chunks reclaimed with the row, damage to them reported; rows and statements larger
+//! than a memtable committed whole, and a row larger than the pool refused with nothing
+//! changed. The databases here take records of at most 4 KiB, so a few KiB already go
+//! out of line.
 
 mod common;
 
@@ -235,28 +236,68 @@ fn damaged_chunks_are_reported_not_served() {
 }
 
 #[test]
-fn a_row_longer_than_one_atomic_write_is_refused_with_nothing_changed() {
+fn rows_and_statements_larger_than_a_memtable_commit_whole() {
+    let f = fixture();
+    let mut s = f.session();
+    // The small geometry's memtables hold 128 KiB: each of these writes is larger.
+    f.tag(
+        &mut s,
+        "INSERT INTO t VALUES (9, 90, repeat('h', 300000) || 'end', NULL)",
+    );
+    f.tag(
+        &mut s,
+        "UPDATE t SET body = repeat('u', 250000) WHERE id = 3",
+    );
+    f.tag(
+        &mut s,
+        "INSERT INTO t SELECT g, g, repeat('s', 20000), NULL FROM generate_series(100, 119) AS g",
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT id, length(body), right(body, 3) FROM t WHERE id IN (3, 9)"
+        ),
+        ["3|250000|uuu", "9|300003|end"]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT count(*), sum(length(body)) FROM t WHERE id >= 100"
+        ),
+        ["20|400000"]
+    );
+    // A block whose writes are larger than a memtable rolls back whole.
+    f.tag(&mut s, "BEGIN");
+    f.tag(&mut s, "DELETE FROM t WHERE id >= 100");
+    f.tag(
+        &mut s,
+        "INSERT INTO t VALUES (10, 100, repeat('b', 200000), NULL)",
+    );
+    f.tag(&mut s, "ROLLBACK");
+    assert_eq!(
+        f.rows(&mut s, "SELECT count(*) FROM t WHERE id = 10 OR id >= 100"),
+        ["20"]
+    );
+}
+
+#[test]
+fn a_row_larger_than_the_pool_is_refused_with_nothing_changed() {
     let f = fixture();
     let mut s = f.session();
     let before = chunks(&f.engine, "t");
-    // The small geometry's memtables hold 128 KiB: an atomic write must fit in one.
+    // The small geometry's pool grows to 2 MiB: this row cannot be stored whole.
     assert_eq!(
         f.sqlstate(
             &mut s,
-            "INSERT INTO t VALUES (9, 90, repeat('h', 300000), NULL)"
+            "INSERT INTO t VALUES (9, 90, repeat('h', 3000000), NULL)"
         ),
-        "54000"
-    );
-    assert_eq!(
-        f.sqlstate(
-            &mut s,
-            "UPDATE t SET body = repeat('h', 300000) WHERE id = 3"
-        ),
-        "54000"
+        "53100"
     );
     assert_eq!(chunks(&f.engine, "t"), before);
     assert_eq!(
         f.rows(&mut s, "SELECT id, length(body) FROM t ORDER BY id"),
         ["1|5", "2|6002", "3|40003"]
     );
+    f.tag(&mut s, "INSERT INTO t VALUES (4, 40, 'after', NULL)");
+    assert_eq!(f.rows(&mut s, "SELECT count(*) FROM t"), ["4"]);
 }

@@ -12,7 +12,8 @@ use super::context::CommitCtx;
 use super::request::Request;
 use crate::art::KeySource;
 use crate::error::{DbError, Result};
-use crate::format::record::Kind;
+use crate::format::head::max_part_bytes;
+use crate::format::record::{self, Kind};
 use crate::index::PoolKeys;
 use crate::memtable::append::{Appended, RecIn};
 use crate::memtable::{Entries, Memtable};
@@ -204,16 +205,17 @@ fn validate_one(
     if batch.mixed || batch.db.is_some_and(|db| db != ctx.db_id) {
         return Err(DbError::ForeignSubtable);
     }
-    // A batch lands in one memtable per subtable, whose log positions are 32-bit.
-    if batch.bytes as u64 > ctx.options.memtable_size {
-        return Err(DbError::BatchTooLarge {
-            bytes: batch.bytes,
-            max: ctx.options.memtable_size,
-        });
-    }
+    // A batch lands in one memtable per subtable, whose log positions are 32-bit; a
+    // batch larger than a memtable makes its memtable as large as it needs.
+    let max = max_part_bytes(ctx.options.memtable_size, ctx.pool.zone_size());
+    let mut stored = 0u64;
     let mut targets = SmallVec::with_capacity(batch.len());
     for op in batch.ops() {
         ctx.options.check_limits(op.key, op.value)?;
+        stored += record::record_len(op.key.len(), op.value.len()) as u64;
+        if stored > max {
+            return Err(DbError::BatchTooLarge { bytes: stored, max });
+        }
         let state = match seen.iter().find(|s| s.id == op.subtable) {
             Some(s) => Arc::clone(s),
             None => {

@@ -8,9 +8,22 @@
 use super::FormatError;
 
 /// Positions are 32-bit: a memtable takes no more groups once it holds `memtable_size`
-/// bytes, which the options keep at most 2 GiB.
+/// bytes, which the options keep at most 2 GiB, and a group's part is bounded by
+/// [`max_part_bytes`], so the last part always ends within the word.
 const HALF: u32 = 32;
-const HALF_MASK: u64 = (1 << HALF) - 1;
+pub(crate) const HALF_MASK: u64 = (1 << HALF) - 1;
+
+/// The most record bytes (as stored, headers and padding included) one part of a group
+/// may hold in a memtable of `memtable_size` bytes with zones of `zone_size` bytes. A part
+/// starts before `memtable_size` (plus a zone header); of two zones in a row the second
+/// starts with a record that did not fit in the first, so each pair holds more than one
+/// zone's room and the part takes less than twice its bytes, plus a zone at each end.
+pub(crate) fn max_part_bytes(memtable_size: u64, zone_size: u64) -> u64 {
+    HALF_MASK
+        .saturating_sub(memtable_size)
+        .saturating_sub(4 * zone_size)
+        / 2
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct HeadWord {
@@ -88,6 +101,18 @@ mod tests {
             .pack(),
             (64 << 32) | 4096
         );
+    }
+
+    #[test]
+    fn a_part_ends_within_the_word_and_takes_a_gigabyte_value() {
+        let zone = 4 << 20;
+        for memtable in [zone, 64 << 20, u32::MAX as u64 / 2] {
+            let part = max_part_bytes(memtable, zone);
+            // The worst case: started at the memtable's end, each zone pair one zone full.
+            assert!(memtable + 2 * part + 4 * zone <= HALF_MASK, "{memtable}");
+        }
+        // With the default 64 MiB memtables: PostgreSQL's largest value and its row.
+        assert!(max_part_bytes(64 << 20, zone) > (1 << 30) + (64 << 20));
     }
 
     #[test]

@@ -11,7 +11,7 @@ use super::{Log, Memtable, at_off};
 use crate::art::Version;
 use crate::error::{DbError, Result};
 use crate::format::chunk::{CHUNK_HEADER, ChunkHeader, ChunkKind};
-use crate::format::head::HeadWord;
+use crate::format::head::{HALF_MASK, HeadWord};
 use crate::format::record::{self, Kind};
 use crate::format::zone::{ZONE_HEADER, ZoneHeader};
 use crate::keys;
@@ -126,6 +126,14 @@ impl Memtable {
                 pos = (z as u64 + 1) * self.zone_size + ZONE_HEADER as u64;
                 continue;
             }
+            let next = self.normalize(pos + (CHUNK_HEADER + buf.len()) as u64);
+            if next > HALF_MASK {
+                // Validation keeps each batch below this; a group of many is refused whole.
+                return Err(DbError::BatchTooLarge {
+                    bytes: next - start,
+                    max: HALF_MASK - start,
+                });
+            }
             let header = ChunkHeader {
                 kind: ChunkKind::Data,
                 lsn,
@@ -138,7 +146,7 @@ impl Memtable {
             self.pool.write(at_off(zone, off + CHUNK_HEADER), buf)?;
             self.pool.write(chunk_at, &header.encode())?;
             out.ranges.push((chunk_at, CHUNK_HEADER + buf.len()));
-            pos = self.normalize(pos + (CHUNK_HEADER + buf.len()) as u64);
+            pos = next;
         }
         out.end = pos;
         Ok(out)
