@@ -1,8 +1,9 @@
 //! The catalog: the engine's persistent metadata, reachable from the pool's root area.
 //!
-//! Root words: 0 the engine magic (published last at create), then two root cells
-//! (`format::root`, each value kept twice with a check word): the catalog's owner and
-//! the highest commit group recovery has confirmed complete. The catalog is every zone
+//! Root words: 0 the engine magic (published last at create), then three root cells
+//! (`format::root`, each value kept twice with a check word): the catalog's owner, the
+//! highest commit group recovery has confirmed complete, and how far the manifest is
+//! durable (all zero until a manifest is first written). The catalog is every zone
 //! its owner holds, each an object pool of slots (`format::catalog`), in address order;
 //! it grows by a zone when every slot is taken. A slot is either a subtable, whose
 //! dropped word is the commit point of its drop, or a memtable, whose head word is the
@@ -17,6 +18,7 @@ pub use crate::format::catalog::MAX_NAME;
 use crate::format::catalog::{
     CatalogSlot, DROPPED, DROPPED_AT, GI_AT, HEAD_AT, MemtableSlot, SLOT_SIZE, SubtableSlot,
 };
+use crate::format::manifest::ManifestMark;
 use crate::format::root::{CELL_WORDS, RootCell};
 
 /// Identifies the engine's format; "PMDBENG3": catalog slots carry a crc, root words are
@@ -27,6 +29,11 @@ const R_MAGIC: usize = 0;
 const R_CATALOG_OWNER: usize = 1;
 /// First root word of the committed lsn's cell.
 const R_COMMITTED_LSN: usize = R_CATALOG_OWNER + CELL_WORDS;
+/// First root word of the manifest mark's cell.
+const R_MANIFEST_MARK: usize = R_COMMITTED_LSN + CELL_WORDS;
+/// The manifest mark's value until a manifest is written (no mark packs to it: a
+/// manifest holds one edit at least).
+const NO_MANIFEST: u64 = 0;
 
 /// Where a slot is: the catalog zone (its place in the catalog's list, stable while the
 /// database is open) and the slot in it.
@@ -121,6 +128,7 @@ impl Catalog {
         catalog.add_zone(pool)?;
         publish_cell(pool, R_CATALOG_OWNER, owner.to_raw())?;
         publish_cell(pool, R_COMMITTED_LSN, 0)?;
+        publish_cell(pool, R_MANIFEST_MARK, NO_MANIFEST)?;
         pool.publish_root(R_MAGIC, ENGINE_MAGIC)?;
         Ok(catalog)
     }
@@ -178,6 +186,37 @@ impl Catalog {
 
     pub fn publish_committed_lsn(pool: &Pool, lsn: u64) -> Result<()> {
         publish_cell(pool, R_COMMITTED_LSN, lsn)
+    }
+
+    /// How far the manifest is durable; `None` before a manifest was first written, and
+    /// in a database made before the cell existed (four zero words). `Err` describes
+    /// the damage.
+    pub fn manifest_mark(pool: &Pool) -> Result<Option<ManifestMark>, String> {
+        let words = manifest_cell_words(pool);
+        if words == [0; CELL_WORDS] {
+            return Ok(None);
+        }
+        let what = || format!("root cell {R_MANIFEST_MARK} (manifest mark)");
+        match RootCell::decode(R_MANIFEST_MARK, words) {
+            Ok(cell) if cell.value == NO_MANIFEST => Ok(None),
+            Ok(cell) => ManifestMark::unpack(cell.value)
+                .map(Some)
+                .map_err(|e| format!("{}: {e}", what())),
+            Err(e) => Err(format!("{}: {e}", what())),
+        }
+    }
+
+    pub fn publish_manifest_mark(pool: &Pool, mark: ManifestMark) -> Result<()> {
+        let word = mark
+            .pack()
+            .map_err(|e| DbError::Corrupt(format!("manifest {mark:?}: {e}")))?;
+        if manifest_cell_words(pool) == [0; CELL_WORDS] {
+            // A database made before the cell: its copies are zero, so neither verifies
+            // and a torn first copy would be damage. Publishing "no manifest" changes
+            // only check words (the value word stays zero), each one atomic store.
+            publish_cell(pool, R_MANIFEST_MARK, NO_MANIFEST)?;
+        }
+        publish_cell(pool, R_MANIFEST_MARK, word)
     }
 
     /// Every committed subtable and memtable slot; a slot that does not decode is
@@ -368,6 +407,10 @@ impl Catalog {
 fn read_cell(pool: &Pool, cell: usize) -> Result<u64, crate::format::FormatError> {
     let words = std::array::from_fn(|i| pool.root(cell + i));
     RootCell::decode(cell, words).map(|c| c.value)
+}
+
+fn manifest_cell_words(pool: &Pool) -> [u64; CELL_WORDS] {
+    std::array::from_fn(|i| pool.root(R_MANIFEST_MARK + i))
 }
 
 /// The catalog owner's raw id, or why its cell does not verify.

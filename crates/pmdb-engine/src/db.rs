@@ -155,6 +155,9 @@ impl Db {
         };
         let fs = pool.files(&sst_dir)?;
         let mut set = manifest::read(&*fs, &pool.uuid())?;
+        let mark = Catalog::manifest_mark(&pool)
+            .map_err(|e| DbError::Corrupt(format!("{e}; nothing was changed")))?;
+        manifest::check_mark(&*fs, &set, mark)?;
         let mut tiers = Tiers::new(pool.uuid(), Arc::clone(&fs), None, set.totals, &options);
         let mut tables: HashMap<u32, Vec<Arc<Table>>> = HashMap::new();
         for meta in set.files.values() {
@@ -194,7 +197,11 @@ impl Db {
             tiers = Tiers::new(
                 pool.uuid(),
                 fs,
-                Some(Manifest::start(Arc::clone(&tiers.fs), set)?),
+                Some(Manifest::start(
+                    Arc::clone(&tiers.fs),
+                    marks_in(&pool),
+                    set,
+                )?),
                 totals,
                 &options,
             );
@@ -428,4 +435,10 @@ impl Db {
             })
             .collect()
     }
+}
+
+/// Where the manifest's marks go: the pool's root cell for them.
+fn marks_in(pool: &Arc<Pool>) -> manifest::OnDurable {
+    let pool = Arc::clone(pool);
+    Arc::new(move |mark| Catalog::publish_manifest_mark(&pool, mark))
 }

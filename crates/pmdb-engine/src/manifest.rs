@@ -18,7 +18,8 @@ use pmdb_pmem::{FileSystem, PmemError, WritableFile, format_uuid};
 use crate::error::{DbError, Result};
 use crate::format::manifest::{
     Change, Edit, FileMeta, MANIFEST_MAGIC, MANIFEST_MAGIC_V1, MANIFEST_MAGIC_V2,
-    MANIFEST_MAGIC_V3, WriteTotals, decode_current, encode_current, manifest_name,
+    MANIFEST_MAGIC_V3, MARK_MAX_EDIT, ManifestMark, WriteTotals, decode_current, encode_current,
+    manifest_name,
 };
 
 const CURRENT: &str = "CURRENT";
@@ -55,6 +56,8 @@ pub(crate) struct VersionSet {
     /// The uuid of the pool whose database the manifest belongs to; `None` in a manifest
     /// written before manifests named it.
     pub database: Option<[u8; 16]>,
+    /// The number of the manifest file it was read from, if any.
+    pub read_from: Option<u64>,
 }
 
 impl VersionSet {
@@ -163,6 +166,49 @@ pub(crate) struct Manifest {
     number: u64,
     log: Box<dyn WritableFile>,
     set: VersionSet,
+    durable: OnDurable,
+}
+
+/// Told each manifest mark once its edit is synced (and, for a fresh manifest, made
+/// current), before the engine acts on the edit: the database publishes it in the
+/// pool's root area.
+pub(crate) type OnDurable = Arc<dyn Fn(ManifestMark) -> Result<()> + Send + Sync>;
+
+/// Holds the manifest an open read (`set`, from file `read_from`, if there was one)
+/// to the pool's `mark` of how far the manifest was durable: one that ends before the
+/// mark's edit, or an older file than the mark's, lost edits the engine acted on (a
+/// damaged last record, an older copy, a lost manifest), and is refused with nothing
+/// changed. A newer file than the mark's is one a crash made current before its mark.
+pub(crate) fn check_mark(
+    fs: &dyn FileSystem,
+    set: &VersionSet,
+    mark: Option<ManifestMark>,
+) -> Result<()> {
+    let Some(mark) = mark else {
+        return Ok(());
+    };
+    let marked = manifest_name(mark.file);
+    let lost = match set.read_from {
+        None => format!(
+            "{} is missing, but the pool records that {marked} was current",
+            fs.describe(CURRENT)
+        ),
+        Some(n) if n < mark.file => format!(
+            "{} names {}, but the pool records that {marked} was made current after it: an older copy",
+            fs.describe(CURRENT),
+            manifest_name(n)
+        ),
+        Some(n) if n == mark.file && set.edit < mark.edit => format!(
+            "{} ends at edit {}, but the pool records edit {} as durable and acted on: its last records are damaged or lost, or it is an older copy",
+            fs.describe(&marked),
+            set.edit,
+            mark.edit
+        ),
+        _ => return Ok(()),
+    };
+    Err(DbError::Corrupt(format!(
+        "{lost}; the manifest is damaged; nothing was changed"
+    )))
 }
 
 /// Reads the version the directory's manifest holds; an empty version if the directory
@@ -200,8 +246,9 @@ pub(crate) fn read(fs: &dyn FileSystem, database: &[u8; 16]) -> Result<VersionSe
         )),
         e => e.into(),
     })?;
-    let set =
+    let mut set =
         replay(&bytes).map_err(|e| DbError::Corrupt(format!("{}: {e}", fs.describe(&name))))?;
+    set.read_from = Some(number);
     match set.database {
         Some(named) if named != *database => Err(DbError::Corrupt(format!(
             "{}: the manifest of database {}, not of this one ({}); nothing was changed",
@@ -259,7 +306,11 @@ impl Manifest {
     /// Starts a fresh manifest holding `set`, makes it current, and removes what the
     /// directory holds that no version names: older manifests and SST files a crash left
     /// behind before an edit named them.
-    pub fn start(fs: Arc<dyn FileSystem>, mut set: VersionSet) -> Result<Manifest> {
+    pub fn start(
+        fs: Arc<dyn FileSystem>,
+        durable: OnDurable,
+        mut set: VersionSet,
+    ) -> Result<Manifest> {
         let number = set.next_file;
         set.next_file += 1;
         let mut manifest = Manifest {
@@ -267,14 +318,16 @@ impl Manifest {
             fs,
             number,
             set: VersionSet::default(),
+            durable,
         };
         manifest.log.append(MANIFEST_MAGIC)?;
         let snapshot = Edit {
             number: 1,
             changes: set.snapshot(),
         };
-        manifest.append(snapshot)?;
+        manifest.write(snapshot)?;
         manifest.make_current()?;
+        manifest.mark_durable()?;
         manifest.remove_unnamed()?;
         Ok(manifest)
     }
@@ -298,22 +351,31 @@ impl Manifest {
             number: self.set.edit + 1,
             changes,
         };
-        if self.log.len() > ROTATE_BYTES {
+        if self.log.len() > ROTATE_BYTES || edit.number > MARK_MAX_EDIT {
             let mut next = self.set.clone();
             next.apply(&edit).map_err(DbError::Corrupt)?;
-            *self = Manifest::start(Arc::clone(&self.fs), next)?;
+            *self = Manifest::start(Arc::clone(&self.fs), Arc::clone(&self.durable), next)?;
             return Ok(());
         }
-        self.append(edit)
+        self.write(edit)?;
+        self.mark_durable()
     }
 
-    fn append(&mut self, edit: Edit) -> Result<()> {
+    /// Appends `edit` and syncs it.
+    fn write(&mut self, edit: Edit) -> Result<()> {
         let mut next = self.set.clone();
         next.apply(&edit).map_err(DbError::Corrupt)?;
         self.log.append(&edit.encode_record())?;
         self.log.sync()?;
         self.set = next;
         Ok(())
+    }
+
+    fn mark_durable(&self) -> Result<()> {
+        (self.durable)(ManifestMark {
+            file: self.number,
+            edit: self.set.edit,
+        })
     }
 
     fn make_current(&mut self) -> Result<()> {
@@ -364,6 +426,10 @@ mod tests {
     /// The database the tests' manifests belong to.
     const DB: [u8; 16] = *b"pmdb test pool 1";
 
+    fn no_mark() -> OnDurable {
+        Arc::new(|_| Ok(()))
+    }
+
     fn file(number: u64, level: u8) -> FileMeta {
         FileMeta {
             number,
@@ -384,7 +450,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let fs: Arc<dyn FileSystem> = Arc::new(OsFiles::open(dir.path()).unwrap());
         assert_eq!(read(&*fs, &DB).unwrap(), VersionSet::default());
-        let mut m = Manifest::start(Arc::clone(&fs), VersionSet::default()).unwrap();
+        let mut m = Manifest::start(Arc::clone(&fs), no_mark(), VersionSet::default()).unwrap();
         let a = m.new_file_number();
         m.log(vec![Change::AddFile(file(a, 1))]).unwrap();
         let b = m.new_file_number();
@@ -411,7 +477,7 @@ mod tests {
         assert_eq!(set.totals, written(10, 20, 5));
         assert_eq!(m.totals(), set.totals);
         drop(m);
-        let m = Manifest::start(Arc::clone(&fs), set.clone()).unwrap();
+        let m = Manifest::start(Arc::clone(&fs), no_mark(), set.clone()).unwrap();
         let fresh = read(&*fs, &DB).unwrap();
         assert_eq!(fresh.files, set.files);
         assert_eq!(
@@ -442,7 +508,7 @@ mod tests {
     fn rotation_carries_the_write_totals_forward() {
         let dir = tempfile::tempdir().unwrap();
         let fs: Arc<dyn FileSystem> = Arc::new(OsFiles::open(dir.path()).unwrap());
-        let mut m = Manifest::start(Arc::clone(&fs), VersionSet::default()).unwrap();
+        let mut m = Manifest::start(Arc::clone(&fs), no_mark(), VersionSet::default()).unwrap();
         let first = m.number;
         // Edits of about 128 KiB each: files with the longest key bounds.
         let bound = |c: u8| IKey::new(&[c; 64 << 10], 1, Kind::Put).as_slice().to_vec();
@@ -573,7 +639,7 @@ mod tests {
             last_seq: 77,
             ..VersionSet::default()
         };
-        let m = Manifest::start(Arc::clone(&fs), set).unwrap();
+        let m = Manifest::start(Arc::clone(&fs), no_mark(), set).unwrap();
         assert_eq!(read(&*fs, &DB).unwrap().last_seq, 77);
         let err = read(&*fs, b"another database").unwrap_err().to_string();
         assert!(
@@ -581,7 +647,7 @@ mod tests {
             "{err}"
         );
         drop(m);
-        let unnamed = Manifest::start(Arc::clone(&fs), VersionSet::default()).unwrap();
+        let unnamed = Manifest::start(Arc::clone(&fs), no_mark(), VersionSet::default()).unwrap();
         assert_eq!(read(&*fs, b"another database").unwrap().database, None);
         drop(unnamed);
         let mut two = VersionSet::default();

@@ -3,7 +3,9 @@
 //! with an error naming it, and nothing is served from it or changed; so are a truncated
 //! file and a manifest of another database. A missing SST file, a missing manifest and a
 //! CURRENT naming a missing manifest each say what is missing (not that a pool directory
-//! is).
+//! is). A manifest whose last record is damaged, or an older copy of it, or none where
+//! the pool records one, is refused: the pool's mark of how far the manifest was durable
+//! tells them from a write a crash tore.
 
 use std::fs;
 use std::path::{Path, PathBuf};
@@ -216,4 +218,114 @@ fn a_manifest_of_another_database_is_refused_before_it_can_drop_files() {
     }
     assert_eq!(sst_dir_bytes(ours.path()), before);
     assert_serves(ours.path(), &expected);
+}
+
+/// Enough writes to another subtable that a compaction flushes some: the manifest
+/// logs edits.
+fn write_more(db: &Db) {
+    let t = db.subtable("c").unwrap();
+    for i in 0..KEYS {
+        t.put(format!("late{i:05}"), [7u8; VALUE]).unwrap();
+    }
+    db.compact().unwrap();
+}
+
+/// The live manifest's path, as CURRENT names it.
+fn live_manifest(dir: &Path) -> PathBuf {
+    let current = fs::read_to_string(dir.join("sst/CURRENT")).unwrap();
+    dir.join("sst").join(current.trim())
+}
+
+#[test]
+fn a_damaged_last_manifest_record_is_refused_not_taken_for_a_torn_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = build(dir.path(), b'x');
+    // The build's edits are in the manifest of its open; a reopen starts a fresh one
+    // with one edit and logs the compaction of new writes after it.
+    {
+        let db = Db::open(dir.path(), options()).unwrap();
+        write_more(&db);
+    }
+    let manifest = live_manifest(dir.path());
+    let mut bytes = fs::read(&manifest).unwrap();
+    let last = bytes.len() - 3;
+    bytes[last] ^= 0x40;
+    fs::write(&manifest, &bytes).unwrap();
+    let before = sst_dir_bytes(dir.path());
+    let err = open_error(dir.path());
+    assert!(
+        err.contains("ends at edit") && err.contains("durable and acted on"),
+        "{err}"
+    );
+    assert!(
+        Db::open_read_only(dir.path(), options()).is_err(),
+        "a read-only open served the damaged manifest"
+    );
+    assert_eq!(sst_dir_bytes(dir.path()), before, "an open changed a file");
+    bytes[last] ^= 0x40;
+    fs::write(&manifest, &bytes).unwrap();
+    assert_serves(dir.path(), &expected);
+}
+
+#[test]
+fn an_older_copy_of_the_manifest_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let expected = build(dir.path(), b'x');
+    let sst = dir.path().join("sst");
+    let old_manifest = live_manifest(dir.path());
+    let old_current = fs::read(sst.join("CURRENT")).unwrap();
+    let old_bytes = fs::read(&old_manifest).unwrap();
+    let (new_manifest, first_edit_only) = {
+        let db = Db::open(dir.path(), options()).unwrap();
+        // The fresh manifest of this open, holding its first edit only.
+        let manifest = live_manifest(dir.path());
+        let bytes = fs::read(&manifest).unwrap();
+        write_more(&db);
+        (manifest, bytes)
+    };
+    assert_ne!(new_manifest, old_manifest);
+    let new_current = fs::read(sst.join("CURRENT")).unwrap();
+    let new_bytes = fs::read(&new_manifest).unwrap();
+    assert!(
+        new_bytes.len() > first_edit_only.len(),
+        "the reopen logged no edit"
+    );
+
+    // CURRENT and the manifest it names restored from a copy made before the reopen.
+    fs::write(sst.join("CURRENT"), &old_current).unwrap();
+    fs::write(&old_manifest, &old_bytes).unwrap();
+    let before = sst_dir_bytes(dir.path());
+    let err = open_error(dir.path());
+    assert!(err.contains("an older copy"), "{err}");
+    assert_eq!(sst_dir_bytes(dir.path()), before, "an open changed a file");
+    fs::remove_file(&old_manifest).unwrap();
+    fs::write(sst.join("CURRENT"), &new_current).unwrap();
+
+    // The live manifest restored from a copy made before its last edits.
+    fs::write(&new_manifest, &first_edit_only).unwrap();
+    let before = sst_dir_bytes(dir.path());
+    let err = open_error(dir.path());
+    assert!(err.contains("ends at edit 1"), "{err}");
+    assert_eq!(sst_dir_bytes(dir.path()), before, "an open changed a file");
+
+    fs::write(&new_manifest, &new_bytes).unwrap();
+
+    // And no manifest or SST file at all, where the pool records a manifest.
+    let aside = tempfile::tempdir().unwrap();
+    let moved: Vec<PathBuf> = ssts(dir.path())
+        .into_iter()
+        .chain([new_manifest.clone(), sst.join("CURRENT")])
+        .collect();
+    for f in &moved {
+        fs::rename(f, aside.path().join(f.file_name().unwrap())).unwrap();
+    }
+    let err = open_error(dir.path());
+    assert!(
+        err.contains("CURRENT") && err.contains("was current"),
+        "{err}"
+    );
+    for f in &moved {
+        fs::rename(aside.path().join(f.file_name().unwrap()), f).unwrap();
+    }
+    assert_serves(dir.path(), &expected);
 }

@@ -352,6 +352,45 @@ pub(crate) fn decode_current(bytes: &[u8]) -> Result<u64, FormatError> {
         .ok_or(FormatError::Invalid("CURRENT"))
 }
 
+/// Bits of a manifest mark's word that hold the edit number (the rest hold the file's).
+const MARK_EDIT_BITS: u32 = 24;
+/// Edits a manifest file takes before a fresh one is started, so the mark holds them.
+pub(crate) const MARK_MAX_EDIT: u64 = (1 << MARK_EDIT_BITS) - 1;
+const MARK_MAX_FILE: u64 = (1 << (64 - MARK_EDIT_BITS)) - 1;
+
+/// How far the manifest is durable, kept in a root cell of the pool: the number of the
+/// manifest file CURRENT names and of its last edit synced, published after the sync
+/// and before the engine acts on the edit. An open holds the manifest it reads to it, so
+/// a damaged last record or an older copy of the manifest is caught, not taken for a
+/// write a crash tore.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct ManifestMark {
+    pub file: u64,
+    pub edit: u64,
+}
+
+impl ManifestMark {
+    /// The cell's word: the file number in the high 40 bits, the edit in the low 24.
+    pub fn pack(self) -> Result<u64, FormatError> {
+        // A manifest holds one edit at least: the version it starts from.
+        if self.edit == 0 || self.file > MARK_MAX_FILE || self.edit > MARK_MAX_EDIT {
+            return Err(FormatError::Invalid("manifest mark out of range"));
+        }
+        Ok((self.file << MARK_EDIT_BITS) | self.edit)
+    }
+
+    pub fn unpack(word: u64) -> Result<ManifestMark, FormatError> {
+        let mark = ManifestMark {
+            file: word >> MARK_EDIT_BITS,
+            edit: word & MARK_MAX_EDIT,
+        };
+        if mark.edit == 0 {
+            return Err(FormatError::Invalid("manifest mark names no edit"));
+        }
+        Ok(mark)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -457,5 +496,32 @@ mod tests {
                 prop_assert_eq!(Edit::decode_record(&e.encode_record()).unwrap().0, e);
             }
         }
+    }
+
+    #[test]
+    fn manifest_marks_round_trip_and_refuse_what_does_not_fit() {
+        for mark in [
+            ManifestMark { file: 0, edit: 1 },
+            ManifestMark {
+                file: 54,
+                edit: 1234,
+            },
+            ManifestMark {
+                file: MARK_MAX_FILE,
+                edit: MARK_MAX_EDIT,
+            },
+        ] {
+            assert_eq!(ManifestMark::unpack(mark.pack().unwrap()), Ok(mark));
+        }
+        assert!(ManifestMark { file: 3, edit: 0 }.pack().is_err());
+        assert!(
+            ManifestMark {
+                file: 1,
+                edit: MARK_MAX_EDIT + 1
+            }
+            .pack()
+            .is_err()
+        );
+        assert!(ManifestMark::unpack(7 << 24).is_err());
     }
 }
