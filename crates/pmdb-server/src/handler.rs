@@ -31,6 +31,7 @@ use pgwire::api::{ClientInfo, ClientPortalStore, ConnectionHandle, DEFAULT_NAME,
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::PgWireBackendMessage;
 use pgwire::messages::copy::{CopyData, CopyDone, CopyFail};
+use pgwire::messages::data::{ParameterDescription, RowDescription};
 use pgwire::messages::extendedquery::{
     Bind, BindComplete, Close, CloseComplete, Describe, Flush, Parse, ParseComplete,
     Sync as SyncMessage, TARGET_TYPE_BYTE_PORTAL, TARGET_TYPE_BYTE_STATEMENT,
@@ -535,6 +536,12 @@ impl QueryParser for Planner {
     }
 }
 
+/// Whether `stmt` returns rows that have no column (a select list of none).
+fn has_no_column(stmt: &Prepared) -> bool {
+    stmt.columns()
+        .is_some_and(|schema| schema.fields().is_empty())
+}
+
 /// The query handlers of one connection.
 pub struct Handler {
     client: Arc<Mutex<Client>>,
@@ -689,16 +696,47 @@ impl ExtendedQueryHandler for Handler {
         C::Error: Debug,
         PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
     {
-        if message.target_type == b'P' {
-            let name = message.name.as_deref().unwrap_or_default();
-            if client.portal_store().get_portal(name).is_none() {
-                let columns = self.client.lock().await.sql.cursor_columns(name);
-                if let Some(schema) = columns {
-                    let response =
-                        DescribePortalResponse::new(fields(&schema, &Format::UnifiedText));
-                    return send_describe_response(client, &response).await;
-                }
+        let name = message.name.as_deref().unwrap_or(DEFAULT_NAME);
+        if message.target_type == b'P' && client.portal_store().get_portal(name).is_none() {
+            let columns = self.client.lock().await.sql.cursor_columns(name);
+            if let Some(schema) = columns {
+                let response = DescribePortalResponse::new(fields(&schema, &Format::UnifiedText));
+                return send_describe_response(client, &response).await;
             }
+        }
+        // A query of no column returns rows all the same: PostgreSQL describes them
+        // with a RowDescription of no field, where pgwire would send NoData (which
+        // drivers take for a statement returning no rows, then fail on its DataRows).
+        let no_column_rows = match message.target_type {
+            TARGET_TYPE_BYTE_STATEMENT => match client.portal_store().get_statement(name) {
+                Some(Entry::Value(stmt)) if has_no_column(&stmt.statement) => {
+                    Some(Some(self.planner.get_parameter_types(&stmt.statement)?))
+                }
+                _ => None,
+            },
+            TARGET_TYPE_BYTE_PORTAL => match client.portal_store().get_portal(name) {
+                Some(Entry::Value(portal)) if has_no_column(&portal.statement.statement) => {
+                    Some(None)
+                }
+                _ => None,
+            },
+            _ => None,
+        };
+        if let Some(parameters) = no_column_rows {
+            if let Some(types) = parameters {
+                let oids = types.iter().map(Type::oid).collect();
+                client
+                    .send(PgWireBackendMessage::ParameterDescription(
+                        ParameterDescription::new(oids),
+                    ))
+                    .await?;
+            }
+            client
+                .send(PgWireBackendMessage::RowDescription(RowDescription::new(
+                    Vec::new(),
+                )))
+                .await?;
+            return Ok(());
         }
         self._on_describe(client, message).await
     }

@@ -1507,3 +1507,89 @@ fn the_system_catalog_shows_another_sessions_ddl_once_it_commits() {
         assert_eq!(known(&other).await, (true, false));
     });
 }
+
+/// A select list of no column (`SELECT FROM t WHERE … FOR UPDATE`, `SELECT;`) returns
+/// rows with no column in them, described as PostgreSQL describes them (a
+/// RowDescription of no field, not NoData) in both protocols, and locks what it reads.
+#[test]
+fn queries_of_no_column_return_their_rows() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE t (id INT PRIMARY KEY, v TEXT);
+             INSERT INTO t VALUES (1, 'a'), (2, 'b'), (3, 'c')",
+        )
+        .await
+        .unwrap();
+        let simple = c.simple_query("SELECT FROM t WHERE id > 1").await.unwrap();
+        let rows: Vec<usize> = simple
+            .iter()
+            .filter_map(|m| match m {
+                SimpleQueryMessage::Row(r) => Some(r.len()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(rows, [0, 0]);
+        assert!(matches!(
+            simple.last(),
+            Some(SimpleQueryMessage::CommandComplete(2))
+        ));
+        let one = c.query("SELECT", &[]).await.unwrap();
+        assert_eq!(one.len(), 1);
+        assert!(one[0].is_empty());
+        let stmt = c
+            .prepare("SELECT FROM t WHERE id >= $1 FOR UPDATE")
+            .await
+            .unwrap();
+        assert!(stmt.columns().is_empty());
+        assert_eq!(stmt.params(), [Type::INT4]);
+        assert_eq!(c.query(&stmt, &[&2i32]).await.unwrap().len(), 2);
+        // By hand: Parse, Describe the statement, Bind, Describe the portal, Execute.
+        let mut raw = RawClient::connect(s.port()).await;
+        let mut bind = b"\0\0\0\0\0\x01".to_vec();
+        bind.extend_from_slice(&1i32.to_be_bytes());
+        bind.extend_from_slice(b"2\0\0");
+        let messages = [
+            common::message(b'P', b"\0SELECT FROM t WHERE id >= $1\0\0\0"),
+            common::message(b'D', b"S\0"),
+            common::message(b'B', &bind),
+            common::message(b'D', b"P\0"),
+            common::message(b'E', b"\0\0\0\0\0"),
+            common::message(b'S', b""),
+        ]
+        .concat();
+        raw.send(&messages).await;
+        assert_eq!(raw.ready().await, b'I');
+        assert_eq!(raw.kinds, b"1tT2TDDCZ", "{:?}", raw.error);
+        assert_eq!(raw.rows, [Vec::<Option<String>>::new(), Vec::new()]);
+        let exists = c
+            .query_one("SELECT EXISTS (SELECT FROM t WHERE id = 3)", &[])
+            .await
+            .unwrap();
+        assert!(exists.get::<_, bool>(0));
+
+        // The rows it returned are locked to the end of the block.
+        let mut holder = s.connect().await;
+        let other = s.connect().await;
+        let block = holder.transaction().await.unwrap();
+        block
+            .query("SELECT FROM t WHERE id = 1 FOR UPDATE", &[])
+            .await
+            .unwrap();
+        other.batch_execute("SET lock_timeout = 200").await.unwrap();
+        let e = other
+            .execute("UPDATE t SET v = 'z' WHERE id = 1", &[])
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "55P03");
+        assert_eq!(
+            other
+                .execute("UPDATE t SET v = 'y' WHERE id = 2", &[])
+                .await
+                .unwrap(),
+            1
+        );
+        block.rollback().await.unwrap();
+    });
+}

@@ -39,6 +39,7 @@ mod deferred_checks;
 mod dml;
 mod dml_parameters;
 mod dml_with;
+mod empty_select;
 mod engine;
 mod enum_order;
 pub mod enum_type;

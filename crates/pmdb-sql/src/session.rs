@@ -160,7 +160,8 @@ impl Session {
 /// with `on` / `off` read as booleans where PostgreSQL takes them in COPY options
 /// (`FREEZE ON`, which pgbench sends), then with the locking clauses the parser does not
 /// know rewritten ([`crate::lock_clauses::rewrite_clauses`]), then with `FETCH FIRST (…)`
-/// read as a LIMIT ([`crate::fetch_clause`]), then DataFusion's own grammar (COPY TO, CREATE
+/// read as a LIMIT ([`crate::fetch_clause`]), then with a SELECT of no select list read
+/// as one ([`crate::empty_select`]), then DataFusion's own grammar (COPY TO, CREATE
 /// EXTERNAL TABLE) for what both refuse. A WITH clause before INSERT, UPDATE or DELETE
 /// is then given to the statement ([`crate::dml_with`]).
 pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
@@ -191,6 +192,7 @@ fn parse_forms(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
         .or_else(|| crate::refresh::parse(sql))
         .or_else(|| crate::lock_clauses::rewrite_clauses(sql))
         .or_else(|| crate::fetch_clause::rewrite_parenthesized(sql))
+        .or_else(|| crate::empty_select::parse(sql))
     {
         return Ok(statements(s));
     }

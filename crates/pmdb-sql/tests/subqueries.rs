@@ -3,8 +3,9 @@
 //! select list, in CASE, in WHERE, under EXISTS and IN (`1 IN (SELECT …)` in a select
 //! list); scalar subqueries that do not aggregate (the value of their one row, NULL for
 //! none, 21000 for more); and select lists that name two items alike, whose columns
-//! keep the names PostgreSQL gives them. The answers are PostgreSQL 15's for the same
-//! statements.
+//! keep the names PostgreSQL gives them; select lists of no column (`SELECT FROM t`,
+//! `EXISTS (SELECT FROM …)`, `SELECT;`), whose rows have no column. The answers are
+//! PostgreSQL 15's for the same statements.
 
 mod common;
 
@@ -213,4 +214,51 @@ fn repeated_names_in_a_select_list() {
             .unwrap();
     assert_eq!(shown(&out), ["a", "a"]);
     assert_eq!(rows_of(out), ["3|3"]);
+}
+
+/// The rows of `sql`'s answer, each as its number of columns.
+fn row_widths(f: &Fixture, s: &mut pmdb_sql::SqlSession, sql: &str) -> Vec<usize> {
+    match f.run(s, sql) {
+        pmdb_sql::Output::Rows { schema, batches } => batches
+            .iter()
+            .flat_map(|b| std::iter::repeat_n(schema.fields().len(), b.num_rows()))
+            .collect(),
+        _ => panic!("{sql}: no rows"),
+    }
+}
+
+#[test]
+fn select_lists_of_no_column() {
+    let f = Fixture::new(T1);
+    let mut s = f.session();
+    assert_eq!(row_widths(&f, &mut s, "SELECT"), [0]);
+    assert_eq!(row_widths(&f, &mut s, "SELECT;"), [0]);
+    assert_eq!(row_widths(&f, &mut s, "SELECT FROM t1"), [0; 4]);
+    assert_eq!(
+        row_widths(&f, &mut s, "SELECT FROM t1 WHERE b > 15"),
+        [0; 2]
+    );
+    assert_eq!(
+        row_widths(
+            &f,
+            &mut s,
+            "SELECT FROM t1 UNION ALL SELECT FROM t1 WHERE a = 1"
+        ),
+        [0; 5]
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a FROM t1 WHERE EXISTS (SELECT FROM t1 AS x WHERE x.c > t1.c) ORDER BY a"
+        ),
+        ["2", "3", "4"]
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT count(*) FROM (SELECT FROM t1) AS s"),
+        ["4"]
+    );
+    // A name that is a keyword, quoted, is a column as ever.
+    f.tag(&mut s, "CREATE TABLE k (\"from\" INT)");
+    f.tag(&mut s, "INSERT INTO k VALUES (7)");
+    assert_eq!(f.rows(&mut s, "SELECT \"from\" FROM k"), ["7"]);
 }

@@ -3,7 +3,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, StringArray};
+use datafusion::arrow::array::{Array, ArrayRef, RecordBatch, RecordBatchOptions, StringArray};
 use datafusion::arrow::datatypes::{DataType, Field, IntervalUnit, Schema, SchemaRef};
 use datafusion::arrow::error::ArrowError;
 use datafusion::arrow::util::display::FormatOptions;
@@ -54,7 +54,9 @@ fn intervals_as_text(batch: &RecordBatch) -> Result<RecordBatch, ArrowError> {
         .zip(&columns)
         .map(|(f, c)| f.as_ref().clone().with_data_type(c.data_type().clone()))
         .collect();
-    RecordBatch::try_new(Arc::new(Schema::new(fields)), columns)
+    // A select list of no column still has its rows.
+    let rows = RecordBatchOptions::new().with_row_count(Some(batch.num_rows()));
+    RecordBatch::try_new_with_options(Arc::new(Schema::new(fields)), columns, &rows)
 }
 
 fn width(s: &str) -> usize {

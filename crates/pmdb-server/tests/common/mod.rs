@@ -105,6 +105,8 @@ pub struct RawClient {
     pub tags: Vec<String>,
     /// The rows before the last ReadyForQuery, each value as its text (NULL: `None`).
     pub rows: Vec<Vec<Option<String>>>,
+    /// The type byte of each message before the last ReadyForQuery.
+    pub kinds: Vec<u8>,
 }
 
 /// A connection to the server on `port` that has sent its start-up message (protocol
@@ -137,6 +139,7 @@ impl RawClient {
             error: None,
             tags: Vec::new(),
             rows: Vec::new(),
+            kinds: Vec::new(),
         };
         assert_eq!(c.ready().await, b'I');
         c
@@ -147,8 +150,10 @@ impl RawClient {
         self.error = None;
         self.tags.clear();
         self.rows.clear();
+        self.kinds.clear();
         loop {
             let kind = self.sock.read_u8().await.unwrap();
+            self.kinds.push(kind);
             let len = self.sock.read_u32().await.unwrap() as usize;
             let mut body = vec![0; len - 4];
             self.sock.read_exact(&mut body).await.unwrap();
