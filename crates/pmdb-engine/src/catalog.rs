@@ -3,7 +3,8 @@
 //! Root words: 0 the engine magic (published last at create), then three root cells
 //! (`format::root`, each value kept twice with a check word): the catalog's owner, the
 //! highest commit group recovery has confirmed complete, and how far the manifest is
-//! durable (all zero until a manifest is first written). The catalog is every zone
+//! durable (0 until a manifest is first written; four zero words in a database made
+//! before the cell). The catalog is every zone
 //! its owner holds, each an object pool of slots (`format::catalog`), in address order;
 //! it grows by a zone when every slot is taken. A slot is either a subtable, whose
 //! dropped word is the commit point of its drop, or a memtable, whose head word is the

@@ -72,9 +72,29 @@ fn aligned(header: &[String], rows: &[Vec<String>], right: &[bool]) -> String {
         }
     }
     let mut out = String::new();
+    if header.is_empty() {
+        // Rows of no column: psql shows a rule and how many there are.
+        out.push_str("--\n");
+    } else {
+        out.push_str(&header_and_rows(header, rows, right, &widths));
+    }
+    out.push_str(&match rows.len() {
+        1 => "(1 row)\n\n".to_string(),
+        n => format!("({n} rows)\n\n"),
+    });
+    out
+}
+
+fn header_and_rows(
+    header: &[String],
+    rows: &[Vec<String>],
+    right: &[bool],
+    widths: &[usize],
+) -> String {
+    let mut out = String::new();
     let cells: Vec<String> = header
         .iter()
-        .zip(&widths)
+        .zip(widths)
         .map(|(h, &w)| {
             let pad = w - width(h);
             format!(" {}{h}{} ", " ".repeat(pad / 2), " ".repeat(pad - pad / 2))
@@ -88,7 +108,7 @@ fn aligned(header: &[String], rows: &[Vec<String>], right: &[bool]) -> String {
     for r in rows {
         let cells: Vec<String> = r
             .iter()
-            .zip(&widths)
+            .zip(widths)
             .zip(right)
             .map(|((c, &w), &right)| {
                 let pad = " ".repeat(w - width(c));
@@ -102,10 +122,6 @@ fn aligned(header: &[String], rows: &[Vec<String>], right: &[bool]) -> String {
         out.push_str(cells.join("|").trim_end());
         out.push('\n');
     }
-    out.push_str(&match rows.len() {
-        1 => "(1 row)\n\n".to_string(),
-        n => format!("({n} rows)\n\n"),
-    });
     out
 }
 
@@ -200,5 +216,6 @@ mod tests {
             aligned(&["n".to_string()], &[], &[true]),
             " n\n---\n(0 rows)\n\n"
         );
+        assert_eq!(aligned(&[], &[vec![], vec![]], &[]), "--\n(2 rows)\n\n");
     }
 }
