@@ -8,8 +8,8 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Batch, Model, Shape, prefix_or_in_flight};
-use pmdb_engine::{Db, DbError, DbOptions, WriteBatch, WriteOptions};
+use common::{Batch, Shape};
+use pmdb_engine::{Db, DbOptions, WriteBatch, WriteOptions};
 use pmdb_pmem::{AckLog, CrashTest, Pool};
 
 const SHAPE: Shape = Shape {
@@ -43,26 +43,7 @@ fn workload(
 }
 
 fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Result<(), String> {
-    let unchanged = pool.crash(0).expect("simulated pool");
-    let read_only = Pool::open_image(&unchanged, &options().pool.with_read_only())
-        .map_err(|e| format!("read-only open after crash: {e}"))?;
-    // Before the create completed there is no database to read; the writable open
-    // creates an empty one.
-    let seen_read_only = match Db::open_pool(Arc::new(read_only), options()) {
-        Ok(db) => SHAPE.contents(&db)?,
-        Err(DbError::NoDatabase { .. }) => Model::new(),
-        Err(e) => return Err(format!("read-only open after crash: {e}")),
-    };
-    let db =
-        Db::open_pool(Arc::clone(pool), options()).map_err(|e| format!("open after crash: {e}"))?;
-    if !db.recovery_stats().damage.is_empty() {
-        return Err(format!("damage reported: {:?}", db.recovery_stats().damage));
-    }
-    let got = SHAPE.contents(&db)?;
-    if got != seen_read_only {
-        return Err("a read-only open saw other data than the writable open".into());
-    }
-    prefix_or_in_flight(&got, acked, in_flight)?;
+    let (db, _) = SHAPE.recovered(pool, &options(), acked, in_flight, true)?;
     let ops: u64 = acked.iter().map(|b| b.ops.len() as u64).sum();
     let last = db.last_seq();
     if last < ops {

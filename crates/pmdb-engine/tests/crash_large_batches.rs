@@ -6,10 +6,9 @@
 mod common;
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 
-use common::{Batch, Model, Shape, prefix_or_in_flight};
-use pmdb_engine::{Db, DbError, DbOptions};
+use common::{Batch, Shape};
+use pmdb_engine::DbOptions;
 use pmdb_pmem::{AckLog, CrashTest, Pool};
 
 /// One subtable, so a batch is one part: up to 60 values of up to 3.5 KB, about 100 KiB
@@ -32,34 +31,17 @@ fn options() -> DbOptions {
 }
 
 fn run(seed: u64, options: DbOptions) -> Result<usize, pmdb_pmem::CrashFailure> {
-    let memtable_size = options.memtable_size;
-    let larger = AtomicBool::new(false);
+    assert!(
+        acks_sizes(seed, 24)
+            .iter()
+            .any(|&b| b > options.memtable_size),
+        "the workload must hold batches larger than a memtable"
+    );
     let workload = |pool: &Arc<Pool>, acks: &mut AckLog<Batch>| {
         SHAPE.write_batches(pool, options.clone(), seed, 24, acks, |_, _| {});
-        let stored: Vec<u64> = acks_sizes(seed, 24);
-        if stored.iter().any(|&b| b > memtable_size) {
-            larger.store(true, Ordering::Relaxed);
-        }
     };
     let check = |pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>| {
-        let image = pool.crash(0).expect("simulated pool");
-        let read_only = Pool::open_image(&image, &options.pool.clone().with_read_only())
-            .map_err(|e| format!("read-only open after crash: {e}"))?;
-        let seen_read_only = match Db::open_pool(Arc::new(read_only), options.clone()) {
-            Ok(db) => SHAPE.contents(&db)?,
-            Err(DbError::NoDatabase { .. }) => Model::new(),
-            Err(e) => return Err(format!("read-only open after crash: {e}")),
-        };
-        let db = Db::open_pool(Arc::clone(pool), options.clone())
-            .map_err(|e| format!("open after crash: {e}"))?;
-        if !db.recovery_stats().damage.is_empty() {
-            return Err(format!("damage reported: {:?}", db.recovery_stats().damage));
-        }
-        let got = SHAPE.contents(&db)?;
-        if got != seen_read_only {
-            return Err("a read-only open saw other data than the writable open".into());
-        }
-        prefix_or_in_flight(&got, acked, in_flight)?;
+        let (db, _) = SHAPE.recovered(pool, &options, acked, in_flight, true)?;
         let alpha = db.subtable("alpha").map_err(|e| e.to_string())?;
         alpha
             .put(b"after", b"recovery")
@@ -70,10 +52,6 @@ fn run(seed: u64, options: DbOptions) -> Result<usize, pmdb_pmem::CrashFailure> 
         .options(options.pool.clone())
         .max_points(500)
         .run(workload, check)?;
-    assert!(
-        larger.load(Ordering::Relaxed),
-        "the workload must hold batches larger than a memtable"
-    );
     Ok(report.images)
 }
 

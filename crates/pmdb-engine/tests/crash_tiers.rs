@@ -11,8 +11,8 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Batch, Shape, prefix_or_in_flight};
-use pmdb_engine::{Db, DbOptions};
+use common::{Batch, Shape};
+use pmdb_engine::DbOptions;
 use pmdb_pmem::{AckLog, CrashTest, Pool};
 
 const SHAPE: Shape = Shape {
@@ -56,13 +56,7 @@ fn workload(
 }
 
 fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Result<(), String> {
-    let db =
-        Db::open_pool(Arc::clone(pool), options()).map_err(|e| format!("open after crash: {e}"))?;
-    if !db.recovery_stats().damage.is_empty() {
-        return Err(format!("damage reported: {:?}", db.recovery_stats().damage));
-    }
-    let got = SHAPE.contents(&db)?;
-    prefix_or_in_flight(&got, acked, in_flight)?;
+    let (db, got) = SHAPE.recovered(pool, &options(), acked, in_flight, false)?;
     // Everything compacts down again, and then PM holds only the catalog and the active
     // memtables: no zone of a flushed memtable is left behind.
     db.compact()

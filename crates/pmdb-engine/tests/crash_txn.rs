@@ -11,7 +11,7 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{Batch, Model, Shape, prefix_or_in_flight};
+use common::{Batch, Model, Shape};
 use pmdb_engine::{Db, DbError, DbOptions, Isolation, Subtable, Transaction};
 use pmdb_pmem::{AckLog, CrashTest, Pool};
 use rand::rngs::SmallRng;
@@ -153,13 +153,7 @@ fn total(model: &Model) -> u64 {
 }
 
 fn check(pool: &Arc<Pool>, acked: &[&Batch], in_flight: Option<&Batch>) -> Result<(), String> {
-    let db =
-        Db::open_pool(Arc::clone(pool), options()).map_err(|e| format!("open after crash: {e}"))?;
-    if !db.recovery_stats().damage.is_empty() {
-        return Err(format!("damage reported: {:?}", db.recovery_stats().damage));
-    }
-    let got = SHAPE.contents(&db)?;
-    prefix_or_in_flight(&got, acked, in_flight)?;
+    let (db, got) = SHAPE.recovered(pool, &options(), acked, in_flight, false)?;
     let money = total(&got);
     if money != 0 && money != 2 * u64::from(ACCOUNTS) * OPENING {
         return Err(format!("money was made or lost: {money}"));

@@ -6,7 +6,7 @@ use std::collections::BTreeMap;
 
 use std::sync::Arc;
 
-use pmdb_engine::{Db, DbOptions, Subtable, WriteBatch, WriteOptions};
+use pmdb_engine::{Db, DbError, DbOptions, Subtable, WriteBatch, WriteOptions};
 use pmdb_pmem::{AckLog, Pool};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
@@ -128,6 +128,47 @@ impl Shape {
             out.extend(fwd.into_iter().map(|(k, v)| ((i, k), v)));
         }
         Ok(out)
+    }
+}
+
+impl Shape {
+    /// The database a crash left in `pool`, opened and checked: no damage reported, and
+    /// its contents the acknowledged batches' state, or that plus the batch in flight.
+    /// With `read_only_too`, the unchanged image is first opened read-only (recovery in
+    /// DRAM alone), which must see the same contents.
+    pub fn recovered(
+        &self,
+        pool: &Arc<Pool>,
+        options: &DbOptions,
+        acked: &[&Batch],
+        in_flight: Option<&Batch>,
+        read_only_too: bool,
+    ) -> Result<(Db, Model), String> {
+        let seen_read_only = if read_only_too {
+            let unchanged = pool.crash(0).expect("simulated pool");
+            let read_only = Pool::open_image(&unchanged, &options.pool.clone().with_read_only())
+                .map_err(|e| format!("read-only open after crash: {e}"))?;
+            // Before the create completed there is no database to read; the writable
+            // open creates an empty one.
+            match Db::open_pool(Arc::new(read_only), options.clone()) {
+                Ok(db) => Some(self.contents(&db)?),
+                Err(DbError::NoDatabase { .. }) => Some(Model::new()),
+                Err(e) => return Err(format!("read-only open after crash: {e}")),
+            }
+        } else {
+            None
+        };
+        let db = Db::open_pool(Arc::clone(pool), options.clone())
+            .map_err(|e| format!("open after crash: {e}"))?;
+        if !db.recovery_stats().damage.is_empty() {
+            return Err(format!("damage reported: {:?}", db.recovery_stats().damage));
+        }
+        let got = self.contents(&db)?;
+        if seen_read_only.is_some_and(|seen| seen != got) {
+            return Err("a read-only open saw other data than the writable open".into());
+        }
+        prefix_or_in_flight(&got, acked, in_flight)?;
+        Ok((db, got))
     }
 }
 
