@@ -479,6 +479,16 @@ mod tests {
         #![proptest_config(fuzz_config())]
 
         #[test]
+        fn any_word_is_a_mark_that_packs_back_or_refused(word in any::<u64>()) {
+            if let Ok(mark) = ManifestMark::unpack(word) {
+                prop_assert!(mark.edit >= 1);
+                prop_assert_eq!(mark.pack(), Ok(word));
+            } else {
+                prop_assert_eq!(word & MARK_MAX_EDIT, 0);
+            }
+        }
+
+        #[test]
         fn arbitrary_bytes_never_panic(bytes in prop::collection::vec(any::<u8>(), 0..200)) {
             let _ = Edit::decode_record(&bytes);
             let _ = decode_current(&bytes);
