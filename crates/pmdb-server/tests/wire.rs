@@ -829,7 +829,7 @@ fn pg_catalog_follows_ddl_and_answers_catalog_sql() {
     s.rt.block_on(async {
         let c = s.connect().await;
         c.batch_execute(
-            "CREATE TABLE orders (id BIGINT PRIMARY KEY, who VARCHAR(20) NOT NULL, total DECIMAL(10,2));
+            "CREATE TABLE orders (id BIGINT PRIMARY KEY, who VARCHAR(20) NOT NULL, total DECIMAL(10,2), tip NUMERIC);
              CREATE INDEX orders_who ON orders (who);
              CREATE TABLE scratch (x INT)",
         )
@@ -861,6 +861,7 @@ fn pg_catalog_follows_ddl_and_answers_catalog_sql() {
                 ("id".into(), "bigint".into(), true),
                 ("who".into(), "character varying(20)".into(), true),
                 ("total".into(), "numeric(10,2)".into(), false),
+                ("tip".into(), "numeric".into(), false),
             ]
         );
         let found = c
@@ -1064,7 +1065,7 @@ fn information_schema_speaks_postgresqls_types() {
         c.batch_execute(
             "CREATE TABLE ist (b INTEGER PRIMARY KEY, d NUMERIC(10,2), g CHAR(5), h VARCHAR(7),
                i TEXT, k TIME, m TIMESTAMPTZ, f DOUBLE PRECISION, t SERIAL,
-               u INT GENERATED ALWAYS AS IDENTITY, v VARCHAR(3) NOT NULL DEFAULT 'x');
+               u INT GENERATED ALWAYS AS IDENTITY, v VARCHAR(3) NOT NULL DEFAULT 'x', w NUMERIC);
              CREATE VIEW isv AS SELECT b, h FROM ist",
         )
         .await
@@ -1107,6 +1108,7 @@ fn information_schema_speaks_postgresqls_types() {
                 "ist|t|9|nextval('ist_t_seq'::regclass)|NO|integer|||32|2|0||int4|NO|||YES",
                 "ist|u|10||NO|integer|||32|2|0||int4|YES|ALWAYS|1|YES",
                 "ist|v|11|'x'|NO|character varying|3|12|||||varchar|NO|||YES",
+                "ist|w|12||YES|numeric||||10|||numeric|NO|||YES",
                 "isv|b|1||YES|integer|||32|2|0||int4|NO|||NO",
                 "isv|h|2||YES|character varying|7|28|||||varchar|NO|||NO",
             ]

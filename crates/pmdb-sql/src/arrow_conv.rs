@@ -63,7 +63,9 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::SmallInt => DataType::Int16,
         SqlType::Int => DataType::Int32,
         SqlType::BigInt => DataType::Int64,
-        SqlType::Decimal { precision, scale } => DataType::Decimal128(precision, scale as i8),
+        SqlType::Decimal {
+            precision, scale, ..
+        } => DataType::Decimal128(precision, scale as i8),
         SqlType::Real => DataType::Float32,
         SqlType::Double => DataType::Float64,
         SqlType::Char(_) | SqlType::Varchar(_) | SqlType::Text | SqlType::Enum(_) => DataType::Utf8,
@@ -127,6 +129,16 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
                 .map(|s| s.map(without_trailing_blanks))
                 .collect::<StringArray>(),
         ));
+    }
+    if let Some(decimals) =
+        crate::float_numeric::as_decimals(array, &to, crate::float_numeric::Source::Written)
+    {
+        return decimals.map_err(|e| {
+            SqlError::user(
+                e.sqlstate(),
+                format!("column {:?} ({}): {e}", col.name, col.ty),
+            )
+        });
     }
     let array = &crate::integer_casts::rounded_for(array, &to)?;
     cast_with_options(array, &to, &strict).map_err(|e| {
@@ -313,7 +325,9 @@ impl Builder {
                 TimestampMicrosecondBuilder::with_capacity(capacity).with_timezone(UTC),
             ),
             SqlType::Bytea => Builder::Bytes(BinaryBuilder::with_capacity(capacity, capacity * 16)),
-            SqlType::Decimal { precision, scale } => Builder::Decimal(
+            SqlType::Decimal {
+                precision, scale, ..
+            } => Builder::Decimal(
                 Decimal128Builder::with_capacity(capacity)
                     .with_precision_and_scale(precision, scale as i8)
                     .expect("a validated definition's precision and scale"),

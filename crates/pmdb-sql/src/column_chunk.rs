@@ -255,7 +255,12 @@ pub fn decode_chunk(ty: SqlType, bytes: &[u8]) -> Result<ArrayRef, CodecError> {
             IntervalMonthDayNanoArray::try_new(values(fixed(16)?, rows), validity)
                 .map_err(arrow)?,
         ),
-        (SqlType::Decimal { precision, scale }, _) => Arc::new(
+        (
+            SqlType::Decimal {
+                precision, scale, ..
+            },
+            _,
+        ) => Arc::new(
             Decimal128Array::try_new(values(fixed(16)?, rows), validity)
                 .and_then(|a| a.with_precision_and_scale(precision, scale as i8))
                 .map_err(arrow)?,
@@ -326,10 +331,7 @@ mod tests {
         SqlType::Date,
         SqlType::BigInt,
         SqlType::Timestamp,
-        SqlType::Decimal {
-            precision: 12,
-            scale: 2,
-        },
+        SqlType::decimal(12, 2),
         SqlType::Double,
         SqlType::Text,
     ];
@@ -381,7 +383,9 @@ mod tests {
             SqlType::Uuid => Arc::new(StringArray::from_iter(seeds.iter().map(|s| {
                 v(s).map(|x| crate::text_forms::uuid_text((x as u128).wrapping_mul(7919)))
             }))),
-            SqlType::Decimal { precision, scale } => Arc::new(
+            SqlType::Decimal {
+                precision, scale, ..
+            } => Arc::new(
                 Decimal128Array::from(
                     seeds
                         .iter()

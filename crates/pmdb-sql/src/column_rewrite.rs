@@ -281,5 +281,11 @@ fn assigned(
             .collect();
         return Ok(Arc::new(text));
     }
-    crate::integer_casts::rounded_for(array, &crate::arrow_conv::arrow_type(target.ty))
+    let to = crate::arrow_conv::arrow_type(target.ty);
+    if let Some(decimals) =
+        crate::float_numeric::as_decimals(array, &to, crate::float_numeric::Source::Stored)
+    {
+        return decimals;
+    }
+    crate::integer_casts::rounded_for(array, &to)
 }

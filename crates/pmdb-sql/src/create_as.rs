@@ -15,7 +15,7 @@ use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{CreateTable, DataType as SqlDataType, Query, Statement};
 
-use crate::arrow_conv::text_type;
+use crate::arrow_conv::{arrow_type, text_type};
 use crate::error::{Result, SqlError, df_error, state};
 use crate::names::{RelName, ident_name, object_name};
 use crate::provider::load_batch;
@@ -42,10 +42,11 @@ fn column_type(name: &str, ty: &DataType) -> Result<SqlType> {
         DataType::Int8 | DataType::Int16 | DataType::UInt8 => SqlType::SmallInt,
         DataType::Int32 | DataType::UInt16 => SqlType::Int,
         DataType::Int64 | DataType::UInt32 => SqlType::BigInt,
-        DataType::Decimal128(p, s) if *p <= MAX_DECIMAL_PRECISION && *s >= 0 => SqlType::Decimal {
-            precision: *p,
-            scale: *s as u8,
-        },
+        // What `::numeric` gives, as PostgreSQL's is unconstrained.
+        ty if ty == &arrow_type(SqlType::UNCONSTRAINED_NUMERIC) => SqlType::UNCONSTRAINED_NUMERIC,
+        DataType::Decimal128(p, s) if *p <= MAX_DECIMAL_PRECISION && *s >= 0 => {
+            SqlType::decimal(*p, *s as u8)
+        }
         DataType::Float16 | DataType::Float32 => SqlType::Real,
         DataType::Float64 => SqlType::Double,
         // PostgreSQL makes text of an untyped NULL too.
@@ -272,10 +273,7 @@ mod tests {
         assert_eq!(column_type("a", &DataType::Int64).unwrap(), SqlType::BigInt);
         assert_eq!(
             column_type("a", &DataType::Decimal128(12, 2)).unwrap(),
-            SqlType::Decimal {
-                precision: 12,
-                scale: 2
-            }
+            SqlType::decimal(12, 2)
         );
         assert_eq!(column_type("a", &DataType::Null).unwrap(), SqlType::Text);
         let list = DataType::List(Arc::new(datafusion::arrow::datatypes::Field::new(

@@ -85,18 +85,13 @@ pub fn sql_type(ty: &DataType) -> Result<SqlType> {
             let (p, s) = match info {
                 ExactNumberInfo::Precision(p) => (*p, 0),
                 ExactNumberInfo::PrecisionAndScale(p, s) => (*p, *s),
-                ExactNumberInfo::None => {
-                    return Err(SqlError::unsupported(format!(
-                        "{ty} without a precision: give {ty}(p, s), p at most \
-                         {MAX_DECIMAL_PRECISION}"
-                    )));
-                }
+                ExactNumberInfo::None => return Ok(SqlType::UNCONSTRAINED_NUMERIC),
             };
             match (u8::try_from(p), u8::try_from(s)) {
                 (Ok(precision), Ok(scale))
                     if (1..=MAX_DECIMAL_PRECISION).contains(&precision) && scale <= precision =>
                 {
-                    SqlType::Decimal { precision, scale }
+                    SqlType::decimal(precision, scale)
                 }
                 _ => {
                     return Err(SqlError::user(

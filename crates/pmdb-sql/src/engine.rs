@@ -130,6 +130,7 @@ impl SqlEngine {
         crate::type_input::register(&ctx);
         crate::enum_values::register(&ctx, &catalog);
         crate::like_escape::register(&ctx);
+        crate::literal_arguments::register(&ctx);
         crate::scalar_subqueries::register(&ctx);
         crate::branch_types::register(&ctx);
         crate::json_functions::register(&mut ctx).map_err(df_error)?;

@@ -231,6 +231,9 @@ pub fn df_error(e: DataFusionError) -> SqlError {
         DataFusionError::ArrowError(e, _) => {
             let sqlstate = match e.as_ref() {
                 datafusion::arrow::error::ArrowError::DivideByZero => state::DIVISION_BY_ZERO,
+                datafusion::arrow::error::ArrowError::ArithmeticOverflow(_) => {
+                    state::NUMERIC_OUT_OF_RANGE
+                }
                 _ => state::DATA_EXCEPTION,
             };
             SqlError::user(sqlstate, e.to_string())

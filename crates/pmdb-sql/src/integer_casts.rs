@@ -49,7 +49,7 @@ pub(crate) fn rounding_cast(expr: &Expr, from: &DataType, to: &DataType) -> Opti
     if !integer(to) {
         return None;
     }
-    let rounded = match (from, literal(expr)) {
+    let rounded = match (from, crate::float_numeric::literal(expr).flatten()) {
         // A number with a fraction written in SQL is a numeric to PostgreSQL, which
         // DataFusion reads as a double: rounded as a numeric is.
         (_, Some(x)) => Expr::Literal(ScalarValue::Float64(Some(x.round())), None),
@@ -69,15 +69,6 @@ pub(crate) fn rounding_cast(expr: &Expr, from: &DataType, to: &DataType) -> Opti
         _ => return None,
     };
     Some(Expr::Cast(Cast::new(Box::new(rounded), to.clone())))
-}
-
-/// The value of `expr` if it is a double written in SQL (`2.5`, `-2.5`).
-fn literal(expr: &Expr) -> Option<f64> {
-    match expr {
-        Expr::Literal(ScalarValue::Float64(Some(x)), _) => Some(*x),
-        Expr::Negative(e) => literal(e).map(|x| -x),
-        _ => None,
-    }
 }
 
 /// A double rounded half to even (C's `rint`, what PostgreSQL's float-to-integer

@@ -268,22 +268,7 @@ mod tests {
         long.push(0);
         assert!(decode_key(&[SqlType::Int], &long).is_err());
         // A decimal beyond its column's precision does not decode.
-        let d = encoded(
-            &[SqlType::Decimal {
-                precision: 10,
-                scale: 0,
-            }],
-            &[Value::Decimal(9_999_999_999)],
-        );
-        assert!(
-            decode_key(
-                &[SqlType::Decimal {
-                    precision: 4,
-                    scale: 0
-                }],
-                &d
-            )
-            .is_err()
-        );
+        let d = encoded(&[SqlType::decimal(10, 0)], &[Value::Decimal(9_999_999_999)]);
+        assert!(decode_key(&[SqlType::decimal(4, 0)], &d).is_err());
     }
 }

@@ -818,10 +818,7 @@ mod tests {
 
     #[test]
     fn decimal_literals_are_rescaled_exactly() {
-        let ty = SqlType::Decimal {
-            precision: 10,
-            scale: 2,
-        };
+        let ty = SqlType::decimal(10, 2);
         assert_eq!(
             value_of(&ScalarValue::Decimal128(Some(15), 10, 1), ty),
             Some(Value::Decimal(150))

@@ -339,7 +339,9 @@ impl TableDef {
             if self.columns[..i].iter().any(|o| o.name == c.name) {
                 return Err(format!("column {} is named twice", c.name));
             }
-            if let SqlType::Decimal { precision, scale } = c.ty
+            if let SqlType::Decimal {
+                precision, scale, ..
+            } = c.ty
                 && (precision == 0 || precision > MAX_DECIMAL_PRECISION || scale > precision)
             {
                 return Err(format!(
@@ -872,7 +874,13 @@ pub(crate) fn put_type(out: &mut Vec<u8>, ty: SqlType) {
         SqlType::SmallInt => out.push(1),
         SqlType::Int => out.push(2),
         SqlType::BigInt => out.push(3),
-        SqlType::Decimal { precision, scale } => out.extend_from_slice(&[4, precision, scale]),
+        SqlType::Decimal {
+            unconstrained: true,
+            ..
+        } => out.push(21),
+        SqlType::Decimal {
+            precision, scale, ..
+        } => out.extend_from_slice(&[4, precision, scale]),
         SqlType::Real => out.push(5),
         SqlType::Double => out.push(6),
         SqlType::Char(n) => {
@@ -908,7 +916,7 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<SqlType, CodecError> {
         3 => SqlType::BigInt,
         4 => {
             let [precision, scale] = r.take()?;
-            SqlType::Decimal { precision, scale }
+            SqlType::decimal(precision, scale)
         }
         5 => SqlType::Real,
         6 => SqlType::Double,
@@ -926,6 +934,7 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<SqlType, CodecError> {
         18 => SqlType::Interval,
         19 => SqlType::Time,
         20 => SqlType::Enum(u64::from_le_bytes(r.take()?)),
+        21 => SqlType::UNCONSTRAINED_NUMERIC,
         t => return Err(r.invalid(format!("type tag {t}"))),
     })
 }
@@ -1177,14 +1186,7 @@ mod tests {
         let mut def = def_of(vec![SqlType::Int, SqlType::Int], 1, 0);
         def.foreign_keys[0].parent_columns.push(0);
         assert!(def.validate().is_err());
-        let def = def_of(
-            vec![SqlType::Decimal {
-                precision: 4,
-                scale: 5,
-            }],
-            0,
-            0,
-        );
+        let def = def_of(vec![SqlType::decimal(4, 5)], 0, 0);
         assert!(def.validate().is_err());
         let mut def = def_of(vec![SqlType::Int, SqlType::Int], 1, 0);
         def.constraint_comments.push(("nope".into(), "x".into()));

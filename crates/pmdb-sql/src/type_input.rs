@@ -405,6 +405,13 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
             })
         }
         Expr::Cast(Cast { expr, field })
+            if let Some(numeric) = expr.get_type(schema).ok().and_then(|from| {
+                crate::float_numeric::numeric_cast(&expr, &from, field.data_type())
+            }) =>
+        {
+            Transformed::yes(numeric.map_err(external)?)
+        }
+        Expr::Cast(Cast { expr, field })
             if let Some(rounding) = expr.get_type(schema).ok().and_then(|from| {
                 crate::integer_casts::rounding_cast(&expr, &from, field.data_type())
             }) =>

@@ -19,10 +19,13 @@ pub enum SqlType {
     Int,
     BigInt,
     /// `precision` digits, `scale` of them after the point; stored as the unscaled
-    /// integer.
+    /// integer. `unconstrained` is NUMERIC written without a precision, held as
+    /// [`SqlType::UNCONSTRAINED_NUMERIC`]'s precision and scale but shown to clients
+    /// as PostgreSQL shows that type (`numeric`, no modifier).
     Decimal {
         precision: u8,
         scale: u8,
+        unconstrained: bool,
     },
     Real,
     Double,
@@ -80,6 +83,25 @@ pub enum Value {
 }
 
 impl SqlType {
+    /// NUMERIC without a precision. PostgreSQL's has no bound short of 131072 digits;
+    /// pmdb's keeps 38 digits, 10 after the point: the type DataFusion gives
+    /// `::numeric`, so a cast and a column agree, and a product of two values keeps
+    /// 18 digits before the point within an `i128`.
+    pub const UNCONSTRAINED_NUMERIC: SqlType = SqlType::Decimal {
+        precision: MAX_DECIMAL_PRECISION,
+        scale: 10,
+        unconstrained: true,
+    };
+
+    /// A DECIMAL declared with this precision and scale.
+    pub const fn decimal(precision: u8, scale: u8) -> SqlType {
+        SqlType::Decimal {
+            precision,
+            scale,
+            unconstrained: false,
+        }
+    }
+
     /// Whether `value` fits a column of this type.
     pub fn check(&self, value: &Value) -> Result<(), CodecError> {
         let fits = match (self, value) {
@@ -136,7 +158,13 @@ impl fmt::Display for SqlType {
             SqlType::SmallInt => f.write_str("SMALLINT"),
             SqlType::Int => f.write_str("INT"),
             SqlType::BigInt => f.write_str("BIGINT"),
-            SqlType::Decimal { precision, scale } => write!(f, "DECIMAL({precision},{scale})"),
+            SqlType::Decimal {
+                unconstrained: true,
+                ..
+            } => f.write_str("NUMERIC"),
+            SqlType::Decimal {
+                precision, scale, ..
+            } => write!(f, "DECIMAL({precision},{scale})"),
             SqlType::Real => f.write_str("REAL"),
             SqlType::Double => f.write_str("DOUBLE"),
             SqlType::Char(n) => write!(f, "CHAR({n})"),
@@ -328,7 +356,8 @@ pub(crate) mod tests {
             Just(SqlType::Int),
             Just(SqlType::BigInt),
             (1..=MAX_DECIMAL_PRECISION, 0u8..=4)
-                .prop_map(|(precision, scale)| SqlType::Decimal { precision, scale }),
+                .prop_map(|(precision, scale)| SqlType::decimal(precision, scale)),
+            Just(SqlType::UNCONSTRAINED_NUMERIC),
             Just(SqlType::Real),
             Just(SqlType::Double),
             Just(SqlType::Char(4)),
@@ -368,10 +397,7 @@ pub(crate) mod tests {
 
     #[test]
     fn values_are_checked_against_their_column() {
-        let dec = SqlType::Decimal {
-            precision: 5,
-            scale: 2,
-        };
+        let dec = SqlType::decimal(5, 2);
         assert!(dec.check(&Value::Decimal(99_999)).is_ok());
         assert!(dec.check(&Value::Decimal(-99_999)).is_ok());
         assert!(dec.check(&Value::Decimal(100_000)).is_err());

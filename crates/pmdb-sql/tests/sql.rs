@@ -117,7 +117,8 @@ fn statements_change_rows_atomically_and_check_constraints() {
         &sql,
         "INSERT INTO accounts VALUES (8, 'x', 12345678901.5, NULL, true)",
     );
-    assert_eq!(big.sqlstate(), "22000", "{big}");
+    // PostgreSQL's numeric field overflow.
+    assert_eq!(big.sqlstate(), "22003", "{big}");
 
     assert_eq!(
         command(
@@ -502,7 +503,6 @@ fn bad_statements_are_one_clear_error() {
         ("SELEC 1", "42601"),
         ("SELECT nope FROM accounts", "42703"),
         ("SELECT * FROM nowhere", "42P01"),
-        ("CREATE TABLE t (a NUMERIC)", "0A000"),
         ("CREATE TABLE t (a DECIMAL(50, 2))", "42P16"),
         ("CREATE TABLE t (a INT, a INT)", "42P16"),
         (

@@ -307,6 +307,153 @@ fn fractions_become_integers_rounded_as_postgresql_rounds_them() {
 }
 
 #[test]
+fn numeric_without_a_precision_keeps_ten_places_and_agrees_with_casts() {
+    let f = Fixture::new("CREATE TABLE n (id INT PRIMARY KEY, x NUMERIC, y DECIMAL DEFAULT 0)");
+    let mut s = f.session();
+    f.tag(
+        &mut s,
+        "INSERT INTO n VALUES (1, 19.99, 2), (2, 0.123456789012, 1000000), \
+         (3, -5.00000000005, 3), (4, '9999999999999999999999999999.9999999999', DEFAULT)",
+    );
+    // Rounded to ten places, half away from zero, as a declared scale rounds.
+    assert_eq!(
+        f.rows(&mut s, "SELECT id, x, y FROM n ORDER BY id"),
+        [
+            "1|19.9900000000|2.0000000000",
+            "2|0.1234567890|1000000.0000000000",
+            "3|-5.0000000001|3.0000000000",
+            "4|9999999999999999999999999999.9999999999|0.0000000000",
+        ]
+    );
+    // A column and a cast are one type: compared, joined and summed exactly.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT id FROM n WHERE x = '19.99'::numeric OR x < 0 ORDER BY id"
+        ),
+        ["1", "3"]
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT sum(x * y) FROM n WHERE id < 4"),
+        ["123481.76899999970000000000"]
+    );
+    // Beyond 28 digits before the point: PostgreSQL's numeric overflow, nothing written.
+    assert_eq!(
+        f.sqlstate(
+            &mut s,
+            "INSERT INTO n VALUES (5, 10000000000000000000000000000, 0)"
+        ),
+        "22003"
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "UPDATE n SET x = x * 10 WHERE id = 4"),
+        "22003"
+    );
+    // Indexed and keyed like any decimal.
+    f.tag(&mut s, "CREATE INDEX n_x ON n (x)");
+    assert_eq!(f.rows(&mut s, "SELECT id FROM n WHERE x = 19.99"), ["1"]);
+    f.tag(&mut s, "CREATE TABLE k (x NUMERIC PRIMARY KEY)");
+    f.tag(&mut s, "INSERT INTO k SELECT x FROM n");
+    assert_eq!(f.sqlstate(&mut s, "INSERT INTO k VALUES (19.99)"), "23505");
+    // CREATE TABLE AS of `::numeric` is unconstrained, as in PostgreSQL.
+    f.tag(
+        &mut s,
+        "CREATE TABLE c AS SELECT x::numeric AS a, x::numeric(5, 2) AS b FROM n WHERE id = 1",
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT column_name, data_type FROM information_schema.columns \
+             WHERE table_name = 'c' ORDER BY column_name"
+        )
+        .len(),
+        2
+    );
+}
+
+#[test]
+fn numbers_written_with_a_fraction_keep_their_digits_as_decimals() {
+    let f = Fixture::new(
+        "CREATE TABLE w (id INT PRIMARY KEY, x NUMERIC, y NUMERIC(12,3), d DOUBLE PRECISION, \
+         r REAL)",
+    );
+    let mut s = f.session();
+    // Read by DataFusion as doubles, these came out of Arrow's cast with digits that
+    // were never written (987654321.9869999104).
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT 987654321.987::numeric, 123456789012.34::numeric, (-2.5)::numeric(3,0), \
+             CAST(0.125 AS NUMERIC(4,2))"
+        ),
+        ["987654321.9870000000|123456789012.3400000000|-3|0.13"]
+    );
+    f.tag(
+        &mut s,
+        "INSERT INTO w VALUES (1, 987654321.987, 123456789.1235, 987654321.987, 0.1)",
+    );
+    f.tag(&mut s, "UPDATE w SET x = x + 0.001 WHERE id = 1");
+    assert_eq!(
+        f.rows(&mut s, "SELECT x, y FROM w"),
+        ["987654321.9880000000|123456789.124"]
+    );
+    // A double or real computed or stored keeps 15 (6) significant digits, as
+    // PostgreSQL's float8_numeric and float4_numeric keep them.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT d::numeric, r::numeric, (0.1::float8 + 0.2)::numeric(20,18) FROM w"
+        ),
+        ["987654321.9870000000|0.1000000000|0.300000000000000000"]
+    );
+    f.tag(&mut s, "ALTER TABLE w ALTER COLUMN d TYPE NUMERIC(15,4)");
+    assert_eq!(f.rows(&mut s, "SELECT d FROM w"), ["987654321.9870"]);
+    assert_eq!(
+        f.sqlstate(&mut s, "INSERT INTO w VALUES (2, 1e30, 0)"),
+        "22003"
+    );
+}
+
+#[test]
+fn decimals_round_to_a_number_of_places_as_numerics() {
+    let f = Fixture::new("CREATE TABLE r (id INT PRIMARY KEY, t NUMERIC(10,3), u NUMERIC)");
+    let mut s = f.session();
+    f.tag(
+        &mut s,
+        "INSERT INTO r VALUES (1, 2.567, 2.5), (2, -2.565, -0.125)",
+    );
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT round(t, 2), round(t), round(u, 2), round(avg(t) OVER (), 1), \
+             round(2.567::numeric(5,3), 2) FROM r ORDER BY id"
+        ),
+        ["2.57|3|2.50|0.0|2.57", "-2.57|-3|-0.13|0.0|2.57"]
+    );
+    // Places that are not a literal keep the column's scale.
+    assert_eq!(
+        f.rows(&mut s, "SELECT round(t, id) FROM r ORDER BY id"),
+        ["2.600", "-2.570"]
+    );
+}
+
+#[test]
+fn numeric_without_a_precision_survives_a_reopen_and_columnar_segments() {
+    same_from_segments_and_after_reopen(
+        |engine| {
+            engine
+                .execute("CREATE TABLE m (id INT PRIMARY KEY, x NUMERIC)")
+                .unwrap();
+            engine
+                .execute("INSERT INTO m VALUES (1, 1.5), (2, -0.0000000001), (3, NULL)")
+                .unwrap();
+        },
+        "m",
+        "SELECT id, x FROM m ORDER BY id",
+    );
+}
+
+#[test]
 fn conditional_expressions_keep_the_type_their_branches_share() {
     let f = Fixture::new(
         "CREATE TABLE u (id INT PRIMARY KEY, g UUID, v VARCHAR(5), t TEXT);

@@ -289,9 +289,13 @@ pub fn column_type(ty: SqlType) -> (i64, i64) {
         SqlType::BigInt => (20, -1),
         SqlType::Real => (700, -1),
         SqlType::Double => (701, -1),
-        SqlType::Decimal { precision, scale } => {
-            (1700, ((i64::from(precision) << 16) | i64::from(scale)) + 4)
-        }
+        SqlType::Decimal {
+            unconstrained: true,
+            ..
+        } => (1700, -1),
+        SqlType::Decimal {
+            precision, scale, ..
+        } => (1700, ((i64::from(precision) << 16) | i64::from(scale)) + 4),
         SqlType::Char(n) => (1042, i64::from(n) + 4),
         SqlType::Varchar(n) => (1043, i64::from(n) + 4),
         SqlType::Text => (25, -1),
@@ -357,7 +361,16 @@ pub fn standard_type(ty: SqlType) -> StandardType {
         SqlType::SmallInt => integer("smallint", "int2", 16),
         SqlType::Int => integer("integer", "int4", 32),
         SqlType::BigInt => integer("bigint", "int8", 64),
-        SqlType::Decimal { precision, scale } => StandardType {
+        SqlType::Decimal {
+            unconstrained: true,
+            ..
+        } => StandardType {
+            numeric_precision_radix: Some(10),
+            ..named("numeric", "numeric")
+        },
+        SqlType::Decimal {
+            precision, scale, ..
+        } => StandardType {
             numeric_precision: Some(i64::from(precision)),
             numeric_precision_radix: Some(10),
             numeric_scale: Some(i64::from(scale)),
@@ -431,13 +444,8 @@ mod tests {
         for (ty, text) in [
             (SqlType::Varchar(20), "character varying(20)"),
             (SqlType::Char(5), "character(5)"),
-            (
-                SqlType::Decimal {
-                    precision: 10,
-                    scale: 2,
-                },
-                "numeric(10,2)",
-            ),
+            (SqlType::decimal(10, 2), "numeric(10,2)"),
+            (SqlType::UNCONSTRAINED_NUMERIC, "numeric"),
             (SqlType::Timestamp, "timestamp without time zone"),
             (SqlType::Int, "integer"),
             (SqlType::TimestampTz, "timestamp with time zone"),

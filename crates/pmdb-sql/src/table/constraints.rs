@@ -50,6 +50,28 @@ impl Table {
                         format!("value too long for type {name}({n})"),
                     )
                 }
+                // PostgreSQL's words for a number beyond a declared precision.
+                SqlType::Decimal {
+                    precision,
+                    scale,
+                    unconstrained,
+                } => SqlError::user(
+                    state::NUMERIC_OUT_OF_RANGE,
+                    format!(
+                        "numeric field overflow: value {} does not fit column {:?}: \
+                         {} holds at most {} digits before the point{}",
+                        v.display(col.ty),
+                        col.name,
+                        col.ty,
+                        precision - scale,
+                        if unconstrained {
+                            " (pmdb's NUMERIC without a precision keeps 38 digits, 10 of them \
+                             after the point)"
+                        } else {
+                            ""
+                        }
+                    ),
+                ),
                 _ => SqlError::user(
                     state::DATA_EXCEPTION,
                     format!(

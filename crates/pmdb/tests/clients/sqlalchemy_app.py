@@ -1,7 +1,7 @@
 """An application written for PostgreSQL with SQLAlchemy 2's ORM and its default
 psycopg dialect, run unchanged against a server: two related models (generated keys, a
 unique column, a server default, a foreign key with ON DELETE CASCADE, a CHECK; uuid,
-bytea and timestamptz columns) are
+bytea, timestamptz and unconstrained numeric columns) are
 created, reflected, filled through their relationship, queried, changed, upserted
 (INSERT … ON CONFLICT), streamed through a server-side cursor and dropped. It prints
 `OK` at the end; any failure names its step.
@@ -10,6 +10,7 @@ Usage: python3 sqlalchemy_app.py PORT
 """
 
 import datetime
+import decimal
 import sys
 import uuid
 
@@ -22,6 +23,7 @@ from sqlalchemy import (
     Integer,
     Interval,
     LargeBinary,
+    Numeric,
     String,
     Uuid,
     create_engine,
@@ -69,6 +71,7 @@ class Book(Base):
         DateTime(timezone=True), server_default=func.now()
     )
     reading_time: Mapped[datetime.timedelta | None] = mapped_column(Interval)
+    price: Mapped[decimal.Decimal | None] = mapped_column(Numeric)
 
 
 def main(port: str) -> None:
@@ -131,6 +134,12 @@ def main(port: str) -> None:
             assert long_reads == ["one", "three"], long_reads
             assert s.get(Book, three.id).reading_time == datetime.timedelta(hours=2, minutes=30)
             assert len({b.uid for b in books}) == 3
+            books[0].price = decimal.Decimal("19.99")
+            books[1].price = decimal.Decimal("0.0000000001")
+            s.commit()
+            price = s.scalar(select(func.sum(Book.price)))
+            assert price == decimal.Decimal("19.9900000001"), price
+            assert s.get(Book, books[0].id).price == decimal.Decimal("19.99")
             step = "update"
             books[0].pages = 150
             s.commit()
