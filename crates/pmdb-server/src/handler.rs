@@ -50,7 +50,7 @@ use crate::channels::{self, ChannelChange, is_channel_command};
 use crate::compat::{self, IsolationSetting, Settings};
 use crate::copy::Receiving;
 use crate::encode::{copy_rows, fields, rows};
-use crate::params::{param_type, values};
+use crate::params::{declared_type, param_type, values};
 use crate::plan_cache::PlanCache;
 use crate::sync_flush::{FlushRequest, SessionStatus};
 use crate::timeouts;
@@ -295,9 +295,19 @@ impl Client {
         }
     }
 
-    /// Plans the one statement of `sql` for Parse (`None` for empty text).
-    async fn prepare(&mut self, sql: &str) -> Result<Option<Arc<Prepared>>, SqlError> {
-        if let Some(kept) = self.plans.get(sql, &self.sql) {
+    /// Plans the one statement of `sql` for Parse (`None` for empty text), its
+    /// parameters of the types the client declared (`types`) where it declared one.
+    async fn prepare(
+        &mut self,
+        sql: &str,
+        types: &[Option<Type>],
+    ) -> Result<Option<Arc<Prepared>>, SqlError> {
+        let declared: Vec<Option<DataType>> = types
+            .iter()
+            .map(|t| t.as_ref().and_then(declared_type))
+            .collect();
+        let key = crate::plan_cache::key(sql, &declared);
+        if let Some(kept) = self.plans.get(&key, &self.sql) {
             return Ok(Some(kept));
         }
         let mut statements = pmdb_sql::parse(sql)?;
@@ -322,10 +332,10 @@ impl Client {
             DfStatement::Statement(s) if is_channel_command(s) => {
                 Prepared::unplanned(statement, None)
             }
-            _ => self.sql.prepare(statement).await?,
+            _ => self.sql.prepare_declared(statement, &declared).await?,
         };
         let prepared = Arc::new(prepared);
-        self.plans.keep(sql, &prepared);
+        self.plans.keep(key, &prepared);
         Ok(Some(prepared))
     }
 
@@ -503,14 +513,14 @@ impl QueryParser for Planner {
         &self,
         _client: &C,
         sql: &str,
-        _types: &[Option<Type>],
+        types: &[Option<Type>],
     ) -> PgWireResult<Option<Arc<Prepared>>>
     where
         C: ClientInfo + Unpin + Send + Sync,
     {
         let mut client = self.client.lock().await;
         client.identify(_client);
-        let prepared = client.prepare(sql).await;
+        let prepared = client.prepare(sql, types).await;
         if prepared.is_err() {
             client.sql.fail_block();
         }

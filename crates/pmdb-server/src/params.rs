@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime};
-use datafusion::arrow::datatypes::{DataType, Field, IntervalMonthDayNano};
+use datafusion::arrow::datatypes::{DataType, Field, IntervalMonthDayNano, TimeUnit};
 use datafusion::common::ScalarValue;
 use pgwire::api::Type;
 use pgwire::api::portal::Portal;
@@ -42,6 +42,25 @@ pub fn param_type(given: &[Option<Type>], planned: &[Option<DataType>], i: usize
         .filter(|t| *t != Type::UNKNOWN)
         .or_else(|| planned.get(i).cloned().flatten().map(|t| pg_type(&t)))
         .unwrap_or(Type::TEXT)
+}
+
+/// The type a parameter the client declared of type `ty` is planned as, for the types
+/// whose values a plan of another type could lose (numbers, booleans, dates and
+/// times); `None` for the others, text and unknown among them, which the plan types.
+pub fn declared_type(ty: &Type) -> Option<DataType> {
+    Some(match *ty {
+        Type::BOOL => DataType::Boolean,
+        Type::INT2 => DataType::Int16,
+        Type::INT4 => DataType::Int32,
+        Type::INT8 => DataType::Int64,
+        Type::FLOAT4 => DataType::Float32,
+        Type::FLOAT8 => DataType::Float64,
+        Type::NUMERIC => pmdb_sql::arrow_type(pmdb_sql::SqlType::UNCONSTRAINED_NUMERIC),
+        Type::DATE => DataType::Date32,
+        Type::TIMESTAMP => DataType::Timestamp(TimeUnit::Microsecond, None),
+        Type::TIMESTAMPTZ => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        _ => return None,
+    })
 }
 
 /// Days from 0001-01-01 (chrono's day 1) to 1970-01-01.

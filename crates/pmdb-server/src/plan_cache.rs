@@ -1,5 +1,6 @@
-//! One connection's plans by the text of their statements, so that the same text sent
-//! to Parse again is not parsed and planned again. Drivers send the same statements
+//! One connection's plans by the text of their statements (and the parameter types
+//! their client declared), so that the same text sent to Parse again is not parsed and
+//! planned again. Drivers send the same statements
 //! unnamed over and over: psycopg sends a statement unnamed until it has run it a few
 //! times and forgets what it prepared at each ROLLBACK (SQLAlchemy's pool rolls back at
 //! every check-in), node-postgres and JDBC do much the same, and planning costs pmdb
@@ -11,14 +12,29 @@
 //! and `current_setting` reads its values as it runs. DEALLOCATE does not clear the
 //! cache (it forgets names, not plans); DISCARD ALL and DISCARD PLANS do.
 
+use std::fmt::Write as _;
 use std::sync::Arc;
 
+use datafusion::arrow::datatypes::DataType;
 use pmdb_sql::{Prepared, SqlSession, StatementKind};
 use quick_cache::unsync::Cache;
 
 /// Plans kept per connection: an application's statements, and more than the few
 /// dozen an ORM sends in a loop.
 const CAPACITY: usize = 256;
+
+/// What a plan is kept by: the statement's text, and the parameter types its client
+/// declared (the same text declared otherwise plans otherwise).
+pub fn key(sql: &str, declared: &[Option<DataType>]) -> String {
+    let mut key = sql.to_owned();
+    if declared.iter().any(Option::is_some) {
+        key.push('\0');
+        for d in declared {
+            let _ = write!(key, "{d:?};");
+        }
+    }
+    key
+}
 
 pub struct PlanCache {
     plans: Cache<String, Arc<Prepared>>,
@@ -46,14 +62,14 @@ impl PlanCache {
     /// Keeps the plan of `sql`, if it is worth keeping: statements that Parse plans
     /// (transaction control, DDL and COPY cost nothing to prepare, and FETCH's columns
     /// are its cursor's of the moment).
-    pub fn keep(&mut self, sql: &str, prepared: &Arc<Prepared>) {
+    pub fn keep(&mut self, key: String, prepared: &Arc<Prepared>) {
         use StatementKind as K;
         let planned = matches!(
             prepared.kind(),
             K::Query | K::LockingQuery | K::Insert | K::Update | K::Delete
         );
         if planned {
-            self.plans.insert(sql.to_owned(), Arc::clone(prepared));
+            self.plans.insert(key, Arc::clone(prepared));
         }
     }
 

@@ -89,6 +89,54 @@ fn simple_and_extended_queries_with_typed_parameters_and_results() {
     });
 }
 
+/// A parameter whose type the client declared in Parse has that type, as in PostgreSQL,
+/// where the plan would have typed it otherwise and lost its value: a numeric added to
+/// an integer literal stays a numeric, one compared with an integer column is compared
+/// as a numeric, and a parameter alone in a select list is described as declared.
+#[test]
+fn parameters_take_the_types_their_client_declared() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute("CREATE TABLE p (id INT PRIMARY KEY); INSERT INTO p VALUES (5), (6)")
+            .await
+            .unwrap();
+        let d = |n: i64, scale: u32| rust_decimal::Decimal::new(n, scale);
+        let sum = c
+            .prepare_typed("SELECT $1 + 1, $2 + 1", &[Type::NUMERIC, Type::FLOAT8])
+            .await
+            .unwrap();
+        assert_eq!(sum.columns()[0].type_(), &Type::NUMERIC);
+        assert_eq!(sum.columns()[1].type_(), &Type::FLOAT8);
+        let row = c.query_one(&sum, &[&d(157_563, 4), &1.5f64]).await.unwrap();
+        assert_eq!(row.get::<_, rust_decimal::Decimal>(0), d(167_563, 4));
+        assert_eq!(row.get::<_, f64>(1), 2.5);
+        let alone = c
+            .prepare_typed("SELECT $1", &[Type::NUMERIC])
+            .await
+            .unwrap();
+        assert_eq!(alone.params(), [Type::NUMERIC]);
+        assert_eq!(alone.columns()[0].type_(), &Type::NUMERIC);
+        let by_id = c
+            .prepare_typed("SELECT id FROM p WHERE id = $1", &[Type::NUMERIC])
+            .await
+            .unwrap();
+        assert!(c.query(&by_id, &[&d(55, 1)]).await.unwrap().is_empty());
+        let row = c.query_one(&by_id, &[&d(5, 0)]).await.unwrap();
+        assert_eq!(row.get::<_, i32>(0), 5);
+        // A declaration the plan agrees with changes nothing.
+        let int = c
+            .prepare_typed("SELECT id FROM p WHERE id = $1", &[Type::INT4])
+            .await
+            .unwrap();
+        assert_eq!(int.params(), [Type::INT4]);
+        assert_eq!(
+            c.query_one(&int, &[&6i32]).await.unwrap().get::<_, i32>(0),
+            6
+        );
+    });
+}
+
 #[test]
 fn errors_carry_their_sqlstate_and_the_connection_survives() {
     let s = TestServer::trusting();

@@ -35,6 +35,7 @@ mod cursors;
 mod date_format;
 mod ddl;
 mod ddl_transaction;
+mod declared_parameters;
 mod deferred_checks;
 mod dml;
 mod dml_parameters;
@@ -120,7 +121,7 @@ pub mod view;
 mod view_expansion;
 
 pub use arrow_conv::{
-    UTC, interval_at, interval_input, is_uuid, names_utc, padded_chars, text_type,
+    UTC, arrow_type, interval_at, interval_input, is_uuid, names_utc, padded_chars, text_type,
 };
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use cursors::forward_move;

@@ -258,7 +258,7 @@ fn literal(v: &ScalarValue) -> Result<Expr> {
                 })
                 .collect::<Result<Vec<_>>>()?;
             let element_type =
-                array_element_type(values.data_type()).ok_or_else(|| unsupported_parameter(v))?;
+                sql_type(values.data_type()).ok_or_else(|| unsupported_parameter(v))?;
             // `ARRAY[…]` would take its elements' types (and an empty one has none):
             // cast to the array type the value had.
             Expr::Cast {
@@ -286,8 +286,9 @@ fn unsupported_parameter(v: &ScalarValue) -> SqlError {
     )
 }
 
-/// The SQL type of an array parameter's elements, for the types parameters take.
-fn array_element_type(ty: &DataType) -> Option<SqlDataType> {
+/// The SQL type DataFusion plans as `ty`, for the types parameters take (an array
+/// parameter's elements, a parameter cast to the type its client declared).
+pub(crate) fn sql_type(ty: &DataType) -> Option<SqlDataType> {
     Some(match ty {
         DataType::Boolean => SqlDataType::Boolean,
         DataType::Int16 => SqlDataType::SmallInt(None),

@@ -17,8 +17,8 @@ use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    DataType, Expr, Ident, Query, SelectItem, SetExpr, Statement, TimezoneInfo, VisitMut,
-    VisitorMut,
+    DataType, ExactNumberInfo, Expr, Ident, Query, SelectItem, SetExpr, Statement, TimezoneInfo,
+    VisitMut, VisitorMut,
 };
 
 use crate::error::{Result, SqlError, df_error};
@@ -236,6 +236,7 @@ fn type_name(t: &DataType) -> String {
         DataType::Int(_) | DataType::Integer(_) | DataType::Int4(_) => "int4",
         DataType::BigInt(_) | DataType::Int8(_) => "int8",
         DataType::Real | DataType::Float4 => "float4",
+        DataType::Float(ExactNumberInfo::Precision(p)) if *p <= 24 => "float4",
         DataType::Double(_) | DataType::DoublePrecision | DataType::Float8 => "float8",
         DataType::Float(_) => "float8",
         DataType::Numeric(_) | DataType::Decimal(_) | DataType::Dec(_) => "numeric",

@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::SchemaRef;
+use datafusion::arrow::datatypes::{DataType, SchemaRef};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
@@ -596,7 +596,32 @@ impl SqlSession {
     /// columns of its rows (`None` for a command), and the plan kept for its runs. A
     /// statement that cannot be planned fails the open block.
     pub async fn prepare(&mut self, statement: DfStatement) -> Result<Prepared> {
-        let planned = self.plan(statement).await;
+        self.prepare_declared(statement, &[]).await
+    }
+
+    /// [`SqlSession::prepare`] with the types the client declared for the parameters
+    /// (`None` where it left one to the server): one the plan would type otherwise and
+    /// lose values of (no type, an integer for a numeric) takes the declared type, as in
+    /// PostgreSQL (see [`crate::declared_parameters`]).
+    pub async fn prepare_declared(
+        &mut self,
+        statement: DfStatement,
+        declared: &[Option<DataType>],
+    ) -> Result<Prepared> {
+        let planned = if declared.iter().any(Option::is_some) {
+            let planned = self.plan(statement.clone()).await;
+            let parameters = planned.as_ref().map_or(&[][..], |p| p.parameters());
+            let casts = crate::declared_parameters::retyped(parameters, declared);
+            if casts.is_empty() {
+                planned
+            } else {
+                let mut statement = statement;
+                crate::declared_parameters::cast(&mut statement, &casts);
+                self.plan(statement).await
+            }
+        } else {
+            self.plan(statement).await
+        };
         planned.map_err(|e| self.failed(e))
     }
 

@@ -26,7 +26,8 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
-    ArrayElemTypeDef, DataType as SqlDataType, Expr as SqlExpr, Statement, visit_expressions_mut,
+    ArrayElemTypeDef, DataType as SqlDataType, ExactNumberInfo, Expr as SqlExpr, Statement,
+    visit_expressions_mut,
 };
 
 use crate::array_text::{array_from_text, list_element};
@@ -85,6 +86,14 @@ pub(crate) fn rewrite_casts(statement: &mut Statement) -> Result<()> {
         if let Some(call) = crate::time_of_day::local_clock_call(e) {
             *e = call;
             return ControlFlow::Continue(());
+        }
+        // FLOAT is PostgreSQL's double, FLOAT(p) a real up to 24 bits of precision;
+        // DataFusion makes both a real.
+        if let SqlExpr::Cast { data_type, .. } = e
+            && let SqlDataType::Float(precision) = data_type
+            && !matches!(precision, ExactNumberInfo::Precision(p) if *p <= 24)
+        {
+            *data_type = SqlDataType::DoublePrecision;
         }
         // An array of uuids or json values is an array of their text, the form
         // DataFusion holds them in (a column they go into reads them as its type).

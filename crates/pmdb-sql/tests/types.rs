@@ -406,6 +406,15 @@ fn numbers_written_with_a_fraction_keep_their_digits_as_decimals() {
         ),
         ["987654321.9870000000|0.1000000000|0.300000000000000000"]
     );
+    // FLOAT is PostgreSQL's double; FLOAT(p) up to 24 a real.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT arrow_typeof(1.5::float), arrow_typeof(CAST(1 AS FLOAT(10))), \
+             arrow_typeof(1.5::float(25))"
+        ),
+        ["Float64|Float32|Float64"]
+    );
     f.tag(&mut s, "ALTER TABLE w ALTER COLUMN d TYPE NUMERIC(15,4)");
     assert_eq!(f.rows(&mut s, "SELECT d FROM w"), ["987654321.9870"]);
     assert_eq!(
