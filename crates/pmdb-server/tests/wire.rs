@@ -124,6 +124,34 @@ fn parameters_take_the_types_their_client_declared() {
         assert!(c.query(&by_id, &[&d(55, 1)]).await.unwrap().is_empty());
         let row = c.query_one(&by_id, &[&d(5, 0)]).await.unwrap();
         assert_eq!(row.get::<_, i32>(0), 5);
+        // pg_typeof names the type a client is told of.
+        c.batch_execute(
+            "CREATE TYPE mood AS ENUM ('ok'); \
+             CREATE TABLE ty (v VARCHAR(3), n NUMERIC, m mood, t TIMESTAMPTZ)",
+        )
+        .await
+        .unwrap();
+        let row = c
+            .query_one(
+                "SELECT pg_typeof(1::int)::text, pg_typeof(v)::text, pg_typeof(n)::text, \
+                   pg_typeof(m)::text, pg_typeof(t)::text, pg_typeof(1.5::float)::text \
+                 FROM (SELECT 1) x LEFT JOIN ty ON true",
+                &[],
+            )
+            .await
+            .unwrap();
+        let names: Vec<String> = (0..6).map(|i| row.get(i)).collect();
+        assert_eq!(
+            names,
+            [
+                "integer",
+                "character varying",
+                "numeric",
+                "mood",
+                "timestamp with time zone",
+                "double precision"
+            ]
+        );
         // A declaration the plan agrees with changes nothing.
         let int = c
             .prepare_typed("SELECT id FROM p WHERE id = $1", &[Type::INT4])

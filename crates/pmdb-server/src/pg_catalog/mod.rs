@@ -10,10 +10,12 @@ mod rewrite;
 mod rows;
 mod source;
 mod tables;
+mod type_of;
 
 use std::sync::Arc;
 
 use datafusion::common::Result as DfResult;
+use datafusion::logical_expr::ScalarUDF;
 use pmdb_sql::Sessions;
 
 use crate::activity::Activity;
@@ -30,5 +32,6 @@ pub fn install(sessions: &Sessions, users: Vec<String>, activity: Arc<Activity>)
     for f in functions::all(&origin) {
         ctx.register_udf(f);
     }
+    ctx.register_udf(ScalarUDF::from(type_of::TypeOf::new(&origin)));
     sessions.register_schema("pg_catalog", tables::schema(&origin)?)
 }
