@@ -1,6 +1,7 @@
 //! COPY … FROM STDIN on the wire: the client's CopyData pieces are cut into lines,
 //! each line into fields in PostgreSQL's text format (tab-separated, `\N` for NULL,
-//! backslash escapes) or CSV, or read as binary tuples ([`crate::copy_binary`]), and
+//! backslash escapes) or CSV ([`crate::copy_csv`]: a quoted field may go on over
+//! several lines), or read as binary tuples ([`crate::copy_binary`]), and
 //! every few thousand rows go to pmdb-sql's [`CopyIn`] as a batch of text columns,
 //! which it casts to the columns' types.
 
@@ -11,6 +12,7 @@ use datafusion::arrow::datatypes::{DataType, Field, Schema};
 use pmdb_sql::{CopyFormat, CopyIn, SqlError};
 
 use crate::copy_binary::BinaryRows;
+use crate::copy_csv;
 
 /// Rows per batch handed on.
 const BATCH_ROWS: usize = 4096;
@@ -30,6 +32,10 @@ pub struct Receiving {
     line: u64,
     /// The tuples of a binary COPY.
     binary: BinaryRows,
+    /// CSV: how each column reads NULL.
+    nulls: copy_csv::Nulls,
+    /// CSV: the lines of a record whose quoted field is still open.
+    open_record: Option<String>,
 }
 
 fn bad(line: u64, message: impl std::fmt::Display) -> SqlError {
@@ -38,7 +44,15 @@ fn bad(line: u64, message: impl std::fmt::Display) -> SqlError {
 
 impl Receiving {
     pub fn new(copy: CopyIn) -> Receiving {
+        let flags = |names: &[String]| copy.columns.iter().map(|c| names.contains(c)).collect();
+        let nulls = copy_csv::Nulls {
+            text: copy.format.null.clone(),
+            force_not_null: flags(&copy.format.force_not_null),
+            force_null: flags(&copy.format.force_null),
+        };
         Receiving {
+            nulls,
+            open_record: None,
             header_left: copy.format.header,
             copy,
             partial: Vec::new(),
@@ -105,13 +119,16 @@ impl Receiving {
                 self.failed = Some(e);
             }
         }
+        if self.open_record.is_some() && self.failed.is_none() {
+            self.failed = Some(bad(self.line, "unterminated CSV quoted field"));
+        }
         self.flush().await;
     }
 
     fn line(&mut self, raw: &[u8]) -> Result<(), SqlError> {
         self.line += 1;
         let raw = raw.strip_suffix(b"\r").unwrap_or(raw);
-        if raw == b"\\." {
+        if raw == b"\\." && self.open_record.is_none() {
             self.ended = true;
             return Ok(());
         }
@@ -121,7 +138,27 @@ impl Receiving {
         let text = std::str::from_utf8(raw).map_err(|e| bad(self.line, e))?;
         let format = &self.copy.format;
         let fields = if format.csv {
-            csv_fields(text, format).map_err(|e| bad(self.line, e))?
+            let record = match self.open_record.take() {
+                Some(mut open) => {
+                    open.push('\n');
+                    open.push_str(text);
+                    open
+                }
+                None => text.to_owned(),
+            };
+            let dialect = copy_csv::Dialect {
+                delimiter: format.delimiter,
+                quote: format.quote,
+                escape: format.escape,
+            };
+            match copy_csv::fields(&record, dialect, &self.nulls) {
+                Ok(Some(fields)) => fields,
+                Ok(None) => {
+                    self.open_record = Some(record);
+                    return Ok(());
+                }
+                Err(e) => return Err(bad(self.line, e)),
+            }
         } else {
             text_fields(text, format).map_err(|e| bad(self.line, e))?
         };
@@ -239,50 +276,6 @@ fn unescape(field: &str) -> Result<String, String> {
     String::from_utf8(out).map_err(|e| e.to_string())
 }
 
-/// Fields of a line in CSV: quoted fields may hold the delimiter and doubled quotes; an
-/// unquoted field equal to the NULL text is NULL.
-fn csv_fields(line: &str, f: &CopyFormat) -> Result<Vec<Option<String>>, String> {
-    let delimiter = f.delimiter as char;
-    let mut fields = Vec::new();
-    let mut chars = line.chars().peekable();
-    loop {
-        let mut value = String::new();
-        let quoted = chars.peek() == Some(&'"');
-        if quoted {
-            chars.next();
-            loop {
-                match chars.next() {
-                    Some('"') if chars.peek() == Some(&'"') => {
-                        chars.next();
-                        value.push('"');
-                    }
-                    Some('"') => break,
-                    Some(c) => value.push(c),
-                    None => return Err("a quoted field does not end on its line".into()),
-                }
-            }
-        }
-        while let Some(&c) = chars.peek() {
-            if c == delimiter {
-                break;
-            }
-            if quoted {
-                return Err("text after a quoted field".into());
-            }
-            value.push(c);
-            chars.next();
-        }
-        fields.push(if !quoted && value == f.null {
-            None
-        } else {
-            Some(value)
-        });
-        if chars.next().is_none() {
-            return Ok(fields);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -294,6 +287,10 @@ mod tests {
             delimiter: b'\t',
             header: false,
             null: "\\N".into(),
+            quote: b'"',
+            escape: b'"',
+            force_not_null: Vec::new(),
+            force_null: Vec::new(),
         }
     }
 
@@ -310,28 +307,5 @@ mod tests {
             ]
         );
         assert!(text_fields("bad\\", &f).is_err());
-    }
-
-    #[test]
-    fn csv_fields_quotes_and_nulls() {
-        let f = CopyFormat {
-            csv: true,
-            binary: false,
-            delimiter: b',',
-            header: false,
-            null: String::new(),
-        };
-        assert_eq!(
-            csv_fields(r#"1,"a,b","say ""hi""",,"""#, &f).unwrap(),
-            [
-                Some("1".into()),
-                Some("a,b".into()),
-                Some("say \"hi\"".into()),
-                None,
-                Some(String::new())
-            ]
-        );
-        assert!(csv_fields(r#""open"#, &f).is_err());
-        assert!(csv_fields(r#""a"b"#, &f).is_err());
     }
 }

@@ -16,9 +16,7 @@ use datafusion::arrow::datatypes::{
 use datafusion::arrow::util::display::{ArrayFormatter, FormatOptions};
 use pgwire::api::Type;
 use pgwire::api::portal::Format;
-use pgwire::api::results::{
-    CopyCsvOptions, CopyEncoder, CopyTextOptions, DataRowEncoder, FieldInfo,
-};
+use pgwire::api::results::{CopyEncoder, CopyTextOptions, DataRowEncoder, FieldInfo};
 use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::DataRow;
@@ -29,6 +27,7 @@ use pmdb_sql::types::{Interval, SqlType};
 use pmdb_sql::{CopyEncoding, CopyOutFormat, interval_at, padded_chars, text_type};
 use postgres_types::ToSql;
 
+use crate::copy_csv;
 use crate::numeric::Numeric;
 use crate::pg_array::{ArrayOut, array_type, element_type};
 use crate::pg_record::RecordOut;
@@ -254,6 +253,12 @@ impl FieldEncoder for DataRowEncoder {
     }
 }
 
+impl FieldEncoder for copy_csv::Encoder {
+    fn field<T: ToSql + ToSqlText + Sized>(&mut self, value: &T) -> PgWireResult<()> {
+        self.value(value)
+    }
+}
+
 impl FieldEncoder for CopyEncoder {
     fn field<T: ToSql + ToSqlText + Sized>(&mut self, value: &T) -> PgWireResult<()> {
         self.encode_field(value)
@@ -324,6 +329,7 @@ pub fn copy_rows(
 ) -> PgWireResult<Vec<CopyData>> {
     let fields = Arc::new(fields(schema, &Format::UnifiedText));
     let delimiter = char::from(format.delimiter).to_string();
+    let mut out = Vec::new();
     let mut encoder = match format.encoding {
         CopyEncoding::Binary => CopyEncoder::new_binary(fields),
         CopyEncoding::Text => CopyEncoder::new_text(
@@ -333,22 +339,25 @@ pub fn copy_rows(
                 null_string: format.null.as_str().into(),
             },
         ),
-        CopyEncoding::Csv => CopyEncoder::new_csv(
-            fields,
-            CopyCsvOptions {
-                delimiter: delimiter.into(),
-                null_string: format.null.as_str().into(),
-                ..CopyCsvOptions::default()
-            },
-        ),
-    };
-    let mut out = Vec::new();
-    if format.header && format.encoding == CopyEncoding::Csv {
-        for f in schema.fields() {
-            encoder.encode_field(&Some(f.name().clone()))?;
+        CopyEncoding::Csv => {
+            let dialect = copy_csv::Dialect {
+                delimiter: format.delimiter,
+                quote: format.quote,
+                escape: format.escape,
+            };
+            let mut csv = copy_csv::Encoder::new(
+                fields,
+                dialect,
+                format.null.clone(),
+                format.force_quote.clone(),
+            );
+            if format.header {
+                out.push(csv.header(schema.fields().iter().map(|f| f.name().as_str())));
+            }
+            each_row(batches, &mut csv, |e| out.push(e.take_copy()))?;
+            return Ok(out);
         }
-        out.push(encoder.take_copy());
-    }
+    };
     each_row(batches, &mut encoder, |e| out.push(e.take_copy()))?;
     if out.is_empty() && format.encoding == CopyEncoding::Binary {
         // The encoder writes the header with the first row; with none, it is alone.

@@ -282,6 +282,7 @@ impl Client {
     fn apply_settings(&self) {
         let limits = self.settings.limits();
         self.sql.set_lock_timeout(limits.lock_ms);
+        self.sql.set_search_path(self.settings.search_path());
         self.idle_limit
             .store(limits.idle_in_transaction_ms, Ordering::Relaxed);
     }

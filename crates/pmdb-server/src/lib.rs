@@ -16,6 +16,7 @@ mod channels;
 mod compat;
 mod copy;
 mod copy_binary;
+mod copy_csv;
 mod encode;
 mod error;
 mod handler;

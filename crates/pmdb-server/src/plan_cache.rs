@@ -8,8 +8,9 @@
 //!
 //! A plan found here is the one Parse would make now, as a named statement's is: made
 //! at the catalog's present generation (no DDL since, a rolled-back block's included).
-//! Settings do not enter plans: pmdb takes TimeZone as UTC only, has one search path,
-//! and `current_setting` reads its values as it runs. DEALLOCATE does not clear the
+//! A plan made under another search path is made again. Other settings do not enter
+//! plans: pmdb takes TimeZone as UTC only, and `current_setting` reads its values as it
+//! runs. DEALLOCATE does not clear the
 //! cache (it forgets names, not plans); DISCARD ALL and DISCARD PLANS do.
 
 use std::fmt::Write as _;

@@ -1671,3 +1671,189 @@ fn queries_of_no_column_return_their_rows() {
         block.rollback().await.unwrap();
     });
 }
+
+/// CSV as PostgreSQL reads and writes it with its options: QUOTE and ESCAPE, a quoted
+/// field that goes on over lines (and over CopyData pieces), FORCE_NOT_NULL and
+/// FORCE_NULL in, FORCE_QUOTE out (never the header), an unterminated quote refused.
+#[test]
+fn csv_copies_take_quote_escape_and_force_options() {
+    use futures::{SinkExt, TryStreamExt};
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute("CREATE TABLE cq (id INT PRIMARY KEY, a TEXT, b TEXT)")
+            .await
+            .unwrap();
+        let sink = c.copy_in("COPY cq FROM STDIN (FORMAT csv)").await.unwrap();
+        futures::pin_mut!(sink);
+        for piece in ["1,\"two\nli", "nes\",x\n2,\"q\"\"u\",\n3,,\"\"\n"] {
+            sink.send(bytes::Bytes::from(piece)).await.unwrap();
+        }
+        assert_eq!(sink.finish().await.unwrap(), 3);
+        let sink = c
+            .copy_in(
+                "COPY cq FROM STDIN (FORMAT csv, DELIMITER '|', QUOTE '*', ESCAPE '!', \
+                 NULL 'n-u-l-l', FORCE_NOT_NULL (a), FORCE_NULL (b))",
+            )
+            .await
+            .unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(
+            b"4|*!**|*n-u-l-l*\n5|n-u-l-l|*a!!b*\n",
+        ))
+        .await
+        .unwrap();
+        assert_eq!(sink.finish().await.unwrap(), 2);
+        let rows = c
+            .query("SELECT id, a, b FROM cq ORDER BY id", &[])
+            .await
+            .unwrap();
+        let got: Vec<(i32, Option<String>, Option<String>)> = rows
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2)))
+            .collect();
+        let some = |v: &str| Some(v.to_owned());
+        assert_eq!(
+            got,
+            [
+                (1, some("two\nlines"), some("x")),
+                (2, some("q\"u"), None),
+                (3, None, some("")),
+                (4, some("*"), None),
+                (5, some("n-u-l-l"), some("a!b")),
+            ]
+        );
+        let stream = c
+            .copy_out(
+                "COPY cq TO STDOUT (FORMAT csv, HEADER, DELIMITER '|', QUOTE '*', ESCAPE '!', \
+                 NULL 'n-u-l-l', FORCE_QUOTE (a))",
+            )
+            .await
+            .unwrap();
+        let parts: Vec<bytes::Bytes> = stream.try_collect().await.unwrap();
+        assert_eq!(
+            String::from_utf8(parts.concat()).unwrap(),
+            "id|a|b\n1|*two\nlines*|x\n2|*q\"u*|n-u-l-l\n3|n-u-l-l|\n\
+             4|*!**|n-u-l-l\n5|*n-u-l-l*|a!b\n"
+        );
+        let sink = c.copy_in("COPY cq FROM STDIN (FORMAT csv)").await.unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(b"6,\"open\n"))
+            .await
+            .unwrap();
+        let e = sink.finish().await.unwrap_err();
+        assert_eq!(sqlstate(&e), "22P04", "{e}");
+        for (sql, state) in [
+            ("COPY cq FROM STDIN (FORMAT csv, FORCE_QUOTE (a))", "0A000"),
+            ("COPY cq FROM STDIN (QUOTE '*')", "0A000"),
+            ("COPY cq FROM STDIN (FORMAT csv, FORCE_NULL (zz))", "42P10"),
+        ] {
+            // Each on a connection of its own: tokio-postgres's failed COPY leaves its
+            // connection waiting.
+            let c = s.connect().await;
+            let Err(e) = c.copy_in::<_, bytes::Bytes>(sql).await else {
+                panic!("{sql}: accepted");
+            };
+            assert_eq!(sqlstate(&e), state, "{sql}: {e}");
+        }
+        let c = s.connect().await;
+        let Err(e) = c
+            .copy_out("COPY cq TO STDOUT (FORMAT csv, FORCE_QUOTE (zz))")
+            .await
+        else {
+            panic!("a FORCE_QUOTE column the COPY does not write");
+        };
+        assert_eq!(sqlstate(&e), "42P10", "{e}");
+    });
+}
+
+/// `search_path` as PostgreSQL takes it: unqualified names are looked up in its schemas
+/// in order and made in the first that exists (3F000 with none), `current_schema()`,
+/// `pg_table_is_visible`, `nextval` and `::regclass` follow it, a plan kept for a text
+/// is made again under another path, and `SET LOCAL` ends with its block.
+#[test]
+fn the_search_path_resolves_unqualified_names() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE SCHEMA app;
+             CREATE TABLE t (v TEXT);
+             INSERT INTO t VALUES ('public');
+             SET search_path = app, public;
+             CREATE TABLE t (v TEXT);
+             CREATE SEQUENCE s START 7;
+             INSERT INTO t VALUES ('app');
+             CREATE TABLE only_public_before (x INT)",
+        )
+        .await
+        .unwrap();
+        let one = |sql: &'static str| {
+            let c = &c;
+            async move {
+                let row = c.query_one(sql, &[]).await.unwrap();
+                row.get::<_, Option<String>>(0)
+            }
+        };
+        let value = "SELECT v FROM t";
+        assert_eq!(one(value).await.as_deref(), Some("app"));
+        assert_eq!(
+            one("SELECT v FROM public.t").await.as_deref(),
+            Some("public")
+        );
+        assert_eq!(one("SELECT current_schema()").await.as_deref(), Some("app"));
+        assert_eq!(
+            one(
+                "SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \
+                 WHERE c.relname = 'only_public_before'"
+            )
+            .await
+            .as_deref(),
+            Some("app")
+        );
+        let visible = c
+            .query(
+                "SELECT n.nspname, pg_table_is_visible(c.oid) FROM pg_class c \
+                 JOIN pg_namespace n ON n.oid = c.relnamespace WHERE c.relname = 't' \
+                 ORDER BY 1",
+                &[],
+            )
+            .await
+            .unwrap();
+        let visible: Vec<(String, bool)> = visible.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(visible, [("app".into(), true), ("public".into(), false)]);
+        let next: i64 = c
+            .query_one("SELECT nextval('s')", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(next, 7);
+        // The same text, prepared again under another path, finds the other table.
+        c.batch_execute("SET search_path = public").await.unwrap();
+        assert_eq!(one(value).await.as_deref(), Some("public"));
+        // SET LOCAL lasts until its block ends.
+        c.batch_execute("BEGIN; SET LOCAL search_path = app")
+            .await
+            .unwrap();
+        assert_eq!(one(value).await.as_deref(), Some("app"));
+        c.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(one(value).await.as_deref(), Some("public"));
+        // A path of no schema that exists: names are missing, nothing can be made.
+        c.batch_execute("SET search_path = nowhere").await.unwrap();
+        let e = c.query(value, &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "42P01", "{e}");
+        let e = c.batch_execute("CREATE TABLE u (x INT)").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "3F000", "{e}");
+        assert_eq!(one("SELECT current_schema()").await, None);
+        // WITH names and table functions are no relations of the path.
+        let rows = c
+            .query(
+                "WITH t AS (SELECT 'cte' AS v) SELECT v FROM t \
+                 UNION ALL SELECT value::text FROM generate_series(1, 1)",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 2);
+    });
+}

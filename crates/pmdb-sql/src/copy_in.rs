@@ -14,7 +14,7 @@ use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget, Statement};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
-use crate::copy_options::{CopyOptions, Encoding};
+use crate::copy_options::{CopyOptions, Encoding, check_listed};
 use crate::error::{Result, SqlError, state, undefined_column};
 use crate::names::{RelName, ident_name, object_name};
 use crate::provider::load_batch;
@@ -34,6 +34,13 @@ pub struct CopyFormat {
     pub header: bool,
     /// The text of a NULL: `\N` in text, an unquoted empty field in CSV.
     pub null: String,
+    /// CSV's quote and escape characters (`"` unless given; the escape is the quote's).
+    pub quote: u8,
+    pub escape: u8,
+    /// CSV: columns whose unquoted NULL text is that text.
+    pub force_not_null: Vec<String>,
+    /// CSV: columns whose quoted NULL text is NULL too.
+    pub force_null: Vec<String>,
 }
 
 /// A COPY … FROM STDIN under way.
@@ -72,6 +79,7 @@ pub fn copy_from_stdin(
             return Err(SqlError::unsupported("COPY (query) FROM STDIN"));
         };
         let o = CopyOptions::parse(options, legacy_options)?;
+        o.check_direction(false)?;
         let (csv, binary) = match o.encoding.unwrap_or(Encoding::Text) {
             Encoding::Text => (false, false),
             Encoding::Csv => (true, false),
@@ -90,6 +98,10 @@ pub fn copy_from_stdin(
             null: o
                 .null
                 .unwrap_or_else(|| if csv { "" } else { "\\N" }.into()),
+            quote: o.quote.unwrap_or(b'"'),
+            escape: o.escape.or(o.quote).unwrap_or(b'"'),
+            force_not_null: o.force_not_null,
+            force_null: o.force_null,
         };
         let listed = columns.iter().map(ident_name).collect();
         Ok((object_name(table_name)?, f, listed))
@@ -117,11 +129,13 @@ impl CopyIn {
                 ));
             }
         }
-        let columns = if listed.is_empty() {
+        let columns: Vec<String> = if listed.is_empty() {
             def.columns.iter().map(|c| c.name.clone()).collect()
         } else {
             listed
         };
+        check_listed("FORCE_NOT_NULL", &format.force_not_null, &columns)?;
+        check_listed("FORCE_NULL", &format.force_null, &columns)?;
         let types = columns
             .iter()
             .map(|c| def.columns[def.column(c).expect("a checked column")].ty)

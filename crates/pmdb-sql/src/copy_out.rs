@@ -7,7 +7,7 @@ use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget, Expr, Ident, SelectItem, Statement};
 
 use crate::ast_build;
-use crate::copy_options::{CopyOptions, Encoding};
+use crate::copy_options::{CopyOptions, Encoding, check_listed};
 use crate::error::{Result, SqlError, state};
 use crate::names::{ident_name, object_name};
 use crate::output::{CopyEncoding, CopyOutFormat, Output};
@@ -40,6 +40,7 @@ pub(crate) async fn run(
         return Err(SqlError::unsupported("COPY … TO with inline values"));
     }
     let o = CopyOptions::parse(options, legacy_options)?;
+    o.check_direction(true)?;
     let encoding = match o.encoding.unwrap_or(Encoding::Text) {
         Encoding::Text => CopyEncoding::Text,
         Encoding::Csv => CopyEncoding::Csv,
@@ -104,6 +105,9 @@ pub(crate) async fn run(
         .collect(datafusion::dataframe::DataFrame::new(state, plan))
         .await?;
     let csv = encoding == CopyEncoding::Csv;
+    let names: Vec<String> = schema.fields().iter().map(|f| f.name().clone()).collect();
+    check_listed("FORCE_QUOTE", &o.force_quote, &names)?;
+    let force_quote = names.iter().map(|n| o.force_quote.contains(n)).collect();
     Ok(Output::CopyOut {
         schema,
         batches,
@@ -114,6 +118,9 @@ pub(crate) async fn run(
                 .null
                 .unwrap_or_else(|| if csv { String::new() } else { "\\N".into() }),
             header: o.header,
+            quote: o.quote.unwrap_or(b'"'),
+            escape: o.escape.or(o.quote).unwrap_or(b'"'),
+            force_quote,
         },
     })
 }

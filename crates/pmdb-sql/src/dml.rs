@@ -397,9 +397,19 @@ fn copy_format(
     legacy: &[CopyLegacyOption],
 ) -> Result<CopyFormat> {
     let o = CopyOptions::parse(options, legacy)?;
+    o.check_direction(false)?;
     if o.null.is_some() {
         return Err(SqlError::unsupported(
             "COPY … FROM a file with NULL: empty fields are NULL",
+        ));
+    }
+    if o.quote.is_some()
+        || o.escape.is_some()
+        || !o.force_not_null.is_empty()
+        || !o.force_null.is_empty()
+    {
+        return Err(SqlError::unsupported(
+            "COPY … FROM a file with QUOTE, ESCAPE or FORCE options (give the rows FROM STDIN)",
         ));
     }
     let default = if filename.ends_with(".parquet") {

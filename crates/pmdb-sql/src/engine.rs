@@ -154,6 +154,7 @@ impl SqlEngine {
             executor: runtime.handle().clone(),
             sequence_calls,
             temp: crate::temp_tables::TempSchema::new(),
+            search_path: crate::search_path::SearchPath::default(),
             viewer: catalog_viewer,
             provider_for: Arc::new(move |viewer| Arc::new(provider.seen_by(viewer)) as _),
         });

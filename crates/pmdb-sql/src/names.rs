@@ -126,9 +126,14 @@ pub fn object_name(name: &ObjectName) -> Result<RelName> {
 /// The relation a text argument names, as PostgreSQL reads `'name'::regclass`:
 /// unquoted parts fold to lower case, an optional schema (else `public`).
 pub fn relation_named(text: &str) -> Result<RelName> {
+    object_name(&parse_relation(text)?)
+}
+
+/// The name a text argument writes, as the parser reads it.
+pub fn parse_relation(text: &str) -> Result<ObjectName> {
     use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
     use datafusion::sql::sqlparser::parser::Parser;
-    let name = Parser::new(&PostgreSqlDialect {})
+    Parser::new(&PostgreSqlDialect {})
         .try_with_sql(text)
         .and_then(|mut p| p.parse_object_name(false))
         .map_err(|_| {
@@ -136,8 +141,7 @@ pub fn relation_named(text: &str) -> Result<RelName> {
                 state::INVALID_NAME,
                 format!("invalid name syntax: {text:?}"),
             )
-        })?;
-    object_name(&name)
+        })
 }
 
 /// Whether SQL text `sql` may refer to column `column`: it has an identifier of that

@@ -48,6 +48,11 @@ pub struct CopyOutFormat {
     pub null: String,
     /// A first line of column names (CSV).
     pub header: bool,
+    /// CSV's quote and escape characters.
+    pub quote: u8,
+    pub escape: u8,
+    /// Per column: CSV quotes its values even where they need no quotes.
+    pub force_quote: Vec<bool>,
 }
 
 /// A command's tag as PostgreSQL reports it: the command, and for those that count rows,

@@ -8,7 +8,7 @@
 //! the statement runs as if unprepared.
 
 use std::ops::ControlFlow;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
 use datafusion::arrow::array::Array as _;
 use datafusion::arrow::datatypes::{DataType, SchemaRef};
@@ -53,6 +53,8 @@ pub struct Prepared {
     columns: Option<SchemaRef>,
     /// The catalog generation `plan` was made at.
     pub(crate) generation: u64,
+    /// The search path its names were resolved with.
+    pub(crate) search_path: Arc<[String]>,
     pub(crate) plan: Plan,
     reads: Vec<RelName>,
     /// The statement's text, made when first asked for.
@@ -80,10 +82,17 @@ impl Prepared {
             parameters,
             columns,
             generation,
+            search_path: Arc::from(Vec::new()),
             plan,
             reads: Vec::new(),
             text: OnceLock::new(),
         }
+    }
+
+    /// The statement, its names resolved with `search_path`.
+    pub(crate) fn resolved_with(mut self, search_path: Arc<[String]>) -> Prepared {
+        self.search_path = search_path;
+        self
     }
 
     /// The statement, reading the tables `reads` names (its views expanded), whose

@@ -481,6 +481,12 @@ impl TableDef {
         !self.primary_key.is_empty() && name == self.primary_key_constraint()
     }
 
+    /// Whether `name` is one of the table's indexes' (its primary key's included), which
+    /// share their table's schema with its relations.
+    pub fn names_an_index(&self, name: &str) -> bool {
+        self.is_primary_key_name(name) || self.indexes.iter().any(|ix| ix.name == name)
+    }
+
     /// The primary key constraint's name (and its index's): the one it was made with,
     /// `<table>_pkey` unless one was given.
     pub fn primary_key_constraint(&self) -> String {

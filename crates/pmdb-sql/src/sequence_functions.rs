@@ -20,7 +20,8 @@ use parking_lot::Mutex;
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, external, state};
-use crate::names::{RelName, relation_named as relation};
+use crate::names::RelName;
+use crate::search_path::{SearchPath, relation_named as relation};
 use crate::sequence::Sequence;
 
 /// What one session's `nextval` and `setval` calls gave, per sequence id, and the
@@ -95,9 +96,14 @@ impl SequenceCalls {
 }
 
 /// The sequence a function's text argument names, as PostgreSQL reads `'name'::regclass`:
-/// unquoted parts fold to lower case, an optional schema (else `public`).
-pub(crate) fn named_sequence(catalog: &Catalog, text: &str) -> Result<Arc<Sequence>> {
-    let name = relation(text)?;
+/// unquoted parts fold to lower case, an optional schema (else the first of the
+/// caller's search path, `schemas`, that has a relation of that name).
+pub(crate) fn named_sequence(
+    catalog: &Catalog,
+    schemas: &[String],
+    text: &str,
+) -> Result<Arc<Sequence>> {
+    let name = relation(schemas, text, |n| catalog.names_a_relation(n))?;
     match catalog.sequence(&name) {
         Some(seq) => Ok(seq),
         None if catalog.table(&name).is_some() => Err(SqlError::user(
@@ -156,7 +162,9 @@ impl SequenceFunction {
     }
 
     /// The function's value for one row's arguments.
-    fn one(&self, args: &[ScalarValue]) -> Result<ScalarValue> {
+    /// The function's value for one row's `args`, for a caller with search path
+    /// `schemas`.
+    fn one(&self, schemas: &[String], args: &[ScalarValue]) -> Result<ScalarValue> {
         let text = |i: usize| match args.get(i) {
             Some(ScalarValue::Utf8(Some(s)) | ScalarValue::LargeUtf8(Some(s))) => Some(s.clone()),
             _ => None,
@@ -171,15 +179,15 @@ impl SequenceFunction {
         }
         match self.function {
             Function::NextVal => {
-                let seq = named_sequence(&self.catalog, &text(0).unwrap_or_default())?;
+                let seq = named_sequence(&self.catalog, schemas, &text(0).unwrap_or_default())?;
                 int(self.calls.next(&seq))
             }
             Function::CurrVal => {
-                let seq = named_sequence(&self.catalog, &text(0).unwrap_or_default())?;
+                let seq = named_sequence(&self.catalog, schemas, &text(0).unwrap_or_default())?;
                 int(self.calls.current(&seq))
             }
             Function::SetVal => {
-                let seq = named_sequence(&self.catalog, &text(0).unwrap_or_default())?;
+                let seq = named_sequence(&self.catalog, schemas, &text(0).unwrap_or_default())?;
                 let value = match args.get(1) {
                     Some(v) => match v.cast_to(&DataType::Int64) {
                         Ok(ScalarValue::Int64(Some(v))) => v,
@@ -197,7 +205,9 @@ impl SequenceFunction {
             }
             Function::LastVal => int(self.calls.last(&self.catalog)),
             Function::SerialSequence => {
-                let name = relation(&text(0).unwrap_or_default())?;
+                let name = relation(schemas, &text(0).unwrap_or_default(), |n| {
+                    self.catalog.names_a_relation(n)
+                })?;
                 let column = text(1).unwrap_or_default();
                 let table = match self.catalog.table(&name) {
                     Some(t) => t,
@@ -251,12 +261,14 @@ impl ScalarUDFImpl for SequenceFunction {
         let rows = args.number_rows;
         let arrays = ColumnarValue::values_to_arrays(&args.args)?;
         let mut out = Vec::with_capacity(rows);
+        let search_path = args.config_options.extensions.get::<SearchPath>();
+        let schemas = search_path.map_or_else(|| SearchPath::default().schemas(), |p| p.schemas());
         for row in 0..rows {
             let values = arrays
                 .iter()
                 .map(|a| ScalarValue::try_from_array(a, if a.len() == 1 { 0 } else { row }))
                 .collect::<DfResult<Vec<_>>>()?;
-            out.push(self.one(&values).map_err(external)?);
+            out.push(self.one(&schemas, &values).map_err(external)?);
         }
         let array: ArrayRef = match self.function {
             Function::SerialSequence => Arc::new(

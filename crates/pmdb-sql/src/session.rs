@@ -23,6 +23,7 @@ use crate::catalog::{Catalog, Viewer};
 use crate::error::{Result, SqlError, df_error, state};
 use crate::read_point::ReadPoint;
 use crate::row_locks::ClientLocks;
+use crate::search_path::SearchPath;
 use crate::sequence_functions::SequenceCalls;
 use crate::temp_tables::TempSchema;
 
@@ -40,6 +41,8 @@ pub(crate) struct Session {
     pub sequence_calls: Arc<SequenceCalls>,
     /// Where the session's temporary relations live.
     pub temp: TempSchema,
+    /// Where its unqualified names are looked up and made.
+    pub search_path: SearchPath,
     /// Who the session is to the catalog, which it reads as last committed while
     /// another session's transaction changes it.
     pub viewer: Viewer,
@@ -63,6 +66,12 @@ impl Session {
         // Relations and functions built from the catalog (pg_catalog) read it as the
         // session does.
         state.config_mut().options_mut().extensions.insert(viewer);
+        let search_path = SearchPath::default();
+        state
+            .config_mut()
+            .options_mut()
+            .extensions
+            .insert(search_path.clone());
         let ctx = SessionContext::new_with_state(state);
         // The session's own list of catalogs, whose tables it reads as it sees them.
         let catalogs = MemoryCatalogProviderList::new();
@@ -78,6 +87,7 @@ impl Session {
             executor: self.executor.clone(),
             sequence_calls,
             temp: TempSchema::new(),
+            search_path,
             viewer,
             provider_for: Arc::clone(&self.provider_for),
         }

@@ -265,6 +265,12 @@ impl SqlSession {
         crate::identity::register(&self.shared.ctx, user, database, backend_pid);
     }
 
+    /// Takes `value`, the session's `search_path` setting: where its unqualified names
+    /// are looked up and made from its next statement on.
+    pub fn set_search_path(&self, value: &str) {
+        self.shared.search_path.set(value);
+    }
+
     /// Limits each wait for a row lock to `ms` milliseconds (0: no limit), PostgreSQL's
     /// `lock_timeout`: a wait that lasts longer fails its statement with 55P03.
     pub fn set_lock_timeout(&self, ms: u64) {
@@ -523,10 +529,17 @@ impl SqlSession {
     pub fn copy_in(&mut self, statement: &DfStatement) -> Result<CopyIn> {
         let found = match statement {
             DfStatement::Statement(s) => {
-                // The session's temporary table of that name, when it has one.
+                // The table its name finds: the session's temporary table of that
+                // name, else the first in the search path.
                 let mut s = s.clone();
-                self.shared.temp.qualify(&self.shared.catalog, &mut s);
-                copy_from_stdin(&s)
+                match self.shared.search_path.qualify(
+                    &self.shared.catalog,
+                    &self.shared.temp,
+                    &mut s,
+                ) {
+                    Ok(()) => copy_from_stdin(&s),
+                    Err(e) => Some(Err(e)),
+                }
             }
             _ => None,
         };
@@ -586,9 +599,10 @@ impl SqlSession {
     }
 
     /// Whether `prepared` holds the plan its statement would get now: no DDL ran since
-    /// it was planned.
+    /// it was planned, and its names were resolved with the search path there is now.
     pub fn plan_is_current(&self, prepared: &Prepared) -> bool {
         prepared.generation == self.shared.catalog.generation()
+            && *prepared.search_path == *self.shared.search_path.schemas()
     }
 
     /// Plans `statement` for [`SqlSession::run_prepared`], without running it: the
@@ -627,6 +641,7 @@ impl SqlSession {
 
     async fn plan(&self, mut statement: DfStatement) -> Result<Prepared> {
         let generation = self.shared.catalog.generation();
+        let search_path = self.shared.search_path.schemas();
         let shown = crate::select_names::shown(&statement);
         if let DfStatement::Statement(s) = &mut statement {
             statement::rewrite(&self.shared, s)?;
@@ -645,13 +660,10 @@ impl SqlSession {
                 },
                 _ => None,
             };
-            return Ok(Prepared::new(
-                statement,
-                Vec::new(),
-                columns,
-                generation,
-                Plan::Unplanned,
-            ));
+            return Ok(
+                Prepared::new(statement, Vec::new(), columns, generation, Plan::Unplanned)
+                    .resolved_with(search_path),
+            );
         }
         let read_point = match &self.block {
             Block::Open(OpenBlock { txn: Some(txn), .. }) => {
@@ -730,7 +742,11 @@ impl SqlSession {
             },
             (_, _) => Plan::Unplanned,
         };
-        Ok(Prepared::new(statement, parameters, columns, generation, kept).reading(reads))
+        Ok(
+            Prepared::new(statement, parameters, columns, generation, kept)
+                .reading(reads)
+                .resolved_with(search_path),
+        )
     }
 
     /// SET CONSTRAINTS: outside a block it does nothing (PostgreSQL warns); in one, the

@@ -27,12 +27,15 @@ use crate::{
 };
 
 /// The syntax-tree rewrites a statement gets before it is recognised, planned or run,
-/// at once or prepared: names of the session's temporary tables qualified, column
+/// at once or prepared: names qualified as the session's temporary schema and search
+/// path resolve them, column
 /// defaults filled in, casts to enum types and to the types DataFusion cannot plan
 /// made calls, row constructors the planner refuses made `struct` calls, FETCH FIRST
 /// made LIMIT, and functions in FROM given PostgreSQL's column names.
 pub(crate) fn rewrite(session: &Session, s: &mut Statement) -> Result<()> {
-    session.temp.qualify(&session.catalog, s);
+    session
+        .search_path
+        .qualify(&session.catalog, &session.temp, s)?;
     column_defaults::apply(&session.catalog, s)?;
     crate::enum_values::rewrite_casts(&session.catalog, s)?;
     crate::type_input::rewrite_casts(s)?;

@@ -5,25 +5,22 @@
 //! too); the schema and all it holds are dropped when the session closes, and whatever
 //! a session that ended without closing left is dropped at the next open.
 //!
-//! The names are resolved once, before anything else reads the statement: each name a
-//! temporary relation answers to is rewritten as `pg_temp_<n>.name`, so every path
-//! after it (DataFusion's planner, the fast path, DDL and DML) sees an ordinary
-//! schema-qualified name.
+//! The names are resolved once, before anything else reads the statement, with the
+//! search path's ([`crate::search_path`]): each name a temporary relation answers to is
+//! rewritten as `pg_temp_<n>.name`, so every path after it (DataFusion's planner, the
+//! fast path, DDL and DML) sees an ordinary schema-qualified name.
 
 use std::ops::ControlFlow;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use datafusion::sql::sqlparser::ast::{
-    ColumnOption, CopySource, Ident, ObjectName, ObjectType, Statement, TableConstraint,
-    visit_relations_mut,
-};
+use datafusion::sql::sqlparser::ast::{ObjectName, Statement};
 
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, state};
-use crate::names::{RelName, ident_name};
+use crate::names::RelName;
 
 /// What `pg_temp` names: the session's own temporary schema.
-const ALIAS: &str = "pg_temp";
+pub(crate) const ALIAS: &str = "pg_temp";
 /// Where the names of temporary schemas start.
 pub(crate) const PREFIX: &str = "pg_temp_";
 
@@ -48,77 +45,6 @@ impl TempSchema {
         TempSchema {
             name: format!("{PREFIX}{}", NEXT.fetch_add(1, Ordering::Relaxed)),
         }
-    }
-
-    /// Rewrites the names in `s` that mean this session's temporary relations (or say
-    /// `pg_temp`) as names in its schema. A name a CREATE gives its new relation is
-    /// left alone: unqualified, it makes one in `public`, as in PostgreSQL.
-    pub fn qualify(&self, catalog: &Catalog, s: &mut Statement) {
-        if !catalog.schema_exists(&self.name) {
-            return;
-        }
-        let created = match s {
-            Statement::CreateTable(c) => Some(c.name.clone()),
-            _ => None,
-        };
-        let _ = visit_relations_mut(s, |name| {
-            self.qualify_name(catalog, name);
-            ControlFlow::<()>::Continue(())
-        });
-        match s {
-            Statement::CreateTable(c) => {
-                if let Some(name) = created {
-                    c.name = name;
-                }
-                for column in &mut c.columns {
-                    for option in &mut column.options {
-                        if let ColumnOption::ForeignKey(fk) = &mut option.option {
-                            self.qualify_name(catalog, &mut fk.foreign_table);
-                        }
-                    }
-                }
-                for constraint in &mut c.constraints {
-                    if let TableConstraint::ForeignKey(fk) = constraint {
-                        self.qualify_name(catalog, &mut fk.foreign_table);
-                    }
-                }
-            }
-            Statement::Drop {
-                object_type:
-                    ObjectType::Table | ObjectType::View | ObjectType::Index | ObjectType::Sequence,
-                names,
-                ..
-            } => {
-                for name in names {
-                    self.qualify_name(catalog, name);
-                }
-            }
-            Statement::Copy {
-                source: CopySource::Table { table_name, .. },
-                ..
-            } => self.qualify_name(catalog, table_name),
-            _ => {}
-        }
-    }
-
-    fn qualify_name(&self, catalog: &Catalog, name: &mut ObjectName) {
-        let parts: Vec<String> = name
-            .0
-            .iter()
-            .filter_map(|p| p.as_ident().map(ident_name))
-            .collect();
-        if parts.len() != name.0.len() {
-            return;
-        }
-        let relation = match parts.as_slice() {
-            [schema, relation] if schema == ALIAS => relation,
-            [relation] if catalog.names_a_relation(&RelName::new(&self.name, relation)) => relation,
-            _ => return,
-        };
-        *name = ObjectName::from(vec![
-            Ident::with_quote('"', self.name.as_str()),
-            Ident::with_quote('"', relation.as_str()),
-        ]);
     }
 
     /// Whether `s` makes a temporary relation: `CREATE TEMPORARY TABLE` or `VIEW`, or

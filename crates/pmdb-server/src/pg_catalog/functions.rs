@@ -12,8 +12,9 @@ use datafusion::logical_expr::{
     ColumnarValue, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature, TypeSignature,
     Volatility,
 };
+use pmdb_sql::SearchPath;
 use pmdb_sql::catalog::Viewer;
-use pmdb_sql::names::relation_named;
+use pmdb_sql::names::{RelName, relation_named};
 use pmdb_sql::quoted_identifier;
 use pmdb_sql::schema::{Action, Deferral, TableDef};
 
@@ -99,7 +100,10 @@ impl ScalarUDFImpl for PgFunction {
         // The catalog as the calling session reads it (as it is now, for a caller with
         // no session).
         let viewer = args.config_options.extensions.get::<Viewer>().copied();
-        let source = self.origin.read(viewer);
+        let mut source = self.origin.read(viewer);
+        if let Some(path) = args.config_options.extensions.get::<SearchPath>() {
+            source = source.searching(path.schemas());
+        }
         for row in 0..if scalar { 1 } else { rows } {
             let values = arrays
                 .iter()
@@ -287,10 +291,12 @@ fn regclass(source: &Source, args: &[ScalarValue]) -> ScalarValue {
         if let Some(oid) = oids::system_relation(name.trim()) {
             return ScalarValue::Int64(Some(oid));
         }
-        let Ok(name) = relation_named(name) else {
+        let catalog = source.catalog();
+        let Ok(name) = pmdb_sql::search_path::relation_named(source.search_path(), name, |n| {
+            catalog.names_a_relation(n)
+        }) else {
             return ScalarValue::Int64(None);
         };
-        let catalog = source.catalog();
         let oid = catalog
             .table(&name)
             .map(|t| oids::table(t.def()))
@@ -417,21 +423,33 @@ fn first_text(_: &Source, args: &[ScalarValue]) -> ScalarValue {
     text(string(args.first()).map(str::to_owned))
 }
 
-/// `pg_table_is_visible(oid)`: whether an unqualified name finds the relation, one of
-/// `public`, of a temporary schema (a session's own: pmdb does not tell whose) or of the
-/// catalog (an oid of no user relation).
+/// `pg_table_is_visible(oid)`: whether an unqualified name finds the relation: one of
+/// a temporary schema (a session's own: pmdb does not tell whose), of the catalog (an
+/// oid of no user relation), or of a schema in the caller's search path that no schema
+/// before it has a relation of the same name in.
 fn table_is_visible(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     let Some(oid) = int(args.first()) else {
         return ScalarValue::Boolean(None);
     };
-    let schema = match oids::find(source.catalog(), oid) {
-        Some(Object::Table(t) | Object::PrimaryKey(t) | Object::Index(t, _)) => t.schema,
-        Some(Object::Sequence(s)) => s.schema,
-        Some(Object::View(v)) => v.schema,
+    let name = match oids::find(source.catalog(), oid) {
+        Some(Object::Table(t)) => t.rel_name(),
+        Some(Object::PrimaryKey(t)) => t.rel_name().sibling(t.primary_key_constraint()),
+        Some(Object::Index(t, index)) => t.rel_name().sibling(index.name),
+        Some(Object::Sequence(s)) => s.rel_name(),
+        Some(Object::View(v)) => v.rel_name(),
         Some(_) => return ScalarValue::Boolean(Some(false)),
         None => return ScalarValue::Boolean(Some(true)),
     };
-    ScalarValue::Boolean(Some(schema == "public" || pmdb_sql::is_temporary(&schema)))
+    if pmdb_sql::is_temporary(&name.schema) {
+        return ScalarValue::Boolean(Some(true));
+    }
+    let first = source.search_path().iter().find(|schema| {
+        *schema == &name.schema
+            || source
+                .catalog()
+                .names_a_relation(&RelName::new(schema.as_str(), &name.name))
+    });
+    ScalarValue::Boolean(Some(first == Some(&name.schema)))
 }
 
 fn yes(_: &Source, _: &[ScalarValue]) -> ScalarValue {
@@ -446,8 +464,16 @@ fn utf8(_: &Source, _: &[ScalarValue]) -> ScalarValue {
     text(Some("UTF8".into()))
 }
 
-fn public(_: &Source, _: &[ScalarValue]) -> ScalarValue {
-    text(Some("public".into()))
+/// `current_schema()`: the first schema of the caller's search path that exists, where
+/// an unqualified CREATE makes its relation (null with none).
+fn current_schema(source: &Source, _: &[ScalarValue]) -> ScalarValue {
+    text(
+        source
+            .search_path()
+            .iter()
+            .find(|s| *s == pmdb_sql::names::PUBLIC || source.catalog().schema(s).is_some())
+            .cloned(),
+    )
 }
 
 fn version(_: &Source, _: &[ScalarValue]) -> ScalarValue {
@@ -532,7 +558,7 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     ("has_database_privilege", Returns::Bool, yes),
     ("pg_relation_is_publishable", Returns::Bool, no),
     ("pg_encoding_to_char", Returns::Text, utf8),
-    ("current_schema", Returns::Text, public),
+    ("current_schema", Returns::Text, current_schema),
     ("version", Returns::Text, version),
     // pmdb takes no advisory lock (pg_advisory_lock is refused): a session holds none to
     // release. Pools call it when a connection comes back (asyncpg).

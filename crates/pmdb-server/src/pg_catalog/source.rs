@@ -20,6 +20,8 @@ pub struct Origin {
     catalog: Arc<Catalog>,
     users: Vec<String>,
     activity: Arc<Activity>,
+    /// The search path of a caller with no session of its own.
+    public: String,
 }
 
 impl Origin {
@@ -31,6 +33,7 @@ impl Origin {
             catalog,
             users,
             activity,
+            public: pmdb_sql::names::PUBLIC.to_owned(),
         }
     }
 
@@ -41,6 +44,7 @@ impl Origin {
         Source {
             image: self.catalog.image_seen_by(viewer),
             origin: Arc::clone(self),
+            search_path: None,
         }
     }
 }
@@ -49,9 +53,26 @@ impl Origin {
 pub struct Source {
     origin: Arc<Origin>,
     image: CatalogImage,
+    /// The calling session's search path (`None`: a caller with no session).
+    search_path: Option<Arc<[String]>>,
 }
 
 impl Source {
+    /// The read as the session with `search_path` makes it.
+    pub fn searching(mut self, search_path: Arc<[String]>) -> Source {
+        self.search_path = Some(search_path);
+        self
+    }
+
+    /// The schemas an unqualified name is looked up in, in order, after the session's
+    /// temporary one.
+    pub fn search_path(&self) -> &[String] {
+        match &self.search_path {
+            Some(path) => path,
+            None => std::slice::from_ref(&self.origin.public),
+        }
+    }
+
     /// The server's connections.
     pub fn activity(&self) -> &Activity {
         &self.origin.activity

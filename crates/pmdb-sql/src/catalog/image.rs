@@ -23,6 +23,17 @@ pub struct CatalogImage {
 }
 
 impl CatalogImage {
+    /// Whether `name` is a relation's (a table's, view's, sequence's or index's).
+    pub fn names_a_relation(&self, name: &RelName) -> bool {
+        self.tables.contains_key(name)
+            || self.views.contains_key(name)
+            || self.sequences.contains_key(name)
+            || self.tables.values().any(|t| {
+                let def = t.def();
+                def.schema == name.schema && def.names_an_index(&name.name)
+            })
+    }
+
     pub fn table(&self, name: &RelName) -> Option<Arc<Table>> {
         self.tables.get(name).cloned()
     }

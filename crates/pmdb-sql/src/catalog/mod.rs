@@ -530,9 +530,7 @@ impl Catalog {
         self.relation_exists(name)
             || self.tables.read().values().any(|t| {
                 let def = t.def();
-                def.schema == name.schema
-                    && (def.is_primary_key_name(&name.name)
-                        || def.indexes.iter().any(|ix| ix.name == name.name))
+                def.schema == name.schema && def.names_an_index(&name.name)
             })
     }
 

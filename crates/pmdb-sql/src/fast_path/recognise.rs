@@ -223,7 +223,7 @@ fn next_value(session: &Session, e: &Expr) -> Option<Operand> {
     if function != "nextval" {
         return None;
     }
-    let seq = named_sequence(&session.catalog, text).ok()?;
+    let seq = named_sequence(&session.catalog, &session.search_path.schemas(), text).ok()?;
     Some(Operand::NextVal(seq))
 }
 
