@@ -16,7 +16,7 @@ use datafusion::sql::sqlparser::ast::{
     ContextModifier, Expr, Ident, ObjectName, Reset, Set, Statement, TransactionAccessMode,
     TransactionIsolationLevel, TransactionMode, Value,
 };
-use pmdb_sql::{CommandTag, Output, SettingValues, SqlError, SqlSession};
+use pmdb_sql::{CommandTag, Output, SettingChange, SettingValues, SqlError, SqlSession};
 
 use crate::timeouts;
 
@@ -76,6 +76,7 @@ struct BlockSettings {
 impl Settings {
     /// The settings a session starts with, each change shown in `shown`.
     pub fn new(shown: SettingValues) -> Settings {
+        shown.take_changes_checked_by(Arc::new(checked));
         let mut settings = Settings {
             current: defaults(),
             block: None,
@@ -89,6 +90,32 @@ impl Settings {
 
 fn name_of(name: &ObjectName) -> String {
     name.to_string().trim_matches('"').to_lowercase()
+}
+
+/// The value setting `name` (in lower case) takes when set to `value`, as it shows it,
+/// or why it cannot be set: one SET and `set_config` alike check.
+pub fn checked(name: &str, value: &str) -> Result<String, SqlError> {
+    // TIMESTAMPTZ values show in UTC: another zone would be ignored.
+    if name == "timezone" && !pmdb_sql::names_utc(value) {
+        return Err(SqlError::unsupported(format!(
+            "time zone {value:?}: pmdb shows TIMESTAMPTZ values in UTC only"
+        )));
+    }
+    // pmdb stores every table one way, which catalogs call heap.
+    if name == "default_table_access_method" && value != "heap" {
+        return Err(SqlError::unsupported(format!(
+            "table access method {value:?}: pmdb's tables have one, heap"
+        )));
+    }
+    if is_datafusion(name) {
+        return Err(SqlError::unsupported(format!(
+            "set_config of {name} (set it with SET)"
+        )));
+    }
+    match timeouts::is_timeout(name) {
+        true => timeouts::parse(name, value).map(timeouts::shown),
+        false => Ok(value.to_owned()),
+    }
 }
 
 /// A value as SET gives it: a string's contents, else the expression's text.
@@ -312,6 +339,14 @@ impl Settings {
         self.changed();
     }
 
+    /// Takes a change `set_config` asked for (checked by [`checked`] as it ran), as SET
+    /// (or SET LOCAL) would make it; `in_block`: whether a transaction block is open.
+    pub fn take(&mut self, change: SettingChange, in_block: bool) {
+        self.change(in_block, change.local, |m| {
+            m.insert(change.name.clone(), change.value.clone());
+        });
+    }
+
     /// Runs `statement` if it is about settings pmdb-sql does not know; `None` for any
     /// other statement. `in_block`: whether a transaction block is open.
     pub fn intercept(
@@ -323,24 +358,9 @@ impl Settings {
             return None;
         };
         let set = |this: &mut Settings, local: bool, name: String, value: String| {
-            // TIMESTAMPTZ values show in UTC: another zone would be ignored.
-            if name == "timezone" && !pmdb_sql::names_utc(&value) {
-                return Some(Err(SqlError::unsupported(format!(
-                    "time zone {value:?}: pmdb shows TIMESTAMPTZ values in UTC only"
-                ))));
-            }
-            // pmdb stores every table one way, which catalogs call heap.
-            if name == "default_table_access_method" && value != "heap" {
-                return Some(Err(SqlError::unsupported(format!(
-                    "table access method {value:?}: pmdb's tables have one, heap"
-                ))));
-            }
-            let value = match timeouts::is_timeout(&name) {
-                true => match timeouts::parse(&name, &value) {
-                    Ok(ms) => timeouts::shown(ms),
-                    Err(e) => return Some(Err(e)),
-                },
-                false => value,
+            let value = match checked(&name, &value) {
+                Ok(value) => value,
+                Err(e) => return Some(Err(e)),
             };
             this.change(in_block, local, |m| {
                 m.insert(name.clone(), value.clone());

@@ -49,6 +49,7 @@ use crate::auth::Gate;
 use crate::channels::{self, ChannelChange, is_channel_command};
 use crate::compat::{self, IsolationSetting, Settings};
 use crate::copy::Receiving;
+use crate::databases::{Database, Databases};
 use crate::encode::{copy_rows, fields, rows};
 use crate::params::{declared_type, param_type, values};
 use crate::plan_cache::PlanCache;
@@ -89,6 +90,12 @@ pub struct Client {
     portals: portal_moves::NamedPortals,
     /// The plans of the statements Parse saw, by their text.
     plans: PlanCache,
+    /// The server's databases, and the one CREATE DATABASE made that the client is
+    /// on (`None`: the server's own).
+    databases: Arc<Databases>,
+    database: Option<Arc<Database>>,
+    /// The database name the client connected with.
+    database_name: String,
 }
 
 impl Client {
@@ -103,6 +110,15 @@ impl Client {
         let database = meta.get("database").map_or(user, String::as_str);
         let application = meta.get("application_name").map_or("", String::as_str);
         let (pid, _) = info.pid_and_secret_key();
+        // A database CREATE DATABASE made: its sessions, not the server's own database's
+        // (no statement ran yet on the session this one replaces).
+        if let Some((sql, made)) = self.databases.session(database) {
+            self.sql = sql;
+            self.settings = Settings::new(self.sql.setting_values());
+            self.apply_settings();
+            self.database = Some(made);
+        }
+        self.database_name = database.to_owned();
         self.sql.set_identity(user, database, pid);
         let address = info.socket_addr();
         let client = (!address.ip().is_unspecified() || address.port() != 0).then_some(address);
@@ -266,6 +282,65 @@ impl Client {
         Some(Ok(Response::Execution(Tag::new(command))))
     }
 
+    /// CREATE DATABASE and DROP DATABASE, which the server runs (each database is an
+    /// engine of its own); neither runs inside a transaction block, as in PostgreSQL.
+    fn database_command(&mut self, statement: &Statement) -> Result<Response, SqlError> {
+        let (verb, name) = match statement {
+            Statement::CreateDatabase { db_name, .. } => ("CREATE DATABASE", db_name),
+            Statement::Drop { names, .. } if names.len() == 1 => ("DROP DATABASE", &names[0]),
+            _ => {
+                return Err(SqlError::unsupported(
+                    "DROP DATABASE of more than one database",
+                ));
+            }
+        };
+        if self.sql.status() == TxnStatus::Failed {
+            return Err(pmdb_sql::in_failed_block());
+        }
+        if self.sql.in_block() {
+            return Err(SqlError::user(
+                "25001",
+                format!("{verb} cannot run inside a transaction block"),
+            ));
+        }
+        let name = pmdb_sql::names::database_name(name)?;
+        if let Statement::CreateDatabase {
+            location,
+            managed_location,
+            or_replace,
+            transient,
+            clone,
+            comment,
+            ..
+        } = statement
+            && (location.is_some()
+                || managed_location.is_some()
+                || *or_replace
+                || *transient
+                || clone.is_some()
+                || comment.is_some())
+        {
+            return Err(SqlError::unsupported(format!(
+                "CREATE DATABASE with options ({statement})"
+            )));
+        }
+        match statement {
+            Statement::CreateDatabase { .. } => {
+                self.databases.create(&name, &self.database_name)?;
+            }
+            Statement::Drop { if_exists, .. } => {
+                self.databases.drop_database(
+                    &name,
+                    *if_exists,
+                    &self.database_name,
+                    self.database.as_ref(),
+                )?;
+            }
+            _ => unreachable!("matched above"),
+        }
+        Ok(Response::Execution(Tag::new(verb)))
+    }
+
     /// Ends the implicit transaction of a Query message's statements or of those up to
     /// a Sync, and the settings changed in it with it.
     async fn end_implicit(&mut self) -> Result<(), SqlError> {
@@ -360,6 +435,11 @@ impl Client {
                 stream::empty(),
             )));
         }
+        if kind == StatementKind::Database
+            && let DfStatement::Statement(s) = statement
+        {
+            return self.database_command(s);
+        }
         if let DfStatement::Statement(s) = statement
             && let Some(out) = self.channel_command(s)
         {
@@ -386,11 +466,22 @@ impl Client {
             }
             None => None,
         };
-        let out = match (intercepted, run) {
-            (Some(out), _) => out,
-            (None, Run::Statement(s)) => self.sql.run(s).await?,
-            (None, Run::Prepared(p, params)) => self.sql.run_prepared(p, params).await?,
+        let ran = match (intercepted, run) {
+            (Some(out), _) => Ok(out),
+            (None, Run::Statement(s)) => self.sql.run(s).await,
+            (None, Run::Prepared(p, params)) => self.sql.run_prepared(p, params).await,
         };
+        // What set_config asked for, taken once its statement succeeded (a failed one's
+        // are undone with it, as in PostgreSQL).
+        let changes = self.sql.setting_values().take_changes();
+        let out = ran?;
+        if !changes.is_empty() {
+            let in_block = self.sql.in_block();
+            for change in changes {
+                self.settings.take(change, in_block);
+            }
+            self.apply_settings();
+        }
         let after = self.sql.status();
         Ok(match out {
             Output::Rows { schema, batches } => {
@@ -1006,7 +1097,7 @@ pub struct Connection {
 
 impl Connection {
     pub fn new(
-        sql: SqlSession,
+        databases: Arc<Databases>,
         gate: Gate,
         cancel: Arc<DefaultCancelHandler>,
         activity: Arc<Activity>,
@@ -1015,6 +1106,8 @@ impl Connection {
         let idle_limit = Arc::new(AtomicU64::new(0));
         let terminate = Arc::new(tokio::sync::Notify::new());
         let (inbox, notifications) = unbounded_channel();
+        // The server's own database until the start-up names another.
+        let sql = databases.main_session();
         let settings = Settings::new(sql.setting_values());
         let client = Arc::new(Mutex::new(Client {
             sql,
@@ -1032,6 +1125,9 @@ impl Connection {
             at_commit: Vec::new(),
             portals: Default::default(),
             plans: PlanCache::default(),
+            databases,
+            database: None,
+            database_name: String::new(),
         }));
         let planner = Arc::new(Planner {
             client: Arc::clone(&client),

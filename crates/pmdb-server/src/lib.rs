@@ -5,8 +5,9 @@
 //! extended query protocols with prepared statements, portals and cancel requests, the
 //! mapping of Arrow results and parameters to PostgreSQL types in the text and binary
 //! formats, the session settings clients expect (`SET`, `SHOW`), and enough of
-//! `pg_catalog` for psql's `\d` and drivers' start-up queries. Each connection is
-//! a [`pmdb_sql::SqlSession`], so BEGIN / COMMIT map onto engine transactions.
+//! `pg_catalog` for psql's `\d` and drivers' start-up queries, and the databases
+//! CREATE DATABASE makes beside the server's own. Each connection is a
+//! [`pmdb_sql::SqlSession`], so BEGIN / COMMIT map onto engine transactions.
 
 #![forbid(unsafe_code)]
 
@@ -17,6 +18,7 @@ mod compat;
 mod copy;
 mod copy_binary;
 mod copy_csv;
+mod databases;
 mod encode;
 mod error;
 mod handler;
@@ -33,6 +35,7 @@ mod sync_flush;
 mod timeouts;
 mod tls;
 
+pub use databases::DatabaseStore;
 pub use encode::copy_bytes;
 pub use error::ServerError;
 pub use options::{Auth, ServerOptions, TlsFiles, Users};

@@ -6,6 +6,7 @@ use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use crate::databases::DatabaseStore;
 use crate::error::ServerError;
 
 #[derive(Clone, Debug)]
@@ -21,6 +22,9 @@ pub struct ServerOptions {
     /// How long a shutdown waits for connected clients before it closes them (their open
     /// transaction blocks are then discarded; what was committed stays).
     pub shutdown_grace: Duration,
+    /// Where CREATE DATABASE makes databases (`None`: it is refused, and the server
+    /// serves its one database).
+    pub databases: Option<DatabaseStore>,
 }
 
 impl Default for ServerOptions {
@@ -32,6 +36,7 @@ impl Default for ServerOptions {
             tls: None,
             max_connections: 100,
             shutdown_grace: Duration::from_secs(5),
+            databases: None,
         }
     }
 }

@@ -26,6 +26,7 @@ use tokio::task::JoinSet;
 
 use crate::activity::Activity;
 use crate::auth::{Authenticator, Gate};
+use crate::databases::Databases;
 use crate::error::ServerError;
 use crate::handler::Connection;
 use crate::options::{Auth, ServerOptions};
@@ -69,7 +70,7 @@ impl RunningServer {
 
 /// What every connection shares.
 struct Shared {
-    sessions: Sessions,
+    databases: Arc<Databases>,
     authenticator: Arc<Authenticator>,
     cancel: Arc<DefaultCancelHandler>,
     /// What each connection is doing (`pg_stat_activity`).
@@ -105,8 +106,12 @@ impl Server {
             Auth::Trust => Vec::new(),
         };
         let activity = Arc::new(Activity::default());
-        crate::pg_catalog::install(&self.sessions, users, Arc::clone(&activity))
-            .map_err(|e| ServerError::Catalog(e.to_string()))?;
+        let databases = Arc::new(Databases::open(
+            self.sessions,
+            options.databases.clone(),
+            users,
+            Arc::clone(&activity),
+        )?);
         let manager = Arc::new(ConnectionManager::new());
         let authenticator =
             Authenticator::new(&options.auth, Arc::clone(&manager), certificate.as_deref())?;
@@ -127,7 +132,7 @@ impl Server {
         };
         let socket = local.as_ref().map(|l| l.path.clone());
         let shared = Arc::new(Shared {
-            sessions: self.sessions,
+            databases,
             authenticator: Arc::new(authenticator),
             cancel: Arc::new(DefaultCancelHandler::new(manager)),
             activity,
@@ -240,7 +245,7 @@ async fn serve(
         };
         let slot = Arc::clone(&shared.slots).try_acquire_owned().ok();
         let connection = Connection::new(
-            shared.sessions.open(),
+            Arc::clone(&shared.databases),
             Gate::new(Arc::clone(&shared.authenticator), slot.is_none()),
             Arc::clone(&shared.cancel),
             Arc::clone(&shared.activity),

@@ -1857,3 +1857,170 @@ fn the_search_path_resolves_unqualified_names() {
         assert_eq!(rows.len(), 2);
     });
 }
+
+/// CREATE DATABASE makes a database of its own, which a client names to connect to it:
+/// its own tables and catalog, `current_database()`, listed in `pg_database` of every
+/// database; the names PostgreSQL and pmdb always have, a name made twice and a block
+/// are refused as PostgreSQL refuses them; DROP DATABASE waits for no one (55006 while
+/// a connection is on it) and then removes it.
+#[test]
+fn databases_are_made_connected_to_and_dropped() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let main = s.connect().await;
+        main.batch_execute("CREATE TABLE only_main (x INT)")
+            .await
+            .unwrap();
+        main.batch_execute("CREATE DATABASE app").await.unwrap();
+        let app = s.connect_to("app").await;
+        let name: String = app
+            .query_one("SELECT current_database()", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(name, "app");
+        let e = app.query("SELECT * FROM only_main", &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "42P01", "{e}");
+        app.batch_execute(
+            "CREATE TABLE only_app (id SERIAL PRIMARY KEY, v TEXT);
+             INSERT INTO only_app (v) VALUES ('a'), ('b')",
+        )
+        .await
+        .unwrap();
+        let n: i64 = app
+            .query_one("SELECT count(*) FROM only_app", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 2);
+        let e = main.query("SELECT * FROM only_app", &[]).await.unwrap_err();
+        assert_eq!(sqlstate(&e), "42P01", "{e}");
+        for c in [&main, &app] {
+            let names: Vec<String> = c
+                .query("SELECT datname FROM pg_database ORDER BY 1", &[])
+                .await
+                .unwrap()
+                .iter()
+                .map(|r| r.get(0))
+                .collect();
+            assert_eq!(names, ["app", "pmdb"]);
+        }
+        for (sql, state) in [
+            ("CREATE DATABASE app", "42P04"),
+            ("CREATE DATABASE postgres", "42P04"),
+            ("DROP DATABASE app", "55006"),
+            ("DROP DATABASE nowhere", "3D000"),
+            ("DROP DATABASE pmdb", "0A000"),
+        ] {
+            let e = main.batch_execute(sql).await.unwrap_err();
+            assert_eq!(sqlstate(&e), state, "{sql}: {e}");
+        }
+        let e = app.batch_execute("DROP DATABASE app").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "55006", "{e}");
+        main.batch_execute("DROP DATABASE IF EXISTS nowhere")
+            .await
+            .unwrap();
+        let e = main
+            .batch_execute("BEGIN; CREATE DATABASE other")
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "25001", "{e}");
+        main.batch_execute("ROLLBACK").await.unwrap();
+        // Prepared through the extended protocol too (psycopg's way).
+        main.execute("CREATE DATABASE \"Other One\"", &[])
+            .await
+            .unwrap();
+        let other = s.connect_to("Other One").await;
+        let e = other
+            .query("SELECT * FROM only_app", &[])
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "42P01", "{e}");
+        drop(other);
+        drop(app);
+        // The connections' ends reach the server after their clients let go.
+        let mut dropped = false;
+        for _ in 0..100 {
+            match main.batch_execute("DROP DATABASE app").await {
+                Ok(()) => {
+                    dropped = true;
+                    break;
+                }
+                Err(e) if sqlstate(&e) == "55006" => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                }
+                Err(e) => panic!("{e}"),
+            }
+        }
+        assert!(dropped, "DROP DATABASE still found the closed connection");
+        let names: Vec<String> = main
+            .query("SELECT datname FROM pg_database ORDER BY 1", &[])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert_eq!(names, ["Other One", "pmdb"]);
+        // A name no database was made with is the server's own, as before.
+        let again = s.connect_to("app").await;
+        again.query("SELECT * FROM only_main", &[]).await.unwrap();
+    });
+}
+
+/// `set_config` sets what SET sets, checked alike, from the end of its statement (pg_dump's
+/// scripts empty the search path with it): local to the block when asked, refused for a
+/// value SET refuses, and undone with a statement that fails.
+#[test]
+fn set_config_changes_settings_as_set_does() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE SCHEMA app; CREATE TABLE app.t (v INT); INSERT INTO app.t VALUES (7)",
+        )
+        .await
+        .unwrap();
+        let shown = |sql: &'static str| {
+            let c = &c;
+            async move {
+                let row = c.query_one(sql, &[]).await.unwrap();
+                row.get::<_, String>(0)
+            }
+        };
+        assert_eq!(
+            shown("SELECT set_config('search_path', 'app', false)").await,
+            "app"
+        );
+        assert_eq!(shown("SHOW search_path").await, "app");
+        let v: i32 = c.query_one("SELECT v FROM t", &[]).await.unwrap().get(0);
+        assert_eq!(v, 7);
+        c.batch_execute("BEGIN").await.unwrap();
+        assert_eq!(
+            shown("SELECT set_config('statement_timeout', '5s', true)").await,
+            "5s"
+        );
+        assert_eq!(shown("SHOW statement_timeout").await, "5s");
+        c.batch_execute("COMMIT").await.unwrap();
+        assert_eq!(shown("SHOW statement_timeout").await, "0");
+        let e = c
+            .query("SELECT set_config('TimeZone', 'Europe/Paris', false)", &[])
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "0A000", "{e}");
+        let e = c
+            .query(
+                "SELECT set_config('application_name', 'x', false), 1 / 0",
+                &[],
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&e), "22012", "{e}");
+        assert_eq!(shown("SHOW application_name").await, "");
+        assert_eq!(
+            shown("SELECT set_config('search_path', '', false)").await,
+            ""
+        );
+        let e = c.batch_execute("CREATE TABLE u (x INT)").await.unwrap_err();
+        assert_eq!(sqlstate(&e), "3F000", "{e}");
+    });
+}

@@ -136,7 +136,7 @@ pub use quote_functions::ident as quoted_identifier;
 pub use search_path::SearchPath;
 pub use select_names::name_of as column_name;
 pub use session::parse;
-pub use setting_functions::SettingValues;
+pub use setting_functions::{SettingChange, SettingCheck, SettingValues};
 pub use sql_session::{SqlSession, TxnStatus, in_failed_block};
 pub use statement_kind::StatementKind;
 pub use temp_tables::is_temporary;

@@ -123,6 +123,20 @@ pub fn object_name(name: &ObjectName) -> Result<RelName> {
     }
 }
 
+/// The database `name` names: one identifier (unquoted, folded to lower case).
+pub fn database_name(name: &ObjectName) -> Result<String> {
+    match name.0.as_slice() {
+        [part] => part
+            .as_ident()
+            .map(ident_name)
+            .ok_or_else(|| SqlError::user(state::SYNTAX, format!("bad database name {name}"))),
+        _ => Err(SqlError::user(
+            state::SYNTAX,
+            format!("a database name is one identifier, not {name}"),
+        )),
+    }
+}
+
 /// The relation a text argument names, as PostgreSQL reads `'name'::regclass`:
 /// unquoted parts fold to lower case, an optional schema (else `public`).
 pub fn relation_named(text: &str) -> Result<RelName> {

@@ -1,11 +1,14 @@
 //! The settings functions: `set_config(name, value, is_local)`, which drivers and
-//! frameworks call to set the session's time zone (Django at each new connection) —
-//! pmdb shows TIMESTAMPTZ values in UTC only, so it takes TimeZone set to UTC (in any of
-//! its names), and any setting to the value it has (asyncpg turns `jit` off, which it
-//! is), and refuses any other zone or setting with 0A000, rather than accept a value it
-//! would ignore — and `current_setting(name [, missing_ok])`, which reads the
-//! connection's settings as its server keeps them (asyncpg reads `jit` before it looks
-//! up types).
+//! frameworks call to set the session's time zone (Django at each new connection) and
+//! pg_dump's scripts to empty the search path, and `current_setting(name [,
+//! missing_ok])`, which reads the connection's settings as its server keeps them
+//! (asyncpg reads `jit` before it looks up types).
+//!
+//! A server that keeps the settings checks each `set_config` as it checks a SET (its
+//! [`SettingCheck`]) and takes the change once the statement has run. Without one (an
+//! engine on its own), `set_config` takes TimeZone set to UTC (in any of its names) and
+//! any setting set to the value it has (asyncpg turns `jit` off, which it is), and
+//! refuses any other with 0A000, rather than accept a value it would ignore.
 
 use std::collections::BTreeMap;
 use std::hash::{Hash, Hasher};
@@ -19,7 +22,7 @@ use datafusion::logical_expr::{
     Volatility,
 };
 use datafusion::prelude::SessionContext;
-use parking_lot::RwLock;
+use parking_lot::{Mutex, RwLock};
 
 use crate::arrow_conv::names_utc;
 use crate::error::{SqlError, external};
@@ -35,18 +38,74 @@ pub(crate) fn register_current_setting(ctx: &SessionContext, values: SettingValu
     ctx.register_udf(ScalarUDF::from(SetConfig::new(values)));
 }
 
+/// How a server checks `set_config(name, value)` as it checks a SET: the value as the
+/// setting will show it, or why it cannot be set.
+pub type SettingCheck = Arc<dyn Fn(&str, &str) -> Result<String, SqlError> + Send + Sync>;
+
+/// A change `set_config` asked for, which the server takes once its statement ran.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SettingChange {
+    /// In lower case.
+    pub name: String,
+    pub value: String,
+    /// Until the end of the block (`is_local`), as `SET LOCAL`.
+    pub local: bool,
+}
+
 /// A connection's settings as `current_setting` reads them, by name in lower case: the
-/// server that keeps the settings stores each change here.
-#[derive(Clone, Debug, Default)]
-pub struct SettingValues(Arc<RwLock<Arc<BTreeMap<String, String>>>>);
+/// server that keeps the settings stores each change here, and takes the changes
+/// `set_config` asks for from here.
+#[derive(Clone, Default)]
+pub struct SettingValues(Arc<Shared>);
+
+#[derive(Default)]
+struct Shared {
+    values: RwLock<Arc<BTreeMap<String, String>>>,
+    check: RwLock<Option<SettingCheck>>,
+    asked: Mutex<Vec<SettingChange>>,
+}
+
+impl std::fmt::Debug for SettingValues {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SettingValues")
+            .field("values", &self.0.values.read())
+            .finish_non_exhaustive()
+    }
+}
 
 impl SettingValues {
     pub fn store(&self, values: &BTreeMap<String, String>) {
-        *self.0.write() = Arc::new(values.clone());
+        *self.0.values.write() = Arc::new(values.clone());
     }
 
     fn get(&self, name: &str) -> Option<String> {
-        self.0.read().get(&name.to_lowercase()).cloned()
+        self.0.values.read().get(&name.to_lowercase()).cloned()
+    }
+
+    /// Lets `set_config` change settings: each change `check` takes is kept for
+    /// [`SettingValues::take_changes`].
+    pub fn take_changes_checked_by(&self, check: SettingCheck) {
+        *self.0.check.write() = Some(check);
+    }
+
+    /// The changes `set_config` asked for since the last call, in order.
+    pub fn take_changes(&self) -> Vec<SettingChange> {
+        std::mem::take(&mut *self.0.asked.lock())
+    }
+
+    /// What `set_config(name, value, local)` sets the setting to.
+    fn set(&self, name: &str, value: &str, local: bool) -> Result<String, SqlError> {
+        let check = self.0.check.read().clone();
+        let Some(check) = check else {
+            return set(name, value, self.get(name).as_deref());
+        };
+        let value = check(&name.to_lowercase(), value)?;
+        self.0.asked.lock().push(SettingChange {
+            name: name.to_lowercase(),
+            value: value.clone(),
+            local,
+        });
+        Ok(value)
     }
 }
 
@@ -159,8 +218,8 @@ impl Hash for SetConfig {
     }
 }
 
-/// What `set_config(name, value)` sets to, or why it cannot: `now` is the setting's
-/// value, if it has one.
+/// What `set_config(name, value)` sets to in an engine on its own, or why it cannot:
+/// `now` is the setting's value, if it has one.
 fn set(name: &str, value: &str, now: Option<&str>) -> Result<String, SqlError> {
     if (name.eq_ignore_ascii_case("timezone") && names_utc(value)) || now == Some(value) {
         Ok(value.to_owned())
@@ -187,13 +246,15 @@ impl ScalarUDFImpl for SetConfig {
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
         let arrays = ColumnarValue::values_to_arrays(&args.args)?;
         let (names, values) = (arrays[0].as_string::<i32>(), arrays[1].as_string::<i32>());
+        let local = arrays[2].as_boolean();
         let out = (0..args.number_rows)
             .map(|i| {
                 if names.is_null(i) || values.is_null(i) {
                     return Ok(None);
                 }
                 let (name, value) = (names.value(i), values.value(i));
-                set(name, value, self.values.get(name).as_deref()).map(Some)
+                let local = local.is_valid(i) && local.value(i);
+                self.values.set(name, value, local).map(Some)
             })
             .collect::<Result<StringArray, SqlError>>()
             .map_err(external)?;

@@ -64,6 +64,7 @@ fn planning(kind: StatementKind) -> Planning {
         | K::Ddl
         | K::Vacuum
         | K::Cursor
+        | K::Database
         | K::Other => Planning::None,
     }
 }
@@ -643,6 +644,13 @@ impl SqlSession {
         let generation = self.shared.catalog.generation();
         let search_path = self.shared.search_path.schemas();
         let shown = crate::select_names::shown(&statement);
+        if StatementKind::of(&statement) == StatementKind::Database {
+            // The server runs it; an engine alone refuses it when it runs.
+            return Ok(
+                Prepared::new(statement, Vec::new(), None, generation, Plan::Unplanned)
+                    .resolved_with(search_path),
+            );
+        }
         if let DfStatement::Statement(s) = &mut statement {
             statement::rewrite(&self.shared, s)?;
             crate::unhonoured::check(s)?;

@@ -4,7 +4,7 @@
 //! locks rows, and what a prepared statement keeps of its planning.
 
 use datafusion::sql::parser::Statement as DfStatement;
-use datafusion::sql::sqlparser::ast::{CopyTarget, Set, Statement};
+use datafusion::sql::sqlparser::ast::{CopyTarget, ObjectType, Set, Statement};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum StatementKind {
@@ -37,6 +37,9 @@ pub enum StatementKind {
     /// DECLARE … CURSOR, FETCH, CLOSE: the session's cursors.
     Cursor,
     Explain,
+    /// CREATE DATABASE and DROP DATABASE: the server's, whose databases are engines of
+    /// their own (an engine alone refuses them).
+    Database,
     /// Anything else, left to DataFusion.
     Other,
 }
@@ -74,6 +77,11 @@ impl StatementKind {
             } => K::CopyFromStdin,
             Statement::Copy { to: false, .. } => K::CopyFromFile,
             Statement::Copy { to: true, .. } => K::CopyToStdout,
+            Statement::CreateDatabase { .. }
+            | Statement::Drop {
+                object_type: ObjectType::Database,
+                ..
+            } => K::Database,
             Statement::CreateTable(_)
             | Statement::CreateIndex(_)
             | Statement::CreateSequence { .. }

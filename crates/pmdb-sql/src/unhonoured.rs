@@ -7,8 +7,8 @@
 use std::ops::ControlFlow;
 
 use datafusion::sql::sqlparser::ast::{
-    Expr, GroupByExpr, JoinConstraint, JoinOperator, Query, SchemaName, Select, Statement,
-    TableFactor, TruncateIdentityOption, Visit, Visitor, WindowType,
+    Expr, GroupByExpr, JoinConstraint, JoinOperator, ObjectType, Query, SchemaName, Select,
+    Statement, TableFactor, TruncateIdentityOption, Visit, Visitor, WindowType,
 };
 
 use crate::error::{Result, SqlError, state};
@@ -58,9 +58,13 @@ impl Visitor for Audit {
             Statement::CreateFunction(_) | Statement::DropFunction(_) => {
                 self.refuse("CREATE FUNCTION / DROP FUNCTION (pmdb has no user-defined functions)")
             }
-            Statement::CreateDatabase { .. } => {
-                self.refuse("CREATE DATABASE (pmdb serves one database)")
-            }
+            Statement::CreateDatabase { .. }
+            | Statement::Drop {
+                object_type: ObjectType::Database,
+                ..
+            } => self.refuse(
+                "CREATE DATABASE and DROP DATABASE outside `pmdb serve` (an engine is one database)",
+            ),
             Statement::CreateSchema {
                 schema_name,
                 with,

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use clap::Args;
 use pmdb_engine::Db;
-use pmdb_server::{Auth, Server, ServerOptions, TlsFiles, Users};
+use pmdb_server::{Auth, DatabaseStore, Server, ServerOptions, TlsFiles, Users};
 use pmdb_sql::SqlEngine;
 
 use crate::damage_args::DamageArgs;
@@ -95,8 +95,17 @@ pub fn run(args: ServeArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
         },
         max_connections: args.max_connections as usize,
         shutdown_grace: Duration::from_secs(args.shutdown_grace),
+        databases: None,
     };
     let dir = args.path.unwrap_or_else(default_pool_dir);
+    // CREATE DATABASE makes each database in a directory of its own under the server's.
+    let options = ServerOptions {
+        databases: Some(DatabaseStore {
+            dir: dir.join("databases"),
+            options: args.damage.options(true),
+        }),
+        ..options
+    };
     let engine = SqlEngine::open(Db::open(&dir, args.damage.options(true))?)?;
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()

@@ -537,9 +537,94 @@ fn a_django_application_migrates_and_runs_unchanged() {
     client_runs_unchanged("django_shop/run.py", "django, psycopg");
 }
 
+/// Django's own test runner (`tests/clients/django_shop/test_runner.py`) makes its test
+/// database with CREATE DATABASE, migrates it, runs the application's tests in it
+/// (blocks rolled back after each, savepoints, a flush) and drops it, against `pmdb
+/// serve`, when Python has Django and psycopg.
+#[test]
+fn djangos_test_runner_makes_and_drops_its_test_database() {
+    client_runs_unchanged("django_shop/test_runner.py", "django, psycopg");
+}
+
 /// A 50 MB text and a 20 MB bytea round-trip whole through `pmdb serve` with psycopg
 /// (`tests/clients/large_values.py`), stored out of line in chunks.
 #[test]
 fn long_values_round_trip_through_the_server() {
     client_runs_unchanged("large_values.py", "psycopg");
+}
+
+/// A database CREATE DATABASE made is a database of its own on disk: its acknowledged
+/// commits survive `kill -9` of the server, which opens it again at its next start;
+/// what a crash left of a CREATE or a DROP under way is removed then, and DROP DATABASE
+/// removes the database's files.
+#[test]
+fn made_databases_survive_kill_9_and_crash_leftovers_go() {
+    let dir = tempfile::tempdir().unwrap();
+    let rt = runtime();
+    let server = Serve::start(dir.path());
+    rt.block_on(async {
+        let main = connect(server.port).await;
+        main.batch_execute("CREATE DATABASE shop").await.unwrap();
+        let (shop, connection) = tokio_postgres::connect(
+            &format!("host=127.0.0.1 port={} user=pmdb dbname=shop", server.port),
+            NoTls,
+        )
+        .await
+        .unwrap();
+        tokio::spawn(connection);
+        shop.batch_execute(
+            "CREATE TABLE orders (id INT PRIMARY KEY, total INT);
+             INSERT INTO orders SELECT g, g * 10 FROM generate_series(1, 100) g",
+        )
+        .await
+        .unwrap();
+    });
+    let mut server = server;
+    server.signal(9);
+    server.child.wait().unwrap();
+    drop(server);
+    // As a crash in the middle of a CREATE DATABASE and of a DROP DATABASE leaves them.
+    let store = dir.path().join("databases");
+    for left in [".made-half-1", ".dropped-gone-1"] {
+        std::fs::create_dir_all(store.join(left).join("sst")).unwrap();
+        std::fs::write(store.join(left).join("extent-00000.pm"), b"partial").unwrap();
+    }
+    let server = Serve::start(dir.path());
+    rt.block_on(async {
+        let (shop, connection) = tokio_postgres::connect(
+            &format!("host=127.0.0.1 port={} user=pmdb dbname=shop", server.port),
+            NoTls,
+        )
+        .await
+        .unwrap();
+        let running = tokio::spawn(connection);
+        let sum: i64 = shop
+            .query_one("SELECT sum(total) FROM orders", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(sum, 50_500);
+        drop(shop);
+        let _ = running.await;
+        let main = connect(server.port).await;
+        let e = main.query("SELECT * FROM orders", &[]).await.unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("42P01"), "{e}");
+        // The server sees the connection to shop end a moment after its client does.
+        let mut dropped = main.batch_execute("DROP DATABASE shop").await;
+        for _ in 0..100 {
+            match &dropped {
+                Err(e) if e.code().map(|c| c.code()) == Some("55006") => {
+                    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+                    dropped = main.batch_execute("DROP DATABASE shop").await;
+                }
+                _ => break,
+            }
+        }
+        dropped.unwrap();
+    });
+    let left: Vec<String> = std::fs::read_dir(&store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert!(left.is_empty(), "{left:?}");
 }

@@ -21,13 +21,25 @@ use pmdb_sql::Sessions;
 use crate::activity::Activity;
 
 pub use rewrite::adapt;
+pub use source::DatabaseNames;
 
 use source::Origin;
 
 /// Adds `pg_catalog` and its functions to the SQL engine `sessions` belong to; `users`
-/// are the roles the server knows besides its owner, `activity` its connections.
-pub fn install(sessions: &Sessions, users: Vec<String>, activity: Arc<Activity>) -> DfResult<()> {
-    let origin = Arc::new(Origin::new(Arc::clone(sessions.catalog()), users, activity));
+/// are the roles the server knows besides its owner, `activity` its connections,
+/// `databases` the names of the databases CREATE DATABASE made.
+pub fn install(
+    sessions: &Sessions,
+    users: Vec<String>,
+    activity: Arc<Activity>,
+    databases: DatabaseNames,
+) -> DfResult<()> {
+    let origin = Arc::new(Origin::new(
+        Arc::clone(sessions.catalog()),
+        users,
+        activity,
+        databases,
+    ));
     let ctx = sessions.context();
     for f in functions::all(&origin) {
         ctx.register_udf(f);

@@ -15,6 +15,12 @@ pub const INFORMATION_SCHEMA_NAMESPACE: i64 = 13_000;
 pub const HEAP_AM: i64 = 2;
 pub const BTREE_AM: i64 = 403;
 pub const DATABASE: i64 = 16_383;
+
+/// The oid of a database CREATE DATABASE made: of its name, so the same at every start,
+/// in the upper half of the oids (an oid is 32 bits), above those the catalog gives.
+pub fn made_database(name: &str) -> i64 {
+    i64::from(0x8000_0000 | (crc32fast::hash(name.as_bytes()) & 0x3FFF_FFFF))
+}
 /// The catalogs' own oids, as `pg_description.classoid` names them.
 pub const PG_CLASS: i64 = 1259;
 pub const PG_CONSTRAINT: i64 = 2606;

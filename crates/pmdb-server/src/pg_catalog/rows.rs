@@ -793,10 +793,20 @@ pub fn tablespaces(_: &Source) -> Vec<Vec<Cell>> {
         .collect()
 }
 
+/// The server's own database, then those CREATE DATABASE made, each with an oid of its
+/// name (the same at every start).
 pub fn databases(source: &Source) -> Vec<Vec<Cell>> {
-    vec![vec![
-        Int(oids::DATABASE),
-        text(source.database()),
+    let made = source.made_databases();
+    let own = std::iter::once((oids::DATABASE, source.database().to_owned()));
+    own.chain(made.into_iter().map(|n| (oids::made_database(&n), n)))
+        .map(|(oid, name)| database_row(oid, name))
+        .collect()
+}
+
+fn database_row(oid: i64, name: String) -> Vec<Cell> {
+    vec![
+        Int(oid),
+        text(&name),
         Int(oids::BOOTSTRAP_ROLE),
         Int(6),
         text("c"),
@@ -807,7 +817,7 @@ pub fn databases(source: &Source) -> Vec<Vec<Cell>> {
         text("C.UTF-8"),
         Null,
         Null,
-    ]]
+    ]
 }
 
 /// A comment: the object's oid, its catalog's oid, the column's number (0 for the

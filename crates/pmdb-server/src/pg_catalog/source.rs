@@ -11,6 +11,9 @@ use pmdb_sql::schema::TableDef;
 use super::oids;
 use crate::activity::Activity;
 
+/// The names of the databases CREATE DATABASE made, as `pg_database` lists them.
+pub type DatabaseNames = Arc<parking_lot::RwLock<Vec<String>>>;
+
 const DATABASE: &str = "pmdb";
 /// Where the oids of the server's other roles start.
 const FIRST_ROLE: i64 = 16_000;
@@ -20,12 +23,18 @@ pub struct Origin {
     catalog: Arc<Catalog>,
     users: Vec<String>,
     activity: Arc<Activity>,
+    databases: DatabaseNames,
     /// The search path of a caller with no session of its own.
     public: String,
 }
 
 impl Origin {
-    pub fn new(catalog: Arc<Catalog>, mut users: Vec<String>, activity: Arc<Activity>) -> Origin {
+    pub fn new(
+        catalog: Arc<Catalog>,
+        mut users: Vec<String>,
+        activity: Arc<Activity>,
+        databases: DatabaseNames,
+    ) -> Origin {
         users.retain(|u| u != OWNER);
         users.sort();
         users.dedup();
@@ -33,6 +42,7 @@ impl Origin {
             catalog,
             users,
             activity,
+            databases,
             public: pmdb_sql::names::PUBLIC.to_owned(),
         }
     }
@@ -105,6 +115,11 @@ impl Source {
 
     pub fn database(&self) -> &str {
         DATABASE
+    }
+
+    /// The databases CREATE DATABASE made, besides the server's own.
+    pub fn made_databases(&self) -> Vec<String> {
+        self.origin.databases.read().clone()
     }
 
     /// Each role's oid and name.

@@ -6,7 +6,7 @@
 use std::time::Duration;
 
 use pmdb_engine::{Db, DbOptions};
-use pmdb_server::{Auth, RunningServer, Server, ServerOptions};
+use pmdb_server::{Auth, DatabaseStore, RunningServer, Server, ServerOptions};
 use pmdb_sql::SqlEngine;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio_postgres::{Client, NoTls};
@@ -36,9 +36,16 @@ impl TestServer {
             .enable_all()
             .build()
             .unwrap();
+        let databases = options.databases.clone().or_else(|| {
+            Some(DatabaseStore {
+                dir: dir.path().join("databases"),
+                options: DbOptions::small(),
+            })
+        });
         let options = ServerOptions {
             listen: "127.0.0.1:0".parse().unwrap(),
             shutdown_grace: Duration::from_millis(200),
+            databases,
             ..options
         };
         let server = rt
@@ -76,6 +83,17 @@ impl TestServer {
 
     pub async fn connect(&self) -> Client {
         self.try_connect("pmdb", "x").await.unwrap()
+    }
+
+    /// A trusted connection to database `name`.
+    pub async fn connect_to(&self, name: &str) -> Client {
+        let config = format!(
+            "host=127.0.0.1 port={} user=pmdb dbname='{name}'",
+            self.port()
+        );
+        let (client, connection) = tokio_postgres::connect(&config, NoTls).await.unwrap();
+        tokio::spawn(connection);
+        client
     }
 }
 
