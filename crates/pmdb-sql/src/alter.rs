@@ -11,7 +11,7 @@ use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
     AlterColumnOperation, AlterTable, AlterTableOperation, ColumnOption, DropBehavior,
-    Expr as SqlExpr, RenameTableNameKind, TableConstraint, visit_expressions,
+    Expr as SqlExpr, Owner, RenameTableNameKind, TableConstraint, visit_expressions,
 };
 
 use crate::arrow_conv::{cast_to_column, row_values};
@@ -67,6 +67,9 @@ enum Change {
 /// Runs ALTER TABLE `alter`.
 pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
     let name = object_name(&alter.name)?;
+    if let [AlterTableOperation::OwnerTo { new_owner }] = alter.operations.as_slice() {
+        return owner_to(&session.catalog, &name, alter.if_exists, new_owner);
+    }
     let Some(table) = session.catalog.table(&name) else {
         return if alter.if_exists {
             Ok(())
@@ -550,6 +553,29 @@ async fn change_of(session: &Session, table: &Table, op: &AlterTableOperation) -
             )));
         }
     })
+}
+
+/// `ALTER TABLE name OWNER TO role`, of a table, view or sequence (pg_dump writes one
+/// for each): every relation of a pmdb database is owned by its one owner, so OWNER TO
+/// that owner leaves it as it is, and any other role is refused.
+fn owner_to(catalog: &Catalog, name: &RelName, if_exists: bool, owner: &Owner) -> Result<()> {
+    let exists = catalog.table(name).is_some()
+        || catalog.view(name).is_some()
+        || catalog.sequence(name).is_some();
+    if !exists {
+        return match if_exists {
+            true => Ok(()),
+            false => catalog.table_or_error(name).map(|_| ()),
+        };
+    }
+    match owner {
+        Owner::Ident(role) if ident_name(role) == crate::identity::OWNER => Ok(()),
+        other => Err(SqlError::unsupported(format!(
+            "ALTER TABLE … OWNER TO {other}: every relation is owned by {} (restore \
+             pg_dump's output made with --no-owner, or as that role)",
+            crate::identity::OWNER
+        ))),
+    }
 }
 
 /// Whether the default `text` calls a function whose value changes from call to call.

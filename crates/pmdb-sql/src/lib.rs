@@ -97,6 +97,7 @@ pub mod select_list_series;
 mod select_names;
 pub mod sequence;
 mod sequence_functions;
+mod sequence_syntax;
 mod session;
 mod set_constraints;
 mod setting_functions;

@@ -26,8 +26,8 @@ use datafusion::logical_expr::{
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
-    ArrayElemTypeDef, DataType as SqlDataType, ExactNumberInfo, Expr as SqlExpr, Statement,
-    visit_expressions_mut,
+    ArrayElemTypeDef, DataType as SqlDataType, ExactNumberInfo, Expr as SqlExpr, FunctionArg,
+    FunctionArgExpr, FunctionArguments, Statement, Value, visit_expressions_mut,
 };
 
 use crate::array_text::{array_from_text, list_element};
@@ -75,6 +75,44 @@ fn input_function(ty: &SqlDataType) -> Option<&'static str> {
 
 /// Rewrites `CAST(x AS UUID)`, `x::uuid` and `UUID 'x'` in `statement` as calls of
 /// `pmdb_uuid`, and the same for JSON and JSONB.
+/// `nextval('s'::regclass)` (and `currval`, `setval`), as pg_dump and PostgreSQL's own
+/// serial columns write a sequence's default: the name's text, which these functions
+/// take.
+fn sequence_named_by_regclass(e: &mut SqlExpr) {
+    let SqlExpr::Function(f) = e else {
+        return;
+    };
+    let name = f.name.to_string().to_lowercase();
+    let name = name.strip_prefix("pg_catalog.").unwrap_or(&name);
+    if !matches!(name, "nextval" | "currval" | "setval") {
+        return;
+    }
+    let FunctionArguments::List(list) = &mut f.args else {
+        return;
+    };
+    if let Some(FunctionArg::Unnamed(FunctionArgExpr::Expr(arg))) = list.args.first_mut()
+        && let SqlExpr::Cast {
+            data_type, expr, ..
+        } = arg
+        && match data_type {
+            SqlDataType::Regclass => true,
+            SqlDataType::Custom(ty, _) => {
+                ty.to_string()
+                    .to_lowercase()
+                    .trim_start_matches("pg_catalog.")
+                    == "regclass"
+            }
+            _ => false,
+        }
+        && matches!(
+            expr.as_ref(),
+            SqlExpr::Value(v) if matches!(v.value, Value::SingleQuotedString(_))
+        )
+    {
+        *arg = expr.as_ref().clone();
+    }
+}
+
 pub(crate) fn rewrite_casts(statement: &mut Statement) -> Result<()> {
     let flow = visit_expressions_mut(statement, |e| {
         if let SqlExpr::Identifier(id) = e
@@ -87,6 +125,7 @@ pub(crate) fn rewrite_casts(statement: &mut Statement) -> Result<()> {
             *e = call;
             return ControlFlow::Continue(());
         }
+        sequence_named_by_regclass(e);
         // FLOAT is PostgreSQL's double, FLOAT(p) a real up to 24 bits of precision;
         // DataFusion makes both a real.
         if let SqlExpr::Cast { data_type, .. } = e

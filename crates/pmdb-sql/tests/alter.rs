@@ -514,3 +514,47 @@ fn columns_added_with_inline_constraints() {
         ["5"]
     );
 }
+
+/// What pg_dump writes after each relation and for each serial column: `OWNER TO` the
+/// one owner every relation has (a table, a view, a sequence) changes nothing, another
+/// role is refused; a sequence made with its options in pg_dump's order, and a default
+/// `nextval('s'::regclass)` set afterwards, hand out its values.
+#[test]
+fn owner_to_and_serials_as_pg_dump_writes_them() {
+    let f = Fixture::new(
+        "CREATE TABLE t (id INTEGER NOT NULL, v TEXT);
+         CREATE VIEW tv AS SELECT v FROM t;
+         CREATE SEQUENCE public.t_id_seq AS integer START WITH 10 INCREMENT BY 5
+             NO MINVALUE NO MAXVALUE CACHE 1;",
+    );
+    let mut s = f.session();
+    for relation in ["t", "tv", "public.t_id_seq"] {
+        assert_eq!(
+            f.tag(&mut s, &format!("ALTER TABLE {relation} OWNER TO pmdb")),
+            "ALTER TABLE"
+        );
+        assert_eq!(
+            f.sqlstate(&mut s, &format!("ALTER TABLE {relation} OWNER TO someone")),
+            "0A000"
+        );
+    }
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER TABLE nope OWNER TO pmdb"),
+        "42P01"
+    );
+    f.run(&mut s, "ALTER TABLE IF EXISTS nope OWNER TO pmdb");
+    f.run(
+        &mut s,
+        "ALTER TABLE ONLY public.t ALTER COLUMN id SET DEFAULT \
+         nextval('public.t_id_seq'::regclass)",
+    );
+    f.run(&mut s, "INSERT INTO t (v) VALUES ('a'), ('b')");
+    assert_eq!(
+        f.rows(&mut s, "SELECT id, v FROM t ORDER BY id"),
+        ["10|a", "15|b"]
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "CREATE SEQUENCE s2 START 1 START 2"),
+        "42601"
+    );
+}
