@@ -231,8 +231,14 @@ impl Databases {
         if made.contains_key(name) {
             return Err(exists());
         }
-        std::fs::create_dir_all(&store.dir)
-            .map_err(io_error(format!("cannot make {}", store.dir.display())))?;
+        if !store.dir.exists() {
+            std::fs::create_dir_all(&store.dir)
+                .map_err(io_error(format!("cannot make {}", store.dir.display())))?;
+            // The store's own entry lasts once the directory holding it is synced.
+            if let Some(parent) = store.dir.parent() {
+                sync_directory(parent)?;
+            }
+        }
         let target = store.dir.join(directory_name(name));
         let staging = store.dir.join(format!(
             "{MADE}{}-{}",
@@ -344,12 +350,16 @@ fn rename(from: &Path, to: &Path) -> Result<(), SqlError> {
         to.display()
     )))?;
     // The rename lasts once the directory holding both is on the medium.
-    if let Some(parent) = to.parent() {
-        std::fs::File::open(parent)
-            .and_then(|d| d.sync_all())
-            .map_err(io_error(format!("cannot sync {}", parent.display())))?;
+    match to.parent() {
+        Some(parent) => sync_directory(parent),
+        None => Ok(()),
     }
-    Ok(())
+}
+
+fn sync_directory(dir: &Path) -> Result<(), SqlError> {
+    std::fs::File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(io_error(format!("cannot sync {}", dir.display())))
 }
 
 /// A database name PostgreSQL takes: 1 to 63 bytes, no zero byte.

@@ -2024,3 +2024,52 @@ fn set_config_changes_settings_as_set_does() {
         assert_eq!(sqlstate(&e), "3F000", "{e}");
     });
 }
+
+/// `pg_indexes` lists each index with PostgreSQL's CREATE INDEX text (the rows are
+/// PostgreSQL 15's for the same tables).
+#[test]
+fn pg_indexes_lists_every_index() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE pi (id INT PRIMARY KEY, a INT, b TEXT UNIQUE);
+             CREATE INDEX pi_a ON pi (a);
+             CREATE SCHEMA s2;
+             CREATE TABLE s2.\"Q t\" (x INT PRIMARY KEY)",
+        )
+        .await
+        .unwrap();
+        let rows = c
+            .query(
+                "SELECT schemaname, tablename, indexname, tablespace, indexdef FROM pg_indexes \
+                 WHERE schemaname IN ('public', 's2') ORDER BY indexname",
+                &[],
+            )
+            .await
+            .unwrap();
+        let got: Vec<String> = rows
+            .iter()
+            .map(|r| {
+                let tablespace: Option<String> = r.get(3);
+                assert_eq!(tablespace, None);
+                format!(
+                    "{}|{}|{}|{}",
+                    r.get::<_, String>(0),
+                    r.get::<_, String>(1),
+                    r.get::<_, String>(2),
+                    r.get::<_, String>(4)
+                )
+            })
+            .collect();
+        assert_eq!(
+            got,
+            [
+                "s2|Q t|Q t_pkey|CREATE UNIQUE INDEX \"Q t_pkey\" ON s2.\"Q t\" USING btree (x)",
+                "public|pi|pi_a|CREATE INDEX pi_a ON public.pi USING btree (a)",
+                "public|pi|pi_b_key|CREATE UNIQUE INDEX pi_b_key ON public.pi USING btree (b)",
+                "public|pi|pi_pkey|CREATE UNIQUE INDEX pi_pkey ON public.pi USING btree (id)",
+            ]
+        );
+    });
+}

@@ -67,6 +67,9 @@ enum Change {
 /// Runs ALTER TABLE `alter`.
 pub(crate) async fn run(session: &Session, alter: &AlterTable) -> Result<()> {
     let name = object_name(&alter.name)?;
+    if let Some(change) = crate::sequence_syntax::alter_of(alter) {
+        return alter_sequence(session, name, alter.if_exists, change).await;
+    }
     if let [AlterTableOperation::OwnerTo { new_owner }] = alter.operations.as_slice() {
         return owner_to(&session.catalog, &name, alter.if_exists, new_owner);
     }
@@ -553,6 +556,50 @@ async fn change_of(session: &Session, table: &Table, op: &AlterTableOperation) -
             )));
         }
     })
+}
+
+/// `ALTER SEQUENCE name OWNED BY t.c | NONE`: the sequence is dropped with that column
+/// from then on (a table of its schema, as PostgreSQL asks).
+async fn alter_sequence(
+    session: &Session,
+    name: RelName,
+    if_exists: bool,
+    change: crate::sequence_syntax::AlterSequence,
+) -> Result<()> {
+    use crate::sequence_syntax::AlterSequence;
+    if session.catalog.sequence(&name).is_none() {
+        return match if_exists {
+            true => Ok(()),
+            false => session.catalog.sequence_or_error(&name).map(|_| ()),
+        };
+    }
+    let AlterSequence::OwnedBy(column) = change else {
+        return Err(SqlError::unsupported(
+            "ALTER SEQUENCE other than OWNED BY and OWNER TO (drop and make the sequence, \
+             or setval)",
+        ));
+    };
+    let owned_by = match &column {
+        None => None,
+        Some(column) => {
+            let owner = crate::ddl::owner_column(&session.catalog, column)?;
+            if let Some((table, _)) = owner
+                && session
+                    .catalog
+                    .table_by_id(table)
+                    .is_some_and(|t| t.def().schema != name.schema)
+            {
+                return Err(SqlError::user(
+                    state::OBJECT_NOT_IN_PREREQUISITE_STATE,
+                    "sequence must be in same schema as table it is linked to",
+                ));
+            }
+            owner
+        }
+    };
+    session
+        .off_executor(move |c| c.set_sequence_owner(&name, owned_by))
+        .await
 }
 
 /// `ALTER TABLE name OWNER TO role`, of a table, view or sequence (pg_dump writes one

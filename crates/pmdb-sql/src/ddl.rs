@@ -554,7 +554,7 @@ pub fn sequence_def(catalog: &Catalog, s: &Statement) -> Result<(SequenceDef, bo
 }
 
 /// `OWNED BY t.c` (or `NONE`): the table's id and the column's position.
-fn owner_column(catalog: &Catalog, owner: &ObjectName) -> Result<Option<(u64, u16)>> {
+pub(crate) fn owner_column(catalog: &Catalog, owner: &ObjectName) -> Result<Option<(u64, u16)>> {
     let parts: Vec<String> = owner
         .0
         .iter()

@@ -1,33 +1,108 @@
-//! `CREATE SEQUENCE` with its options in any order, as PostgreSQL takes them: the SQL
-//! parser takes `INCREMENT`, `MINVALUE`, `MAXVALUE`, `START`, `CACHE` and `CYCLE` only in
-//! that order, where pg_dump writes `AS type START WITH … INCREMENT BY … NO MINVALUE NO
-//! MAXVALUE CACHE 1` for every sequence. [`parse`] reads the options in the order given
-//! into the same statement the parser makes; the DDL checks each as it always does.
+//! Sequence statements the SQL parser does not read as PostgreSQL writes them.
+//!
+//! - `CREATE SEQUENCE` with its options in any order: the parser takes `INCREMENT`,
+//!   `MINVALUE`, `MAXVALUE`, `START`, `CACHE` and `CYCLE` only in that order, where
+//!   pg_dump writes `AS type START WITH … INCREMENT BY … NO MINVALUE NO MAXVALUE CACHE 1`
+//!   for every sequence. [`parse`] reads the options in the order given into the same
+//!   statement the parser makes; the DDL checks each as it always does.
+//! - `ALTER SEQUENCE [IF EXISTS] s …`, which the parser knows nothing of (pg_dump writes
+//!   `OWNED BY t.c` for every serial column). `OWNER TO role` is read as `ALTER TABLE s
+//!   OWNER TO role`, which PostgreSQL takes for a sequence too. `OWNED BY t.c | NONE` is
+//!   read into a statement the parser knows and pmdb otherwise never makes, Snowflake's
+//!   `ALTER EXTERNAL TABLE s SWAP WITH t.c`, which [`alter_of`] recognises; any other
+//!   clause into the same statement with no operation, refused when it runs (0A000).
 
-use datafusion::sql::sqlparser::ast::{ObjectName, SequenceOptions, Statement};
+use datafusion::sql::sqlparser::ast::helpers::attached_token::AttachedToken;
+use datafusion::sql::sqlparser::ast::{
+    AlterTable, AlterTableOperation, AlterTableType, ObjectName, Owner, SequenceOptions, Statement,
+};
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::keywords::Keyword;
 use datafusion::sql::sqlparser::parser::{Parser, ParserError};
 use datafusion::sql::sqlparser::tokenizer::Token;
 
-/// `sql` as one CREATE SEQUENCE statement, if it is one; `None` for anything else (or a
-/// CREATE SEQUENCE that is not well formed in any order, which the parser's own error
-/// reports).
+/// `sql` as one CREATE SEQUENCE or ALTER SEQUENCE statement, if it is one; `None` for
+/// anything else (or one that is not well formed, which the parser's own error reports).
 pub(crate) fn parse(sql: &str) -> Option<Vec<Statement>> {
     let dialect = PostgreSqlDialect {};
     let mut p = Parser::new(&dialect).try_with_sql(sql).ok()?;
-    if !p.parse_keyword(Keyword::CREATE) {
+    let statement = if p.parse_keyword(Keyword::CREATE) {
+        let temporary = p
+            .parse_one_of_keywords(&[Keyword::TEMP, Keyword::TEMPORARY])
+            .is_some();
+        if !p.parse_keyword(Keyword::SEQUENCE) {
+            return None;
+        }
+        create_sequence(&mut p, temporary).ok()?
+    } else if p.parse_keywords(&[Keyword::ALTER, Keyword::SEQUENCE]) {
+        alter_sequence(&mut p).ok()?
+    } else {
         return None;
-    }
-    let temporary = p
-        .parse_one_of_keywords(&[Keyword::TEMP, Keyword::TEMPORARY])
-        .is_some();
-    if !p.parse_keyword(Keyword::SEQUENCE) {
-        return None;
-    }
-    let statement = create_sequence(&mut p, temporary).ok()?;
+    };
     let _ = p.consume_token(&Token::SemiColon);
     (p.peek_token().token == Token::EOF).then(|| vec![statement])
+}
+
+/// What an ALTER SEQUENCE read by [`parse`] asks for.
+#[derive(Debug, PartialEq, Eq)]
+pub(crate) enum AlterSequence {
+    /// `OWNED BY t.c` (`Some`) or `OWNED BY NONE`.
+    OwnedBy(Option<ObjectName>),
+    /// A clause pmdb does not take (RESTART, INCREMENT, RENAME, …).
+    Other,
+}
+
+/// The ALTER SEQUENCE `alter` stands for, if [`parse`] made it.
+pub(crate) fn alter_of(alter: &AlterTable) -> Option<AlterSequence> {
+    if alter.table_type != Some(AlterTableType::External) {
+        return None;
+    }
+    Some(match alter.operations.as_slice() {
+        [AlterTableOperation::SwapWith { table_name }] => {
+            let none = matches!(table_name.0.as_slice(), [p]
+                if p.as_ident().is_some_and(|i| i.quote_style.is_none()
+                    && i.value.eq_ignore_ascii_case("none")));
+            AlterSequence::OwnedBy((!none).then(|| table_name.clone()))
+        }
+        _ => AlterSequence::Other,
+    })
+}
+
+/// The rest of an ALTER SEQUENCE after its keywords.
+fn alter_sequence(p: &mut Parser) -> Result<Statement, ParserError> {
+    let if_exists = p.parse_keywords(&[Keyword::IF, Keyword::EXISTS]);
+    let name = p.parse_object_name(false)?;
+    let (table_type, operations) = if p.parse_keywords(&[Keyword::OWNER, Keyword::TO]) {
+        let role = p.parse_identifier()?;
+        (
+            None,
+            vec![AlterTableOperation::OwnerTo {
+                new_owner: Owner::Ident(role),
+            }],
+        )
+    } else if p.parse_keywords(&[Keyword::OWNED, Keyword::BY]) {
+        let table_name = p.parse_object_name(false)?;
+        (
+            Some(AlterTableType::External),
+            vec![AlterTableOperation::SwapWith { table_name }],
+        )
+    } else {
+        // Any other clause: read to the end, refused when it runs.
+        while !matches!(p.peek_token().token, Token::EOF | Token::SemiColon) {
+            p.next_token();
+        }
+        (Some(AlterTableType::External), Vec::new())
+    };
+    Ok(Statement::AlterTable(AlterTable {
+        name,
+        if_exists,
+        only: false,
+        operations,
+        location: None,
+        on_cluster: None,
+        table_type,
+        end_token: AttachedToken::empty(),
+    }))
 }
 
 /// The rest of a CREATE SEQUENCE after its keywords: a name, then `AS type`, the
@@ -134,6 +209,35 @@ mod tests {
         };
         assert_eq!(options(&pg_dump), options(&ordered));
         assert_eq!(pg_dump.to_string().len(), ordered.to_string().len());
+    }
+
+    #[test]
+    fn alter_sequence_reads_as_the_statement_of_its_meaning() {
+        let alter = |sql: &str| match parsed(sql) {
+            Statement::AlterTable(a) => a,
+            other => panic!("{other}"),
+        };
+        let owned = alter("ALTER SEQUENCE public.t_id_seq OWNED BY public.t.id;");
+        assert_eq!(owned.name.to_string(), "public.t_id_seq");
+        assert_eq!(
+            alter_of(&owned),
+            Some(AlterSequence::OwnedBy(Some(ObjectName::from(vec![
+                datafusion::sql::sqlparser::ast::Ident::new("public"),
+                datafusion::sql::sqlparser::ast::Ident::new("t"),
+                datafusion::sql::sqlparser::ast::Ident::new("id"),
+            ]))))
+        );
+        let none = alter("ALTER SEQUENCE IF EXISTS s OWNED BY NONE");
+        assert!(none.if_exists);
+        assert_eq!(alter_of(&none), Some(AlterSequence::OwnedBy(None)));
+        let owner = alter("ALTER SEQUENCE s OWNER TO pmdb");
+        assert_eq!(alter_of(&owner), None);
+        assert!(matches!(
+            owner.operations.as_slice(),
+            [AlterTableOperation::OwnerTo { .. }]
+        ));
+        let restart = alter("ALTER SEQUENCE s RESTART WITH 5");
+        assert_eq!(alter_of(&restart), Some(AlterSequence::Other));
     }
 
     #[test]

@@ -557,4 +557,43 @@ fn owner_to_and_serials_as_pg_dump_writes_them() {
         f.sqlstate(&mut s, "CREATE SEQUENCE s2 START 1 START 2"),
         "42601"
     );
+    // OWNED BY ties the sequence to the column: pg_get_serial_sequence finds it, a
+    // rolled-back block leaves it as it was, and it goes with its table.
+    let serial = "SELECT pg_get_serial_sequence('t', 'id')";
+    f.run(
+        &mut s,
+        "ALTER SEQUENCE public.t_id_seq OWNED BY public.t.id",
+    );
+    assert_eq!(f.rows(&mut s, serial), ["public.t_id_seq"]);
+    f.run(&mut s, "BEGIN");
+    f.run(&mut s, "ALTER SEQUENCE t_id_seq OWNED BY NONE");
+    assert_eq!(
+        f.rows(&mut s, "SELECT pg_get_serial_sequence('t', 'id') IS NULL"),
+        ["true"]
+    );
+    f.run(&mut s, "ROLLBACK");
+    assert_eq!(f.rows(&mut s, serial), ["public.t_id_seq"]);
+    // Never a value handed out before (a gap is allowed, as in PostgreSQL).
+    f.run(&mut s, "INSERT INTO t (v) VALUES ('c')");
+    assert_eq!(
+        f.rows(&mut s, "SELECT count(DISTINCT id), min(id) FROM t"),
+        ["3|10"]
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER SEQUENCE t_id_seq RESTART WITH 1"),
+        "0A000"
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER SEQUENCE nope OWNED BY NONE"),
+        "42P01"
+    );
+    f.run(&mut s, "ALTER SEQUENCE IF EXISTS nope OWNED BY NONE");
+    f.run(&mut s, "CREATE SCHEMA other; CREATE TABLE other.u (id INT)");
+    assert_eq!(
+        f.sqlstate(&mut s, "ALTER SEQUENCE t_id_seq OWNED BY other.u.id"),
+        "55000"
+    );
+    f.run(&mut s, "DROP VIEW tv");
+    f.run(&mut s, "DROP TABLE t");
+    assert_eq!(f.sqlstate(&mut s, "SELECT nextval('t_id_seq')"), "42P01");
 }

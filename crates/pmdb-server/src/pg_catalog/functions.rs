@@ -16,10 +16,10 @@ use pmdb_sql::SearchPath;
 use pmdb_sql::catalog::Viewer;
 use pmdb_sql::names::{RelName, relation_named};
 use pmdb_sql::quoted_identifier;
-use pmdb_sql::schema::{Action, Deferral, TableDef};
+use pmdb_sql::schema::{Action, Deferral};
 
 use super::oids::{self, Object};
-use super::rows::descriptions;
+use super::rows::{column_list, descriptions, index_definition};
 use super::source::{Origin, Source};
 
 /// What a function returns for its arguments' types.
@@ -153,15 +153,6 @@ fn text(s: Option<String>) -> ScalarValue {
     ScalarValue::Utf8(s)
 }
 
-fn column_list(def: &TableDef, columns: &[u16]) -> String {
-    columns
-        .iter()
-        .filter_map(|&c| def.columns.get(usize::from(c)))
-        .map(|c| quoted_identifier(&c.name))
-        .collect::<Vec<_>>()
-        .join(", ")
-}
-
 /// `pg_get_indexdef(oid[, column, pretty])`: the index's CREATE INDEX, or with a
 /// column number (from 1) that column of it.
 fn index_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
@@ -185,12 +176,11 @@ fn index_def(source: &Source, args: &[ScalarValue]) -> ScalarValue {
             .map(|&c| column_list(&table, &[c]));
         return text(picked);
     }
-    text(Some(format!(
-        "CREATE {unique}INDEX {} ON {}.{} USING btree ({})",
-        quoted_identifier(&name),
-        quoted_identifier(&table.schema),
-        quoted_identifier(&table.name),
-        column_list(&table, &columns)
+    text(Some(index_definition(
+        &table,
+        !unique.is_empty(),
+        &name,
+        &columns,
     )))
 }
 

@@ -961,6 +961,51 @@ pub fn materialized_view_list(source: &Source) -> Vec<Vec<Cell>> {
         .collect()
 }
 
+/// The names of `columns` of table `def`, quoted where they need it, comma-separated.
+pub fn column_list(def: &TableDef, columns: &[u16]) -> String {
+    columns
+        .iter()
+        .filter_map(|&c| def.columns.get(usize::from(c)))
+        .map(|c| pmdb_sql::quoted_identifier(&c.name))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// An index's CREATE INDEX, as `pg_get_indexdef` and `pg_indexes` show it.
+pub fn index_definition(table: &TableDef, unique: bool, name: &str, columns: &[u16]) -> String {
+    format!(
+        "CREATE {}INDEX {} ON {}.{} USING btree ({})",
+        if unique { "UNIQUE " } else { "" },
+        pmdb_sql::quoted_identifier(name),
+        pmdb_sql::quoted_identifier(&table.schema),
+        pmdb_sql::quoted_identifier(&table.name),
+        column_list(table, columns)
+    )
+}
+
+/// `pg_indexes`: each table's indexes, its primary key's first.
+pub fn index_list(source: &Source) -> Vec<Vec<Cell>> {
+    let mut rows = Vec::new();
+    for def in source.tables() {
+        let primary = (!def.primary_key.is_empty())
+            .then(|| (true, def.primary_key_constraint(), def.primary_key.clone()));
+        let others = def
+            .indexes
+            .iter()
+            .map(|i| (i.unique, i.name.clone(), i.columns.clone()));
+        for (unique, name, columns) in primary.into_iter().chain(others) {
+            rows.push(vec![
+                Text(def.schema.clone()),
+                Text(def.name.clone()),
+                Text(name.clone()),
+                Null,
+                Text(index_definition(&def, unique, &name, &columns)),
+            ]);
+        }
+    }
+    rows
+}
+
 /// `pg_tables`: the tables (not the materialized views).
 pub fn table_list(source: &Source) -> Vec<Vec<Cell>> {
     source

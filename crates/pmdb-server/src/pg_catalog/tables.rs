@@ -10,8 +10,9 @@ use std::sync::Arc;
 
 use super::rows::{
     Cell, access_methods, activity, attrdefs, attributes, classes, constraints, databases,
-    description_rows, enum_labels, indexes, materialized_view_list, namespaces, roles, sequences,
-    standard_columns, standard_tables, standard_views, table_list, tablespaces, types, view_list,
+    description_rows, enum_labels, index_list, indexes, materialized_view_list, namespaces, roles,
+    sequences, standard_columns, standard_tables, standard_views, table_list, tablespaces, types,
+    view_list,
 };
 use super::source::{Origin, Source};
 use async_trait::async_trait;
@@ -400,6 +401,17 @@ const RELATIONS: &[Relation] = &[
             ("definition", K::Text),
         ],
         rows: Some(view_list),
+    },
+    Relation {
+        name: "pg_indexes",
+        columns: &[
+            ("schemaname", K::Text),
+            ("tablename", K::Text),
+            ("indexname", K::Text),
+            ("tablespace", K::Text),
+            ("indexdef", K::Text),
+        ],
+        rows: Some(index_list),
     },
     Relation {
         name: "pg_matviews",

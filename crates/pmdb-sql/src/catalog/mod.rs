@@ -655,6 +655,28 @@ impl Catalog {
         Ok(true)
     }
 
+    /// `ALTER SEQUENCE name OWNED BY` the column `owned_by` (a table's id and the column's
+    /// position; `None`: no column), which the sequence is then dropped with. The
+    /// sequence goes on handing out values from where it was.
+    pub fn set_sequence_owner(&self, name: &RelName, owned_by: Option<(u64, u16)>) -> Result<()> {
+        let _ddl = self.ddl();
+        let seq = self.sequence_or_error(name)?;
+        let cat = self.catalog_subtable()?;
+        let mut def = seq.def().clone();
+        def.owned_by = owned_by;
+        def.validate()
+            .map_err(|m| SqlError::user(state::INVALID_PARAMETER_VALUE, m))?;
+        // Held, so that no nextval stores its state between the write and the handle
+        // that replaces this one.
+        let mut held = seq.hold();
+        let mut batch = WriteBatch::new();
+        batch.put(&cat, sequence::def_key(name), def.encode());
+        self.write(batch)?;
+        let next = held.hand_over(&self.db, &cat, def);
+        self.sequences.write().insert(name.clone(), next);
+        Ok(())
+    }
+
     /// DROP SEQUENCE. `Ok(false)` if it does not exist and `if_exists` was given; a
     /// sequence a column owns goes with its table only, and one a column's default
     /// takes values from (`uses(table, column)`) stays while that default does.
