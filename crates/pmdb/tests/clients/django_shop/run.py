@@ -11,30 +11,9 @@ It prints `OK` at the end; any failure raises.
 Usage: python3 run.py PORT [HOST]
 """
 
-import os
-import sys
+from shop_settings import set_up
 
-import django
-from django.conf import settings
-
-port = sys.argv[1]
-host = sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"
-settings.configure(
-    DATABASES={
-        "default": {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": "pmdb",
-            "USER": "pmdb",
-            "HOST": host,
-            "PORT": port,
-        }
-    },
-    INSTALLED_APPS=["shop"],
-    USE_TZ=True,
-    DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
-)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-django.setup()
+set_up()
 
 from django.core.management import call_command  # noqa: E402
 from django.db import connection, transaction  # noqa: E402

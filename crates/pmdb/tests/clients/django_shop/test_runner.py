@@ -6,31 +6,11 @@ or a database left behind raises.
 Usage: python3 test_runner.py PORT [HOST]
 """
 
-import os
-import sys
+from shop_settings import set_up
 
-import django
-from django.conf import settings
+set_up()
 
-port = sys.argv[1]
-host = sys.argv[2] if len(sys.argv) > 2 else "127.0.0.1"
-settings.configure(
-    DATABASES={
-        "default": {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": "pmdb",
-            "USER": "pmdb",
-            "HOST": host,
-            "PORT": port,
-        }
-    },
-    INSTALLED_APPS=["shop"],
-    USE_TZ=True,
-    DEFAULT_AUTO_FIELD="django.db.models.BigAutoField",
-)
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-django.setup()
-
+from django.conf import settings  # noqa: E402
 from django.db import connection  # noqa: E402
 from django.test.utils import get_runner  # noqa: E402
 
