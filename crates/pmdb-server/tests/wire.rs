@@ -89,6 +89,35 @@ fn simple_and_extended_queries_with_typed_parameters_and_results() {
     });
 }
 
+/// A number given for a NUMERIC without a precision keeps every digit or is refused: a
+/// parameter with more places than the ten pmdb keeps is 22003 and writes nothing, where
+/// rounding it would have lost digits without a word; one with trailing zeros goes in.
+/// A literal with a fraction is described as numeric, as PostgreSQL describes it.
+#[test]
+fn numeric_parameters_keep_their_digits_or_are_refused() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute("CREATE TABLE m (id INT PRIMARY KEY, x NUMERIC)")
+            .await
+            .unwrap();
+        let d = |n: i64, scale: u32| rust_decimal::Decimal::new(n, scale);
+        let insert = c.prepare("INSERT INTO m VALUES ($1, $2)").await.unwrap();
+        let e = c.execute(&insert, &[&1i32, &d(1, 27)]).await.unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("22003"), "{e:?}");
+        c.execute(&insert, &[&2i32, &d(1_500_000_000_000, 12)])
+            .await
+            .unwrap();
+        let rows = c.query("SELECT id, x FROM m", &[]).await.unwrap();
+        assert_eq!(rows.len(), 1);
+        assert_eq!(rows[0].get::<_, rust_decimal::Decimal>(1), d(15, 1));
+        let literal = c.prepare("SELECT 2.5, 1e-3").await.unwrap();
+        assert_eq!(literal.columns()[0].type_(), &Type::NUMERIC);
+        let row = c.query_one(&literal, &[]).await.unwrap();
+        assert_eq!(row.get::<_, rust_decimal::Decimal>(1), d(1, 3));
+    });
+}
+
 /// A parameter whose type the client declared in Parse has that type, as in PostgreSQL,
 /// where the plan would have typed it otherwise and lost its value: a numeric added to
 /// an integer literal stays a numeric, one compared with an integer column is compared

@@ -140,6 +140,12 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
             )
         });
     }
+    crate::numeric_places::check_strings(array, &to).map_err(|e| {
+        SqlError::user(
+            e.sqlstate(),
+            format!("column {:?}: {}", col.name, e.message()),
+        )
+    })?;
     let array = &crate::integer_casts::rounded_for(array, &to)?;
     cast_with_options(array, &to, &strict).map_err(|e| {
         // A number that does not fit a numeric column is out of range, as PostgreSQL

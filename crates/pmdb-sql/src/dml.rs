@@ -363,6 +363,7 @@ pub async fn update(session: &Session, read_point: &ReadPoint, u: &Update) -> Re
                 format!("column {col_name:?} is assigned more than once"),
             ));
         }
+        crate::numeric_places::check_assigned(&a.value, def.columns[pos].ty)?;
         targets.push(pos);
         exprs.push(a.value.clone());
     }

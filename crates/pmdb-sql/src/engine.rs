@@ -97,6 +97,8 @@ impl SqlEngine {
             .hash_join_inlist_pushdown_max_distinct_values = crate::pushdown::MAX_POINTS;
         // pmdb's string columns are Utf8; keep SQL's string types the same.
         config.options_mut().sql_parser.map_string_types_to_utf8view = false;
+        // A number with a fraction is a numeric, exact (see crate::numeric_literals).
+        config.options_mut().sql_parser.parse_float_as_decimal = true;
         // Subqueries DataFusion leaves in a plan run per row (see crate::subplans).
         // Interval operands are read, and times made microseconds, before DataFusion
         // coerces types (crate::interval_ops, crate::time_of_day).
@@ -108,6 +110,8 @@ impl SqlEngine {
             Arc::new(crate::time_of_day::MicrosecondTimes),
         ];
         analyzer_rules.extend(Analyzer::new().rules);
+        analyzer_rules.push(Arc::new(crate::decimal_scales::DecimalScales));
+        analyzer_rules.push(Arc::new(crate::numeric_places::ExactInput));
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()

@@ -228,9 +228,16 @@ pub fn df_error(e: DataFusionError) -> SqlError {
         }
         DataFusionError::Plan(m) => SqlError::user(state::SYNTAX, m),
         DataFusionError::SchemaError(e, _) => schema_error(*e),
+        DataFusionError::ArrowError(e, _)
+            if matches!(
+                e.as_ref(),
+                datafusion::arrow::error::ArrowError::DivideByZero
+            ) =>
+        {
+            SqlError::user(state::DIVISION_BY_ZERO, "division by zero")
+        }
         DataFusionError::ArrowError(e, _) => {
             let sqlstate = match e.as_ref() {
-                datafusion::arrow::error::ArrowError::DivideByZero => state::DIVISION_BY_ZERO,
                 datafusion::arrow::error::ArrowError::ArithmeticOverflow(_) => {
                     state::NUMERIC_OUT_OF_RANGE
                 }

@@ -161,15 +161,23 @@ impl Prepared {
             .enumerate()
             .map(|(i, p)| match self.parameters.get(i).cloned().flatten() {
                 // A type planning left open (NULL, or an array of NULL) takes the value's.
-                Some(ty) if p.data_type() != ty && !left_open(&ty) => p.cast_to(&ty).map_err(|e| {
-                    // As PostgreSQL: text that does not read as the type, or a value
-                    // outside it.
-                    let code = match p.data_type() {
-                        DataType::Utf8 => state::INVALID_TEXT_REPRESENTATION,
-                        _ => state::NUMERIC_OUT_OF_RANGE,
-                    };
-                    SqlError::user(code, format!("parameter ${}: {e}", i + 1))
-                }),
+                Some(ty) if p.data_type() != ty && !left_open(&ty) => {
+                    crate::numeric_places::check(&p, &ty).map_err(|e| {
+                        SqlError::user(
+                            e.sqlstate(),
+                            format!("parameter ${}: {}", i + 1, e.message()),
+                        )
+                    })?;
+                    p.cast_to(&ty).map_err(|e| {
+                        // As PostgreSQL: text that does not read as the type, or a value
+                        // outside it.
+                        let code = match p.data_type() {
+                            DataType::Utf8 => state::INVALID_TEXT_REPRESENTATION,
+                            _ => state::NUMERIC_OUT_OF_RANGE,
+                        };
+                        SqlError::user(code, format!("parameter ${}: {e}", i + 1))
+                    })
+                }
                 _ => Ok(p),
             })
             .collect()
@@ -327,19 +335,9 @@ fn out_of_range(v: &ScalarValue) -> SqlError {
     )
 }
 
-/// A float as SQL: digits when finite, else a cast of 'NaN' or '±Infinity'.
+/// A float as SQL: a double, never a decimal, whatever its digits.
 fn float(v: f64) -> Expr {
-    if v.is_finite() {
-        Expr::value(Value::Number(format!("{v:?}"), false))
-    } else {
-        Expr::Cast {
-            kind: CastKind::Cast,
-            expr: Box::new(Expr::value(Value::SingleQuotedString(v.to_string()))),
-            data_type: SqlDataType::Double(ExactNumberInfo::None),
-            array: false,
-            format: None,
-        }
-    }
+    crate::numeric_literals::double(&format!("{v:?}"))
 }
 
 /// The highest `n` of the `$n` in `statement` (0 for none).

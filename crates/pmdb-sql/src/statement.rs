@@ -39,6 +39,7 @@ pub(crate) fn rewrite(session: &Session, s: &mut Statement) -> Result<()> {
     column_defaults::apply(&session.catalog, s)?;
     crate::enum_values::rewrite_casts(&session.catalog, s)?;
     crate::type_input::rewrite_casts(s)?;
+    crate::numeric_literals::as_exact(s);
     crate::row_constructors::as_struct_calls(s);
     crate::fetch_clause::as_limit(s)?;
     crate::function_columns::as_postgresql(s);

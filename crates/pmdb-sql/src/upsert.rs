@@ -181,6 +181,7 @@ impl OnConflict {
                     format!("multiple assignments to same column \"{name}\""),
                 ));
             }
+            crate::numeric_places::check_assigned(&a.value, def.columns[pos].ty)?;
             targets.push(pos);
             values.push(plan(&a.value)?);
         }

@@ -312,10 +312,35 @@ fn numeric_without_a_precision_keeps_ten_places_and_agrees_with_casts() {
     let mut s = f.session();
     f.tag(
         &mut s,
-        "INSERT INTO n VALUES (1, 19.99, 2), (2, 0.123456789012, 1000000), \
-         (3, -5.00000000005, 3), (4, '9999999999999999999999999999.9999999999', DEFAULT)",
+        "INSERT INTO n VALUES (1, 19.99, 2), (2, 0.1234567890, 1000000), \
+         (3, -5.0000000001, 3), (4, '9999999999999999999999999999.9999999999', DEFAULT)",
     );
-    // Rounded to ten places, half away from zero, as a declared scale rounds.
+    // A number given with more places than the ten kept is refused, where rounding
+    // would lose what was written: literals, text, COPY, UPDATE's and upserts' SET.
+    for refused in [
+        "INSERT INTO n VALUES (5, 0.123456789012, 0)",
+        "INSERT INTO n VALUES (5, 1E-27, 0)",
+        "INSERT INTO n VALUES (5, '-5.00000000005', 0)",
+        "SELECT 0.00000000001::numeric",
+        "UPDATE n SET x = -0.00000000001 WHERE id = 1",
+        "INSERT INTO n VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET x = 1e-11",
+    ] {
+        assert_eq!(f.sqlstate(&mut s, refused), "22003", "{refused}");
+    }
+    // Places that are zeros are not lost; computed numbers are rounded to ten places,
+    // half away from zero, as PostgreSQL rounds a quotient to its precision.
+    f.tag(&mut s, "INSERT INTO n VALUES (5, 1.500000000000000, 1E1)");
+    f.tag(&mut s, "UPDATE n SET x = x / 3 WHERE id = 5");
+    assert_eq!(
+        f.rows(&mut s, "SELECT x, y FROM n WHERE id = 5"),
+        ["0.5000000000|10.0000000000"]
+    );
+    f.tag(&mut s, "UPDATE n SET x = 2 / 3.0 WHERE id = 5");
+    assert_eq!(
+        f.rows(&mut s, "SELECT x FROM n WHERE id = 5"),
+        ["0.6666666667"]
+    );
+    f.tag(&mut s, "DELETE FROM n WHERE id = 5");
     assert_eq!(
         f.rows(&mut s, "SELECT id, x, y FROM n ORDER BY id"),
         [
@@ -415,6 +440,38 @@ fn numbers_written_with_a_fraction_keep_their_digits_as_decimals() {
         ),
         ["Float64|Float32|Float64"]
     );
+    // Written with more digits than a double holds, or with an exponent, a number is
+    // still the decimal written, as in PostgreSQL.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT 0.12345678901234567891::numeric(30,25), 1.5e3, 1E-27::numeric(30,28), \
+             arrow_typeof(2.5), arrow_typeof(1e3)"
+        ),
+        [
+            "0.1234567890123456789100000|1500|0.0000000000000000000000000010|\
+             Decimal128(2, 1)|Decimal128(4, 0)"
+        ]
+    );
+    f.tag(&mut s, "CREATE TABLE wide (x NUMERIC(38,1))");
+    f.tag(
+        &mut s,
+        "INSERT INTO wide VALUES (123456789012345678901234567.5)",
+    );
+    assert_eq!(
+        f.rows(&mut s, "SELECT x FROM wide"),
+        ["123456789012345678901234567.5"]
+    );
+    // Decimal quotients keep up to 20 places, as PostgreSQL's keep at least 16
+    // significant digits; ceil, floor and trunc give whole numbers.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT 1 / 3.0, 2.50 / 2, ceil(1.5), floor(-1.5), trunc(2.75), 1.0 / 4"
+        ),
+        ["0.33333333333333333|1.25000000000000000000|2|-2|2|0.25000000000000000000"]
+    );
+    assert_eq!(f.sqlstate(&mut s, "SELECT 1.0 / 0"), "22012");
     f.tag(&mut s, "ALTER TABLE w ALTER COLUMN d TYPE NUMERIC(15,4)");
     assert_eq!(f.rows(&mut s, "SELECT d FROM w"), ["987654321.9870"]);
     assert_eq!(
