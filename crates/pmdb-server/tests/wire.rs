@@ -1940,6 +1940,11 @@ fn databases_are_made_connected_to_and_dropped() {
             ("DROP DATABASE app", "55006"),
             ("DROP DATABASE nowhere", "3D000"),
             ("DROP DATABASE pmdb", "0A000"),
+            ("CREATE DATABASE latin ENCODING 'LATIN1'", "0A000"),
+            (
+                "CREATE DATABASE sorted WITH LC_COLLATE = 'en_US.UTF-8'",
+                "0A000",
+            ),
         ] {
             let e = main.batch_execute(sql).await.unwrap_err();
             assert_eq!(sqlstate(&e), state, "{sql}: {e}");
@@ -1955,6 +1960,29 @@ fn databases_are_made_connected_to_and_dropped() {
             .unwrap_err();
         assert_eq!(sqlstate(&e), "25001", "{e}");
         main.batch_execute("ROLLBACK").await.unwrap();
+        // Options that say what a pmdb database is, as Rails writes them.
+        main.batch_execute("CREATE DATABASE rails_dev ENCODING = 'utf8'")
+            .await
+            .unwrap();
+        main.batch_execute(
+            "CREATE DATABASE app_test WITH OWNER = pmdb TEMPLATE template0 LC_COLLATE 'C' \
+             CONNECTION LIMIT = -1",
+        )
+        .await
+        .unwrap();
+        let made = main
+            .query(
+                "SELECT datname FROM pg_database WHERE datname IN ('rails_dev', 'app_test')",
+                &[],
+            )
+            .await
+            .unwrap();
+        assert_eq!(made.len(), 2);
+        for name in ["rails_dev", "app_test"] {
+            main.batch_execute(&format!("DROP DATABASE {name}"))
+                .await
+                .unwrap();
+        }
         // Prepared through the extended protocol too (psycopg's way).
         main.execute("CREATE DATABASE \"Other One\"", &[])
             .await

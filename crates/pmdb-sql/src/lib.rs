@@ -32,6 +32,7 @@ mod copy_out;
 mod create_as;
 mod create_view;
 mod cursors;
+mod database_options;
 mod date_format;
 mod ddl;
 mod ddl_transaction;

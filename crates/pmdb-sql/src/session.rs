@@ -194,6 +194,9 @@ fn parse_forms(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
         Ok(s) => return Ok(statements(s)),
         Err(e) => e,
     };
+    if let Some(made) = crate::database_options::parse(sql) {
+        return made.map(statements);
+    }
     if let Some(s) = with_boolean_options(sql)
         .or_else(|| vacuum(sql))
         .or_else(|| crate::cursors::parse_move(sql))
