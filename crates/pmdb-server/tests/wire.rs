@@ -1798,6 +1798,7 @@ fn csv_copies_take_quote_escape_and_force_options() {
 
 /// `search_path` as PostgreSQL takes it: unqualified names are looked up in its schemas
 /// in order and made in the first that exists (3F000 with none), `current_schema()`,
+/// `current_schemas(true)`,
 /// `pg_table_is_visible`, `nextval` and `::regclass` follow it, a plan kept for a text
 /// is made again under another path, and `SET LOCAL` ends with its block.
 #[test]
@@ -1831,6 +1832,10 @@ fn the_search_path_resolves_unqualified_names() {
             Some("public")
         );
         assert_eq!(one("SELECT current_schema()").await.as_deref(), Some("app"));
+        assert_eq!(
+            one("SELECT current_schemas(true)::text").await.as_deref(),
+            Some("{pg_catalog,app,public}")
+        );
         assert_eq!(
             one(
                 "SELECT n.nspname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace \

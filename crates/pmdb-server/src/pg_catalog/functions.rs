@@ -30,6 +30,8 @@ enum Returns {
     Int,
     /// An oid for a name, a name for an oid (`regclass`, `regtype`).
     OidOrName,
+    /// Names (`name[]`).
+    Names,
 }
 
 type Body = fn(&Source, &[ScalarValue]) -> ScalarValue;
@@ -85,6 +87,7 @@ impl ScalarUDFImpl for PgFunction {
             Returns::Int => DataType::Int64,
             Returns::OidOrName if args.first().is_some_and(is_text) => DataType::Int64,
             Returns::OidOrName => DataType::Utf8,
+            Returns::Names => DataType::new_list(DataType::Utf8, true),
         })
     }
 
@@ -466,6 +469,25 @@ fn current_schema(source: &Source, _: &[ScalarValue]) -> ScalarValue {
     )
 }
 
+/// `current_schemas(implicit)`: the schemas of the search path that exist, in its
+/// order, after pg_catalog (searched first whether the path names it or not) when
+/// `implicit` is true.
+fn current_schemas(source: &Source, args: &[ScalarValue]) -> ScalarValue {
+    let implicit = matches!(args.first(), Some(ScalarValue::Boolean(Some(true))));
+    let searched = source
+        .search_path()
+        .iter()
+        .filter(|s| *s == pmdb_sql::names::PUBLIC || source.catalog().schema(s).is_some())
+        .filter(|s| *s != "pg_catalog");
+    let names: Vec<ScalarValue> = implicit
+        .then_some("pg_catalog")
+        .into_iter()
+        .chain(searched.map(String::as_str))
+        .map(|s| ScalarValue::Utf8(Some(s.to_owned())))
+        .collect();
+    ScalarValue::List(ScalarValue::new_list_nullable(&names, &DataType::Utf8))
+}
+
 fn version(_: &Source, _: &[ScalarValue]) -> ScalarValue {
     text(Some(format!(
         "PostgreSQL 15.0 (pmdb {}) on x86_64-pc-linux-gnu",
@@ -549,6 +571,7 @@ const FUNCTIONS: &[(&str, Returns, Body)] = &[
     ("pg_relation_is_publishable", Returns::Bool, no),
     ("pg_encoding_to_char", Returns::Text, utf8),
     ("current_schema", Returns::Text, current_schema),
+    ("current_schemas", Returns::Names, current_schemas),
     ("version", Returns::Text, version),
     // pmdb takes no advisory lock (pg_advisory_lock is refused): a session holds none to
     // release. Pools call it when a connection comes back (asyncpg).
