@@ -17,18 +17,25 @@ use datafusion::logical_expr::{Expr, LogicalPlan};
 use datafusion::optimizer::AnalyzerRule;
 use datafusion::sql::sqlparser::ast::{Expr as SqlExpr, UnaryOperator, Value};
 
-use crate::arrow_conv::arrow_type;
 use crate::error::{SqlError, external, state};
-use crate::types::SqlType;
+use crate::types::{MAX_DECIMAL_PRECISION, SqlType};
+
+/// The Arrow type of a NUMERIC without a precision, and its places.
+fn unconstrained() -> (DataType, i8) {
+    let (precision, scale) = match SqlType::UNCONSTRAINED_NUMERIC {
+        SqlType::Decimal {
+            precision, scale, ..
+        } => (precision, scale),
+        _ => (MAX_DECIMAL_PRECISION, 0),
+    };
+    let scale = i8::try_from(scale).unwrap_or(0);
+    (DataType::Decimal128(precision, scale), scale)
+}
 
 /// The places of a NUMERIC without a precision, if `ty` is its Arrow type.
 fn kept_places(ty: &DataType) -> Option<i8> {
-    match (ty, arrow_type(SqlType::UNCONSTRAINED_NUMERIC)) {
-        (DataType::Decimal128(p, s), DataType::Decimal128(up, us)) if (*p, *s) == (up, us) => {
-            Some(us)
-        }
-        _ => None,
-    }
+    let (numeric, places) = unconstrained();
+    (ty == &numeric).then_some(places)
 }
 
 /// An error if the decimal `unscaled` × 10^-`scale` has digits beyond the places of
@@ -77,7 +84,10 @@ pub(crate) fn check_text(text: &str, to: &DataType) -> Result<(), SqlError> {
 /// As [`check_text`], for an expression assigned to a column of type `ty` (an UPDATE's
 /// or an upsert's SET): a number or a string written there is checked.
 pub(crate) fn check_assigned(e: &SqlExpr, ty: SqlType) -> Result<(), SqlError> {
-    let to = arrow_type(ty);
+    if ty != SqlType::UNCONSTRAINED_NUMERIC {
+        return Ok(());
+    }
+    let to = unconstrained().0;
     match e {
         SqlExpr::Value(v) => match &v.value {
             Value::Number(text, _) | Value::SingleQuotedString(text) => check_text(text, &to),
@@ -182,7 +192,7 @@ mod tests {
 
     #[test]
     fn places_beyond_ten_are_refused_unless_zero() {
-        let numeric = arrow_type(SqlType::UNCONSTRAINED_NUMERIC);
+        let numeric = unconstrained().0;
         assert!(check_unscaled(1, 27, &numeric).is_err());
         assert!(check_unscaled(10i128.pow(17), 27, &numeric).is_ok());
         assert!(check_unscaled(12_345, 4, &numeric).is_ok());
@@ -209,7 +219,7 @@ mod tests {
 
     #[test]
     fn text_is_read_for_its_places() {
-        let numeric = arrow_type(SqlType::UNCONSTRAINED_NUMERIC);
+        let numeric = unconstrained().0;
         assert!(check_text("1E-27", &numeric).is_err());
         assert!(check_text(" -0.000000000001 ", &numeric).is_err());
         assert!(check_text("0.000000000100", &numeric).is_ok());
