@@ -92,7 +92,7 @@ fn simple_and_extended_queries_with_typed_parameters_and_results() {
 /// A number given for a NUMERIC without a precision keeps every digit or is refused: a
 /// parameter with more places than the ten pmdb keeps is 22003 and writes nothing, where
 /// rounding it would have lost digits without a word; one with trailing zeros goes in.
-/// A literal with a fraction is described as numeric, as PostgreSQL describes it.
+/// A double is read through its 15 significant digits and rounded. A literal with a fraction is described as numeric, as PostgreSQL describes it.
 #[test]
 fn numeric_parameters_keep_their_digits_or_are_refused() {
     let s = TestServer::trusting();
@@ -111,6 +111,20 @@ fn numeric_parameters_keep_their_digits_or_are_refused() {
         let rows = c.query("SELECT id, x FROM m", &[]).await.unwrap();
         assert_eq!(rows.len(), 1);
         assert_eq!(rows[0].get::<_, rust_decimal::Decimal>(1), d(15, 1));
+        // A double, approximate already, keeps its 15 significant digits, as
+        // PostgreSQL's float8_numeric, rounded to the ten places.
+        let double = c
+            .prepare("INSERT INTO m VALUES ($1, $2::float8)")
+            .await
+            .unwrap();
+        c.execute(&double, &[&3i32, &(0.1f64 + 0.2)]).await.unwrap();
+        c.execute(&double, &[&4i32, &2.5e-11f64]).await.unwrap();
+        let rows = c
+            .query("SELECT x FROM m WHERE id > 2 ORDER BY id", &[])
+            .await
+            .unwrap();
+        let x: Vec<rust_decimal::Decimal> = rows.iter().map(|r| r.get(0)).collect();
+        assert_eq!(x, [d(3, 1), d(0, 0)]);
         let literal = c.prepare("SELECT 2.5, 1e-3").await.unwrap();
         assert_eq!(literal.columns()[0].type_(), &Type::NUMERIC);
         let row = c.query_one(&literal, &[]).await.unwrap();

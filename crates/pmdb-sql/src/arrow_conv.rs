@@ -130,9 +130,7 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
                 .collect::<StringArray>(),
         ));
     }
-    if let Some(decimals) =
-        crate::float_numeric::as_decimals(array, &to, crate::float_numeric::Source::Written)
-    {
+    if let Some(decimals) = crate::float_numeric::as_decimals(array, &to) {
         return decimals.map_err(|e| {
             SqlError::user(
                 e.sqlstate(),

@@ -282,9 +282,7 @@ fn assigned(
         return Ok(Arc::new(text));
     }
     let to = crate::arrow_conv::arrow_type(target.ty);
-    if let Some(decimals) =
-        crate::float_numeric::as_decimals(array, &to, crate::float_numeric::Source::Stored)
-    {
+    if let Some(decimals) = crate::float_numeric::as_decimals(array, &to) {
         return decimals;
     }
     crate::integer_casts::rounded_for(array, &to)

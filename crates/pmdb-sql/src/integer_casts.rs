@@ -1,7 +1,7 @@
-//! Fractions made integers as PostgreSQL makes them: a numeric (and a number with a
-//! fraction written in SQL, which PostgreSQL reads as a numeric) rounded half away from
-//! zero, a floating-point number half to even (`3.7::int` is 4, `2.5::int` 3,
-//! `2.5::float8::int` 2), where Arrow's and DataFusion's casts cut the fraction off. Both an assignment (a
+//! Fractions made integers as PostgreSQL makes them: a numeric (a number with a fraction
+//! written in SQL among them) rounded half away from zero, a floating-point number half
+//! to even (`3.7::int` is 4, `2.5::int` 3, `2.5::float8::int` 2), where Arrow's and
+//! DataFusion's casts cut the fraction off. Both an assignment (a
 //! value written to an integer column, a column's type changed) and a cast in a query
 //! (through the analyzer rule of [`crate::type_input`]) round first.
 
@@ -49,23 +49,18 @@ pub(crate) fn rounding_cast(expr: &Expr, from: &DataType, to: &DataType) -> Opti
     if !integer(to) {
         return None;
     }
-    let rounded = match (from, crate::float_numeric::literal(expr).flatten()) {
-        // A number with a fraction written in SQL is a numeric to PostgreSQL, which
-        // DataFusion reads as a double: rounded as a numeric is.
-        (_, Some(x)) => Expr::Literal(ScalarValue::Float64(Some(x.round())), None),
-        (DataType::Decimal128(p, s), _) if *s > 0 => Expr::Cast(Cast::new(
+    let rounded = match from {
+        DataType::Decimal128(p, s) if *s > 0 => Expr::Cast(Cast::new(
             Box::new(expr.clone()),
             DataType::Decimal128(*p, 0),
         )),
-        (DataType::Float32 | DataType::Float64, _) => {
-            Expr::ScalarFunction(ScalarFunction::new_udf(
-                Arc::new(ScalarUDF::from(Rint::new())),
-                vec![Expr::Cast(Cast::new(
-                    Box::new(expr.clone()),
-                    DataType::Float64,
-                ))],
-            ))
-        }
+        DataType::Float32 | DataType::Float64 => Expr::ScalarFunction(ScalarFunction::new_udf(
+            Arc::new(ScalarUDF::from(Rint::new())),
+            vec![Expr::Cast(Cast::new(
+                Box::new(expr.clone()),
+                DataType::Float64,
+            ))],
+        )),
         _ => return None,
     };
     Some(Expr::Cast(Cast::new(Box::new(rounded), to.clone())))

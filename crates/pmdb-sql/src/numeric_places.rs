@@ -2,7 +2,8 @@
 //! text) is refused, not rounded, when it has more places than that type keeps (10):
 //! PostgreSQL would keep them all, so rounding would lose what the client wrote without
 //! a word. Numbers computed in a statement (`x * 1.05`, `x / 3`) are rounded to the
-//! type's places, as PostgreSQL rounds a quotient to its own precision.
+//! type's places, as PostgreSQL rounds a quotient to its own precision, and so are
+//! floating-point numbers, approximate already (see [`crate::float_numeric`]).
 //!
 //! Such a type is the Arrow type of a NUMERIC(38,10) too, which PostgreSQL rounds: a
 //! number given for that declared type is refused alike.

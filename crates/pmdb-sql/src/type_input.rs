@@ -457,7 +457,7 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
                 crate::float_numeric::numeric_cast(&expr, &from, field.data_type())
             }) =>
         {
-            Transformed::yes(numeric.map_err(external)?)
+            Transformed::yes(numeric)
         }
         Expr::Cast(Cast { expr, field })
             if let Some(rounding) = expr.get_type(schema).ok().and_then(|from| {
