@@ -6,7 +6,8 @@
 //! floating-point numbers, approximate already (see [`crate::float_numeric`]).
 //!
 //! Such a type is the Arrow type of a NUMERIC(38,10) too, which PostgreSQL rounds: a
-//! number given for that declared type is refused alike.
+//! number given for that declared type is refused alike, but for UPDATE's and upserts'
+//! SET, which know the column.
 
 use datafusion::arrow::array::{ArrayRef, AsArray};
 use datafusion::arrow::datatypes::DataType;
@@ -41,7 +42,7 @@ fn kept_places(ty: &DataType) -> Option<i8> {
 
 /// An error if the decimal `unscaled` × 10^-`scale` has digits beyond the places of
 /// `to`, a NUMERIC without a precision; `Ok` for any other type.
-pub(crate) fn check_unscaled(unscaled: i128, scale: i8, to: &DataType) -> Result<(), SqlError> {
+fn check_unscaled(unscaled: i128, scale: i8, to: &DataType) -> Result<(), SqlError> {
     let Some(kept) = kept_places(to) else {
         return Ok(());
     };
@@ -64,7 +65,7 @@ pub(crate) fn check_unscaled(unscaled: i128, scale: i8, to: &DataType) -> Result
 
 /// As [`check_unscaled`], for a number written as text (`0.000000000001`, `1E-27`);
 /// text that is no number is left to the conversion to refuse.
-pub(crate) fn check_text(text: &str, to: &DataType) -> Result<(), SqlError> {
+fn check_text(text: &str, to: &DataType) -> Result<(), SqlError> {
     let Some(kept) = kept_places(to) else {
         return Ok(());
     };
@@ -89,17 +90,33 @@ pub(crate) fn check_assigned(e: &SqlExpr, ty: SqlType) -> Result<(), SqlError> {
         return Ok(());
     }
     let to = unconstrained().0;
-    match e {
-        SqlExpr::Value(v) => match &v.value {
-            Value::Number(text, _) | Value::SingleQuotedString(text) => check_text(text, &to),
-            _ => Ok(()),
-        },
-        SqlExpr::UnaryOp {
-            op: UnaryOperator::Minus | UnaryOperator::Plus,
-            expr,
+    let mut negative = false;
+    let mut e = e;
+    loop {
+        match e {
+            SqlExpr::Value(v) => {
+                return match &v.value {
+                    Value::Number(text, _) | Value::SingleQuotedString(text) => {
+                        // Shown with its sign when refused.
+                        check_text(&format!("{}{text}", if negative { "-" } else { "" }), &to)
+                    }
+                    _ => Ok(()),
+                };
+            }
+            SqlExpr::UnaryOp {
+                op: UnaryOperator::Minus,
+                expr,
+            } => {
+                negative = !negative;
+                e = expr;
+            }
+            SqlExpr::UnaryOp {
+                op: UnaryOperator::Plus,
+                expr,
+            }
+            | SqlExpr::Nested(expr) => e = expr,
+            _ => return Ok(()),
         }
-        | SqlExpr::Nested(expr) => check_assigned(expr, ty),
-        _ => Ok(()),
     }
 }
 
@@ -216,6 +233,24 @@ mod tests {
         assert!(overflow(-12_345, 2, 4, 2));
         assert!(!overflow(-9_999, 2, 4, 2));
         assert!(!overflow(1, 27, 38, 30));
+    }
+
+    #[test]
+    fn assigned_numbers_are_checked_with_their_sign() {
+        use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+        use datafusion::sql::sqlparser::parser::Parser;
+        let assigned = |sql: &str, ty| {
+            let e = Parser::new(&PostgreSqlDialect {})
+                .try_with_sql(sql)
+                .and_then(|mut p| p.parse_expr())
+                .expect(sql);
+            check_assigned(&e, ty)
+        };
+        let e = assigned("-(0.00000000001)", SqlType::UNCONSTRAINED_NUMERIC).unwrap_err();
+        assert!(e.message().contains("-0.00000000001"), "{e}");
+        assert!(assigned("'1e-27'", SqlType::UNCONSTRAINED_NUMERIC).is_err());
+        assert!(assigned("x / 3", SqlType::UNCONSTRAINED_NUMERIC).is_ok());
+        assert!(assigned("0.00000000001", SqlType::decimal(38, 12)).is_ok());
     }
 
     #[test]
