@@ -16,7 +16,7 @@ use datafusion::sql::sqlparser::ast::{
     ContextModifier, Expr, Ident, ObjectName, Reset, Set, Statement, TransactionAccessMode,
     TransactionIsolationLevel, TransactionMode, Value,
 };
-use pmdb_sql::{CommandTag, Output, SettingChange, SettingValues, SqlError, SqlSession};
+use pmdb_sql::{CommandTag, Output, SettingChange, SettingValues, Severity, SqlError, SqlSession};
 
 use crate::timeouts;
 
@@ -41,6 +41,7 @@ fn defaults() -> BTreeMap<String, String> {
         ("lock_timeout", "0"),
         ("idle_in_transaction_session_timeout", "0"),
         ("max_identifier_length", "63"),
+        ("client_min_messages", "notice"),
         ("default_table_access_method", "heap"),
         // pmdb compiles no queries: as a PostgreSQL built without LLVM, JIT is off
         // whatever it is set to (drivers turn it off before catalog queries).
@@ -106,6 +107,15 @@ pub fn checked(name: &str, value: &str) -> Result<String, SqlError> {
         return Err(SqlError::unsupported(format!(
             "table access method {value:?}: pmdb's tables have one, heap"
         )));
+    }
+    if name == "client_min_messages"
+        && !value.eq_ignore_ascii_case("error")
+        && Severity::of_setting(value).is_none_or(|s| s == Severity::Info)
+    {
+        return Err(SqlError::user(
+            "22023",
+            format!("invalid value for parameter \"client_min_messages\": \"{value}\""),
+        ));
     }
     if is_datafusion(name) {
         return Err(SqlError::unsupported(format!(
@@ -284,6 +294,14 @@ impl Settings {
     /// The time limits the settings set.
     pub fn limits(&self) -> timeouts::Limits {
         self.limits
+    }
+
+    /// The least severity of the notices the client asks for (`client_min_messages`):
+    /// `None` for ERROR, which only INFO passes.
+    pub fn least_notice(&self) -> Option<Severity> {
+        self.current
+            .get("client_min_messages")
+            .and_then(|v| Severity::of_setting(v))
     }
 
     /// Where unqualified names are looked up, as `search_path` lists it.

@@ -202,14 +202,14 @@ impl Databases {
 
     /// A session on the server's own database.
     pub fn main_session(&self) -> SqlSession {
-        self.main.open()
+        adapted(self.main.open())
     }
 
     /// A session on database `name`, if CREATE DATABASE made it (its handle, which the
     /// connection keeps while it is on it), else `None`: the server's own.
     pub fn session(&self, name: &str) -> Option<(SqlSession, Arc<Database>)> {
         let database = Arc::clone(self.made.lock().get(name)?);
-        Some((database.sessions.open(), database))
+        Some((adapted(database.sessions.open()), database))
     }
 
     /// CREATE DATABASE `name`: a database of its own, empty, as PostgreSQL's from its
@@ -371,6 +371,13 @@ fn check_name(name: &str) -> Result<(), SqlError> {
         ));
     }
     Ok(())
+}
+
+/// `session`, with the statements of its DO blocks adapted as the server adapts its
+/// clients' (PostgreSQL's catalog queries).
+fn adapted(mut session: SqlSession) -> SqlSession {
+    session.adapt_statements_with(Arc::new(crate::pg_catalog::adapt));
+    session
 }
 
 #[cfg(test)]

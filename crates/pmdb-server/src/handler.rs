@@ -5,7 +5,6 @@
 //! each Execute). Statement outcomes become responses;
 //! BEGIN, COMMIT and ROLLBACK move the transaction status clients see.
 
-use std::collections::HashSet;
 use std::fmt::Debug;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -38,8 +37,8 @@ use pgwire::messages::extendedquery::{
 };
 use pgwire::messages::response::ReadyForQuery;
 use pmdb_sql::{
-    CommandTag, CopyEncoding, Output, Prepared, SqlError, SqlSession, StatementKind, TxnStatus,
-    copy_failed,
+    CommandTag, CopyEncoding, Notice, Output, Prepared, SqlError, SqlSession, StatementKind,
+    TxnStatus, copy_failed,
 };
 use tokio::sync::Mutex;
 use tokio::sync::mpsc::{UnboundedReceiver, UnboundedSender, unbounded_channel};
@@ -56,7 +55,10 @@ use crate::plan_cache::PlanCache;
 use crate::sync_flush::{FlushRequest, SessionStatus};
 use crate::timeouts;
 
+mod named_statements;
 mod portal_moves;
+
+use named_statements::NamedStatements;
 
 /// What the client's statements run in.
 pub struct Client {
@@ -66,9 +68,9 @@ pub struct Client {
     copy: Option<Receiving>,
     /// What the next ReadyForQuery reports.
     status: SessionStatus,
-    /// The names of the statements the protocol prepared (Parse), which `DEALLOCATE ALL`
-    /// forgets: the portal store cannot list them.
-    statements: HashSet<String>,
+    /// The statements prepared by name (Parse, PREPARE), which `EXECUTE` runs and
+    /// `DEALLOCATE ALL` forgets: the portal store cannot list them.
+    statements: NamedStatements,
     /// Whether the SQL session knows the user and database the client connected as.
     identified: bool,
     /// Whether a statement ran since the last Sync: the extended protocol's statements
@@ -148,9 +150,46 @@ impl Client {
 
 fn error_info(e: &SqlError) -> ErrorInfo {
     let mut info = ErrorInfo::new("ERROR".into(), e.sqlstate().into(), e.message());
+    info.severity_nonlocalized = Some("ERROR".into());
     info.detail = e.detail().map(str::to_owned);
+    info.hint = e.hint().map(str::to_owned);
+    info.where_context = e.context().map(str::to_owned);
     info.routine = e.routine().map(str::to_owned);
     info
+}
+
+/// A notice as PostgreSQL's NoticeResponse carries it.
+fn notice_info(n: &Notice) -> ErrorInfo {
+    let severity = n.severity.name().to_owned();
+    let mut info = ErrorInfo::new(severity.clone(), n.sqlstate.clone(), n.message.clone());
+    info.severity_nonlocalized = Some(severity);
+    info.detail = n.detail.clone();
+    info.hint = n.hint.clone();
+    info.where_context = n.context.clone();
+    if let Some(routine) = n.routine {
+        // Where in pmdb it was raised: the fields PostgreSQL fills with its own source's.
+        info.file_name = Some(file!().to_owned());
+        info.line = Some(line!() as usize);
+        info.routine = Some(routine.to_owned());
+    }
+    info
+}
+
+/// Sends what the statements that ran had to tell the client beside their outcomes, as
+/// far as its `client_min_messages` asks.
+async fn send_notices<C>(sink: &mut C, client: &Client) -> PgWireResult<()>
+where
+    C: Sink<PgWireBackendMessage> + Unpin + Send,
+    PgWireError: From<<C as Sink<PgWireBackendMessage>>::Error>,
+{
+    let least = client.settings.least_notice();
+    for n in client.sql.take_notices() {
+        if n.severity.reaches(least) {
+            sink.feed(PgWireBackendMessage::NoticeResponse(notice_info(&n).into()))
+                .await?;
+        }
+    }
+    Ok(())
 }
 
 fn user_error(e: &SqlError) -> PgWireError {
@@ -396,6 +435,16 @@ impl Client {
                 "42601",
                 "cannot insert multiple commands into a prepared statement",
             ));
+        }
+        // EXECUTE is the statement it names (never kept by its text: the name may be
+        // prepared again), its arguments bound in.
+        if let Some(executed) = self.statements.executed(&statement) {
+            let (target, arguments) = executed?;
+            if arguments.is_empty() {
+                return Ok(Some(target));
+            }
+            let bound = target.bind(&arguments)?;
+            return Ok(Some(Arc::new(self.sql.prepare_declared(bound, &[]).await?)));
         }
         let prepared = match &statement {
             // SHOW is answered by the server's settings, in PostgreSQL's shape.
@@ -762,10 +811,21 @@ impl SimpleQueryHandler for Handler {
                 }
                 continue;
             }
-            match client
-                .execute(Run::Statement(statement), &Format::UnifiedText)
-                .await
-            {
+            let ran = match client.statements.executed(&statement) {
+                Some(Ok((prepared, arguments))) => {
+                    client
+                        .execute(Run::Prepared(&prepared, arguments), &Format::UnifiedText)
+                        .await
+                }
+                Some(Err(e)) => Err(e),
+                None => {
+                    client
+                        .execute(Run::Statement(statement), &Format::UnifiedText)
+                        .await
+                }
+            };
+            send_notices(_client, &client).await?;
+            match ran {
                 Ok(r) => responses.push(r),
                 Err(e) => {
                     responses.push(Response::Error(Box::new(error_info_in(&e, query))));
@@ -855,12 +915,26 @@ impl ExtendedQueryHandler for Handler {
             .name
             .clone()
             .unwrap_or_else(|| DEFAULT_NAME.to_owned());
-        match StoredStatement::parse(client, &message, self.query_parser()).await? {
+        let named = name != DEFAULT_NAME;
+        if named && self.client.lock().await.statements.contains(&name) {
+            return Err(user_error(&SqlError::user(
+                "42P05",
+                format!("prepared statement \"{name}\" already exists"),
+            )));
+        }
+        let parsed = StoredStatement::parse(client, &message, self.query_parser()).await?;
+        if named {
+            let prepared = parsed.as_ref().map(|s| Arc::clone(&s.statement));
+            self.client
+                .lock()
+                .await
+                .statements
+                .add(&name, prepared)
+                .map_err(|e| user_error(&e))?;
+        }
+        match parsed {
             Some(stmt) => client.portal_store().put_statement(Arc::new(stmt)),
             None => client.portal_store().put_empty_statement(&name),
-        }
-        if name != DEFAULT_NAME {
-            self.client.lock().await.statements.insert(name);
         }
         client
             .send(PgWireBackendMessage::ParseComplete(ParseComplete::new()))
@@ -1004,13 +1078,14 @@ impl ExtendedQueryHandler for Handler {
                 return Err(e);
             }
         };
-        client
+        let ran = client
             .execute(
                 Run::Prepared(prepared, params),
                 &portal.result_column_format,
             )
-            .await
-            .map_err(|e| user_error(&e))
+            .await;
+        send_notices(_client, &client).await?;
+        ran.map_err(|e| user_error(&e))
     }
 }
 
@@ -1019,8 +1094,9 @@ impl ExtendedQueryHandler for Handler {
 /// sequence value handed out, no statement prepared, no channel listened to);
 /// `DISCARD PLANS`, which forgets the plans kept by text;
 /// `DEALLOCATE [PREPARE] {name | ALL}`, which
-/// forgets one statement the protocol prepared (26000 if there is none of that name) or
-/// all of them; MOVE of a portal Bind named. `None` for another statement.
+/// forgets one statement prepared by name (26000 if there is none of that name) or
+/// all of them; `PREPARE name AS statement`, which EXECUTE then runs (the protocol's
+/// Bind does not find it); MOVE of a portal Bind named. `None` for another statement.
 async fn session_command<C>(
     protocol: &C,
     client: &mut Client,
@@ -1037,7 +1113,7 @@ where
         return None;
     };
     let store = protocol.portal_store();
-    let forget_all = |names: &mut HashSet<String>| {
+    let forget_all = |names: &mut NamedStatements| {
         for n in names.drain() {
             store.rm_statement(&n);
         }
@@ -1066,17 +1142,38 @@ where
             return Some(Ok(Response::Execution(Tag::new("DISCARD PLANS"))));
         }
         Statement::Deallocate { name, .. } => name,
+        Statement::Prepare {
+            name,
+            data_types,
+            statement,
+        } => {
+            if !data_types.is_empty() {
+                return Some(Err(SqlError::unsupported(
+                    "PREPARE with parameter types (pmdb infers them from the statement)",
+                )));
+            }
+            let name = named_statements::folded(name);
+            let text = statement.to_string();
+            let prepared = match client.prepare(&text, &[]).await {
+                Ok(p) => p,
+                Err(e) => return Some(Err(e)),
+            };
+            // Kept for EXECUTE, not in the protocol's store, whose statements are of the
+            // handler's type alone: a Bind does not find it.
+            return Some(
+                client
+                    .statements
+                    .add(&name, prepared)
+                    .map(|()| Response::Execution(Tag::new("PREPARE"))),
+            );
+        }
         _ => return None,
     };
     if name.quote_style.is_none() && name.value.eq_ignore_ascii_case("all") {
         forget_all(&mut client.statements);
         return Some(Ok(Response::Execution(Tag::new("DEALLOCATE ALL"))));
     }
-    let n = if name.quote_style.is_some() {
-        name.value.clone()
-    } else {
-        name.value.to_lowercase()
-    };
+    let n = named_statements::folded(name);
     Some(if client.statements.remove(&n) {
         store.rm_statement(&n);
         Ok(Response::Execution(Tag::new("DEALLOCATE")))
@@ -1114,7 +1211,7 @@ impl Connection {
             settings,
             copy: None,
             status: status.clone(),
-            statements: HashSet::new(),
+            statements: NamedStatements::default(),
             identified: false,
             in_group: false,
             idle_limit: Arc::clone(&idle_limit),

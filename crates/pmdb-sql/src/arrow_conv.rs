@@ -132,17 +132,13 @@ pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, Sql
     }
     if let Some(decimals) = crate::float_numeric::as_decimals(array, &to) {
         return decimals.map_err(|e| {
-            SqlError::user(
-                e.sqlstate(),
-                format!("column {:?} ({}): {e}", col.name, col.ty),
-            )
+            let message = format!("column {:?} ({}): {e}", col.name, col.ty);
+            e.with_message(message)
         });
     }
     crate::numeric_places::check_strings(array, &to).map_err(|e| {
-        SqlError::user(
-            e.sqlstate(),
-            format!("column {:?}: {}", col.name, e.message()),
-        )
+        let message = format!("column {:?}: {}", col.name, e.message());
+        e.with_message(message)
     })?;
     let array = &crate::integer_casts::rounded_for(array, &to)?;
     cast_with_options(array, &to, &strict).map_err(|e| {

@@ -16,6 +16,7 @@ use crate::constraint_defs::{new_check, new_reference};
 use crate::error::{Result, SqlError, state, undefined_column};
 use crate::key_rules::NewReference;
 use crate::names::{RelName, ident_name, object_name, relation_named};
+use crate::notices::Notice;
 use crate::schema::{ColumnDef, Identity, IndexDef, TableDef};
 use crate::sequence::{SequenceDef, SequenceOptions};
 use crate::types::{MAX_DECIMAL_PRECISION, SqlType};
@@ -637,14 +638,15 @@ fn schema_named(name: &ObjectName) -> Result<String> {
     }
 }
 
-/// DROP TABLE, VIEW, INDEX, SEQUENCE or SCHEMA of each name; the command's tag.
+/// DROP TABLE, VIEW, INDEX, SEQUENCE or SCHEMA of each name; the command's tag, and
+/// what `IF EXISTS` says of each name it found nothing of.
 pub fn drop(
     catalog: &Catalog,
     object_type: &ObjectType,
     names: &[ObjectName],
     if_exists: bool,
     cascade: bool,
-) -> Result<&'static str> {
+) -> Result<(&'static str, Vec<Notice>)> {
     if cascade
         && !matches!(
             object_type,
@@ -660,17 +662,22 @@ pub fn drop(
              with DROP TABLE … CASCADE)"
         )));
     }
+    let mut skipped = Vec::new();
     for n in names {
         if *object_type == ObjectType::Schema {
-            catalog.drop_schema(&schema_named(n)?, if_exists, cascade, |table, c, seq| {
+            let schema = schema_named(n)?;
+            let dropped = catalog.drop_schema(&schema, if_exists, cascade, |table, c, seq| {
                 table
                     .default_expr(c)
                     .is_some_and(|e| calls_nextval_of(e, seq))
             })?;
+            if !dropped {
+                skipped.push(Notice::skipped_missing("schema", &schema));
+            }
             continue;
         }
         let n = object_name(n)?;
-        match object_type {
+        let dropped = match object_type {
             ObjectType::Table => catalog.drop_table(&n, if_exists, cascade)?,
             ObjectType::View => catalog.drop_view(&n, if_exists, cascade)?,
             ObjectType::MaterializedView => {
@@ -685,8 +692,15 @@ pub fn drop(
             })?,
             other => return Err(SqlError::unsupported(format!("DROP {other}"))),
         };
+        if !dropped {
+            let kind = match object_type {
+                ObjectType::MaterializedView => "materialized view".to_owned(),
+                other => other.to_string().to_lowercase(),
+            };
+            skipped.push(Notice::skipped_missing(&kind, &n.name));
+        }
     }
-    Ok(match object_type {
+    let tag = match object_type {
         ObjectType::Table => "DROP TABLE",
         ObjectType::View => "DROP VIEW",
         ObjectType::MaterializedView => "DROP MATERIALIZED VIEW",
@@ -694,5 +708,6 @@ pub fn drop(
         ObjectType::Schema => "DROP SCHEMA",
         ObjectType::Type => "DROP TYPE",
         _ => "DROP INDEX",
-    })
+    };
+    Ok((tag, skipped))
 }

@@ -538,9 +538,5 @@ fn copy_error(table: &RelName, committed: u64, e: SqlError) -> SqlError {
         "COPY {table}: {} ({committed} rows were loaded before the error)",
         e.message()
     );
-    let again = SqlError::user(e.sqlstate(), message);
-    match e.detail() {
-        Some(d) => again.with_detail(d),
-        None => again,
-    }
+    e.with_message(message)
 }

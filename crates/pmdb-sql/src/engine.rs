@@ -161,6 +161,7 @@ impl SqlEngine {
             search_path: crate::search_path::SearchPath::default(),
             viewer: catalog_viewer,
             provider_for: Arc::new(move |viewer| Arc::new(provider.seen_by(viewer)) as _),
+            notices: Default::default(),
         });
         let engine = SqlEngine {
             own: Mutex::new(SqlSession::new(&session)),

@@ -29,6 +29,21 @@ pub enum SqlError {
     /// drivers that know the error prepare it again.
     #[error("cached plan must not change result type")]
     CachedPlanChanged,
+    /// An error a DO block raised (PL/pgSQL's RAISE EXCEPTION): the SQLSTATE, detail
+    /// and hint it named, and where it was raised.
+    #[error("{}", .0.message)]
+    Raised(Box<Raised>),
+}
+
+/// What [`SqlError::Raised`] carries.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Raised {
+    pub sqlstate: String,
+    pub message: String,
+    pub detail: Option<String>,
+    pub hint: Option<String>,
+    /// PostgreSQL's CONTEXT: the block's line and statement.
+    pub context: Option<String>,
 }
 
 pub type Result<T, E = SqlError> = std::result::Result<T, E>;
@@ -121,6 +136,7 @@ impl SqlError {
     pub fn message(&self) -> String {
         match self {
             SqlError::User { message, .. } => message.clone(),
+            SqlError::Raised(r) => r.message.clone(),
             other => other.to_string(),
         }
     }
@@ -129,6 +145,23 @@ impl SqlError {
     pub fn detail(&self) -> Option<&str> {
         match self {
             SqlError::User { detail, .. } => detail.as_deref(),
+            SqlError::Raised(r) => r.detail.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// The hint, if the error has one.
+    pub fn hint(&self) -> Option<&str> {
+        match self {
+            SqlError::Raised(r) => r.hint.as_deref(),
+            _ => None,
+        }
+    }
+
+    /// Where the error was raised, if it came from inside a DO block.
+    pub fn context(&self) -> Option<&str> {
+        match self {
+            SqlError::Raised(r) => r.context.as_deref(),
             _ => None,
         }
     }
@@ -138,9 +171,38 @@ impl SqlError {
     }
 
     /// The SQLSTATE a client is given for this error.
-    pub fn sqlstate(&self) -> &'static str {
+    pub fn sqlstate(&self) -> &str {
+        match self {
+            SqlError::Raised(r) => &r.sqlstate,
+            other => other.fixed_sqlstate(),
+        }
+    }
+
+    /// The error with `message` for its message: its SQLSTATE and detail kept.
+    pub fn with_message(self, message: impl Into<String>) -> SqlError {
+        let message = message.into();
+        match self {
+            SqlError::User {
+                sqlstate, detail, ..
+            } => SqlError::User {
+                sqlstate,
+                message,
+                detail,
+            },
+            SqlError::Raised(mut r) => {
+                r.message = message;
+                SqlError::Raised(r)
+            }
+            other => SqlError::user(other.fixed_sqlstate(), message),
+        }
+    }
+
+    /// The SQLSTATE of every error but a raised one, which carries its own
+    /// (`raise_exception`'s here).
+    fn fixed_sqlstate(&self) -> &'static str {
         match self {
             SqlError::User { sqlstate, .. } => sqlstate,
+            SqlError::Raised(_) => "P0001",
             SqlError::Db(DbError::Corrupt(_) | DbError::Fenced { .. })
             | SqlError::Damaged { .. } => state::DATA_CORRUPTED,
             SqlError::Db(
@@ -184,10 +246,15 @@ fn shared_error(e: &DataFusionError) -> SqlError {
         if let Some(DataFusionError::External(inner)) = df
             && let Some(sql) = inner.downcast_ref::<SqlError>()
         {
-            let again = SqlError::user(sql.sqlstate(), sql.message());
-            return match sql.detail() {
-                Some(d) => again.with_detail(d),
-                None => again,
+            return match sql {
+                SqlError::Raised(r) => SqlError::Raised(r.clone()),
+                _ => {
+                    let again = SqlError::user(sql.fixed_sqlstate(), sql.message());
+                    match sql.detail() {
+                        Some(d) => again.with_detail(d),
+                        None => again,
+                    }
+                }
             };
         }
         match at.source() {

@@ -163,10 +163,8 @@ impl Prepared {
                 // A type planning left open (NULL, or an array of NULL) takes the value's.
                 Some(ty) if p.data_type() != ty && !left_open(&ty) => {
                     crate::numeric_places::check(&p, &ty).map_err(|e| {
-                        SqlError::user(
-                            e.sqlstate(),
-                            format!("parameter ${}: {}", i + 1, e.message()),
-                        )
+                        let message = format!("parameter ${}: {}", i + 1, e.message());
+                        e.with_message(message)
                     })?;
                     p.cast_to(&ty).map_err(|e| {
                         // As PostgreSQL: text that does not read as the type, or a value

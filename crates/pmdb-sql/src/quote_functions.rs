@@ -30,7 +30,7 @@ enum Quote {
 }
 
 /// `value` as a literal.
-fn literal(value: &str) -> String {
+pub(crate) fn literal(value: &str) -> String {
     let mut out = String::with_capacity(value.len() + 3);
     if value.contains('\\') {
         out.push('E');

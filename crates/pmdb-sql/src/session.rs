@@ -21,6 +21,7 @@ use tokio_util::task::AbortOnDropHandle;
 
 use crate::catalog::{Catalog, Viewer};
 use crate::error::{Result, SqlError, df_error, state};
+use crate::notices::Notices;
 use crate::read_point::ReadPoint;
 use crate::row_locks::ClientLocks;
 use crate::search_path::SearchPath;
@@ -49,6 +50,8 @@ pub(crate) struct Session {
     /// Makes the catalog a session's DataFusion context plans against, as that session
     /// (its viewer) sees it.
     pub provider_for: ProviderFor,
+    /// What the running statement has to tell the client beside its outcome.
+    pub notices: Notices,
 }
 
 /// The catalog provider for each viewer of the catalog.
@@ -90,6 +93,7 @@ impl Session {
             search_path,
             viewer,
             provider_for: Arc::clone(&self.provider_for),
+            notices: Notices::default(),
         }
     }
 
@@ -194,7 +198,8 @@ fn parse_forms(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
         Ok(s) => return Ok(statements(s)),
         Err(e) => e,
     };
-    if let Some(made) = crate::database_options::parse(sql) {
+    if let Some(made) = crate::database_options::parse(sql).or_else(|| crate::do_block::parse(sql))
+    {
         return made.map(statements);
     }
     if let Some(s) = with_boolean_options(sql)
@@ -225,24 +230,12 @@ fn parse_forms(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
 /// inside a string or a quoted name); `None` for one statement: each of several may
 /// need a different one of the forms [`parse`] tries.
 fn split_statements(sql: &str) -> Option<Vec<String>> {
-    use datafusion::sql::sqlparser::tokenizer::{Location, Token, Tokenizer};
-    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql)
-        .tokenize_with_location()
-        .ok()?;
-    // A token's location (line and column, from 1, in characters) as a byte offset.
-    let lines: Vec<usize> = std::iter::once(0)
-        .chain(sql.match_indices('\n').map(|(i, _)| i + 1))
-        .collect();
-    let offset = |at: Location| -> Option<usize> {
-        let start = *lines.get(usize::try_from(at.line).ok()?.checked_sub(1)?)?;
-        let column = usize::try_from(at.column).ok()?.checked_sub(1)?;
-        let within = sql[start..].char_indices().nth(column).map(|(i, _)| i)?;
-        Some(start + within)
-    };
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let tokens = crate::tokens::located(sql)?;
     let mut parts = Vec::new();
     let mut from = 0;
     for t in tokens.iter().filter(|t| t.token == Token::SemiColon) {
-        let at = offset(t.span.start)?;
+        let at = t.bytes.start;
         parts.push(sql.get(from..at)?.to_owned());
         from = at + 1;
     }

@@ -28,6 +28,7 @@ use crate::copy_in::{CopyIn, copy_from_stdin};
 use crate::cursors::Cursors;
 use crate::error::{Result, SqlError, df_error, state};
 use crate::fast_path;
+use crate::notices::{Notice, Severity};
 use crate::output::{CommandTag, Output};
 use crate::prepared::{Plan, Prepared};
 use crate::read_point::{ReadPoint, SqlSavepoint, SqlTxn};
@@ -153,7 +154,13 @@ pub struct SqlSession {
     committed: bool,
     /// The connection's settings, which `current_setting` reads.
     settings: SettingValues,
+    /// What the server does to a statement before it runs, done as well to those of DO
+    /// blocks.
+    adapt: Option<Adapter>,
 }
+
+/// See [`SqlSession::adapt_statements_with`].
+pub type Adapter = Arc<dyn Fn(&mut DfStatement) + Send + Sync>;
 
 /// What BEGIN or SET TRANSACTION asked for.
 #[derive(Default)]
@@ -236,12 +243,25 @@ impl SqlSession {
             default_isolation: TransactionIsolationLevel::ReadCommitted,
             default_read_only: false,
             committed: false,
+            adapt: None,
         }
+    }
+
+    /// Has `adapt` done to each statement a DO block runs, as the server does to the
+    /// statements its clients send (PostgreSQL's catalog queries).
+    pub fn adapt_statements_with(&mut self, adapt: Adapter) {
+        self.adapt = Some(adapt);
     }
 
     /// Where the connection's settings go for `current_setting` to read.
     pub fn setting_values(&self) -> SettingValues {
         self.settings.clone()
+    }
+
+    /// What the statements run since the last call had to tell the client beside their
+    /// outcomes, in the order they said it.
+    pub fn take_notices(&self) -> Vec<crate::Notice> {
+        self.shared.notices.take()
     }
 
     /// Whether the block that ended last committed (else it rolled back).
@@ -393,8 +413,20 @@ impl SqlSession {
         Ok(out)
     }
 
-    /// Runs one statement of those [`parse`] gives.
+    /// Runs one statement of those [`parse`] gives. The notices of the statements before
+    /// it that [`SqlSession::take_notices`] did not take are forgotten.
     pub async fn run(&mut self, statement: DfStatement) -> Result<Output> {
+        self.shared.notices.take();
+        self.run_one(statement).await
+    }
+
+    async fn run_one(&mut self, statement: DfStatement) -> Result<Output> {
+        if let DfStatement::Statement(s) = &statement
+            && let Some(body) = crate::do_block::body_of(s)
+        {
+            let body = body.to_owned();
+            return self.do_block(&body).await;
+        }
         let kind = StatementKind::of(&statement);
         if kind == StatementKind::TransactionControl
             && let DfStatement::Statement(s) = &statement
@@ -411,6 +443,32 @@ impl SqlSession {
         let out = statement::run(&self.shared, read_point, kind, statement).await;
         self.leave(out.is_ok());
         out
+    }
+
+    /// Runs a DO block, as one statement: in the open block, else in an implicit one of
+    /// its own that commits when the block succeeds.
+    async fn do_block(&mut self, body: &str) -> Result<Output> {
+        if let Block::Open(OpenBlock { failed: true, .. }) = self.block {
+            return Err(in_failed_block());
+        }
+        let own = matches!(self.block, Block::None);
+        if own {
+            self.begin_implicit();
+        }
+        let mut host = BlockHost {
+            session: self,
+            savepoints: 0,
+        };
+        let ran = crate::do_block::run(&mut host, body).await;
+        if ran.is_err() {
+            self.fail_block();
+        }
+        let ended = match own {
+            true => self.end_implicit().await,
+            false => Ok(()),
+        };
+        ran.and(ended)
+            .map(|()| Output::Command(CommandTag::of("DO")))
     }
 
     /// The columns of the cursor called `name`, if the session has one: a DECLAREd
@@ -805,7 +863,14 @@ impl SqlSession {
                         return command("BEGIN");
                     }
                     // PostgreSQL warns and stays in the block.
-                    Block::Open(_) => return command("BEGIN"),
+                    Block::Open(_) => {
+                        self.shared.notices.push(Notice::new(
+                            Severity::Warning,
+                            state::ACTIVE_SQL_TRANSACTION,
+                            "there is already a transaction in progress",
+                        ));
+                        return command("BEGIN");
+                    }
                 }
                 let m = modes(list);
                 self.block = Block::Open(OpenBlock::new(
@@ -818,7 +883,10 @@ impl SqlSession {
                 self.cursors.block_ended();
                 self.committed = false;
                 let out = match std::mem::replace(&mut self.block, Block::None) {
-                    Block::None => return command("COMMIT"),
+                    Block::None => {
+                        self.no_block_warning();
+                        return command("COMMIT");
+                    }
                     Block::Open(OpenBlock { failed: true, .. }) => return command("ROLLBACK"),
                     Block::Open(OpenBlock { txn: None, .. }) => Ok(()),
                     Block::Open(OpenBlock { txn: Some(txn), .. }) => {
@@ -837,7 +905,9 @@ impl SqlSession {
                 savepoint: None,
             } => {
                 self.committed = false;
-                self.block = Block::None;
+                if matches!(std::mem::replace(&mut self.block, Block::None), Block::None) {
+                    self.no_block_warning();
+                }
                 self.cursors.block_ended();
                 command("ROLLBACK")
             }
@@ -889,6 +959,62 @@ impl SqlSession {
             }
             _ => None,
         }
+    }
+
+    /// Opens a savepoint of a DO block's (any open block may have one, an implicit one
+    /// too) called `name`.
+    async fn block_savepoint(&mut self, name: String) -> Result<()> {
+        let Block::Open(open) = &mut self.block else {
+            return Err(outside_block("SAVEPOINT"));
+        };
+        let txn = begun(&self.shared, &mut open.txn, open.isolation)?;
+        let savepoint = txn.savepoint().await?;
+        open.savepoints.push((name, savepoint));
+        Ok(())
+    }
+
+    /// Undoes what the block did since the savepoint called `name`, and forgets it.
+    async fn block_roll_back(&mut self, name: &str) -> Result<()> {
+        let Block::Open(open) = &mut self.block else {
+            return Err(outside_block("ROLLBACK TO SAVEPOINT"));
+        };
+        let at = open.savepoint(name)?;
+        let txn = open
+            .txn
+            .clone()
+            .expect("a savepoint begins the transaction");
+        open.savepoints.truncate(at + 1);
+        txn.rollback_to(&open.savepoints[at].1).await?;
+        open.failed = false;
+        if let Some((_, undone)) = open.savepoints.pop() {
+            txn.release(undone)?;
+        }
+        Ok(())
+    }
+
+    /// Forgets the savepoint called `name`, keeping what was done since.
+    fn block_release(&mut self, name: &str) -> Result<()> {
+        let Block::Open(open) = &mut self.block else {
+            return Err(outside_block("RELEASE SAVEPOINT"));
+        };
+        let at = open.savepoint(name)?;
+        let txn = open
+            .txn
+            .clone()
+            .expect("a savepoint begins the transaction");
+        if let Some((_, released)) = open.savepoints.drain(at..).next() {
+            txn.release(released)?;
+        }
+        Ok(())
+    }
+
+    /// What PostgreSQL says of a COMMIT or ROLLBACK outside a block.
+    fn no_block_warning(&self) {
+        self.shared.notices.push(Notice::new(
+            Severity::Warning,
+            state::NO_ACTIVE_SQL_TRANSACTION,
+            "there is no transaction in progress",
+        ));
     }
 
     /// SAVEPOINT: begins the block's transaction if no statement did yet.
@@ -946,5 +1072,59 @@ impl SqlSession {
             txn.release(released)?;
         }
         Ok(Output::Command(CommandTag::of("RELEASE")))
+    }
+}
+
+/// A DO block's way into its session: statements run in the session's block, and the
+/// exception handlers' savepoints are the block's, under names no SQL can write (a
+/// name with a NUL).
+struct BlockHost<'a> {
+    session: &'a mut SqlSession,
+    /// How many of the block's savepoints are open.
+    savepoints: usize,
+}
+
+impl BlockHost<'_> {
+    fn savepoint_name(&self) -> String {
+        format!("\0do {}", self.savepoints)
+    }
+}
+
+#[async_trait::async_trait]
+impl crate::do_block::Host for BlockHost<'_> {
+    async fn statement(&mut self, sql: &str) -> Result<Output> {
+        let mut statements = parse(sql)?;
+        let (Some(mut statement), None) = (statements.pop_front(), statements.pop_front()) else {
+            return Err(SqlError::user(
+                state::SYNTAX,
+                "a DO block's statement must be one statement",
+            ));
+        };
+        if let Some(adapt) = &self.session.adapt {
+            adapt(&mut statement);
+        }
+        Box::pin(self.session.run_one(statement)).await
+    }
+
+    fn notice(&self, notice: crate::Notice) {
+        self.session.shared.notices.push(notice);
+    }
+
+    async fn savepoint(&mut self) -> Result<()> {
+        self.savepoints += 1;
+        let name = self.savepoint_name();
+        self.session.block_savepoint(name).await
+    }
+
+    async fn roll_back_savepoint(&mut self) -> Result<()> {
+        let name = self.savepoint_name();
+        self.savepoints -= 1;
+        self.session.block_roll_back(&name).await
+    }
+
+    fn release_savepoint(&mut self) -> Result<()> {
+        let name = self.savepoint_name();
+        self.savepoints -= 1;
+        self.session.block_release(&name)
     }
 }

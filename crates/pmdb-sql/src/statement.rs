@@ -13,8 +13,9 @@ use std::sync::Arc;
 
 use crate::ddl_transaction::DdlScope;
 use crate::dml::Changed;
-use crate::error::{Result, SqlError, df_error};
+use crate::error::{Result, SqlError, df_error, state};
 use crate::insert::{Inserted, insert_batches, insert_from_query, insert_statement, source_query};
+use crate::notices::Notice;
 use crate::output::{CommandTag, Output};
 use crate::prepared::{Plan, Prepared};
 use crate::read_point::ReadPoint;
@@ -249,32 +250,46 @@ async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result
             let new = ddl::table_def(&session.catalog, create)?;
             check_defaults(session, &new.def).await?;
             let if_not_exists = create.if_not_exists;
-            session
+            let name = new.def.name.clone();
+            let made = session
                 .off_executor(move |c| {
                     c.create_table(new.def, new.serials, new.references, if_not_exists)
                 })
                 .await?;
+            existed(session, made, "relation", &name, state::DUPLICATE_TABLE);
             "CREATE TABLE"
         }
         Statement::CreateSequence { .. } => {
             let (def, if_not_exists) = ddl::sequence_def(&session.catalog, s)?;
-            session
+            let name = def.name.clone();
+            let made = session
                 .off_executor(move |c| c.create_sequence(def, if_not_exists))
                 .await?;
+            existed(session, made, "relation", &name, state::DUPLICATE_TABLE);
             "CREATE SEQUENCE"
         }
         Statement::CreateSchema { .. } => {
             let (name, if_not_exists) = ddl::schema_to_create(s)?;
-            session
+            let schema = name.clone();
+            let made = session
                 .off_executor(move |c| c.create_schema(&name, if_not_exists))
                 .await?;
+            existed(session, made, "schema", &schema, state::DUPLICATE_SCHEMA);
             "CREATE SCHEMA"
         }
         Statement::CreateIndex(create) => {
             let create = create.clone();
-            session
+            let name = create
+                .name
+                .as_ref()
+                .and_then(|n| crate::names::object_name(n).ok())
+                .map(|n| n.name);
+            let made = session
                 .off_executor(move |c| ddl::create_index(c, &create))
                 .await?;
+            if let Some(name) = name {
+                existed(session, made, "relation", &name, state::DUPLICATE_TABLE);
+            }
             "CREATE INDEX"
         }
         Statement::Drop {
@@ -286,9 +301,11 @@ async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result
         } => {
             let (object_type, names, if_exists, cascade) =
                 (*object_type, names.clone(), *if_exists, *cascade);
-            session
+            let (tag, skipped) = session
                 .off_executor(move |c| ddl::drop(c, &object_type, &names, if_exists, cascade))
-                .await?
+                .await?;
+            skipped.into_iter().for_each(|n| session.notices.push(n));
+            tag
         }
         Statement::AlterTable(_) if let Some(refresh) = crate::refresh::of_statement(s) => {
             let refresh = refresh?;
@@ -336,6 +353,16 @@ async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result
 /// Plans each column default of `def` as a value of its column's type (not run: it may
 /// call `nextval`), so that a default naming no function there is, or of a type that
 /// does not convert, is refused at CREATE TABLE, as in PostgreSQL.
+/// What `IF NOT EXISTS` says when a CREATE made nothing (`made` false): the `kind`
+/// called `name` was there already.
+fn existed(session: &Session, made: bool, kind: &str, name: &str, sqlstate: &str) {
+    if !made {
+        session
+            .notices
+            .push(Notice::skipped_existing(kind, name, sqlstate));
+    }
+}
+
 async fn check_defaults(session: &Session, def: &TableDef) -> Result<()> {
     for c in &def.columns {
         let Some(text) = c.default.as_deref().filter(|t| !t.is_empty()) else {

@@ -66,7 +66,7 @@ fn comments_are_kept_with_the_table() {
         def.constraint_comments,
         [("t_pkey".to_owned(), "the key".to_owned())]
     );
-    let state = |q: &str| sql.execute(q).unwrap_err().sqlstate();
+    let state = |q: &str| sql.execute(q).unwrap_err().sqlstate().to_owned();
     assert_eq!(state("COMMENT ON CONSTRAINT nope ON t IS 'x'"), "42704");
     assert_eq!(state("COMMENT ON COLUMN t.nope IS 'x'"), "42703");
     assert_eq!(state("COMMENT ON TABLE nope IS 'x'"), "42P01");

@@ -125,6 +125,8 @@ pub struct RawClient {
     pub rows: Vec<Vec<Option<String>>>,
     /// The type byte of each message before the last ReadyForQuery.
     pub kinds: Vec<u8>,
+    /// The notices before the last ReadyForQuery, as `SEVERITY SQLSTATE: message`.
+    pub notices: Vec<String>,
 }
 
 /// A connection to the server on `port` that has sent its start-up message (protocol
@@ -158,6 +160,7 @@ impl RawClient {
             tags: Vec::new(),
             rows: Vec::new(),
             kinds: Vec::new(),
+            notices: Vec::new(),
         };
         assert_eq!(c.ready().await, b'I');
         c
@@ -169,6 +172,7 @@ impl RawClient {
         self.tags.clear();
         self.rows.clear();
         self.kinds.clear();
+        self.notices.clear();
         loop {
             let kind = self.sock.read_u8().await.unwrap();
             self.kinds.push(kind);
@@ -183,6 +187,16 @@ impl RawClient {
                         .split(|b| *b == 0)
                         .find_map(|f| f.strip_prefix(b"C"))
                         .map(|c| String::from_utf8_lossy(c).into_owned())
+                }
+                b'N' => {
+                    let field = |t: u8| {
+                        body.split(|b| *b == 0)
+                            .find_map(|f| f.strip_prefix(&[t]))
+                            .map(|c| String::from_utf8_lossy(c).into_owned())
+                            .unwrap_or_default()
+                    };
+                    let notice = format!("{} {}: {}", field(b'V'), field(b'C'), field(b'M'));
+                    self.notices.push(notice);
                 }
                 b'C' => self
                     .tags

@@ -127,8 +127,8 @@ impl Fixture {
             .expect("the statement's task")
     }
 
-    pub fn sqlstate(&self, s: &mut SqlSession, sql: &str) -> &'static str {
-        self.try_run(s, sql).expect_err(sql).sqlstate()
+    pub fn sqlstate(&self, s: &mut SqlSession, sql: &str) -> String {
+        self.try_run(s, sql).expect_err(sql).sqlstate().to_owned()
     }
 }
 
