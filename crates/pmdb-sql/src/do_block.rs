@@ -388,23 +388,25 @@ async fn one_row(
         .ok_or_else(|| SqlError::Query("a DO block's expression gave no rows".into()))
 }
 
-/// `e` as an error raised at `context`: a SQL statement's with its text before, as
-/// PostgreSQL shows it. Errors that are not the statement's (damage, the engine's) stay
-/// as they are.
+/// `e` as an error raised at `context`: a SQL statement's (PERFORM's too) with its
+/// text before, as PostgreSQL shows it. Errors that are not the statement's (damage, the
+/// engine's) stay as they are.
 fn in_context(e: SqlError, kind: &StmtKind, context: &str) -> SqlError {
-    match (&e, kind) {
-        (SqlError::Raised(r), _) if r.context.is_some() => e,
-        (SqlError::User { .. } | SqlError::Raised(_), StmtKind::Sql(sql)) => {
-            SqlError::Raised(Box::new(raised_from(
-                &e,
-                Some(format!("SQL statement \"{sql}\"\n{context}")),
-            )))
+    let statement = match kind {
+        StmtKind::Sql(sql) => Some(sql.clone()),
+        StmtKind::Perform(query) => Some(format!("SELECT {query}")),
+        _ => None,
+    };
+    let context = match (&e, statement) {
+        (SqlError::Raised(r), _) if r.context.is_some() => return e,
+        // The statement's own error, not one the block found with it.
+        (SqlError::User { .. }, Some(statement)) => {
+            format!("SQL statement \"{statement}\"\n{context}")
         }
-        (SqlError::User { .. } | SqlError::Raised(_), _) => {
-            SqlError::Raised(Box::new(raised_from(&e, Some(context.to_owned()))))
-        }
-        _ => e,
-    }
+        (SqlError::User { .. } | SqlError::Raised(_), _) => context.to_owned(),
+        _ => return e,
+    };
+    SqlError::Raised(Box::new(raised_from(&e, Some(context))))
 }
 
 /// `e`'s fields as a raised error's, its context `context` where it had none.

@@ -260,7 +260,7 @@ impl SqlSession {
 
     /// What the statements run since the last call had to tell the client beside their
     /// outcomes, in the order they said it.
-    pub fn take_notices(&self) -> Vec<crate::Notice> {
+    pub fn take_notices(&self) -> Vec<Notice> {
         self.shared.notices.take()
     }
 
@@ -961,20 +961,69 @@ impl SqlSession {
         }
     }
 
-    /// Opens a savepoint of a DO block's (any open block may have one, an implicit one
-    /// too) called `name`.
-    async fn block_savepoint(&mut self, name: String) -> Result<()> {
+    /// What PostgreSQL says of a COMMIT or ROLLBACK outside a block.
+    fn no_block_warning(&self) {
+        self.shared.notices.push(Notice::new(
+            Severity::Warning,
+            state::NO_ACTIVE_SQL_TRANSACTION,
+            "there is no transaction in progress",
+        ));
+    }
+
+    /// SAVEPOINT: begins the block's transaction if no statement did yet.
+    async fn savepoint(&mut self, name: String) -> Result<Output> {
+        match &self.block {
+            Block::None | Block::Open(OpenBlock { implicit: true, .. }) => {
+                return Err(outside_block("SAVEPOINT"));
+            }
+            Block::Open(OpenBlock { failed: true, .. }) => return Err(in_failed_block()),
+            Block::Open(_) => {}
+        }
+        self.open_savepoint(name).await?;
+        Ok(Output::Command(CommandTag::of("SAVEPOINT")))
+    }
+
+    /// ROLLBACK TO SAVEPOINT: undoes what the block did after it, the savepoints opened
+    /// since gone, and revives the block if it had failed.
+    async fn rollback_to(&mut self, name: &str) -> Result<Output> {
+        if !matches!(&self.block, Block::Open(open) if !open.implicit) {
+            return Err(outside_block("ROLLBACK TO SAVEPOINT"));
+        }
+        self.undo_to(name).await?;
+        Ok(Output::Command(CommandTag::of("ROLLBACK")))
+    }
+
+    /// RELEASE SAVEPOINT: forgets it and those opened after it.
+    fn release(&mut self, name: &str) -> Result<Output> {
+        match &self.block {
+            Block::None | Block::Open(OpenBlock { implicit: true, .. }) => {
+                return Err(outside_block("RELEASE SAVEPOINT"));
+            }
+            Block::Open(OpenBlock { failed: true, .. }) => return Err(in_failed_block()),
+            Block::Open(_) => {}
+        }
+        self.forget_savepoint(name)?;
+        Ok(Output::Command(CommandTag::of("RELEASE")))
+    }
+
+    /// Opens a savepoint called `name` in the open block (an implicit one too, for a
+    /// DO block's handlers), beginning its transaction if no statement did yet.
+    async fn open_savepoint(&mut self, name: String) -> Result<()> {
         let Block::Open(open) = &mut self.block else {
             return Err(outside_block("SAVEPOINT"));
         };
-        let txn = begun(&self.shared, &mut open.txn, open.isolation)?;
+        let txn = match &open.txn {
+            Some(txn) => Arc::clone(txn),
+            None => begun(&self.shared, &mut open.txn, open.isolation)?,
+        };
         let savepoint = txn.savepoint().await?;
         open.savepoints.push((name, savepoint));
         Ok(())
     }
 
-    /// Undoes what the block did since the savepoint called `name`, and forgets it.
-    async fn block_roll_back(&mut self, name: &str) -> Result<()> {
+    /// Undoes what the open block did after the savepoint called `name` (the savepoints
+    /// opened since gone), and revives the block if it had failed.
+    async fn undo_to(&mut self, name: &str) -> Result<()> {
         let Block::Open(open) = &mut self.block else {
             return Err(outside_block("ROLLBACK TO SAVEPOINT"));
         };
@@ -983,17 +1032,16 @@ impl SqlSession {
             .txn
             .clone()
             .expect("a savepoint begins the transaction");
+        // The engine forgets the later ones with the rollback.
         open.savepoints.truncate(at + 1);
         txn.rollback_to(&open.savepoints[at].1).await?;
         open.failed = false;
-        if let Some((_, undone)) = open.savepoints.pop() {
-            txn.release(undone)?;
-        }
         Ok(())
     }
 
-    /// Forgets the savepoint called `name`, keeping what was done since.
-    fn block_release(&mut self, name: &str) -> Result<()> {
+    /// Forgets the savepoint called `name` and those opened after it, keeping what was
+    /// done since.
+    fn forget_savepoint(&mut self, name: &str) -> Result<()> {
         let Block::Open(open) = &mut self.block else {
             return Err(outside_block("RELEASE SAVEPOINT"));
         };
@@ -1006,72 +1054,6 @@ impl SqlSession {
             txn.release(released)?;
         }
         Ok(())
-    }
-
-    /// What PostgreSQL says of a COMMIT or ROLLBACK outside a block.
-    fn no_block_warning(&self) {
-        self.shared.notices.push(Notice::new(
-            Severity::Warning,
-            state::NO_ACTIVE_SQL_TRANSACTION,
-            "there is no transaction in progress",
-        ));
-    }
-
-    /// SAVEPOINT: begins the block's transaction if no statement did yet.
-    async fn savepoint(&mut self, name: String) -> Result<Output> {
-        let open = match &mut self.block {
-            Block::None | Block::Open(OpenBlock { implicit: true, .. }) => {
-                return Err(outside_block("SAVEPOINT"));
-            }
-            Block::Open(OpenBlock { failed: true, .. }) => return Err(in_failed_block()),
-            Block::Open(open) => open,
-        };
-        let txn = match &open.txn {
-            Some(txn) => Arc::clone(txn),
-            None => begun(&self.shared, &mut open.txn, open.isolation)?,
-        };
-        let savepoint = txn.savepoint().await?;
-        open.savepoints.push((name, savepoint));
-        Ok(Output::Command(CommandTag::of("SAVEPOINT")))
-    }
-
-    /// ROLLBACK TO SAVEPOINT: undoes what the block did after it, the savepoints opened
-    /// since gone, and revives the block if it had failed.
-    async fn rollback_to(&mut self, name: &str) -> Result<Output> {
-        let open = match &mut self.block {
-            Block::Open(open) if !open.implicit => open,
-            _ => return Err(outside_block("ROLLBACK TO SAVEPOINT")),
-        };
-        let at = open.savepoint(name)?;
-        let txn = open
-            .txn
-            .clone()
-            .expect("a savepoint begins the transaction");
-        // The engine forgets the later ones with the rollback.
-        open.savepoints.truncate(at + 1);
-        txn.rollback_to(&open.savepoints[at].1).await?;
-        open.failed = false;
-        Ok(Output::Command(CommandTag::of("ROLLBACK")))
-    }
-
-    /// RELEASE SAVEPOINT: forgets it and those opened after it.
-    fn release(&mut self, name: &str) -> Result<Output> {
-        let open = match &mut self.block {
-            Block::None | Block::Open(OpenBlock { implicit: true, .. }) => {
-                return Err(outside_block("RELEASE SAVEPOINT"));
-            }
-            Block::Open(OpenBlock { failed: true, .. }) => return Err(in_failed_block()),
-            Block::Open(open) => open,
-        };
-        let at = open.savepoint(name)?;
-        let txn = open
-            .txn
-            .clone()
-            .expect("a savepoint begins the transaction");
-        if let Some((_, released)) = open.savepoints.drain(at..).next() {
-            txn.release(released)?;
-        }
-        Ok(Output::Command(CommandTag::of("RELEASE")))
     }
 }
 
@@ -1106,25 +1088,26 @@ impl crate::do_block::Host for BlockHost<'_> {
         Box::pin(self.session.run_one(statement)).await
     }
 
-    fn notice(&self, notice: crate::Notice) {
+    fn notice(&self, notice: Notice) {
         self.session.shared.notices.push(notice);
     }
 
     async fn savepoint(&mut self) -> Result<()> {
         self.savepoints += 1;
         let name = self.savepoint_name();
-        self.session.block_savepoint(name).await
+        self.session.open_savepoint(name).await
     }
 
     async fn roll_back_savepoint(&mut self) -> Result<()> {
         let name = self.savepoint_name();
         self.savepoints -= 1;
-        self.session.block_roll_back(&name).await
+        self.session.undo_to(&name).await?;
+        self.session.forget_savepoint(&name)
     }
 
     fn release_savepoint(&mut self) -> Result<()> {
         let name = self.savepoint_name();
         self.savepoints -= 1;
-        self.session.block_release(&name)
+        self.session.forget_savepoint(&name)
     }
 }

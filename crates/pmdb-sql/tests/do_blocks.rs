@@ -34,6 +34,17 @@ fn a_block_commits_all_of_its_statements_or_none() {
     );
     let mut b = f.session();
     assert_eq!(f.rows(&mut b, "SELECT * FROM items ORDER BY id"), ["1|b"]);
+    // A statement's own error says which statement, as PostgreSQL's CONTEXT does.
+    let e = f
+        .try_run(&mut a, "DO $$ BEGIN PERFORM 1 / 0; END $$")
+        .unwrap_err();
+    assert_eq!(e.sqlstate(), "22012");
+    assert_eq!(
+        e.context(),
+        Some(
+            "SQL statement \"SELECT 1 / 0\"\nPL/pgSQL function inline_code_block line 1 at PERFORM"
+        )
+    );
     // In a block, a raising DO fails the block as any statement's error does.
     f.tag(&mut a, "BEGIN");
     f.tag(&mut a, "INSERT INTO items VALUES (3, 'd')");
