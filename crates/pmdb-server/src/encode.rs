@@ -25,7 +25,7 @@ use pmdb_sql::text_forms::{parse_uuid, timestamp_text, uuid_text};
 use pmdb_sql::time_of_day::time_text;
 use pmdb_sql::types::{Interval, SqlType};
 use pmdb_sql::{CopyEncoding, CopyOutFormat, interval_at, padded_chars, text_type};
-use postgres_types::ToSql;
+use postgres_types::{Kind, ToSql};
 
 use crate::copy_csv;
 use crate::numeric::Numeric;
@@ -85,15 +85,35 @@ pub fn pg_type_of(f: &Field) -> Type {
         Some(SqlType::Jsonb) => Type::JSONB,
         Some(SqlType::Char(_)) => Type::BPCHAR,
         Some(SqlType::Varchar(_)) => Type::VARCHAR,
-        // The oid is what the wire carries; a client reads the name from pg_type.
-        Some(SqlType::Enum(id)) => Type::new(
-            format!("enum_{id}"),
-            u32::try_from(crate::pg_catalog::oids::enum_type(id)).unwrap_or(0),
-            postgres_types::Kind::Enum(Vec::new()),
-            "public".into(),
-        ),
-        _ => pg_type(f.data_type()),
+        Some(SqlType::Enum(id)) => enum_type(id),
+        _ => match f.data_type() {
+            // An array of a type Arrow holds as text, told by its item's metadata.
+            DataType::List(item) | DataType::LargeList(item) if text_type(item).is_some() => {
+                match pg_type_of(item) {
+                    e if matches!(e.kind(), Kind::Enum(_)) => Type::new(
+                        format!("_{}", e.name()),
+                        e.oid() + 1,
+                        Kind::Array(e),
+                        "public".into(),
+                    ),
+                    e => array_type(&e).unwrap_or(Type::TEXT_ARRAY),
+                }
+            }
+            other => pg_type(other),
+        },
     }
+}
+
+/// Enum type `id`, as the wire names it: the oid is what the wire carries; a client
+/// reads the name from pg_type. Its array type's oid is the next one
+/// ([`crate::pg_catalog::oids::enum_array`]).
+fn enum_type(id: u64) -> Type {
+    Type::new(
+        format!("enum_{id}"),
+        u32::try_from(crate::pg_catalog::oids::enum_type(id)).unwrap_or(0),
+        Kind::Enum(Vec::new()),
+        "public".into(),
+    )
 }
 
 /// The row description of `schema`, each column in the format `format` gives it.
@@ -288,24 +308,34 @@ fn each_row<E: FieldEncoder>(
             .collect();
         for row in 0..batch.num_rows() {
             for (c, column) in batch.columns().iter().enumerate() {
-                match kinds[c] {
-                    Some(SqlType::Uuid) if column.is_valid(row) => {
-                        let text = column.as_string::<i32>().value(row);
-                        let u = parse_uuid(text).map_err(|e| internal(e.to_string()))?;
-                        encoder.field(&Some(Uuid(u)))?;
-                    }
-                    Some(SqlType::Jsonb) if column.is_valid(row) => {
-                        encoder.field(&Some(Jsonb(
-                            column.as_string::<i32>().value(row).to_owned(),
-                        )))?;
-                    }
-                    _ => encode(encoder, column, &formatters[c], row)?,
-                }
+                encode_as(encoder, kinds[c], column, &formatters[c], row)?;
             }
             row_done(encoder);
         }
     }
     Ok(())
+}
+
+/// Encodes row `row` of `column`, whose values are of `kind` where Arrow holds them as
+/// text (a uuid's binary form is its 16 bytes, a jsonb's has a version byte).
+fn encode_as<E: FieldEncoder>(
+    encoder: &mut E,
+    kind: Option<SqlType>,
+    column: &ArrayRef,
+    formatter: &ArrayFormatter<'_>,
+    row: usize,
+) -> PgWireResult<()> {
+    match kind {
+        Some(SqlType::Uuid) if column.is_valid(row) => {
+            let text = column.as_string::<i32>().value(row);
+            let u = parse_uuid(text).map_err(|e| internal(e.to_string()))?;
+            encoder.field(&Some(Uuid(u)))
+        }
+        Some(SqlType::Jsonb) if column.is_valid(row) => encoder.field(&Some(Jsonb(
+            column.as_string::<i32>().value(row).to_owned(),
+        ))),
+        _ => encode(encoder, column, formatter, row),
+    }
 }
 
 /// Encodes every row of `batches` against `schema` (the fields [`fields`] gave).
@@ -474,13 +504,15 @@ fn encode<E: FieldEncoder>(
         DataType::List(_) | DataType::LargeList(_) | DataType::FixedSizeList(..)
             if element_type(&pg_type(column.data_type())).is_some() =>
         {
+            let item = innermost_item(column.data_type());
             let mut array = ArrayOut {
-                element: Type::TEXT,
+                element: item.map_or(Type::TEXT, pg_type_of),
                 dims: Vec::new(),
                 text: Vec::new(),
                 binary: Vec::new(),
             };
-            add_dimension(&mut array, &list_value(column, row), 0)?;
+            let kind = item.and_then(text_type);
+            add_dimension(&mut array, kind, &list_value(column, row), 0)?;
             if array.text.is_empty() {
                 array.dims.clear();
             }
@@ -512,6 +544,17 @@ fn encode<E: FieldEncoder>(
     }
 }
 
+/// The field of the elements of a list type, through its nested lists: its metadata
+/// tells a type Arrow holds as text.
+fn innermost_item(ty: &DataType) -> Option<&Field> {
+    match ty {
+        DataType::List(f) | DataType::LargeList(f) | DataType::FixedSizeList(f, _) => {
+            innermost_item(f.data_type()).or(Some(f.as_ref()))
+        }
+        _ => None,
+    }
+}
+
 /// The elements of row `row` of a list column.
 fn list_value(column: &ArrayRef, row: usize) -> ArrayRef {
     match column.data_type() {
@@ -524,7 +567,12 @@ fn list_value(column: &ArrayRef, row: usize) -> ArrayRef {
 /// Adds `values`, the items of one list at nesting `depth`, to `array`: their count as
 /// that dimension (equal for every list at one depth: PostgreSQL's arrays are
 /// rectangular), then each element encoded in both formats, or each sub-list in turn.
-fn add_dimension(array: &mut ArrayOut, values: &ArrayRef, depth: usize) -> PgWireResult<()> {
+fn add_dimension(
+    array: &mut ArrayOut,
+    kind: Option<SqlType>,
+    values: &ArrayRef,
+    depth: usize,
+) -> PgWireResult<()> {
     match array.dims.get(depth) {
         Some(&n) if n != values.len() => {
             return Err(internal(
@@ -542,11 +590,10 @@ fn add_dimension(array: &mut ArrayOut, values: &ArrayRef, depth: usize) -> PgWir
             if values.is_null(i) {
                 return Err(internal("a NULL sub-array has no PostgreSQL form".into()));
             }
-            add_dimension(array, &list_value(values, i), depth + 1)?;
+            add_dimension(array, kind, &list_value(values, i), depth + 1)?;
         }
         return Ok(());
     }
-    array.element = pg_type(values.data_type());
     let options = FormatOptions::default().with_null("");
     let formatter =
         ArrayFormatter::try_new(values.as_ref(), &options).map_err(|e| internal(e.to_string()))?;
@@ -556,7 +603,7 @@ fn add_dimension(array: &mut ArrayOut, values: &ArrayRef, depth: usize) -> PgWir
         binary: &mut array.binary,
     };
     for i in 0..values.len() {
-        encode(&mut capture, values, &formatter, i)?;
+        encode_as(&mut capture, kind, values, &formatter, i)?;
     }
     Ok(())
 }

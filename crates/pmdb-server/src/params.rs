@@ -6,7 +6,7 @@
 use std::sync::Arc;
 
 use chrono::{DateTime, FixedOffset, NaiveDate, NaiveDateTime};
-use datafusion::arrow::datatypes::{DataType, Field, IntervalMonthDayNano, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef, IntervalMonthDayNano, TimeUnit};
 use datafusion::common::ScalarValue;
 use pgwire::api::Type;
 use pgwire::api::portal::Portal;
@@ -14,6 +14,7 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::types::FromSqlText;
 use pgwire::types::format::FormatOptions;
 use postgres_types::FromSqlOwned;
+use postgres_types::Kind;
 
 use pmdb_sql::array_text::{one_dimension, parse_text};
 use pmdb_sql::text_forms::{parse_uuid, uuid_text};
@@ -21,7 +22,7 @@ use pmdb_sql::time_of_day::{MICROS_PER_DAY, parse_time};
 use pmdb_sql::types::Interval;
 use pmdb_sql::{UTC, interval_input};
 
-use crate::encode::pg_type;
+use crate::encode::pg_type_of;
 use crate::numeric::Numeric;
 use crate::pg_array::{element_type, parse_binary};
 
@@ -34,13 +35,13 @@ fn user_error(code: &str, message: String) -> PgWireError {
 }
 
 /// The type of parameter `i`: the client's, else the one planning found, else text.
-pub fn param_type(given: &[Option<Type>], planned: &[Option<DataType>], i: usize) -> Type {
+pub fn param_type(given: &[Option<Type>], planned: &[Option<FieldRef>], i: usize) -> Type {
     given
         .get(i)
         .cloned()
         .flatten()
         .filter(|t| *t != Type::UNKNOWN)
-        .or_else(|| planned.get(i).cloned().flatten().map(|t| pg_type(&t)))
+        .or_else(|| planned.get(i).cloned().flatten().map(|f| pg_type_of(&f)))
         .unwrap_or(Type::TEXT)
 }
 
@@ -128,6 +129,8 @@ fn scalar(raw: Raw<'_>, ty: &Type) -> PgWireResult<ScalarValue> {
         &Type::TEXT | &Type::VARCHAR | &Type::BPCHAR | &Type::NAME | &Type::UNKNOWN => {
             ScalarValue::Utf8(raw.get::<String>(ty)?)
         }
+        // A label, in either format.
+        other if matches!(other.kind(), Kind::Enum(_)) => ScalarValue::Utf8(label(raw)?),
         other => match element_type(other) {
             Some(element) => array(raw, &element)?,
             None => {
@@ -195,6 +198,17 @@ fn numeric(raw: Raw<'_>) -> PgWireResult<Option<Numeric>> {
     };
     read.map(Some)
         .map_err(|(code, message)| user_error(code, message))
+}
+
+/// An enum type's label: its text in either format.
+fn label(raw: Raw<'_>) -> PgWireResult<Option<String>> {
+    raw.bytes
+        .map(|b| {
+            std::str::from_utf8(b)
+                .map(str::to_owned)
+                .map_err(|_| user_error("22021", "an enum label that is not UTF-8".into()))
+        })
+        .transpose()
 }
 
 /// A UUID: 16 bytes in binary, else any text PostgreSQL reads as one.
@@ -279,7 +293,7 @@ fn json(raw: Raw<'_>, jsonb: bool) -> PgWireResult<Option<String>> {
 /// The values bound in `portal`, each decoded by its type (see [`param_type`]).
 pub fn values<S: Clone>(
     portal: &Portal<S>,
-    planned: &[Option<DataType>],
+    planned: &[Option<FieldRef>],
 ) -> PgWireResult<Vec<ScalarValue>> {
     (0..portal.parameter_len())
         .map(|i| {

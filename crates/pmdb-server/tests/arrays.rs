@@ -280,3 +280,99 @@ fn catalog_column_numbers_are_arrays_that_unnest_with_their_subscripts() {
         assert_eq!(series[0].columns()[0].name(), "generate_series");
     });
 }
+
+/// A parameter cast to a type Arrow holds as text (json, jsonb, uuid, an enum type) or to
+/// an array of one is described as that type, as PostgreSQL describes it, so a driver
+/// that encodes by the described type (asyncpg, tokio-postgres) sends it as one; the
+/// array comes back as an array of that type, its elements read as the type (a label of
+/// the enum, valid json).
+#[test]
+fn parameters_cast_to_text_held_types_and_their_arrays_are_described_as_those_types() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        c.batch_execute("CREATE TYPE mood AS ENUM ('sad', 'ok')")
+            .await
+            .unwrap();
+        for (sql, param, column) in [
+            ("SELECT $1::json", "json", "json"),
+            ("SELECT $1::jsonb", "jsonb", "jsonb"),
+            ("SELECT $1::uuid", "uuid", "uuid"),
+            ("SELECT $1::mood", "mood", "mood"),
+            ("SELECT $1::json[]", "_json", "_json"),
+            ("SELECT $1::jsonb[]", "_jsonb", "_jsonb"),
+            ("SELECT $1::uuid[]", "_uuid", "_uuid"),
+            ("SELECT $1::mood[]", "_mood", "_mood"),
+            ("SELECT '{sad,ok}'::mood[]", "", "_mood"),
+        ] {
+            let stmt = c.prepare(sql).await.unwrap();
+            let params: Vec<&str> = stmt.params().iter().map(Type::name).collect();
+            let expected: Vec<&str> = [param].into_iter().filter(|p| !p.is_empty()).collect();
+            assert_eq!(params, expected, "{sql}");
+            assert_eq!(stmt.columns()[0].type_().name(), column, "{sql}");
+        }
+        // The elements in binary, as the element type writes them (a uuid in 16 bytes,
+        // a jsonb after its version byte): read back by tokio-postgres's decoders.
+        let moods = c.prepare("SELECT $1::mood[]").await.unwrap();
+        let mood = moods.params()[0].clone();
+        assert!(matches!(mood.kind(), tokio_postgres::types::Kind::Array(e) if e.name() == "mood"));
+        let elements = |sql: &'static str| {
+            let c = &c;
+            async move {
+                let row = c.query_one(sql, &[]).await.unwrap();
+                row.get::<_, Vec<Element>>(0)
+                    .into_iter()
+                    .map(|e| e.0)
+                    .collect::<Vec<_>>()
+            }
+        };
+        assert_eq!(
+            elements("SELECT ARRAY['ok', 'sad']::mood[]").await,
+            [b"ok".to_vec(), b"sad".to_vec()]
+        );
+        let uuid = elements("SELECT '{14058ad9-0118-4b7e-ac15-01bc13e2ccd1}'::uuid[]").await;
+        assert_eq!(uuid[0].len(), 16);
+        assert_eq!(uuid[0][..2], [0x14, 0x05]);
+        assert_eq!(
+            elements(r#"SELECT '{"[1]"}'::jsonb[]"#).await,
+            [b"\x01[1]".to_vec()]
+        );
+        let uuids: Vec<String> = first_text(
+            &c,
+            "SELECT '{14058AD9-0118-4B7E-AC15-01BC13E2CCD1}'::uuid[]",
+        )
+        .await
+        .into_iter()
+        .flatten()
+        .collect();
+        assert_eq!(uuids, ["{14058ad9-0118-4b7e-ac15-01bc13e2ccd1}"]);
+        let jsonb: Vec<Option<String>> =
+            first_text(&c, r#"SELECT '{"{\"a\": 1}", NULL}'::jsonb[]"#).await;
+        assert_eq!(jsonb, [Some(r#"{"{\"a\": 1}",NULL}"#.to_owned())]);
+        // Each element is read as the type: 22P02 for what is not one.
+        for bad in [
+            "SELECT '{meh}'::mood[]",
+            "SELECT '{x}'::json[]",
+            "SELECT '{1}'::uuid[]",
+        ] {
+            let err = c.simple_query(bad).await.unwrap_err();
+            assert_eq!(sqlstate(&err), "22P02", "{bad}");
+        }
+    });
+}
+
+/// One element of an array result, its bytes in binary as the server wrote them.
+struct Element(Vec<u8>);
+
+impl<'a> tokio_postgres::types::FromSql<'a> for Element {
+    fn from_sql(
+        _: &Type,
+        raw: &'a [u8],
+    ) -> Result<Element, Box<dyn std::error::Error + Sync + Send>> {
+        Ok(Element(raw.to_vec()))
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+}

@@ -9,7 +9,7 @@
 
 use std::ops::ControlFlow;
 
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{DataType, FieldRef};
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{CastKind, Expr as SqlExpr, Value, visit_expressions_mut};
 
@@ -18,7 +18,7 @@ use crate::prepared::sql_type;
 /// The parameters (`$1` at 0) to be given their declared type: those the plan types as
 /// `planned` says where the client declared `declared`.
 pub(crate) fn retyped(
-    planned: &[Option<DataType>],
+    planned: &[Option<FieldRef>],
     declared: &[Option<DataType>],
 ) -> Vec<(usize, DataType)> {
     declared
@@ -26,7 +26,11 @@ pub(crate) fn retyped(
         .enumerate()
         .filter_map(|(i, d)| {
             let d = d.as_ref()?;
-            let lossy = match planned.get(i).and_then(Option::as_ref) {
+            let lossy = match planned
+                .get(i)
+                .and_then(Option::as_ref)
+                .map(|f| f.data_type())
+            {
                 None => true,
                 Some(p) => {
                     p.is_integer()
@@ -86,6 +90,14 @@ mod tests {
             Some(numeric.clone()),
             None,
         ];
+        let planned: Vec<Option<FieldRef>> = planned
+            .into_iter()
+            .map(|t| {
+                t.map(|t| {
+                    std::sync::Arc::new(datafusion::arrow::datatypes::Field::new("", t, true))
+                })
+            })
+            .collect();
         assert_eq!(
             retyped(&planned, &declared),
             [(0, numeric), (2, DataType::Int16)]

@@ -133,6 +133,7 @@ impl SqlEngine {
         crate::sequence_functions::register(&ctx, &catalog, &sequence_calls);
         crate::type_input::register(&ctx);
         crate::enum_values::register(&ctx, &catalog);
+        crate::array_input::register(&ctx, &catalog);
         crate::like_escape::register(&ctx);
         crate::literal_arguments::register(&ctx);
         crate::scalar_subqueries::register(&ctx);

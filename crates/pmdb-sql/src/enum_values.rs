@@ -7,7 +7,7 @@
 use std::ops::ControlFlow;
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray};
+use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::{Result as DfResult, ScalarValue};
 use datafusion::logical_expr::{
@@ -25,7 +25,7 @@ use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, external};
 use crate::types::SqlType;
 
-const ENUM_IN: &str = "pmdb_enum_in";
+pub(crate) const ENUM_IN: &str = "pmdb_enum_in";
 
 /// The enum type `ty` names, if it names one of the catalog's.
 fn enum_of(catalog: &Catalog, ty: &SqlDataType) -> Option<u64> {
@@ -40,19 +40,29 @@ fn enum_of(catalog: &Catalog, ty: &SqlDataType) -> Option<u64> {
     }
 }
 
-/// Rewrites the casts to enum types in `statement` as calls of `pmdb_enum_in`; an array
-/// of an enum type is refused (0A000).
+/// Rewrites the casts to enum types in `statement` as calls of `pmdb_enum_in`, and those
+/// to arrays of one as calls of [`crate::array_input`]'s function.
 pub(crate) fn rewrite_casts(catalog: &Catalog, statement: &mut Statement) -> Result<()> {
     let flow = visit_expressions_mut(statement, |e| {
         let (id, operand) = match e {
             SqlExpr::Cast {
                 data_type: SqlDataType::Array(ArrayElemTypeDef::SquareBracket(element, _)),
+                expr,
                 ..
-            } if enum_of(catalog, element).is_some() => {
-                return ControlFlow::Break(SqlError::unsupported(format!(
-                    "arrays of enum type {element}"
-                )));
-            }
+            } => match enum_of(catalog, element) {
+                Some(id) => {
+                    let operand = std::mem::replace(expr.as_mut(), SqlExpr::value(Literal::Null));
+                    return match crate::array_input::call(operand, SqlType::Enum(id)) {
+                        Some(Ok(call)) => {
+                            *e = call;
+                            ControlFlow::Continue(())
+                        }
+                        Some(Err(err)) => ControlFlow::Break(err),
+                        None => ControlFlow::Continue(()),
+                    };
+                }
+                None => return ControlFlow::Continue(()),
+            },
             SqlExpr::Cast {
                 data_type, expr, ..
             } => match enum_of(catalog, data_type) {
@@ -157,22 +167,10 @@ impl ScalarUDFImpl for EnumIn {
             ColumnarValue::Scalar(s) => type_id(Some(s))?,
             ColumnarValue::Array(_) => type_id(None)?,
         };
-        let def = self.catalog.enum_by_id(id).ok_or_else(|| {
-            external(SqlError::user(
-                crate::error::state::UNDEFINED_OBJECT,
-                format!("enum type #{id} no longer exists"),
-            ))
-        })?;
         let array = text.to_array(args.number_rows)?;
-        let strings = array.as_string::<i32>();
-        for i in 0..strings.len() {
-            if strings.is_valid(i) && def.position(strings.value(i)).is_none() {
-                return Err(external(crate::enum_type::invalid_label(
-                    &def,
-                    strings.value(i),
-                )));
-            }
-        }
+        self.catalog
+            .check_enum_labels(id, array.as_string::<i32>())
+            .map_err(external)?;
         Ok(text.clone())
     }
 }

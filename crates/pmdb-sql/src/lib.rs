@@ -14,6 +14,7 @@
 
 mod access_path;
 mod alter;
+mod array_input;
 pub mod array_text;
 mod arrow_conv;
 mod ast_build;

@@ -13,7 +13,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::FieldRef;
 use datafusion::common::ScalarValue;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::execution::context::SessionState;
@@ -25,7 +25,7 @@ use datafusion::optimizer::simplify_expressions::SimplifyExpressions;
 pub(crate) fn ahead(
     state: &SessionState,
     plan: &LogicalPlan,
-    parameters: &[Option<DataType>],
+    parameters: &[Option<FieldRef>],
 ) -> Option<LogicalPlan> {
     let optimizable = !matches!(
         plan,
@@ -37,7 +37,7 @@ pub(crate) fn ahead(
             | LogicalPlan::Copy(_)
     );
     // An array parameter (`id <> ALL($1)`) is planned by what its value holds.
-    let scalar = |p: &Option<DataType>| p.as_ref().is_some_and(|t| !t.is_nested());
+    let scalar = |p: &Option<FieldRef>| p.as_ref().is_some_and(|f| !f.data_type().is_nested());
     if !optimizable || !parameters.iter().all(scalar) || calls_unstable(plan) {
         return None;
     }

@@ -5,11 +5,15 @@
 //! (`(a, b) IN (($1, $2), …)`) has the type of the column it stands against. Drivers
 //! that encode by the described type (asyncpg) need them, and those that send every
 //! value as text (lib/pq) get their values read as the column's type, not as text.
+//!
+//! A type Arrow holds as text (uuid, json, jsonb, an enum type) is told by its field's
+//! metadata, so a parameter's type is a field: `$1::json` is read by the function that
+//! reads json text, and is described as json, not as the text that function takes.
 
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, Field};
+use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
 use datafusion::common::Result as DfResult;
 use datafusion::common::tree_node::{TreeNode, TreeNodeRecursion};
 use datafusion::logical_expr::ExprSchemable as _;
@@ -18,9 +22,11 @@ use datafusion::logical_expr::{Expr, LogicalPlan};
 
 /// The type of each parameter (`$1` at 0) up to the highest one `plan` names; `None`
 /// where nothing tells it.
-pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<DataType>>> {
+pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<FieldRef>>> {
     let inferred = plan.get_parameter_types()?;
     let mut implied: HashMap<String, DataType> = HashMap::new();
+    // Parameters read as a type Arrow holds as text, described as that type.
+    let mut read_as: HashMap<String, FieldRef> = HashMap::new();
     plan.apply_with_subqueries(|node| {
         if let LogicalPlan::Limit(limit) = node {
             for e in [&limit.skip, &limit.fetch].into_iter().flatten() {
@@ -36,6 +42,14 @@ pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<DataType>>> {
         };
         for e in node.expressions() {
             e.apply(|e| {
+                if let Expr::ScalarFunction(f) = e
+                    && crate::type_input::reads_text_as_its_type(f.name())
+                    && let Some(Expr::Placeholder(Placeholder { id, .. })) =
+                        f.args.first().map(uncast)
+                    && let Ok((_, field)) = e.to_field(&schema)
+                {
+                    read_as.entry(id.clone()).or_insert(field);
+                }
                 if let Expr::ScalarFunction(f) = e
                     && f.name() == "array_has"
                     && let [Expr::Placeholder(Placeholder { id, .. }), item] = f.args.as_slice()
@@ -69,9 +83,19 @@ pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<DataType>>> {
         .filter_map(|k| k.strip_prefix('$')?.parse::<usize>().ok())
         .max()
         .unwrap_or(0);
+    let count = count.max(
+        read_as
+            .keys()
+            .filter_map(|k| k.strip_prefix('$')?.parse::<usize>().ok())
+            .max()
+            .unwrap_or(0),
+    );
     Ok((1..=count)
         .map(|i| {
             let id = format!("${i}");
+            if let Some(field) = read_as.get(&id) {
+                return Some(Arc::clone(field));
+            }
             inferred
                 .get(&id)
                 .cloned()
@@ -79,8 +103,17 @@ pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<DataType>>> {
                 .or_else(|| implied.get(&id).cloned())
                 // In microseconds, as the plan's times are once analyzed.
                 .map(|t| crate::time_of_day::in_microseconds(&t).unwrap_or(t))
+                .map(|t| Arc::new(Field::new(id, t, true)))
         })
         .collect())
+}
+
+/// `e` without the casts around it.
+fn uncast(e: &Expr) -> &Expr {
+    match e {
+        Expr::Cast(Cast { expr, .. }) => uncast(expr),
+        _ => e,
+    }
 }
 
 /// The placeholders among the rows of a row IN list, `(a, b) IN (($1, $2), …)`, each

@@ -11,7 +11,7 @@ use std::ops::ControlFlow;
 use std::sync::{Arc, OnceLock};
 
 use datafusion::arrow::array::Array as _;
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, FieldRef, SchemaRef};
 use datafusion::arrow::temporal_conversions::{date32_to_datetime, timestamp_us_to_datetime};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::LogicalPlan;
@@ -49,7 +49,7 @@ pub(crate) enum Plan {
 pub struct Prepared {
     statement: DfStatement,
     kind: StatementKind,
-    parameters: Vec<Option<DataType>>,
+    parameters: Vec<Option<FieldRef>>,
     columns: Option<SchemaRef>,
     /// The catalog generation `plan` was made at.
     pub(crate) generation: u64,
@@ -67,7 +67,7 @@ impl Prepared {
     /// CONFLICT's DO UPDATE, has no type from the plan but counts all the same).
     pub(crate) fn new(
         statement: DfStatement,
-        mut parameters: Vec<Option<DataType>>,
+        mut parameters: Vec<Option<FieldRef>>,
         columns: Option<SchemaRef>,
         generation: u64,
         plan: Plan,
@@ -133,9 +133,18 @@ impl Prepared {
         matches!(self.plan, Plan::Fast(_))
     }
 
-    /// The types of the parameters, `$1` first; `None` where planning fixed none.
-    pub fn parameters(&self) -> &[Option<DataType>] {
+    /// The types of the parameters, `$1` first, as fields (whose metadata tells a type
+    /// Arrow holds as text); `None` where planning fixed none.
+    pub fn parameters(&self) -> &[Option<FieldRef>] {
         &self.parameters
+    }
+
+    /// The Arrow types of the parameters, `$1` first (see [`Prepared::parameters`]).
+    pub fn parameter_types(&self) -> Vec<Option<DataType>> {
+        self.parameters
+            .iter()
+            .map(|f| f.as_ref().map(|f| f.data_type().clone()))
+            .collect()
     }
 
     /// The columns of the rows it gives; `None` for a command.
@@ -159,24 +168,31 @@ impl Prepared {
         params
             .into_iter()
             .enumerate()
-            .map(|(i, p)| match self.parameters.get(i).cloned().flatten() {
-                // A type planning left open (NULL, or an array of NULL) takes the value's.
-                Some(ty) if p.data_type() != ty && !left_open(&ty) => {
-                    crate::numeric_places::check(&p, &ty).map_err(|e| {
-                        let message = format!("parameter ${}: {}", i + 1, e.message());
-                        e.with_message(message)
-                    })?;
-                    p.cast_to(&ty).map_err(|e| {
-                        // As PostgreSQL: text that does not read as the type, or a value
-                        // outside it.
-                        let code = match p.data_type() {
-                            DataType::Utf8 => state::INVALID_TEXT_REPRESENTATION,
-                            _ => state::NUMERIC_OUT_OF_RANGE,
-                        };
-                        SqlError::user(code, format!("parameter ${}: {e}", i + 1))
-                    })
+            .map(|(i, p)| {
+                match self
+                    .parameters
+                    .get(i)
+                    .and_then(|f| f.as_ref())
+                    .map(|f| f.data_type().clone())
+                {
+                    // A type planning left open (NULL, or an array of NULL) takes the value's.
+                    Some(ty) if p.data_type() != ty && !left_open(&ty) => {
+                        crate::numeric_places::check(&p, &ty).map_err(|e| {
+                            let message = format!("parameter ${}: {}", i + 1, e.message());
+                            e.with_message(message)
+                        })?;
+                        p.cast_to(&ty).map_err(|e| {
+                            // As PostgreSQL: text that does not read as the type, or a value
+                            // outside it.
+                            let code = match p.data_type() {
+                                DataType::Utf8 => state::INVALID_TEXT_REPRESENTATION,
+                                _ => state::NUMERIC_OUT_OF_RANGE,
+                            };
+                            SqlError::user(code, format!("parameter ${}: {e}", i + 1))
+                        })
+                    }
+                    _ => Ok(p),
                 }
-                _ => Ok(p),
             })
             .collect()
     }

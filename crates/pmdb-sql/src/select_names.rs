@@ -17,8 +17,8 @@ use datafusion::execution::context::SessionState;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{
-    DataType, ExactNumberInfo, Expr, Ident, Query, SelectItem, SetExpr, Statement, TimezoneInfo,
-    VisitMut, VisitorMut,
+    ArrayElemTypeDef, DataType, ExactNumberInfo, Expr, Ident, Query, SelectItem, SetExpr,
+    Statement, TimezoneInfo, VisitMut, VisitorMut,
 };
 
 use crate::error::{Result, SqlError, df_error};
@@ -254,6 +254,8 @@ fn type_name(t: &DataType) -> String {
         DataType::JSON => "json",
         DataType::JSONB => "jsonb",
         DataType::Bytea => "bytea",
+        // An array is named by its element type, as PostgreSQL names a cast to one.
+        DataType::Array(ArrayElemTypeDef::SquareBracket(element, _)) => return type_name(element),
         DataType::Custom(name, _) => {
             return name
                 .0

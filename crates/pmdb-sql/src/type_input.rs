@@ -46,6 +46,14 @@ const JSONB_IN: &str = "pmdb_jsonb";
 const INTERVAL_IN: &str = "pmdb_interval";
 const TIME_IN: &str = "pmdb_time";
 
+/// Whether `function` is one a cast to a type Arrow holds as text becomes (uuid, json,
+/// jsonb, an enum type): its argument is text read as that type.
+pub(crate) fn reads_text_as_its_type(function: &str) -> bool {
+    matches!(function, UUID_IN | JSON_IN | JSONB_IN)
+        || function == crate::enum_values::ENUM_IN
+        || function == crate::array_input::ARRAY_IN
+}
+
 /// Registers the functions and the analyzer rule in `ctx`.
 pub(crate) fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Uuid)));
@@ -134,19 +142,28 @@ pub(crate) fn rewrite_casts(statement: &mut Statement) -> Result<()> {
         {
             *data_type = SqlDataType::DoublePrecision;
         }
-        // An array of uuids or json values is an array of their text, the form
-        // DataFusion holds them in (a column they go into reads them as its type).
+        // An array of uuids or json values: their text, each read as the type.
         if let SqlExpr::Cast {
             data_type: SqlDataType::Array(ArrayElemTypeDef::SquareBracket(element, _)),
+            expr,
             ..
         } = e
-            && matches!(
-                element.as_ref(),
-                SqlDataType::Uuid | SqlDataType::JSON | SqlDataType::JSONB
-            )
         {
-            **element = SqlDataType::Text;
-            return ControlFlow::Continue(());
+            let element = match element.as_ref() {
+                SqlDataType::Uuid => SqlType::Uuid,
+                SqlDataType::JSON => SqlType::Json,
+                SqlDataType::JSONB => SqlType::Jsonb,
+                _ => return ControlFlow::Continue(()),
+            };
+            let operand = std::mem::replace(expr.as_mut(), SqlExpr::value(Value::Null));
+            return match crate::array_input::call(operand, element) {
+                Some(Ok(call)) => {
+                    *e = call;
+                    ControlFlow::Continue(())
+                }
+                Some(Err(err)) => ControlFlow::Break(err),
+                None => ControlFlow::Continue(()),
+            };
         }
         let (function, operand) = match e {
             // A parameter cast to an interval is an interval parameter, bound as one.

@@ -51,6 +51,10 @@ const QUERIES: &[(&str, &[&str])] = &[
         "SELECT ARRAY[a]::text, ROW(a, b), 'x'::text::varchar FROM t",
         &["array", "row", "varchar"],
     ),
+    (
+        "SELECT '{1}'::int[], '{}'::json[], '{}'::uuid[], ARRAY['{}']::jsonb[]",
+        &["int4", "json", "uuid", "array"],
+    ),
 ];
 
 fn names(out: Output) -> Vec<String> {

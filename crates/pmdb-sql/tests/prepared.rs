@@ -368,7 +368,7 @@ fn update_from_and_delete_using_take_parameters() {
         let statement = pmdb_sql::parse(sql).unwrap().pop_front().unwrap();
         let prepared = f.rt.block_on(s.prepare(statement)).unwrap();
         assert!(prepared.columns().is_none(), "{sql}");
-        prepared.parameters().to_vec()
+        prepared.parameter_types()
     };
     assert_eq!(
         described(
@@ -461,7 +461,7 @@ fn row_in_list_parameters_have_their_columns_types() {
         let prepared = f.rt.block_on(s.prepare(statement)).unwrap();
         use datafusion::arrow::datatypes::DataType as T;
         let expected = [T::Int32, T::Int16, T::Int32, T::Int16].map(Some);
-        assert_eq!(prepared.parameters(), expected.as_slice(), "{sql}");
+        assert_eq!(prepared.parameter_types(), expected.as_slice(), "{sql}");
         assert!(prepared.on_fast_path(), "{sql} goes the general way");
         let params = ["1", "2", "2", "1"].map(text).to_vec();
         let out = show(f.rt.block_on(s.run_prepared(&prepared, params)));

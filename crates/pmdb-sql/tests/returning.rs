@@ -127,7 +127,7 @@ fn prepared_returning_statements_describe_their_columns_and_take_parameters() {
     };
     let insert = prepare("INSERT INTO items VALUES ($1, $2, $3) RETURNING id, name");
     assert_eq!(
-        insert.parameters(),
+        insert.parameter_types(),
         [
             Some(DataType::Int32),
             Some(DataType::Utf8),

@@ -342,19 +342,19 @@ fn prepare_finds_parameter_and_column_types_without_running() {
         f.rt.block_on(s.prepare(statement)).unwrap()
     };
     let d = describe("SELECT owner, balance FROM accounts WHERE id = $1");
-    assert_eq!(d.parameters(), [Some(DataType::Int32)]);
+    assert_eq!(d.parameter_types(), [Some(DataType::Int32)]);
     let columns = d.columns().expect("rows");
     assert_eq!(columns.field(0).name(), "owner");
     assert_eq!(columns.field(1).data_type(), &DataType::Int64);
     let d = describe("UPDATE accounts SET balance = balance + $1 WHERE id = $2");
     assert_eq!(
-        d.parameters(),
+        d.parameter_types(),
         [Some(DataType::Int64), Some(DataType::Int32)]
     );
     assert!(d.columns().is_none());
     let d = describe("INSERT INTO accounts VALUES ($1, $2, $3)");
     assert_eq!(
-        d.parameters(),
+        d.parameter_types(),
         [
             Some(DataType::Int32),
             Some(DataType::Utf8),

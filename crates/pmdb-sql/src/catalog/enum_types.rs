@@ -5,6 +5,7 @@
 
 use std::sync::Arc;
 
+use datafusion::arrow::array::{Array, StringArray};
 use pmdb_engine::WriteBatch;
 
 use super::Catalog;
@@ -39,6 +40,22 @@ impl Catalog {
     /// The enum type whose id is `id`.
     pub fn enum_by_id(&self, id: u64) -> Option<Arc<EnumDef>> {
         by_id(&self.enums, id)
+    }
+
+    /// Checks each of `strings` is a label of enum type `id` (22P02 otherwise).
+    pub(crate) fn check_enum_labels(&self, id: u64, strings: &StringArray) -> Result<()> {
+        let def = self.enum_by_id(id).ok_or_else(|| {
+            SqlError::user(
+                state::UNDEFINED_OBJECT,
+                format!("enum type #{id} no longer exists"),
+            )
+        })?;
+        for i in 0..strings.len() {
+            if strings.is_valid(i) && def.position(strings.value(i)).is_none() {
+                return Err(crate::enum_type::invalid_label(&def, strings.value(i)));
+            }
+        }
+        Ok(())
     }
 
     /// CREATE TYPE `name` AS ENUM (`labels`).
