@@ -714,7 +714,12 @@ fn enum_values_are_labels_in_their_types_order() {
         f.sqlstate(&mut s, "CREATE TYPE pair AS (a INT, b INT)"),
         "0A000"
     );
-    assert_eq!(f.sqlstate(&mut s, "SELECT ARRAY['ok']::mood[]"), "0A000");
+    // An array of the type: each element a label of it.
+    assert_eq!(
+        f.rows(&mut s, "SELECT cardinality(ARRAY['ok', 'meh']::mood[])"),
+        ["2"]
+    );
+    assert_eq!(f.sqlstate(&mut s, "SELECT '{ok,fine}'::mood[]"), "22P02");
     f.tag(&mut s, "ALTER TYPE mood RENAME TO feeling");
     assert_eq!(f.rows(&mut s, "SELECT 'meh'::feeling"), ["meh"]);
     f.tag(&mut s, "DROP TABLE p");
