@@ -131,6 +131,8 @@ impl SqlEngine {
             .map_err(|e| SqlError::Query(format!("cannot start the SQL runtime: {e}")))?;
         let sequence_calls = Arc::default();
         crate::sequence_functions::register(&ctx, &catalog, &sequence_calls);
+        let transaction_ids = Arc::new(crate::transaction_ids::TransactionIds::first(&db));
+        crate::transaction_ids::register(&ctx, &transaction_ids);
         crate::type_input::register(&ctx);
         crate::enum_values::register(&ctx, &catalog);
         crate::array_input::register(&ctx, &catalog);
@@ -163,6 +165,7 @@ impl SqlEngine {
             viewer: catalog_viewer,
             provider_for: Arc::new(move |viewer| Arc::new(provider.seen_by(viewer)) as _),
             notices: Default::default(),
+            transaction_ids,
         });
         let engine = SqlEngine {
             own: Mutex::new(SqlSession::new(&session)),

@@ -120,6 +120,7 @@ mod text_cast;
 pub mod text_forms;
 pub mod time_of_day;
 mod tokens;
+mod transaction_ids;
 mod truncate;
 mod type_ddl;
 mod type_input;

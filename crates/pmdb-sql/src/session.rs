@@ -27,6 +27,7 @@ use crate::row_locks::ClientLocks;
 use crate::search_path::SearchPath;
 use crate::sequence_functions::SequenceCalls;
 use crate::temp_tables::TempSchema;
+use crate::transaction_ids::TransactionIds;
 
 pub(crate) struct Session {
     pub db: Db,
@@ -52,6 +53,8 @@ pub(crate) struct Session {
     pub provider_for: ProviderFor,
     /// What the running statement has to tell the client beside its outcome.
     pub notices: Notices,
+    /// The id `txid_current()` gives its transaction.
+    pub transaction_ids: Arc<TransactionIds>,
 }
 
 /// The catalog provider for each viewer of the catalog.
@@ -82,6 +85,8 @@ impl Session {
         ctx.register_catalog_list(Arc::new(catalogs));
         let sequence_calls = Arc::default();
         crate::sequence_functions::register(&ctx, &self.catalog, &sequence_calls);
+        let transaction_ids = Arc::new(self.transaction_ids.for_client());
+        crate::transaction_ids::register(&ctx, &transaction_ids);
         Session {
             db: self.db.clone(),
             catalog: Arc::clone(&self.catalog),
@@ -94,6 +99,7 @@ impl Session {
             viewer,
             provider_for: Arc::clone(&self.provider_for),
             notices: Notices::default(),
+            transaction_ids,
         }
     }
 

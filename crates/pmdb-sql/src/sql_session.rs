@@ -369,6 +369,7 @@ impl SqlSession {
             let mut open = OpenBlock::new(self.default_isolation, self.default_read_only);
             open.implicit = true;
             self.block = Block::Open(open);
+            self.shared.transaction_ids.forget();
         }
     }
 
@@ -559,6 +560,8 @@ impl SqlSession {
     /// failed until [`SqlSession::leave`] says the statement succeeded.
     fn enter(&mut self, kind: StatementKind) -> Result<ReadPoint> {
         let Block::Open(open) = &mut self.block else {
+            // A transaction of its own.
+            self.shared.transaction_ids.forget();
             return Ok(ReadPoint::new(&self.shared.db));
         };
         if open.failed {
@@ -877,6 +880,7 @@ impl SqlSession {
                     m.isolation.unwrap_or(self.default_isolation),
                     m.read_only.unwrap_or(self.default_read_only),
                 ));
+                self.shared.transaction_ids.forget();
                 command("BEGIN")
             }
             Statement::Commit { chain: false, .. } => {

@@ -422,3 +422,43 @@ fn one_sessions_set_reaches_no_other() {
     // a's setting is in force for its own queries.
     assert_eq!(f.rows(&mut a, "SELECT count(*) FROM accounts"), ["3"]);
 }
+
+/// `txid_current()` gives a transaction one id for all its statements and the next
+/// transaction another: a block, and each statement outside one, is a transaction; two
+/// sessions never share an id, and ids rise above every commit made.
+#[test]
+fn txid_current_names_the_transaction_it_is_called_in() {
+    let f = Fixture::new(ACCOUNTS);
+    let mut a = f.session();
+    let mut b = f.session();
+    let id = |s: &mut SqlSession| -> i64 { f.rows(s, "SELECT txid_current()")[0].parse().unwrap() };
+    let outside = [id(&mut a), id(&mut a)];
+    assert_ne!(outside[0], outside[1], "two statements outside a block");
+    f.tag(&mut a, "BEGIN");
+    let first = id(&mut a);
+    f.tag(
+        &mut a,
+        "UPDATE accounts SET balance = balance + 1 WHERE id = 1",
+    );
+    assert_eq!(id(&mut a), first, "one block, one id");
+    let other = id(&mut b);
+    assert_ne!(other, first, "another session's transaction");
+    f.tag(&mut a, "COMMIT");
+    let after = id(&mut a);
+    assert!(
+        after > first && after != other,
+        "{after} after {first} and {other}"
+    );
+    f.tag(&mut b, "BEGIN");
+    let in_b = id(&mut b);
+    f.tag(&mut b, "ROLLBACK");
+    assert_ne!(
+        id(&mut b),
+        in_b,
+        "a rolled-back block's id is not given again"
+    );
+    // A statement of several rows is one transaction.
+    let rows = f.rows(&mut a, "SELECT txid_current() FROM accounts ORDER BY id");
+    assert_eq!(rows.len(), 3);
+    assert!(rows.iter().all(|r| *r == rows[0]), "{rows:?}");
+}
