@@ -41,8 +41,22 @@ pub fn param_type(given: &[Option<Type>], planned: &[Option<FieldRef>], i: usize
         .cloned()
         .flatten()
         .filter(|t| *t != Type::UNKNOWN)
-        .or_else(|| planned.get(i).cloned().flatten().map(|f| pg_type_of(&f)))
+        .or_else(|| planned.get(i).cloned().flatten().map(|f| planned_type(&f)))
         .unwrap_or(Type::TEXT)
+}
+
+/// A parameter's planned type: its field's, or the domain it is read as, over that.
+fn planned_type(field: &FieldRef) -> Type {
+    let base = pg_type_of(field);
+    match pmdb_sql::domain_of(field) {
+        Some(id) => Type::new(
+            format!("domain_{id}"),
+            u32::try_from(crate::pg_catalog::oids::domain_type(id)).unwrap_or(0),
+            Kind::Domain(base),
+            "public".into(),
+        ),
+        None => base,
+    }
 }
 
 /// The type a parameter the client declared of type `ty` is planned as, for the types
@@ -131,6 +145,8 @@ fn scalar(raw: Raw<'_>, ty: &Type) -> PgWireResult<ScalarValue> {
         }
         // A label, in either format.
         other if matches!(other.kind(), Kind::Enum(_)) => ScalarValue::Utf8(label(raw)?),
+        // A value of a domain is its base type's.
+        other if let Kind::Domain(base) = other.kind() => scalar(raw, base)?,
         other => match element_type(other) {
             Some(element) => array(raw, &element)?,
             None => {

@@ -1,6 +1,7 @@
 //! Arrays on the wire, as drivers use them: array parameters in both formats (`= ANY($1)`
 //! with a list), array results as PostgreSQL writes them, array types in `pg_type` for
 //! the drivers that look types up, and `current_setting`, which one of them calls first.
+//! Domains, which those drivers look up too.
 
 mod common;
 
@@ -359,6 +360,83 @@ fn parameters_cast_to_text_held_types_and_their_arrays_are_described_as_those_ty
             assert_eq!(sqlstate(&err), "22P02", "{bad}");
         }
     });
+}
+
+/// Domains as PostgreSQL describes them: a parameter cast to a domain is of the domain
+/// (a driver looks it up in `pg_type`: typtype `d`, its base type), a result column of
+/// one is of the base type; a bound value is checked by the domain's rules.
+#[test]
+fn parameters_cast_to_a_domain_are_of_the_domain_and_results_of_its_base_type() {
+    let server = TestServer::trusting();
+    server.rt.block_on(async {
+        let c = server.connect().await;
+        c.batch_execute(
+            "CREATE DOMAIN positive AS int CHECK (VALUE > 0);
+             CREATE DOMAIN small positive NOT NULL;
+             CREATE DOMAIN doc AS json",
+        )
+        .await
+        .unwrap();
+        let stmt = c.prepare("SELECT $1::small, $2::doc").await.unwrap();
+        // Each a domain over its base: `small` over `positive`, `doc` over json.
+        let over = |t: &Type| match t.kind() {
+            tokio_postgres::types::Kind::Domain(base) => base.name().to_owned(),
+            other => format!("{other:?}"),
+        };
+        let params: Vec<(&str, String)> = stmt.params().iter().map(|t| (t.name(), over(t))).collect();
+        assert_eq!(
+            params,
+            [("small", "positive".to_owned()), ("doc", "json".to_owned())]
+        );
+        let columns: Vec<&Type> = stmt.columns().iter().map(|c| c.type_()).collect();
+        assert_eq!(columns, [&Type::INT4, &Type::JSON]);
+        let row = c
+            .query_one(&stmt, &[&Raw(7i32.to_be_bytes().to_vec()), &Raw(b"[1]".to_vec())])
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, i32>(0), 7);
+        let refused = c
+            .query_one(&stmt, &[&Raw((-7i32).to_be_bytes().to_vec()), &Raw(b"1".to_vec())])
+            .await
+            .unwrap_err();
+        assert_eq!(sqlstate(&refused), "23514");
+        let row = c
+            .query_one(
+                "SELECT typtype, typbasetype::int8, typnotnull FROM pg_type WHERE typname = 'small'",
+                &[],
+            )
+            .await
+            .unwrap();
+        let positive: i64 = c
+            .query_one("SELECT oid::int8 FROM pg_type WHERE typname = 'positive'", &[])
+            .await
+            .unwrap()
+            .get(0);
+        assert_eq!(row.get::<_, i8>(0), b'd' as i8);
+        assert_eq!(row.get::<_, i64>(1), positive);
+        assert!(row.get::<_, bool>(2));
+    });
+}
+
+/// A parameter's bytes as given, whatever its type.
+#[derive(Debug)]
+struct Raw(Vec<u8>);
+
+impl tokio_postgres::types::ToSql for Raw {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        out.extend_from_slice(&self.0);
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+
+    fn accepts(_: &Type) -> bool {
+        true
+    }
+
+    tokio_postgres::types::to_sql_checked!();
 }
 
 /// One element of an array result, its bytes in binary as the server wrote them.

@@ -521,7 +521,16 @@ async fn change_of(session: &Session, table: &Table, op: &AlterTableOperation) -
             column_position: None,
         } => {
             let name = ident_name(&column_def.name);
-            let ty = crate::ddl::column_type(&session.catalog, &column_def.data_type)?;
+            let ty = match crate::ddl::column_type(&session.catalog, &column_def.data_type)? {
+                (ty, None) => ty,
+                (_, Some(d)) => {
+                    return Err(SqlError::unsupported(format!(
+                        "ADD COLUMN of domain {} (a table's columns of a domain are stated by \
+                         its CREATE TABLE)",
+                        d.def.name
+                    )));
+                }
+            };
             let mut column = ColumnDef::new(name.clone(), ty, false);
             column.added = true;
             for opt in &column_def.options {

@@ -23,6 +23,7 @@ use crate::arrow_conv::{arrow_field, text_input};
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, external};
 use crate::types::SqlType;
+use crate::udf_identity::Held;
 
 pub(crate) const ARRAY_IN: &str = "pmdb_array_in";
 
@@ -74,35 +75,16 @@ pub(crate) fn call(operand: SqlExpr, element: SqlType) -> Option<Result<SqlExpr>
 
 pub(crate) fn register(ctx: &SessionContext, catalog: &Arc<Catalog>) {
     ctx.register_udf(ScalarUDF::new_from_impl(ArrayIn {
-        catalog: Arc::clone(catalog),
+        catalog: Held(Arc::clone(catalog)),
         signature: Signature::any(2, Volatility::Immutable),
     }));
 }
 
 /// `pmdb_array_in(text[], element type)`: the array, each element read as the type.
+#[derive(Debug, PartialEq, Eq, Hash)]
 struct ArrayIn {
-    catalog: Arc<Catalog>,
+    catalog: Held<Catalog>,
     signature: Signature,
-}
-
-impl std::fmt::Debug for ArrayIn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(ARRAY_IN)
-    }
-}
-
-impl PartialEq for ArrayIn {
-    fn eq(&self, other: &ArrayIn) -> bool {
-        Arc::ptr_eq(&self.catalog, &other.catalog)
-    }
-}
-
-impl Eq for ArrayIn {}
-
-impl std::hash::Hash for ArrayIn {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        ARRAY_IN.hash(state);
-    }
 }
 
 fn misused() -> datafusion::error::DataFusionError {

@@ -105,6 +105,23 @@ pub fn enum_metadata(id: u64) -> std::collections::HashMap<String, String> {
     [(PG_TYPE.to_owned(), format!("enum({id})"))].into()
 }
 
+/// Field metadata of a parameter read as a value of a domain: the domain's id. A client
+/// is told the parameter is of the domain (PostgreSQL's ParameterDescription); a result
+/// column has the base type's field, as PostgreSQL's RowDescription names the base type.
+const DOMAIN: &str = "pmdb.domain";
+
+/// `field`, a parameter's, marked as read as a value of domain `id`.
+pub fn with_domain(field: &ArrowField, id: u64) -> ArrowField {
+    let mut metadata = field.metadata().clone();
+    metadata.insert(DOMAIN.to_owned(), id.to_string());
+    field.clone().with_metadata(metadata)
+}
+
+/// The domain a parameter's field says it is read as.
+pub fn domain_of(field: &ArrowField) -> Option<u64> {
+    field.metadata().get(DOMAIN)?.parse().ok()
+}
+
 /// `array` cast to the Arrow type of column `col`; a value that does not fit (overflow,
 /// lost precision) is an error naming the column, never a silent NULL.
 pub fn cast_to_column(array: &ArrayRef, col: &ColumnDef) -> Result<ArrayRef, SqlError> {

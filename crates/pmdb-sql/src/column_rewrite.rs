@@ -124,6 +124,8 @@ pub(crate) fn rebuilt(
             .column(&c.column)
             .ok_or_else(|| undefined_column(&c.column, &old.name))?;
         def.columns[p].ty = c.ty;
+        // A column given a type is no longer of the domain it was declared of.
+        def.columns[p].domain = None;
     }
     keys_stay_comparable(catalog, &def)?;
     let kept = |c: &ColumnDef| !drops.contains(&c.name);

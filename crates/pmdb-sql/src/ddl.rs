@@ -3,6 +3,7 @@
 //! in-memory tables).
 
 use std::ops::ControlFlow;
+use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
     CharacterLength, ColumnOption, CreateIndex, CreateTable, DataType, ExactNumberInfo,
@@ -13,6 +14,7 @@ use datafusion::sql::sqlparser::ast::{
 
 use crate::catalog::{Catalog, NewIndex};
 use crate::constraint_defs::{new_check, new_reference};
+use crate::domain_rules::Domain;
 use crate::error::{Result, SqlError, state, undefined_column};
 use crate::key_rules::NewReference;
 use crate::names::{RelName, ident_name, object_name, relation_named};
@@ -49,16 +51,20 @@ fn calls_nextval_of(e: &SqlExpr, sequence: &RelName) -> bool {
     found
 }
 
-/// The type of a column declared `ty`: one of [`sql_type`]'s, or an enum type of the
-/// catalog named by its name.
-pub fn column_type(catalog: &Catalog, ty: &DataType) -> Result<SqlType> {
+/// The type of a column declared `ty`: one of [`sql_type`]'s, an enum type of the
+/// catalog named by its name, or a domain's base type, with the domain.
+pub fn column_type(catalog: &Catalog, ty: &DataType) -> Result<(SqlType, Option<Arc<Domain>>)> {
     if let DataType::Custom(name, modifiers) = ty
         && modifiers.is_empty()
-        && let Some(ty) = crate::type_ddl::named_type(catalog, name)
     {
-        return Ok(ty);
+        if let Some(ty) = crate::type_ddl::named_type(catalog, name) {
+            return Ok((ty, None));
+        }
+        if let Some(domain) = crate::type_ddl::named_domain(catalog, name) {
+            return Ok((domain.def.base, Some(domain)));
+        }
     }
-    sql_type(ty)
+    Ok((sql_type(ty)?, None))
 }
 
 pub fn sql_type(ty: &DataType) -> Result<SqlType> {
@@ -329,8 +335,8 @@ pub fn table_def(catalog: &Catalog, create: &CreateTable) -> Result<NewTable> {
     for (position, c) in create.columns.iter().enumerate() {
         let col_name = ident_name(&c.name);
         let serial = serial_type(&c.data_type);
-        let ty = match serial {
-            Some(ty) => ty,
+        let (ty, domain) = match serial {
+            Some(ty) => (ty, None),
             None => column_type(catalog, &c.data_type)?,
         };
         let mut not_null = serial.is_some();
@@ -427,8 +433,10 @@ pub fn table_def(catalog: &Catalog, create: &CreateTable) -> Result<NewTable> {
             serials.push((position, seq));
         }
         columns.push(ColumnDef {
-            default,
+            // A column that states no default takes its domain's.
+            default: default.or_else(|| domain.as_ref().and_then(|d| catalog.domain_default(d))),
             identity: identity.map(|(how, _)| how),
+            domain: domain.map(|d| d.def.id),
             ..ColumnDef::new(col_name, ty, not_null)
         });
     }

@@ -135,6 +135,7 @@ impl SqlEngine {
         crate::transaction_ids::register(&ctx, &transaction_ids);
         crate::type_input::register(&ctx);
         crate::enum_values::register(&ctx, &catalog);
+        crate::domain_input::register(&ctx, &catalog);
         crate::array_input::register(&ctx, &catalog);
         crate::like_escape::register(&ctx);
         crate::literal_arguments::register(&ctx);

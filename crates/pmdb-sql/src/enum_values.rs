@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::AsArray;
 use datafusion::arrow::datatypes::{DataType, Field, FieldRef};
-use datafusion::common::{Result as DfResult, ScalarValue};
+use datafusion::common::Result as DfResult;
 use datafusion::logical_expr::{
     ColumnarValue, ReturnFieldArgs, ScalarFunctionArgs, ScalarUDF, ScalarUDFImpl, Signature,
     Volatility,
@@ -24,6 +24,7 @@ use crate::arrow_conv::enum_metadata;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, external};
 use crate::types::SqlType;
+use crate::udf_identity::{Held, constant_id};
 
 pub(crate) const ENUM_IN: &str = "pmdb_enum_in";
 
@@ -95,46 +96,16 @@ pub(crate) fn rewrite_casts(catalog: &Catalog, statement: &mut Statement) -> Res
 
 pub(crate) fn register(ctx: &SessionContext, catalog: &Arc<Catalog>) {
     ctx.register_udf(ScalarUDF::new_from_impl(EnumIn {
-        catalog: Arc::clone(catalog),
+        catalog: Held(Arc::clone(catalog)),
         signature: Signature::exact(vec![DataType::Utf8, DataType::Int64], Volatility::Immutable),
     }));
 }
 
 /// `pmdb_enum_in(text, type id)`: the text, checked to be a label of the type.
+#[derive(Debug, PartialEq, Eq, Hash)]
 struct EnumIn {
-    catalog: Arc<Catalog>,
+    catalog: Held<Catalog>,
     signature: Signature,
-}
-
-impl std::fmt::Debug for EnumIn {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(ENUM_IN)
-    }
-}
-
-impl PartialEq for EnumIn {
-    fn eq(&self, other: &EnumIn) -> bool {
-        Arc::ptr_eq(&self.catalog, &other.catalog)
-    }
-}
-
-impl Eq for EnumIn {}
-
-impl std::hash::Hash for EnumIn {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        ENUM_IN.hash(state);
-    }
-}
-
-/// The type id a call gives as its second argument (a literal the rewrite wrote).
-fn type_id(arg: Option<&ScalarValue>) -> DfResult<u64> {
-    match arg {
-        Some(ScalarValue::Int64(Some(id))) => u64::try_from(*id)
-            .map_err(|_| external(SqlError::Query(format!("{ENUM_IN}: type id {id}")))),
-        _ => Err(external(SqlError::Query(format!(
-            "{ENUM_IN} takes a type id given as a constant"
-        )))),
-    }
 }
 
 impl ScalarUDFImpl for EnumIn {
@@ -151,7 +122,11 @@ impl ScalarUDFImpl for EnumIn {
     }
 
     fn return_field_from_args(&self, args: ReturnFieldArgs) -> DfResult<FieldRef> {
-        let id = type_id(args.scalar_arguments.get(1).copied().flatten())?;
+        let id = constant_id(
+            ENUM_IN,
+            "type",
+            args.scalar_arguments.get(1).copied().flatten(),
+        )?;
         Ok(Arc::new(
             Field::new(ENUM_IN, DataType::Utf8, true).with_metadata(enum_metadata(id)),
         ))
@@ -164,8 +139,8 @@ impl ScalarUDFImpl for EnumIn {
             ))));
         };
         let id = match id {
-            ColumnarValue::Scalar(s) => type_id(Some(s))?,
-            ColumnarValue::Array(_) => type_id(None)?,
+            ColumnarValue::Scalar(s) => constant_id(ENUM_IN, "type", Some(s))?,
+            ColumnarValue::Array(_) => constant_id(ENUM_IN, "type", None)?,
         };
         let array = text.to_array(args.number_rows)?;
         self.catalog

@@ -21,6 +21,7 @@ mod ast_build;
 mod ast_shape;
 mod branch_types;
 pub mod catalog;
+mod check_expr;
 mod column_chunk;
 mod column_defaults;
 mod column_rewrite;
@@ -44,6 +45,11 @@ mod dml;
 mod dml_parameters;
 mod dml_with;
 mod do_block;
+mod domain_ddl;
+mod domain_input;
+pub mod domain_rules;
+mod domain_syntax;
+pub mod domain_type;
 mod empty_select;
 mod engine;
 mod enum_order;
@@ -125,6 +131,7 @@ mod truncate;
 mod type_ddl;
 mod type_input;
 pub mod types;
+mod udf_identity;
 mod udf_result;
 mod unhonoured;
 mod upsert;
@@ -132,7 +139,8 @@ pub mod view;
 mod view_expansion;
 
 pub use arrow_conv::{
-    UTC, arrow_type, interval_at, interval_input, is_uuid, names_utc, padded_chars, text_type,
+    UTC, arrow_type, domain_of, interval_at, interval_input, is_uuid, names_utc, padded_chars,
+    text_type,
 };
 pub use copy_in::{CopyFormat, CopyIn, copy_failed};
 pub use cursors::forward_move;

@@ -43,9 +43,9 @@ pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<FieldRef>>> {
         for e in node.expressions() {
             e.apply(|e| {
                 if let Expr::ScalarFunction(f) = e
-                    && crate::type_input::reads_text_as_its_type(f.name())
+                    && crate::type_input::reads_as_its_type(f.name())
                     && let Some(Expr::Placeholder(Placeholder { id, .. })) =
-                        f.args.first().map(uncast)
+                        f.args.first().map(read_operand)
                     && let Ok((_, field)) = e.to_field(&schema)
                 {
                     read_as.entry(id.clone()).or_insert(field);
@@ -106,6 +106,18 @@ pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<FieldRef>>> {
                 .map(|t| Arc::new(Field::new(id, t, true)))
         })
         .collect())
+}
+
+/// What a function that reads its argument as its type reads: `e` without the casts
+/// around it, and without the call a cast to a domain's base type may be (`$1::d`, with
+/// `d` a domain over json, reads `$1` as the domain, not as json).
+fn read_operand(e: &Expr) -> &Expr {
+    match uncast(e) {
+        Expr::ScalarFunction(f) if crate::type_input::reads_text_as_its_type(f.name()) => {
+            f.args.first().map_or(e, uncast)
+        }
+        other => other,
+    }
 }
 
 /// `e` without the casts around it.

@@ -45,6 +45,9 @@ const ADDED: u8 = 16;
 const HAS_MISSING: u8 = 32;
 /// Since version 5.
 const HAS_COMMENT: u8 = 64;
+/// The column is of a domain, whose id follows the column's other fields. Versions 5 on
+/// read it: an older build refuses such a column's flags rather than misread it.
+const HAS_DOMAIN: u8 = 128;
 const KNOWN_FLAGS: u8 = NOT_NULL | HAS_DEFAULT | IDENTITY | IDENTITY_ALWAYS | ADDED | HAS_MISSING;
 
 /// How an identity column (`GENERATED … AS IDENTITY`) takes values given in a
@@ -75,6 +78,8 @@ pub struct ColumnDef {
     pub missing: Option<Value>,
     /// `COMMENT ON COLUMN`.
     pub comment: Option<String>,
+    /// The domain the column was declared of (its type is the domain's base type).
+    pub domain: Option<u64>,
 }
 
 impl ColumnDef {
@@ -89,6 +94,7 @@ impl ColumnDef {
             added: false,
             missing: None,
             comment: None,
+            domain: None,
         }
     }
 }
@@ -532,6 +538,9 @@ impl TableDef {
             if c.comment.is_some() {
                 flags |= HAS_COMMENT;
             }
+            if c.domain.is_some() {
+                flags |= HAS_DOMAIN;
+            }
             out.push(flags);
             if let Some(d) = &c.default {
                 out.extend_from_slice(&(d.len() as u32).to_le_bytes());
@@ -546,6 +555,9 @@ impl TableDef {
             }
             if let Some(text) = &c.comment {
                 put_text(&mut out, text);
+            }
+            if let Some(id) = c.domain {
+                out.extend_from_slice(&id.to_le_bytes());
             }
         }
         put_positions(&mut out, &self.primary_key);
@@ -631,7 +643,7 @@ impl TableDef {
             let flags = r.byte()?;
             let known = match version {
                 VERSION_WITHOUT_DEFAULTS => NOT_NULL,
-                v if v > VERSION_WITHOUT_COMMENTS => KNOWN_FLAGS | HAS_COMMENT,
+                v if v > VERSION_WITHOUT_COMMENTS => KNOWN_FLAGS | HAS_COMMENT | HAS_DOMAIN,
                 _ => KNOWN_FLAGS,
             };
             if flags & !known != 0 || (flags & IDENTITY_ALWAYS != 0 && flags & IDENTITY == 0) {
@@ -670,6 +682,9 @@ impl TableDef {
             } else {
                 None
             };
+            let domain = (flags & HAS_DOMAIN != 0)
+                .then(|| r.take().map(u64::from_le_bytes))
+                .transpose()?;
             columns.push(ColumnDef {
                 name,
                 ty,
@@ -679,6 +694,7 @@ impl TableDef {
                 added: flags & ADDED != 0,
                 missing,
                 comment,
+                domain,
             });
         }
         let primary_key = get_positions(&mut r)?;
@@ -845,12 +861,12 @@ fn check_positions(what: &str, positions: &[u16], columns: usize) -> Result<(), 
 }
 
 /// A text of up to [`MAX_COMMENT`] bytes: u32 length, then UTF-8.
-fn put_text(out: &mut Vec<u8>, s: &str) {
+pub(crate) fn put_text(out: &mut Vec<u8>, s: &str) {
     out.extend_from_slice(&(s.len() as u32).to_le_bytes());
     out.extend_from_slice(s.as_bytes());
 }
 
-fn get_text(r: &mut Reader<'_>, what: &str) -> Result<String, CodecError> {
+pub(crate) fn get_text(r: &mut Reader<'_>, what: &str) -> Result<String, CodecError> {
     let len = u32::from_le_bytes(r.take()?) as usize;
     if len > MAX_COMMENT {
         return Err(r.invalid(format!("a {what} of {len} bytes")));
@@ -974,6 +990,7 @@ mod tests {
                     added: i % 4 == 3,
                     missing: None,
                     comment: (i % 5 == 2).then(|| format!("column {i}, ünïcode")),
+                    domain: (i % 7 == 5).then_some(40 + i as u64),
                 })
                 .collect(),
             primary_key: (0..pk.min(n) as u16).collect(),

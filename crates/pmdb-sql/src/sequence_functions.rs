@@ -5,7 +5,6 @@
 //! DataFusion context.
 
 use std::collections::HashMap;
-use std::hash::{Hash, Hasher};
 use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, Int64Array, StringArray};
@@ -23,6 +22,7 @@ use crate::error::{Result, SqlError, external, state};
 use crate::names::RelName;
 use crate::search_path::{SearchPath, relation_named as relation};
 use crate::sequence::Sequence;
+use crate::udf_identity::Held;
 
 /// What one session's `nextval` and `setval` calls gave, per sequence id, and the
 /// sequence of its latest `nextval`.
@@ -123,31 +123,12 @@ enum Function {
     SerialSequence,
 }
 
+#[derive(Debug, PartialEq, Eq, Hash)]
 struct SequenceFunction {
     function: Function,
-    catalog: Arc<Catalog>,
-    calls: Arc<SequenceCalls>,
+    catalog: Held<Catalog>,
+    calls: Held<SequenceCalls>,
     signature: Signature,
-}
-
-impl std::fmt::Debug for SequenceFunction {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "{:?}", self.function)
-    }
-}
-
-impl PartialEq for SequenceFunction {
-    fn eq(&self, other: &SequenceFunction) -> bool {
-        self.function == other.function && Arc::ptr_eq(&self.calls, &other.calls)
-    }
-}
-
-impl Eq for SequenceFunction {}
-
-impl Hash for SequenceFunction {
-    fn hash<H: Hasher>(&self, state: &mut H) {
-        self.function.hash(state);
-    }
 }
 
 impl SequenceFunction {
@@ -329,8 +310,8 @@ pub(crate) fn register(ctx: &SessionContext, catalog: &Arc<Catalog>, calls: &Arc
     for (function, signature, volatility) in signatures {
         ctx.register_udf(ScalarUDF::new_from_impl(SequenceFunction {
             function,
-            catalog: Arc::clone(catalog),
-            calls: Arc::clone(calls),
+            catalog: Held(Arc::clone(catalog)),
+            calls: Held(Arc::clone(calls)),
             signature: Signature::new(signature, volatility),
         }));
     }

@@ -204,7 +204,9 @@ fn parse_forms(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
         Ok(s) => return Ok(statements(s)),
         Err(e) => e,
     };
-    if let Some(made) = crate::database_options::parse(sql).or_else(|| crate::do_block::parse(sql))
+    if let Some(made) = crate::database_options::parse(sql)
+        .or_else(|| crate::do_block::parse(sql))
+        .or_else(|| crate::domain_syntax::parse(sql))
     {
         return made.map(statements);
     }

@@ -30,7 +30,7 @@ use crate::{
 /// The syntax-tree rewrites a statement gets before it is recognised, planned or run,
 /// at once or prepared: names qualified as the session's temporary schema and search
 /// path resolve them, column
-/// defaults filled in, casts to enum types and to the types DataFusion cannot plan
+/// defaults filled in, casts to domains, to enum types and to the types DataFusion cannot plan
 /// made calls, row constructors the planner refuses made `struct` calls, FETCH FIRST
 /// made LIMIT, and functions in FROM given PostgreSQL's column names.
 pub(crate) fn rewrite(session: &Session, s: &mut Statement) -> Result<()> {
@@ -38,6 +38,7 @@ pub(crate) fn rewrite(session: &Session, s: &mut Statement) -> Result<()> {
         .search_path
         .qualify(&session.catalog, &session.temp, s)?;
     column_defaults::apply(&session.catalog, s)?;
+    crate::domain_input::rewrite_casts(&session.catalog, s)?;
     crate::enum_values::rewrite_casts(&session.catalog, s)?;
     crate::type_input::rewrite_casts(s)?;
     crate::numeric_literals::as_exact(s);
@@ -219,6 +220,8 @@ fn changes_catalog(s: &Statement) -> bool {
             | Statement::CreateView(_)
             | Statement::CreateType { .. }
             | Statement::AlterType(_)
+            | Statement::CreateDomain(_)
+            | Statement::DropDomain(_)
             | Statement::Comment { .. }
     )
 }
@@ -330,6 +333,24 @@ async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result
                 .off_executor(move |c| c.create_enum(&new.name, new.labels))
                 .await?;
             "CREATE TYPE"
+        }
+        Statement::CreateDomain(create) => {
+            let create = create.clone();
+            session
+                .off_executor(move |c| {
+                    let new = crate::domain_ddl::create_domain(c, &create)?;
+                    c.create_domain(new)
+                })
+                .await?;
+            "CREATE DOMAIN"
+        }
+        Statement::DropDomain(drop) => {
+            let drop = drop.clone();
+            let skipped = session
+                .off_executor(move |c| crate::domain_ddl::drop_domain(c, &drop))
+                .await?;
+            skipped.into_iter().for_each(|n| session.notices.push(n));
+            "DROP DOMAIN"
         }
         Statement::AlterType(alter) => {
             let alter = alter.clone();

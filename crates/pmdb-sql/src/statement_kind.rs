@@ -93,6 +93,8 @@ impl StatementKind {
             | Statement::CreateView(_)
             | Statement::CreateType { .. }
             | Statement::AlterType(_)
+            | Statement::CreateDomain(_)
+            | Statement::DropDomain(_)
             | Statement::Comment { .. } => K::Ddl,
             Statement::Vacuum(_) => K::Vacuum,
             Statement::Declare { .. } | Statement::Fetch { .. } | Statement::Close { .. } => {

@@ -22,6 +22,8 @@ use datafusion::prelude::SessionContext;
 use parking_lot::Mutex;
 use pmdb_engine::Db;
 
+use crate::udf_identity::Held;
+
 /// One session's transaction id, from the database's counter.
 pub(crate) struct TransactionIds {
     db: Db,
@@ -78,34 +80,15 @@ impl TransactionIds {
 
 pub(crate) fn register(ctx: &SessionContext, ids: &Arc<TransactionIds>) {
     ctx.register_udf(ScalarUDF::new_from_impl(TxidCurrent {
-        ids: Arc::clone(ids),
+        ids: Held(Arc::clone(ids)),
         signature: Signature::exact(Vec::new(), Volatility::Volatile),
     }));
 }
 
+#[derive(Debug, PartialEq, Eq, Hash)]
 struct TxidCurrent {
-    ids: Arc<TransactionIds>,
+    ids: Held<TransactionIds>,
     signature: Signature,
-}
-
-impl std::fmt::Debug for TxidCurrent {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("txid_current")
-    }
-}
-
-impl PartialEq for TxidCurrent {
-    fn eq(&self, other: &TxidCurrent) -> bool {
-        Arc::ptr_eq(&self.ids, &other.ids)
-    }
-}
-
-impl Eq for TxidCurrent {}
-
-impl std::hash::Hash for TxidCurrent {
-    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        "txid_current".hash(state);
-    }
 }
 
 impl ScalarUDFImpl for TxidCurrent {

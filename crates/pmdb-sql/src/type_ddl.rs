@@ -1,6 +1,9 @@
-//! The statements that make and change user types: `CREATE TYPE … AS ENUM`, `ALTER
-//! TYPE` and (through [`crate::ddl::drop`]) `DROP TYPE`. pmdb's user types are enum
-//! types; a composite, range or base type is refused (0A000).
+//! The statements that make and change enum types: `CREATE TYPE … AS ENUM`, `ALTER
+//! TYPE` and (through [`crate::ddl::drop`]) `DROP TYPE`, and how a statement's type
+//! name finds a user type (an enum type or a domain, [`crate::domain_ddl`]). A
+//! composite, range or base type is refused (0A000).
+
+use std::sync::Arc;
 
 use datafusion::sql::sqlparser::ast::{
     AlterType, AlterTypeAddValuePosition, AlterTypeOperation, Ident, ObjectName, Statement,
@@ -8,6 +11,7 @@ use datafusion::sql::sqlparser::ast::{
 };
 
 use crate::catalog::{Catalog, LabelPlace};
+use crate::domain_rules::Domain;
 use crate::error::{Result, SqlError};
 use crate::names::{RelName, object_name};
 use crate::types::SqlType;
@@ -17,6 +21,11 @@ use crate::types::SqlType;
 pub fn named_type(catalog: &Catalog, name: &ObjectName) -> Option<SqlType> {
     let name = object_name(name).ok()?;
     catalog.enum_type(&name).map(|def| SqlType::Enum(def.id))
+}
+
+/// The domain `name` names, if the catalog has one.
+pub fn named_domain(catalog: &Catalog, name: &ObjectName) -> Option<Arc<Domain>> {
+    catalog.domain_type(&object_name(name).ok()?)
 }
 
 /// What `CREATE TYPE` asks for, checked before the catalog is touched.

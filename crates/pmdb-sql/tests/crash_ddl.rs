@@ -3,7 +3,7 @@
 //! among them, views, whose rows count as their own, a materialized view refreshed and
 //! dropped with its table, table rebuilds: columns dropped and retyped, and DDL in
 //! transaction blocks that commit, roll back, and roll back to a savepoint, schemas
-//! made and dropped with what they hold, TRUNCATE of tables larger than one commit's
+//! made and dropped with what they hold, enum types and domains, TRUNCATE of tables larger than one commit's
 //! batch) crashed at its crash points. After recovery
 //! the catalog opens, every table holds what the script had
 //! left after its acknowledged statements (or after the one in flight too: each
@@ -77,6 +77,15 @@ const SCRIPT: &[&str] = &[
     "BEGIN; ALTER TYPE mood ADD VALUE 'gone'; CREATE TYPE scratch_t AS ENUM ('x'); ROLLBACK",
     "CREATE TYPE dropped AS ENUM ('z')",
     "BEGIN; ALTER TYPE mood RENAME TO feeling; DROP TYPE dropped; COMMIT",
+    // Domains: made over a type and over a domain, columns of them, dropped, in blocks.
+    "CREATE DOMAIN pos AS INT CHECK (VALUE > 0)",
+    "CREATE DOMAIN small pos NOT NULL DEFAULT 3 CHECK (VALUE < 10)",
+    "CREATE TABLE dom (k INT PRIMARY KEY, p pos, s small)",
+    "INSERT INTO dom (k, p) VALUES (1, 1), (2, 5)",
+    "BEGIN; CREATE DOMAIN scratch_d AS text; CREATE TABLE scratch_t (x scratch_d); ROLLBACK",
+    "CREATE DOMAIN short_lived AS feeling",
+    "BEGIN; DROP DOMAIN short_lived; CREATE DOMAIN app.lvl AS INT; \
+     CREATE TABLE app.lv (k INT PRIMARY KEY, l app.lvl); COMMIT",
     "CREATE SCHEMA kept",
     "CREATE TABLE kept.t (a INT PRIMARY KEY)",
     "INSERT INTO kept.t VALUES (1), (2)",
@@ -146,6 +155,13 @@ fn contents(sql: &SqlEngine) -> Result<Contents, String> {
         .map(|t| format!("{}: {}", t.rel_name().quoted(), t.labels.join(",")))
         .collect();
     out.insert("enum types".into(), types);
+    let domains = sql
+        .catalog()
+        .domain_types()
+        .iter()
+        .map(|d| format!("{:?}", d.def))
+        .collect();
+    out.insert("domains".into(), domains);
     let tables = sql
         .catalog()
         .tables()

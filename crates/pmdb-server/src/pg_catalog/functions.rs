@@ -270,7 +270,7 @@ fn format_type(source: &Source, args: &[ScalarValue]) -> ScalarValue {
 
 /// A type's name as `format_type` gives it: a built-in type's, or a user type's.
 fn type_name(source: &Source, oid: i64, typmod: Option<i64>) -> Option<String> {
-    oids::format_type(oid, typmod).or_else(|| oids::enum_type_name(source.catalog(), oid))
+    oids::format_type(oid, typmod).or_else(|| oids::user_type_name(source.catalog(), oid))
 }
 
 /// `x::regclass`: a relation's oid for its name (or for the oid written as text, as

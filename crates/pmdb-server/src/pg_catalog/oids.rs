@@ -132,15 +132,33 @@ pub fn enum_array(id: u64) -> i64 {
     enum_type(id) + 1
 }
 
-/// The name of the enum type (or array of one) whose oid is `oid`, as `format_type`
-/// spells it: quoted where it needs it, with its schema outside `public`.
-pub fn enum_type_name(catalog: &CatalogImage, oid: i64) -> Option<String> {
-    catalog.enum_types().into_iter().find_map(|t| {
-        let name = t.rel_name().quoted();
-        if enum_type(t.id) == oid {
-            Some(name)
-        } else if enum_array(t.id) == oid {
-            Some(format!("{name}[]"))
+/// A domain's oid: domains take their ids from the counter tables and enum types take
+/// theirs from; its array type's is the next.
+pub fn domain_type(id: u64) -> i64 {
+    enum_type(id)
+}
+
+pub fn domain_array(id: u64) -> i64 {
+    domain_type(id) + 1
+}
+
+/// The name of the user type (an enum type or a domain, or an array of one) whose oid
+/// is `oid`, as `format_type` spells it: quoted where it needs it, with its schema
+/// outside `public`.
+pub fn user_type_name(catalog: &CatalogImage, oid: i64) -> Option<String> {
+    let enums = catalog
+        .enum_types()
+        .into_iter()
+        .map(|t| (t.id, t.rel_name()));
+    let domains = catalog
+        .domain_types()
+        .into_iter()
+        .map(|d| (d.def.id, d.def.rel_name()));
+    enums.chain(domains).find_map(|(id, name)| {
+        if enum_type(id) == oid {
+            Some(name.quoted())
+        } else if enum_array(id) == oid {
+            Some(format!("{}[]", name.quoted()))
         } else {
             None
         }

@@ -225,6 +225,11 @@ fn attribute(relation: i64, num: usize, c: &ColumnDef, own: bool) -> Vec<Cell> {
     };
     let (ty, typmod) = oids::column_type(c.ty);
     let len = oids::TYPES.iter().find(|t| t.0 == ty).map_or(-1, |t| t.2);
+    // A column of a domain is of the domain's type, its modifier the domain's own.
+    let (ty, typmod) = match c.domain {
+        Some(id) => (oids::domain_type(id), -1),
+        None => (ty, typmod),
+    };
     vec![
         Int(relation),
         text(name),
@@ -452,6 +457,16 @@ fn standard_column(
         }),
         _ => (text("pg_catalog"), text(ty.udt_name)),
     };
+    // A column of a domain names it (its base type is the data type).
+    let (domain_catalog, domain_schema, domain_name) =
+        match c.domain.and_then(|id| source.catalog().domain_by_id(id)) {
+            Some(d) => (
+                text(source.database()),
+                Text(d.def.schema.clone()),
+                Text(d.def.name.clone()),
+            ),
+            None => (Null, Null, Null),
+        };
     let number = |n: Option<i64>| n.map_or(Null, Int);
     let yes_no = |b: bool| text(if b { "YES" } else { "NO" });
     let position = i as i64 + 1;
@@ -472,8 +487,8 @@ fn standard_column(
         number(ty.numeric_precision_radix),
         number(ty.numeric_scale),
         number(ty.datetime_precision),
-        // interval_type and interval_precision; the character set's, the collation's and
-        // the domain's catalog, schema and name.
+        // interval_type and interval_precision; the character set's and the
+        // collation's catalog, schema and name.
         Null,
         Null,
         Null,
@@ -482,9 +497,9 @@ fn standard_column(
         Null,
         Null,
         Null,
-        Null,
-        Null,
-        Null,
+        domain_catalog,
+        domain_schema,
+        domain_name,
         text(source.database()),
         udt_schema,
         udt_name,
@@ -584,6 +599,33 @@ pub fn types(source: &Source) -> Vec<Vec<Cell>> {
         own[2] = Int(namespace);
         own[17] = text("enum_in");
         let mut of_array = row(array, &format!("_{}", t.name), -1, "A", oid, 0);
+        of_array[2] = Int(namespace);
+        rows.push(own);
+        rows.push(of_array);
+    }
+    // Each domain (typtype `d`, its base type's length and category, its base type and
+    // modifier, whether it is NOT NULL) and its array type, in its schema.
+    for d in source.catalog().domain_types() {
+        let (oid, array) = (oids::domain_type(d.def.id), oids::domain_array(d.def.id));
+        let (base, typmod) = oids::column_type(d.def.base);
+        let (len, category) = oids::TYPES
+            .iter()
+            .find(|t| t.0 == base)
+            .map_or((4, "E"), |t| (t.2, t.3));
+        let namespace = source.namespace(&d.def.schema);
+        let mut own = row(oid, &d.def.name, len, category, 0, array);
+        own[2] = Int(namespace);
+        own[6] = text("d");
+        // A domain over a domain names that domain, as PostgreSQL does.
+        let (base, typmod) = match d.def.parent {
+            Some(parent) => (oids::domain_type(parent), -1),
+            None => (base, typmod),
+        };
+        own[13] = Int(base);
+        own[14] = Int(typmod);
+        own[15] = Bool(d.def.not_null);
+        own[17] = text("domain_in");
+        let mut of_array = row(array, &format!("_{}", d.def.name), -1, "A", oid, 0);
         of_array[2] = Int(namespace);
         rows.push(own);
         rows.push(of_array);

@@ -70,7 +70,7 @@ impl ScalarUDFImpl for TypeOf {
             let oid = i64::from(ty.oid());
             oids::format_type(oid, None).or_else(|| {
                 let viewer = args.config_options.extensions.get::<Viewer>().copied();
-                oids::enum_type_name(self.origin.read(viewer).catalog(), oid)
+                oids::user_type_name(self.origin.read(viewer).catalog(), oid)
             })
         });
         Ok(ColumnarValue::Scalar(ScalarValue::Utf8(name)))

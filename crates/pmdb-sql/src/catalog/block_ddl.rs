@@ -262,6 +262,7 @@ impl Catalog {
         drop(tables);
         *self.views.write() = image.maps.views.clone();
         *self.enums.write() = image.maps.enums.clone();
+        *self.domains.write() = image.maps.domains.clone();
         *self.schemas.write() = image.maps.schemas.clone();
         self.restore_sequences(image);
         made.retain(|sub| !kept.contains(sub));

@@ -62,7 +62,7 @@ impl Catalog {
     pub fn create_enum(&self, name: &RelName, labels: Vec<String>) -> Result<()> {
         let _ddl = self.ddl();
         self.schema_or_error(&name.schema)?;
-        if self.enum_type(name).is_some() || self.relation_exists(name) {
+        if self.type_name_taken(name) {
             return Err(SqlError::user(
                 state::DUPLICATE_OBJECT,
                 format!("type \"{}\" already exists", name.name),
@@ -154,7 +154,7 @@ impl Catalog {
         let _ddl = self.ddl();
         let old = self.enum_or_error(name)?;
         let to = name.sibling(new_name);
-        if self.enum_type(&to).is_some() || self.relation_exists(&to) {
+        if self.type_name_taken(&to) {
             return Err(SqlError::user(
                 state::DUPLICATE_OBJECT,
                 format!("type \"{}\" already exists", to.name),
@@ -177,40 +177,8 @@ impl Catalog {
             None if if_exists => return Ok(false),
             None => return Err(undefined(name)),
         };
-        let users: Vec<String> = self
-            .tables()
-            .iter()
-            .flat_map(|t| {
-                let table = t.def();
-                table
-                    .columns
-                    .iter()
-                    .filter(|c| c.ty == SqlType::Enum(def.id))
-                    .map(|c| {
-                        format!(
-                            "column {} of table {} depends on type {}",
-                            c.name, table.name, def.name
-                        )
-                    })
-                    .collect::<Vec<_>>()
-            })
-            .collect();
-        if !users.is_empty() && cascade {
-            return Err(SqlError::unsupported(format!(
-                "DROP TYPE … CASCADE of a type columns are of (pmdb does not drop the columns): {}",
-                users.join("; ")
-            )));
-        }
-        if !users.is_empty() {
-            return Err(SqlError::user(
-                state::DEPENDENT_OBJECTS_STILL_EXIST,
-                format!(
-                    "cannot drop type {} because other objects depend on it",
-                    def.name
-                ),
-            )
-            .with_detail(users.join("\n")));
-        }
+        let users = self.type_users(SqlType::Enum(def.id), None, &def.name);
+        super::refuse_dependents("DROP TYPE", &def.name, &users, cascade)?;
         let mut batch = WriteBatch::new();
         batch.delete(&self.catalog_subtable()?, enum_key(name));
         self.write(batch)?;

@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use super::Catalog;
+use crate::domain_rules::Domain;
 use crate::enum_type::EnumDef;
 use crate::names::RelName;
 use crate::namespace::NamespaceDef;
@@ -20,6 +21,7 @@ pub struct CatalogImage {
     pub(super) sequences: BTreeMap<RelName, Arc<Sequence>>,
     pub(super) views: BTreeMap<RelName, Arc<ViewDef>>,
     pub(super) enums: BTreeMap<RelName, Arc<EnumDef>>,
+    pub(super) domains: BTreeMap<RelName, Arc<Domain>>,
 }
 
 impl CatalogImage {
@@ -83,6 +85,14 @@ impl CatalogImage {
     pub fn enum_by_id(&self, id: u64) -> Option<Arc<EnumDef>> {
         self.enums.values().find(|t| t.id == id).cloned()
     }
+
+    pub fn domain_types(&self) -> Vec<Arc<Domain>> {
+        self.domains.values().cloned().collect()
+    }
+
+    pub fn domain_by_id(&self, id: u64) -> Option<Arc<Domain>> {
+        self.domains.values().find(|d| d.def.id == id).cloned()
+    }
 }
 
 impl Catalog {
@@ -94,6 +104,7 @@ impl Catalog {
             sequences: self.sequences.read().clone(),
             views: self.views.read().clone(),
             enums: self.enums.read().clone(),
+            domains: self.domains.read().clone(),
         }
     }
 }

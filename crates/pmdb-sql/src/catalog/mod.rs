@@ -13,6 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use parking_lot::{Mutex, ReentrantMutex, ReentrantMutexGuard, RwLock};
 use pmdb_engine::{Db, WriteBatch, WriteOptions};
 
+use crate::domain_rules::DomainTypes;
 use crate::enum_type::{ENUM_PREFIX, EnumDef, EnumTypes};
 use crate::error::{Result, SqlError, state};
 use crate::key_rules::{NewReference, resolve, unique_key_of};
@@ -29,12 +30,14 @@ use crate::view::{VIEW_PREFIX, ViewDef, view_key};
 
 pub(crate) mod block_ddl;
 mod dependents;
+mod domain_types;
 mod enum_types;
 mod image;
 mod rebuild;
 mod schemas;
 mod viewer_option;
 pub use block_ddl::Viewer;
+pub use domain_types::{DomainBase, NewDomain};
 pub use enum_types::LabelPlace;
 pub use image::CatalogImage;
 pub use rebuild::{Convert, Rebuild, unchanged_rows};
@@ -54,6 +57,7 @@ pub struct Catalog {
     sequences: RwLock<BTreeMap<RelName, Arc<Sequence>>>,
     views: RwLock<BTreeMap<RelName, Arc<ViewDef>>>,
     enums: EnumTypes,
+    domains: DomainTypes,
     /// Serializes DDL, so two statements never race on the next id or on one table;
     /// reentrant, as DROP SCHEMA … CASCADE drops each object the way its own DROP does.
     ddl: ReentrantMutex<()>,
@@ -166,6 +170,10 @@ impl Catalog {
             )?,
             None => BTreeMap::new(),
         }));
+        let domains: DomainTypes = Arc::new(RwLock::new(match &cat {
+            Some(cat) => domain_types::load(cat, &schemas)?,
+            None => BTreeMap::new(),
+        }));
         let mut tables = BTreeMap::new();
         if let Some(cat) = &cat {
             for entry in cat.scan(vec![TABLE_PREFIX]..vec![TABLE_PREFIX + 1]) {
@@ -178,8 +186,8 @@ impl Catalog {
                 })?;
                 let name = def.rel_name();
                 check_entry(&entry.key()[1..], &name, &schemas, what)?;
-                check_types(&def, &enums, what)?;
-                tables.insert(name, Arc::new(Table::open(db, cat, def, &enums)?));
+                check_types(&def, &enums, &domains, what)?;
+                tables.insert(name, Arc::new(Table::open(db, cat, def, &enums, &domains)?));
             }
         }
         let sequences = match &cat {
@@ -204,6 +212,7 @@ impl Catalog {
             sequences: RwLock::new(sequences),
             views: RwLock::new(views),
             enums,
+            domains,
             ddl: ReentrantMutex::new(()),
             generation: AtomicU64::new(0),
             block: Mutex::new(None),
@@ -441,7 +450,7 @@ impl Catalog {
         settle(&mut def)?;
         // The subtable first: a crash before the entry leaves an empty subtable that the
         // next open drops, and the id is given again.
-        let table = Table::open(&self.db, &cat, def.clone(), &self.enums)?;
+        let table = Table::open(&self.db, &cat, def.clone(), &self.enums, &self.domains)?;
         let mut batch = WriteBatch::new();
         batch.put(&cat, table_key(&def.rel_name()), def.encode());
         // An empty table's segments (none) hold its rows.
@@ -485,7 +494,13 @@ impl Catalog {
         let id = self.take_ids(&cat, 1)?;
         def.id = id;
         settle(&mut def)?;
-        let table = Arc::new(Table::open(&self.db, &cat, def.clone(), &self.enums)?);
+        let table = Arc::new(Table::open(
+            &self.db,
+            &cat,
+            def.clone(),
+            &self.enums,
+            &self.domains,
+        )?);
         let rows = match fill(&table) {
             Ok(rows) => rows,
             Err(e) => {
@@ -992,7 +1007,7 @@ impl Catalog {
             self.reading_rows(old)?;
             let c = check(def)?;
             def.checks.push(c.clone());
-            Checks::plan(def)?;
+            Checks::plan(def, &self.domains)?;
             Table::replace(&self.db, old, def.clone())?.check_stored_rows(&c.name)
         })
     }
@@ -1249,9 +1264,45 @@ fn load_named<D>(
     Ok(out)
 }
 
-/// Checks that each enum column of `def` names a type the catalog has.
-fn check_types(def: &TableDef, enums: &EnumTypes, what: impl Fn() -> String) -> Result<()> {
+/// 2BP01 for a DROP of type `name` that `users` (columns, domains) depend on; 0A000 with
+/// CASCADE, as pmdb drops no column for a type.
+fn refuse_dependents(statement: &str, name: &str, users: &[String], cascade: bool) -> Result<()> {
+    if users.is_empty() {
+        return Ok(());
+    }
+    if cascade {
+        return Err(SqlError::unsupported(format!(
+            "{statement} … CASCADE of a type others depend on (pmdb does not drop them): {}",
+            users.join("; ")
+        )));
+    }
+    Err(SqlError::user(
+        state::DEPENDENT_OBJECTS_STILL_EXIST,
+        format!("cannot drop type {name} because other objects depend on it"),
+    )
+    .with_detail(users.join("\n")))
+}
+
+/// Checks that each enum column of `def` names a type the catalog has, and each column
+/// of a domain a domain of the column's type.
+fn check_types(
+    def: &TableDef,
+    enums: &EnumTypes,
+    domains: &DomainTypes,
+    what: impl Fn() -> String,
+) -> Result<()> {
     for c in &def.columns {
+        if let Some(id) = c.domain
+            && crate::domain_rules::by_id(domains, id).is_none_or(|d| d.def.base != c.ty)
+        {
+            return Err(mismatched(
+                what(),
+                format!(
+                    "column {:?} is of domain #{id}, which has no entry over its type",
+                    c.name
+                ),
+            ));
+        }
         if let SqlType::Enum(id) = c.ty
             && crate::enum_type::by_id(enums, id).is_none()
         {

@@ -116,8 +116,14 @@ impl Catalog {
             .map(|(n, _)| n.clone())
             .collect();
         let types = self.enums_in(name);
-        let empty =
-            views.is_empty() && tables.is_empty() && sequences.is_empty() && types.is_empty();
+        let mut domains = self.domains_in(name);
+        // Those over another first: a domain is dropped only once none is over it.
+        domains.sort_by_key(|n| std::cmp::Reverse(self.domain_type(n).map(|d| d.def.id)));
+        let empty = views.is_empty()
+            && tables.is_empty()
+            && sequences.is_empty()
+            && types.is_empty()
+            && domains.is_empty();
         if !cascade && !empty {
             // Each on a line, in the order they were made, as PostgreSQL lists them.
             let mut held: Vec<(u64, &str, &RelName)> = Vec::new();
@@ -138,6 +144,9 @@ impl Catalog {
             }
             for n in &types {
                 held.extend(self.enum_type(n).map(|t| (t.id, "type", n)));
+            }
+            for n in &domains {
+                held.extend(self.domain_type(n).map(|d| (d.def.id, "type", n)));
             }
             held.sort_by_key(|h| h.0);
             let detail: Vec<String> = held
@@ -160,6 +169,9 @@ impl Catalog {
         }
         for s in &sequences {
             self.drop_sequence(s, true, |t, c| uses(t, c, s))?;
+        }
+        for d in &domains {
+            self.drop_domain(d, true, false)?;
         }
         for t in &types {
             self.drop_enum(t, true, false)?;

@@ -1,76 +1,65 @@
 //! CHECK constraints as a table's writer evaluates them: each expression planned once,
 //! when the table's handle is made, into a DataFusion physical expression over the
 //! row's columns, then run on each row written (false refuses it with 23514; true and
-//! NULL pass, as in PostgreSQL).
+//! NULL pass, as in PostgreSQL), with the rules of the domains its columns are of.
 
 use std::sync::Arc;
 
-use datafusion::arrow::array::{Array, AsArray, RecordBatch};
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
-use datafusion::common::DFSchema;
-use datafusion::physical_plan::PhysicalExpr;
-use datafusion::prelude::SessionContext;
+use datafusion::arrow::array::RecordBatch;
+use datafusion::arrow::datatypes::SchemaRef;
 
 use super::Table;
 use crate::arrow_conv::{arrays_of, arrow_schema};
-use crate::error::{Result, SqlError, df_error, state};
+use crate::check_expr::PlannedCheck;
+use crate::domain_rules::DomainRules;
+use crate::domain_rules::{DomainTypes, by_id};
+use crate::error::{Result, SqlError, state};
 use crate::large_rows::Committed;
 use crate::schema::TableDef;
 use crate::types::{SqlType, Value};
 
-/// A CHECK constraint, planned.
-pub(crate) struct Check {
-    name: String,
-    expr: Arc<dyn PhysicalExpr>,
-}
-
-/// The checks of a table: planned over the schema of its rows.
+/// The checks of a table: planned over the schema of its rows, and the rules of the
+/// domains its columns are of.
 pub(crate) struct Checks {
     schema: SchemaRef,
-    checks: Vec<Check>,
-}
-
-/// Plans `text`, a CHECK expression, over the columns of `def`: it must name only
-/// them and give a boolean (42804).
-fn plan(def: &TableDef, schema: &SchemaRef, text: &str) -> Result<Arc<dyn PhysicalExpr>> {
-    let df_schema = DFSchema::try_from(schema.as_ref().clone()).map_err(df_error)?;
-    let ctx = SessionContext::new();
-    let expr = ctx.parse_sql_expr(text, &df_schema).map_err(df_error)?;
-    let physical = ctx
-        .create_physical_expr(expr, &df_schema)
-        .map_err(df_error)?;
-    let ty = physical.data_type(schema).map_err(df_error)?;
-    if ty != DataType::Boolean && ty != DataType::Null {
-        return Err(SqlError::user(
-            state::DATATYPE_MISMATCH,
-            format!(
-                "argument of CHECK must be type boolean, not type {ty} (table {:?})",
-                def.name
-            ),
-        ));
-    }
-    Ok(physical)
+    checks: Vec<PlannedCheck>,
+    /// Each column of a domain that may refuse a value, and the domain's rules.
+    domains: Vec<(usize, DomainRules)>,
 }
 
 impl Checks {
-    /// The checks of `def`, planned.
-    pub(crate) fn plan(def: &TableDef) -> Result<Checks> {
+    /// The checks of `def`, planned, and the rules of its columns' domains.
+    pub(crate) fn plan(def: &TableDef, domains: &DomainTypes) -> Result<Checks> {
         let schema = arrow_schema(def, None);
         let checks = def
             .checks
             .iter()
             .map(|c| {
-                Ok(Check {
-                    name: c.name.clone(),
-                    expr: plan(def, &schema, &c.expr)?,
-                })
+                PlannedCheck::plan(&c.name, &schema, &c.expr, &format!("table {:?}", def.name))
             })
             .collect::<Result<Vec<_>>>()?;
-        Ok(Checks { schema, checks })
+        let mut of_domains = Vec::new();
+        for (i, c) in def.columns.iter().enumerate() {
+            let Some(id) = c.domain else { continue };
+            let domain = by_id(domains, id).ok_or_else(|| {
+                SqlError::Query(format!(
+                    "the domain of column {:?} of table {:?} is gone",
+                    c.name, def.name
+                ))
+            })?;
+            if !domain.rules.is_empty() {
+                of_domains.push((i, domain.rules.clone()));
+            }
+        }
+        Ok(Checks {
+            schema,
+            checks,
+            domains: of_domains,
+        })
     }
 
     pub(crate) fn is_empty(&self) -> bool {
-        self.checks.is_empty()
+        self.checks.is_empty() && self.domains.is_empty()
     }
 }
 
@@ -133,7 +122,8 @@ impl Table {
     }
 
     /// Runs the table's CHECK constraints on `rows`; the first a row fails is 23514.
-    /// A value of an enum column that is none of its type's labels is 22P02 first.
+    /// A value of an enum column that is none of its type's labels is 22P02 first, and
+    /// one its column's domain refuses is that domain's error.
     pub(crate) fn check_constraints(&self, rows: &[&[Value]]) -> Result<()> {
         self.check_labels(rows)?;
         let checks = &self.checks;
@@ -142,17 +132,11 @@ impl Table {
         }
         let batch = RecordBatch::try_new(Arc::clone(&checks.schema), arrays_of(&self.types, rows))
             .map_err(|e| SqlError::Query(e.to_string()))?;
+        for (column, rules) in &checks.domains {
+            rules.check(batch.column(*column))?;
+        }
         for check in &checks.checks {
-            let result = check
-                .expr
-                .evaluate(&batch)
-                .and_then(|v| v.into_array(batch.num_rows()))
-                .map_err(df_error)?;
-            if result.data_type() == &DataType::Null {
-                continue;
-            }
-            let passed = result.as_boolean();
-            if let Some(i) = (0..passed.len()).find(|&i| passed.is_valid(i) && !passed.value(i)) {
+            if let Some(i) = check.first_refused(&batch)? {
                 return Err(SqlError::user(
                     state::CHECK_VIOLATION,
                     format!(

@@ -29,6 +29,7 @@ use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
 use pmdb_engine::{Db, Snapshot, Subtable};
 
+use crate::domain_rules::DomainTypes;
 use crate::enum_type::EnumTypes;
 use crate::error::{Result, SqlError};
 use crate::large_rows::{self, ChunkSource};
@@ -87,6 +88,8 @@ pub struct Table {
     pending: AtomicBool,
     /// The catalog's enum types, whose labels the values of enum columns must be.
     enums: EnumTypes,
+    /// The catalog's domains, for a new version of the handle to plan its columns' rules.
+    domains: DomainTypes,
 }
 
 /// What every version of one table's handle shares.
@@ -97,6 +100,7 @@ struct Shared {
     writes: Arc<tokio::sync::Mutex<()>>,
     catalog: Subtable,
     enums: EnumTypes,
+    domains: DomainTypes,
 }
 
 /// Key of a table's row count in the catalog subtable: `r`, then the table id (u64
@@ -115,7 +119,13 @@ pub struct Index {
 
 impl Table {
     /// Opens (creating if missing) the subtables of `def`; `catalog` holds its row count.
-    pub fn open(db: &Db, catalog: &Subtable, def: TableDef, enums: &EnumTypes) -> Result<Table> {
+    pub fn open(
+        db: &Db,
+        catalog: &Subtable,
+        def: TableDef,
+        enums: &EnumTypes,
+        domains: &DomainTypes,
+    ) -> Result<Table> {
         let rows = db.subtable(&def.rows_subtable())?;
         let next = if def.primary_key.is_empty() {
             match rows.scan_rev::<[u8]>(..).next().transpose()? {
@@ -157,6 +167,7 @@ impl Table {
             writes: Arc::default(),
             catalog: catalog.clone(),
             enums: Arc::clone(enums),
+            domains: Arc::clone(domains),
         };
         Self::with_parts(db, def, shared, rows)
     }
@@ -172,6 +183,7 @@ impl Table {
             writes: Arc::clone(&old.writes),
             catalog: old.catalog.clone(),
             enums: Arc::clone(&old.enums),
+            domains: Arc::clone(&old.domains),
         };
         Self::with_parts(db, def, shared, rows)
     }
@@ -207,7 +219,7 @@ impl Table {
                     .transpose()
             })
             .collect::<Result<Vec<_>>>()?;
-        let checks = Checks::plan(&def)?;
+        let checks = Checks::plan(&def, &shared.domains)?;
         let segments = if db.read_only().is_some() {
             db.existing_subtable(&def.segments_subtable()).ok()
         } else {
@@ -249,6 +261,7 @@ impl Table {
             retired: AtomicBool::new(false),
             pending: AtomicBool::new(false),
             enums: shared.enums,
+            domains: shared.domains,
             def,
         })
     }
