@@ -104,6 +104,20 @@ pub fn pg_type_of(f: &Field) -> Type {
     }
 }
 
+/// A parameter's type as planned: its field's, or the domain it is read as, over that.
+pub fn parameter_type(field: &Field) -> Type {
+    let base = pg_type_of(field);
+    match pmdb_sql::domain_of(field) {
+        Some(id) => Type::new(
+            format!("domain_{id}"),
+            u32::try_from(crate::pg_catalog::oids::domain_type(id)).unwrap_or(0),
+            Kind::Domain(base),
+            "public".into(),
+        ),
+        None => base,
+    }
+}
+
 /// Enum type `id`, as the wire names it: the oid is what the wire carries; a client
 /// reads the name from pg_type. Its array type's oid is the next one
 /// ([`crate::pg_catalog::oids::enum_array`]).

@@ -122,6 +122,7 @@ impl Client {
         }
         self.database_name = database.to_owned();
         self.sql.set_identity(user, database, pid);
+        self.sql.set_extension(self.statements.shared());
         let address = info.socket_addr();
         let client = (!address.ip().is_unspecified() || address.port() != 0).then_some(address);
         let control = Control {
@@ -799,7 +800,7 @@ impl SimpleQueryHandler for Handler {
             if several && StatementKind::of(&statement) != StatementKind::CopyFromStdin {
                 client.sql.begin_implicit();
             }
-            if let Some(out) = session_command(_client, &mut client, &statement).await {
+            if let Some(out) = session_command(_client, &mut client, &statement, query).await {
                 match out {
                     Ok(r) => responses.push(r),
                     Err(e) => {
@@ -929,7 +930,7 @@ impl ExtendedQueryHandler for Handler {
                 .lock()
                 .await
                 .statements
-                .add(&name, prepared)
+                .add(&name, prepared, &message.query, false)
                 .map_err(|e| user_error(&e))?;
         }
         match parsed {
@@ -1065,6 +1066,7 @@ impl ExtendedQueryHandler for Handler {
         let prepared = &portal.statement.statement;
         let mut client = self.client.lock().await;
         client.started(prepared.text());
+        client.statements.ran(&portal.statement.id);
         let first = !std::mem::replace(&mut client.in_group, true);
         let alone = first && self.sync_follows.load(Ordering::Relaxed);
         if !alone && prepared.kind() != StatementKind::CopyFromStdin {
@@ -1096,11 +1098,14 @@ impl ExtendedQueryHandler for Handler {
 /// `DEALLOCATE [PREPARE] {name | ALL}`, which
 /// forgets one statement prepared by name (26000 if there is none of that name) or
 /// all of them; `PREPARE name AS statement`, which EXECUTE then runs (the protocol's
-/// Bind does not find it); MOVE of a portal Bind named. `None` for another statement.
+/// Bind does not find it; `query`, the Query message it came in, is its text as
+/// `pg_prepared_statements` shows it); MOVE of a portal Bind named. `None` for another
+/// statement.
 async fn session_command<C>(
     protocol: &C,
     client: &mut Client,
     statement: &DfStatement,
+    query: &str,
 ) -> Option<Result<Response, SqlError>>
 where
     C: ClientPortalStore,
@@ -1163,7 +1168,7 @@ where
             return Some(
                 client
                     .statements
-                    .add(&name, prepared)
+                    .add(&name, prepared, query, true)
                     .map(|()| Response::Execution(Tag::new("PREPARE"))),
             );
         }

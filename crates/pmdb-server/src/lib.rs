@@ -30,6 +30,7 @@ mod pg_catalog;
 mod pg_record;
 mod plan_cache;
 mod server;
+mod session_statements;
 mod socket;
 mod sync_flush;
 mod timeouts;

@@ -22,7 +22,7 @@ use pmdb_sql::time_of_day::{MICROS_PER_DAY, parse_time};
 use pmdb_sql::types::Interval;
 use pmdb_sql::{UTC, interval_input};
 
-use crate::encode::pg_type_of;
+use crate::encode::parameter_type;
 use crate::numeric::Numeric;
 use crate::pg_array::{element_type, parse_binary};
 
@@ -41,22 +41,14 @@ pub fn param_type(given: &[Option<Type>], planned: &[Option<FieldRef>], i: usize
         .cloned()
         .flatten()
         .filter(|t| *t != Type::UNKNOWN)
-        .or_else(|| planned.get(i).cloned().flatten().map(|f| planned_type(&f)))
+        .or_else(|| {
+            planned
+                .get(i)
+                .cloned()
+                .flatten()
+                .map(|f| parameter_type(&f))
+        })
         .unwrap_or(Type::TEXT)
-}
-
-/// A parameter's planned type: its field's, or the domain it is read as, over that.
-fn planned_type(field: &FieldRef) -> Type {
-    let base = pg_type_of(field);
-    match pmdb_sql::domain_of(field) {
-        Some(id) => Type::new(
-            format!("domain_{id}"),
-            u32::try_from(crate::pg_catalog::oids::domain_type(id)).unwrap_or(0),
-            Kind::Domain(base),
-            "public".into(),
-        ),
-        None => base,
-    }
 }
 
 /// The type a parameter the client declared of type `ty` is planned as, for the types

@@ -1079,6 +1079,66 @@ fn deallocate_forgets_prepared_statements() {
     });
 }
 
+/// `pg_prepared_statements` lists the session's statements prepared by name, the
+/// protocol's and SQL's, as PostgreSQL 15 does: the text given, the parameters' types,
+/// whether SQL prepared it, and how often it ran; another session sees none of them,
+/// and DEALLOCATE takes them out.
+#[test]
+fn pg_prepared_statements_lists_the_sessions_named_statements() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        let other = s.connect().await;
+        let listed = "SELECT name, statement, parameter_types::text, from_sql, generic_plans, \
+                      custom_plans, prepare_time <= now() FROM pg_prepared_statements \
+                      ORDER BY name";
+        assert_eq!(text_rows(&c, listed).await, Vec::<String>::new());
+        // tokio-postgres names each statement it prepares.
+        let one = c.prepare("SELECT $1::int + 1").await.unwrap();
+        c.query_one(&one, &[&1i32]).await.unwrap();
+        c.query_one(&one, &[&2i32]).await.unwrap();
+        c.batch_execute("PREPARE q (int) AS SELECT $1")
+            .await
+            .unwrap_err();
+        c.batch_execute("PREPARE q AS SELECT $1::text, $2::bigint")
+            .await
+            .unwrap();
+        // In name order: `q`, then the name tokio-postgres gave its statement.
+        let rows = text_rows(&c, listed).await;
+        assert_eq!(rows.len(), 2, "{rows:?}");
+        assert_eq!(
+            rows[0],
+            "q|PREPARE q AS SELECT $1::text, $2::bigint|{text,bigint}|t|0|0|t"
+        );
+        assert!(
+            rows[1].ends_with("|SELECT $1::int + 1|{integer}|f|2|0|t"),
+            "{rows:?}"
+        );
+        c.batch_execute("EXECUTE q ('a', 1)").await.unwrap();
+        assert_eq!(
+            text_rows(
+                &c,
+                "SELECT generic_plans FROM pg_prepared_statements WHERE name = 'q'"
+            )
+            .await,
+            ["1"]
+        );
+        assert_eq!(
+            text_rows(&other, "SELECT count(*) FROM pg_prepared_statements").await,
+            ["0"]
+        );
+        c.batch_execute("DEALLOCATE q").await.unwrap();
+        assert_eq!(
+            text_rows(
+                &c,
+                "SELECT count(*) FROM pg_prepared_statements WHERE from_sql"
+            )
+            .await,
+            ["0"]
+        );
+    });
+}
+
 /// The same text sent to Parse again gets the plan of the moment: the plans a
 /// connection keeps by text give way to DDL as a new Parse would (a column added, a
 /// table dropped and made again with other columns, the table of a block rolled back);
@@ -1170,12 +1230,31 @@ fn sessions_reset_as_pools_reset_them_and_know_who_they_are() {
     });
 }
 
+/// The rows of `sql` through the simple protocol, each its columns' text joined by '|'
+/// (a NULL as nothing).
+async fn text_rows(c: &Client, sql: &str) -> Vec<String> {
+    c.simple_query(sql)
+        .await
+        .unwrap()
+        .iter()
+        .filter_map(|m| match m {
+            SimpleQueryMessage::Row(r) => Some(
+                (0..r.len())
+                    .map(|i| r.get(i).unwrap_or(""))
+                    .collect::<Vec<_>>()
+                    .join("|"),
+            ),
+            _ => None,
+        })
+        .collect()
+}
+
 /// `information_schema.columns` as PostgreSQL 15 answers it (the expected rows are its
 /// answers for the same DDL, but for a default shown as it was written, `'x'` where
 /// PostgreSQL shows `'x'::character varying`, and view columns not updatable, as pmdb's
 /// views are not): the standard's type names, lengths, precisions and scales,
 /// primary-key columns not nullable, defaults and identities, view columns too; and
-/// `information_schema.tables` and `.views` beside it.
+/// `information_schema.tables`, `.views` and `.sequences` beside it.
 #[test]
 fn information_schema_speaks_postgresqls_types() {
     let s = TestServer::trusting();
@@ -1189,30 +1268,17 @@ fn information_schema_speaks_postgresqls_types() {
         )
         .await
         .unwrap();
-        let rows = c
-            .simple_query(
-                "SELECT c.table_name, column_name, ordinal_position, column_default, is_nullable,
+        let shown = text_rows(
+            &c,
+            "SELECT c.table_name, column_name, ordinal_position, column_default, is_nullable,
                    data_type, character_maximum_length, character_octet_length,
                    numeric_precision, numeric_precision_radix, numeric_scale, datetime_precision,
                    udt_name, is_identity, identity_generation, identity_start, is_updatable
                  FROM information_schema.columns c
                  WHERE c.table_name IN ('ist', 'isv')
                  ORDER BY c.table_name, ordinal_position",
-            )
-            .await
-            .unwrap();
-        let shown: Vec<String> = rows
-            .iter()
-            .filter_map(|m| match m {
-                tokio_postgres::SimpleQueryMessage::Row(r) => Some(
-                    (0..r.len())
-                        .map(|i| r.get(i).unwrap_or(""))
-                        .collect::<Vec<_>>()
-                        .join("|"),
-                ),
-                _ => None,
-            })
-            .collect();
+        )
+        .await;
         assert_eq!(
             shown,
             [
@@ -1268,6 +1334,28 @@ fn information_schema_speaks_postgresqls_types() {
         assert!(
             definition.get::<_, String>(0).contains("FROM ist"),
             "{definition:?}"
+        );
+        // PostgreSQL 15's rows for the same sequences: a serial column's is listed, an
+        // identity column's is not.
+        c.batch_execute(
+            "CREATE SEQUENCE iss AS smallint INCREMENT BY 5 MINVALUE 3 MAXVALUE 300 START 10 CYCLE",
+        )
+        .await
+        .unwrap();
+        let sequences = text_rows(
+            &c,
+            "SELECT sequence_catalog, sequence_schema, sequence_name, data_type,
+                   numeric_precision, numeric_precision_radix, numeric_scale, start_value,
+                   minimum_value, maximum_value, increment, cycle_option
+                 FROM information_schema.sequences ORDER BY sequence_name",
+        )
+        .await;
+        assert_eq!(
+            sequences,
+            [
+                "pmdb|public|iss|smallint|16|2|0|10|3|300|5|YES",
+                "pmdb|public|ist_t_seq|integer|32|2|0|1|1|2147483647|1|NO",
+            ]
         );
     });
 }

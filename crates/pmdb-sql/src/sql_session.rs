@@ -270,7 +270,7 @@ impl SqlSession {
     }
 
     /// Sets an extension of the session's DataFusion configuration (how scans read).
-    pub(crate) fn set_extension<T: Send + Sync + 'static>(&self, value: Arc<T>) {
+    pub fn set_extension<T: Send + Sync + 'static>(&self, value: Arc<T>) {
         self.shared
             .ctx
             .state_ref()

@@ -1,9 +1,9 @@
 //! The statements prepared by name, the protocol's (Parse with a name) and SQL's
 //! (`PREPARE name AS …`) alike, as PostgreSQL keeps them in one namespace: SQL's
 //! `EXECUTE name [(arguments)]` runs either, a second Parse or PREPARE of a name in use
-//! fails with 42P05, and `DEALLOCATE` forgets either.
+//! fails with 42P05, and `DEALLOCATE` forgets either. The session's queries read them
+//! as `pg_prepared_statements` (see [`crate::session_statements`]).
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use datafusion::common::ScalarValue;
@@ -11,38 +11,73 @@ use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{Expr, Ident, Statement, UnaryOperator, Value};
 use pmdb_sql::{Prepared, SqlError};
 
+use crate::session_statements::{Named, SessionStatements};
+
 /// A statement EXECUTE runs, and its arguments.
 pub(super) type Executed = (Arc<Prepared>, Vec<ScalarValue>);
 
-/// The statements prepared by name (`None`: an empty one).
+/// The statements prepared by name.
 #[derive(Default)]
-pub(super) struct NamedStatements(HashMap<String, Option<Arc<Prepared>>>);
+pub(super) struct NamedStatements(Arc<SessionStatements>);
 
 impl NamedStatements {
-    /// Keeps `prepared` as `name`; 42P05 if the name is taken.
-    pub fn add(&mut self, name: &str, prepared: Option<Arc<Prepared>>) -> Result<(), SqlError> {
-        if self.0.contains_key(name) {
+    /// What the session's queries read them through.
+    pub fn shared(&self) -> Arc<SessionStatements> {
+        Arc::clone(&self.0)
+    }
+
+    /// Keeps `prepared` as `name`, given as `statement` (by SQL's PREPARE if
+    /// `from_sql`); 42P05 if the name is taken.
+    pub fn add(
+        &mut self,
+        name: &str,
+        prepared: Option<Arc<Prepared>>,
+        statement: &str,
+        from_sql: bool,
+    ) -> Result<(), SqlError> {
+        let mut map = self.0.write();
+        if map.contains_key(name) {
             return Err(SqlError::user(
                 "42P05",
                 format!("prepared statement \"{name}\" already exists"),
             ));
         }
-        self.0.insert(name.to_owned(), prepared);
+        let prepared_at = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| i64::try_from(d.as_micros()).unwrap_or(i64::MAX));
+        map.insert(
+            name.to_owned(),
+            Named {
+                prepared,
+                statement: statement.to_owned(),
+                prepared_at,
+                from_sql,
+                runs: 0,
+            },
+        );
         Ok(())
     }
 
     pub fn contains(&self, name: &str) -> bool {
-        self.0.contains_key(name)
+        self.0.read().contains_key(name)
+    }
+
+    /// Counts a run of the statement `name` (none for a name not prepared: the unnamed
+    /// statement).
+    pub fn ran(&self, name: &str) {
+        if let Some(named) = self.0.write().get_mut(name) {
+            named.runs = named.runs.saturating_add(1);
+        }
     }
 
     /// Forgets `name`; whether it was there.
     pub fn remove(&mut self, name: &str) -> bool {
-        self.0.remove(name).is_some()
+        self.0.write().remove(name).is_some()
     }
 
     /// Forgets every name, and gives them.
-    pub fn drain(&mut self) -> impl Iterator<Item = String> + '_ {
-        self.0.drain().map(|(name, _)| name)
+    pub fn drain(&mut self) -> Vec<String> {
+        self.0.write().drain().map(|(name, _)| name).collect()
     }
 
     /// What `EXECUTE name [(arguments)]` runs: the statement, and its arguments as
@@ -83,8 +118,15 @@ impl NamedStatements {
                     format!("prepared statement \"{name}\" does not exist"),
                 )
             };
-            let prepared = self.0.get(&name).ok_or_else(missing)?.clone();
+            let prepared = self
+                .0
+                .read()
+                .get(&name)
+                .ok_or_else(missing)?
+                .prepared
+                .clone();
             let prepared = prepared.ok_or_else(missing)?;
+            self.ran(&name);
             let wanted = prepared.parameters().len();
             if parameters.len() != wanted {
                 return Err(SqlError::user(

@@ -73,6 +73,7 @@ struct Adapter;
 /// `pg_catalog` relations that hold their rows (DataFusion's own describe Arrow types).
 const STANDARD_RELATIONS: &[(&str, &str)] = &[
     ("columns", "pmdb_standard_columns"),
+    ("sequences", "pmdb_standard_sequences"),
     ("tables", "pmdb_standard_tables"),
     ("views", "pmdb_standard_views"),
 ];

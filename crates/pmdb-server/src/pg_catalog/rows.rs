@@ -24,6 +24,8 @@ pub enum Cell {
     ColumnNumbers(Vec<i16>),
     /// Object identifiers (`indclass`: 0 for each column, the type's own order).
     Oids(Vec<u32>),
+    /// Names (`parameter_types`).
+    Texts(Vec<String>),
     Null,
 }
 
@@ -409,6 +411,94 @@ pub fn standard_tables(source: &Source) -> Vec<Vec<Cell>> {
             .map(|v| row(&v.schema, &v.name, "VIEW", false)),
     );
     rows
+}
+
+/// `pg_prepared_statements`: the calling session's statements prepared by name, each
+/// parameter's type named as `regtype` names it. Every run of one takes the plan made
+/// when it was prepared (pmdb does not plan again for the values bound): a generic plan
+/// in PostgreSQL's words, so `generic_plans` counts the runs and `custom_plans` is 0.
+pub fn prepared_statements(source: &Source) -> Vec<Vec<Cell>> {
+    let Some(statements) = source.statements() else {
+        return Vec::new();
+    };
+    let type_name = |field: &datafusion::arrow::datatypes::Field| -> String {
+        let oid = i64::from(crate::encode::parameter_type(field).oid());
+        oids::format_type(oid, None)
+            .or_else(|| oids::user_type_name(source.catalog(), oid))
+            .unwrap_or_else(|| "unknown".into())
+    };
+    let statements = statements.read();
+    let mut names: Vec<&String> = statements.keys().collect();
+    names.sort();
+    names
+        .into_iter()
+        .map(|name| {
+            let named = &statements[name];
+            // A parameter planning left untyped is read as text.
+            let types = named.prepared.as_ref().map_or_else(Vec::new, |p| {
+                p.parameters()
+                    .iter()
+                    .map(|f| {
+                        f.as_ref()
+                            .map_or_else(|| "text".to_owned(), |f| type_name(f))
+                    })
+                    .collect()
+            });
+            vec![
+                Text(name.clone()),
+                Text(named.statement.clone()),
+                Time(named.prepared_at),
+                Cell::Texts(types),
+                Bool(named.from_sql),
+                Int(named.runs),
+                Int(0),
+            ]
+        })
+        .collect()
+}
+
+/// `information_schema.sequences`: every sequence but an identity column's, which
+/// PostgreSQL leaves out (a serial column's is listed).
+pub fn standard_sequences(source: &Source) -> Vec<Vec<Cell>> {
+    let tables = source.tables();
+    let of_identity = |owner: Option<(u64, u16)>| {
+        owner.is_some_and(|(table, column)| {
+            tables.iter().any(|t| {
+                t.id == table
+                    && t.columns
+                        .get(usize::from(column))
+                        .is_some_and(|c| c.identity.is_some())
+            })
+        })
+    };
+    let mut sequences: Vec<_> = source
+        .catalog()
+        .sequences()
+        .iter()
+        .map(|s| s.def().clone())
+        .filter(|d| !of_identity(d.owned_by))
+        .collect();
+    sequences.sort_by(|a, b| (&a.schema, &a.name).cmp(&(&b.schema, &b.name)));
+    sequences
+        .into_iter()
+        .map(|d| {
+            let ty = oids::standard_type(d.ty);
+            vec![
+                text(source.database()),
+                Text(d.schema.clone()),
+                Text(d.name.clone()),
+                text(ty.data_type),
+                ty.numeric_precision.map_or(Null, Int),
+                ty.numeric_precision_radix.map_or(Null, Int),
+                ty.numeric_scale.map_or(Null, Int),
+                Text(d.start.to_string()),
+                Text(d.min.to_string()),
+                Text(d.max.to_string()),
+                Text(d.increment.to_string()),
+                text(if d.cycle { "YES" } else { "NO" }),
+            ]
+        })
+        .collect()
 }
 
 /// `information_schema.views`: each view's query, as `pg_views` shows it.

@@ -10,6 +10,7 @@ use pmdb_sql::schema::TableDef;
 
 use super::oids;
 use crate::activity::Activity;
+use crate::session_statements::SessionStatements;
 
 /// The names of the databases CREATE DATABASE made, as `pg_database` lists them.
 pub type DatabaseNames = Arc<parking_lot::RwLock<Vec<String>>>;
@@ -55,6 +56,7 @@ impl Origin {
             image: self.catalog.image_seen_by(viewer),
             origin: Arc::clone(self),
             search_path: None,
+            statements: None,
         }
     }
 }
@@ -65,6 +67,9 @@ pub struct Source {
     image: CatalogImage,
     /// The calling session's search path (`None`: a caller with no session).
     search_path: Option<Arc<[String]>>,
+    /// The calling session's statements prepared by name (`None`: a caller with no
+    /// session, which has none).
+    statements: Option<Arc<SessionStatements>>,
 }
 
 impl Source {
@@ -72,6 +77,17 @@ impl Source {
     pub fn searching(mut self, search_path: Arc<[String]>) -> Source {
         self.search_path = Some(search_path);
         self
+    }
+
+    /// The read as the session whose statements prepared by name are `statements` makes it.
+    pub fn preparing(mut self, statements: Option<Arc<SessionStatements>>) -> Source {
+        self.statements = statements;
+        self
+    }
+
+    /// The calling session's statements prepared by name.
+    pub fn statements(&self) -> Option<&SessionStatements> {
+        self.statements.as_deref()
     }
 
     /// The schemas an unqualified name is looked up in, in order, after the session's

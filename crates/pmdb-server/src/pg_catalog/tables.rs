@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use super::rows::{
     Cell, access_methods, activity, attrdefs, attributes, classes, constraints, databases,
-    description_rows, enum_labels, index_list, indexes, materialized_view_list, namespaces, roles,
-    sequences, standard_columns, standard_tables, standard_views, table_list, tablespaces, types,
-    view_list,
+    description_rows, enum_labels, index_list, indexes, materialized_view_list, namespaces,
+    prepared_statements, roles, sequences, standard_columns, standard_sequences, standard_tables,
+    standard_views, table_list, tablespaces, types, view_list,
 };
 use super::source::{Origin, Source};
 use async_trait::async_trait;
@@ -27,6 +27,8 @@ use datafusion::datasource::TableType;
 use datafusion::logical_expr::Expr;
 use datafusion::physical_plan::ExecutionPlan;
 use pmdb_sql::catalog::Viewer;
+
+use crate::session_statements::SessionStatements;
 
 #[derive(Clone, Copy)]
 enum Kind {
@@ -48,6 +50,8 @@ enum Kind {
     ColumnVector,
     /// Object identifiers as `pg_index` has them: `oidvector`.
     Oids,
+    /// Names: `text[]`.
+    Texts,
 }
 
 type Rows = fn(&Source) -> Vec<Vec<Cell>>;
@@ -306,8 +310,39 @@ const RELATIONS: &[Relation] = &[
         ],
         rows: Some(table_list),
     },
-    // information_schema.tables, .views and .columns, which the adapter reads here
-    // (see super::rewrite::STANDARD_RELATIONS).
+    Relation {
+        name: "pg_prepared_statements",
+        columns: &[
+            ("name", K::Text),
+            ("statement", K::Text),
+            ("prepare_time", K::Time),
+            ("parameter_types", K::Texts),
+            ("from_sql", K::Bool),
+            ("generic_plans", K::Int),
+            ("custom_plans", K::Int),
+        ],
+        rows: Some(prepared_statements),
+    },
+    // information_schema.tables, .views, .columns and .sequences, which the adapter
+    // reads here (see super::rewrite::STANDARD_RELATIONS).
+    Relation {
+        name: "pmdb_standard_sequences",
+        columns: &[
+            ("sequence_catalog", K::Text),
+            ("sequence_schema", K::Text),
+            ("sequence_name", K::Text),
+            ("data_type", K::Text),
+            ("numeric_precision", K::Int),
+            ("numeric_precision_radix", K::Int),
+            ("numeric_scale", K::Int),
+            ("start_value", K::Text),
+            ("minimum_value", K::Text),
+            ("maximum_value", K::Text),
+            ("increment", K::Text),
+            ("cycle_option", K::Text),
+        ],
+        rows: Some(standard_sequences),
+    },
     Relation {
         name: "pmdb_standard_tables",
         columns: &[
@@ -687,6 +722,7 @@ fn data_type(kind: Kind) -> DataType {
         Kind::Time => DataType::Timestamp(TimeUnit::Microsecond, Some("+00:00".into())),
         Kind::ColumnNumbers | Kind::ColumnVector => DataType::new_list(DataType::Int16, true),
         Kind::Oids => DataType::new_list(DataType::UInt32, true),
+        Kind::Texts => DataType::new_list(DataType::Utf8, true),
     }
 }
 
@@ -786,6 +822,17 @@ fn column<'a>(kind: Kind, cells: impl Iterator<Item = &'a Cell>) -> ArrayRef {
             });
             Arc::new(b.finish())
         }
+        Kind::Texts => {
+            let mut b = ListBuilder::new(StringBuilder::new());
+            cells.for_each(|c| match c {
+                Cell::Texts(v) => {
+                    v.iter().for_each(|t| b.values().append_value(t));
+                    b.append(true);
+                }
+                _ => b.append(false),
+            });
+            Arc::new(b.finish())
+        }
         Kind::Real => {
             let mut b = Float32Builder::new();
             cells.for_each(|c| {
@@ -818,7 +865,8 @@ impl TableProvider for CatalogTable {
         limit: Option<usize>,
     ) -> DfResult<Arc<dyn ExecutionPlan>> {
         let viewer = state.config().options().extensions.get::<Viewer>().copied();
-        let batch = self.batch(&self.origin.read(viewer))?;
+        let statements = state.config().get_extension::<SessionStatements>();
+        let batch = self.batch(&self.origin.read(viewer).preparing(statements))?;
         MemTable::try_new(Arc::clone(&self.schema), vec![vec![batch]])?
             .scan(state, projection, filters, limit)
             .await
