@@ -224,6 +224,12 @@ impl Catalog {
         Ok(catalog)
     }
 
+    /// A handle of table `def` (its subtables made if missing), with the catalog's
+    /// user types.
+    fn open_table(&self, cat: &pmdb_engine::Subtable, def: TableDef) -> Result<Table> {
+        Table::open(&self.db, cat, def, &self.enums, &self.domains)
+    }
+
     /// How many DDL statements have ended since the catalog was opened.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
@@ -450,7 +456,7 @@ impl Catalog {
         settle(&mut def)?;
         // The subtable first: a crash before the entry leaves an empty subtable that the
         // next open drops, and the id is given again.
-        let table = Table::open(&self.db, &cat, def.clone(), &self.enums, &self.domains)?;
+        let table = self.open_table(&cat, def.clone())?;
         let mut batch = WriteBatch::new();
         batch.put(&cat, table_key(&def.rel_name()), def.encode());
         // An empty table's segments (none) hold its rows.
@@ -494,13 +500,7 @@ impl Catalog {
         let id = self.take_ids(&cat, 1)?;
         def.id = id;
         settle(&mut def)?;
-        let table = Arc::new(Table::open(
-            &self.db,
-            &cat,
-            def.clone(),
-            &self.enums,
-            &self.domains,
-        )?);
+        let table = Arc::new(self.open_table(&cat, def.clone())?);
         let rows = match fill(&table) {
             Ok(rows) => rows,
             Err(e) => {

@@ -184,13 +184,7 @@ impl Catalog {
             let new = Table::replace(&self.db, &child, child_def)?;
             children.push((child, new, guard));
         }
-        let new = Arc::new(Table::open(
-            &self.db,
-            &cat,
-            def.clone(),
-            &self.enums,
-            &self.domains,
-        )?);
+        let new = Arc::new(self.open_table(&cat, def.clone())?);
         if let Some(convert) = convert {
             let convert = convert(old.def(), &def, &positions);
             if let Err(e) = copy_rows(&old, &new, &convert) {
@@ -358,13 +352,7 @@ impl Catalog {
         let mut def = old.def().clone();
         def.id = self.take_ids(&cat, 1)?;
         settle(&mut def)?;
-        let new = Arc::new(Table::open(
-            &self.db,
-            &cat,
-            def.clone(),
-            &self.enums,
-            &self.domains,
-        )?);
+        let new = Arc::new(self.open_table(&cat, def.clone())?);
         if let Err(e) = fill(&new) {
             for sub in new.subtable_names() {
                 self.db.drop_subtable(&sub)?;
