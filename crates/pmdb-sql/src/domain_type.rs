@@ -226,6 +226,18 @@ mod tests {
         }
 
         #[test]
+        fn any_bytes_decode_to_what_encodes_back_or_are_refused(
+            body in prop::collection::vec(any::<u8>(), 0..160),
+        ) {
+            // Sealed with a valid checksum, so the decoder's own checks are what refuse.
+            let mut bytes = body.clone();
+            bytes.extend_from_slice(&crc32fast::hash(&body).to_le_bytes());
+            if let Ok(d) = DomainDef::decode(&bytes) {
+                prop_assert_eq!(d.encode(), bytes);
+            }
+        }
+
+        #[test]
         fn damage_is_reported(at in any::<prop::sample::Index>(), bit in 0u8..8) {
             let mut bytes = def(&[("positive_check", "VALUE > 0")]).encode();
             let i = at.index(bytes.len());
