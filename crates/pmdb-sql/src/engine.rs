@@ -117,6 +117,7 @@ impl SqlEngine {
             .with_default_features()
             .with_analyzer_rules(analyzer_rules)
             .with_query_planner(crate::subplans::planner())
+            .with_optimizer_rule(Arc::new(crate::constant_errors::ConstantErrors))
             .with_physical_optimizer_rule(Arc::new(crate::join_yield::JoinsYield))
             .build();
         let mut ctx = SessionContext::new_with_state(state);

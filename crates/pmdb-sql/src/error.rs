@@ -303,6 +303,12 @@ pub fn df_error(e: DataFusionError) -> SqlError {
         {
             SqlError::user(state::DIVISION_BY_ZERO, "division by zero")
         }
+        DataFusionError::ArrowError(e, _)
+            if let datafusion::arrow::error::ArrowError::CastError(m) = e.as_ref()
+                && let Some(refused) = unreadable_text(m) =>
+        {
+            refused
+        }
         DataFusionError::ArrowError(e, _) => {
             let sqlstate = match e.as_ref() {
                 datafusion::arrow::error::ArrowError::ArithmeticOverflow(_) => {
@@ -315,6 +321,32 @@ pub fn df_error(e: DataFusionError) -> SqlError {
         DataFusionError::Execution(m) => SqlError::user(state::DATA_EXCEPTION, m),
         other => SqlError::Query(other.strip_backtrace()),
     }
+}
+
+/// Arrow's refusal to read text as a number, a boolean or a date, in PostgreSQL's
+/// words: 22P02 `invalid input syntax for type integer: "abc"`.
+fn unreadable_text(message: &str) -> Option<SqlError> {
+    let rest = message
+        .strip_prefix("Cannot cast string '")
+        .or_else(|| message.strip_prefix("Cannot cast value '"))?;
+    let (text, ty) = rest.rsplit_once("' to value of ")?;
+    let ty = ty.strip_suffix(" type").unwrap_or(ty);
+    let name = match ty {
+        "Int16" => "smallint",
+        "Int32" => "integer",
+        "Int64" => "bigint",
+        "Float32" => "real",
+        "Float64" => "double precision",
+        "Boolean" => "boolean",
+        "Date32" => "date",
+        t if t.starts_with("Decimal") => "numeric",
+        t if t.starts_with("Timestamp") => "timestamp",
+        _ => return None,
+    };
+    Some(SqlError::user(
+        state::INVALID_TEXT_REPRESENTATION,
+        format!("invalid input syntax for type {name}: \"{text}\""),
+    ))
 }
 
 /// A column a statement names that is not there, or not only once, in PostgreSQL's

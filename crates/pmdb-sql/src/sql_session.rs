@@ -56,7 +56,9 @@ fn planning(kind: StatementKind) -> Planning {
     use StatementKind as K;
     match kind {
         K::Query | K::Insert => Planning::Kept,
-        K::LockingQuery | K::Update | K::Delete | K::Explain | K::Show => Planning::Described,
+        K::LockingQuery | K::Update | K::Delete | K::Explain | K::ExplainWrite | K::Show => {
+            Planning::Described
+        }
         K::TransactionControl
         | K::Setting
         | K::CopyFromStdin
@@ -709,6 +711,18 @@ impl SqlSession {
             // The server runs it; an engine alone refuses it when it runs.
             return Ok(
                 Prepared::new(statement, Vec::new(), None, generation, Plan::Unplanned)
+                    .resolved_with(search_path),
+            );
+        }
+        if let DfStatement::Statement(s) = &statement
+            && let Some(explain) = crate::explain::json_request(s)?
+        {
+            // Its parameters are its statement's.
+            let inner = DfStatement::Statement(Box::new(explain.inner));
+            let parameters = Box::pin(self.plan(inner)).await?.parameters().to_vec();
+            let columns = Some(crate::explain::json_schema());
+            return Ok(
+                Prepared::new(statement, parameters, columns, generation, Plan::Unplanned)
                     .resolved_with(search_path),
             );
         }

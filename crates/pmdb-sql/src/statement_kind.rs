@@ -37,6 +37,8 @@ pub enum StatementKind {
     /// DECLARE … CURSOR, FETCH, CLOSE: the session's cursors.
     Cursor,
     Explain,
+    /// EXPLAIN ANALYZE of a statement that writes, which it runs.
+    ExplainWrite,
     /// CREATE DATABASE and DROP DATABASE: the server's, whose databases are engines of
     /// their own (an engine alone refuses them).
     Database,
@@ -100,6 +102,7 @@ impl StatementKind {
             Statement::Declare { .. } | Statement::Fetch { .. } | Statement::Close { .. } => {
                 K::Cursor
             }
+            Statement::Explain { .. } if crate::explain::analyzes_write(s) => K::ExplainWrite,
             Statement::Explain { .. } => K::Explain,
             _ => K::Other,
         }
@@ -118,6 +121,7 @@ impl StatementKind {
                 | K::CopyFromStdin
                 | K::CopyFromFile
                 | K::Ddl
+                | K::ExplainWrite
         )
     }
 }

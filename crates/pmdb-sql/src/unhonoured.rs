@@ -47,11 +47,6 @@ impl Visitor for Audit {
 
     fn pre_visit_statement(&mut self, s: &Statement) -> ControlFlow<()> {
         match s {
-            Statement::Explain {
-                options: Some(_), ..
-            } => {
-                self.refuse("EXPLAIN with options in parentheses (use EXPLAIN or EXPLAIN ANALYZE)")
-            }
             Statement::Prepare { .. } | Statement::Execute { .. } => self.refuse(
                 "PREPARE / EXECUTE in SQL (prepare through the protocol's extended query flow)",
             ),

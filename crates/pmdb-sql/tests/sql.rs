@@ -754,3 +754,111 @@ fn to_char_reads_postgresqls_templates() {
         assert_eq!(error(&sql, refused).sqlstate(), "0A000", "{refused}");
     }
 }
+
+#[test]
+fn explain_answers_in_postgresqls_json_and_refuses_what_it_cannot_show() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(ACCOUNTS).unwrap();
+    sql.execute("CREATE TABLE cards (id INT PRIMARY KEY, account BIGINT)")
+        .unwrap();
+    let plan = rows(
+        &sql,
+        "EXPLAIN (FORMAT JSON, VERBOSE) SELECT a.owner, count(*) FROM accounts a \
+         JOIN cards c ON c.account = a.id WHERE a.owner = 'grace' GROUP BY a.owner",
+    )
+    .join("\n");
+    for part in [
+        r#""Node Type": "Aggregate""#,
+        r#""Group Key": ["#,
+        r#""Node Type": "Hash Join""#,
+        r#""Relation Name": "accounts""#,
+        r#""Alias": "a""#,
+        r#""Relation Name": "cards""#,
+        r#""Filter": "(accounts.\"owner\" = 'grace')""#,
+        r#""Output": ["#,
+    ] {
+        assert!(plan.contains(part), "{part} missing from {plan}");
+    }
+    assert!(
+        plan.starts_with('[') && plan.contains(r#""Plan": {"#),
+        "{plan}"
+    );
+    assert!(!plan.contains("Actual"), "{plan}");
+
+    // ANALYZE runs the statement in the block, whose rollback undoes it.
+    let plan = rows(
+        &sql,
+        "BEGIN; EXPLAIN (ANALYZE, FORMAT JSON) INSERT INTO cards VALUES (1, 2), (2, 2)",
+    )
+    .join("\n");
+    for part in [
+        r#""Operation": "Insert""#,
+        r#""Actual Total Time": "#,
+        r#""Execution Time": "#,
+    ] {
+        assert!(plan.contains(part), "{part} missing from {plan}");
+    }
+    assert_eq!(rows(&sql, "SELECT count(*) FROM cards"), ["2"]);
+    sql.execute("ROLLBACK").unwrap();
+    assert_eq!(rows(&sql, "SELECT count(*) FROM cards"), ["0"]);
+
+    // The text form is the plan DataFusion runs, with its scans' access.
+    let text = rows(
+        &sql,
+        "EXPLAIN (ANALYZE false, COSTS off) SELECT * FROM cards",
+    )
+    .join("\n");
+    assert!(text.contains("PmdbScan: table=cards"), "{text}");
+
+    for (q, state) in [
+        ("EXPLAIN (FORMAT XML) SELECT 1", "0A000"),
+        ("EXPLAIN (BUFFERS) SELECT 1", "0A000"),
+        ("EXPLAIN (ANALYZE, WAL on) SELECT 1", "0A000"),
+        ("EXPLAIN (COLOUR) SELECT 1", "42601"),
+        ("EXPLAIN (TIMING off) SELECT 1", "22023"),
+        ("EXPLAIN (ANALYZE maybe) SELECT 1", "22023"),
+    ] {
+        assert_eq!(error(&sql, q).sqlstate(), state, "{q}");
+    }
+    sql.execute("BEGIN READ ONLY").unwrap();
+    assert_eq!(
+        error(&sql, "EXPLAIN (ANALYZE) DELETE FROM cards").sqlstate(),
+        "25006"
+    );
+    sql.execute("ROLLBACK").unwrap();
+}
+
+#[test]
+fn errors_in_constant_expressions_fail_the_statement_as_postgresql_folds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute("CREATE TABLE e (a INT)").unwrap();
+    // No row reaches these expressions; PostgreSQL evaluates them when it plans.
+    for (q, state) in [
+        ("SELECT * FROM e WHERE 1 / 0 = 1", "22012"),
+        ("SELECT 1 / 0 FROM e", "22012"),
+        ("SELECT CASE WHEN a > 0 THEN 1 / 0 END FROM e", "22012"),
+        ("SELECT * FROM e WHERE a > 1 OR 1 / 0 = 1", "22012"),
+        ("SELECT * FROM e WHERE a = 'abc'::int", "22P02"),
+        ("SELECT * FROM e WHERE a = 'abc'::bigint", "22P02"),
+        ("SELECT 'x'::boolean", "22P02"),
+    ] {
+        assert_eq!(error(&sql, q).sqlstate(), state, "{q}");
+    }
+    assert_eq!(
+        error(&sql, "SELECT * FROM e WHERE a = 'abc'::int").to_string(),
+        "invalid input syntax for type integer: \"abc\""
+    );
+    // A branch the constant condition skips is never evaluated, nor is a column's.
+    assert_eq!(
+        rows(&sql, "SELECT CASE WHEN 1 = 1 THEN 0 ELSE 1 / 0 END"),
+        ["0"]
+    );
+    assert_eq!(rows(&sql, "SELECT coalesce(1, 1 / 0)"), ["1"]);
+    assert!(rows(&sql, "SELECT * FROM e WHERE a / 0 = 1").is_empty());
+    // Nor is a volatile function: the sequence advances once per call at run time.
+    sql.execute("CREATE SEQUENCE s").unwrap();
+    assert!(rows(&sql, "SELECT nextval('s') FROM e").is_empty());
+    assert_eq!(rows(&sql, "SELECT nextval('s')"), ["1"]);
+}

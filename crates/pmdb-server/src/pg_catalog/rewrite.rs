@@ -27,9 +27,17 @@ use super::tables::{always_empty, is_relation};
 /// Adapts a query of a PostgreSQL client in place; other statements are left alone. The
 /// query's columns keep the names PostgreSQL gives them as the client wrote them.
 pub fn adapt(statement: &mut DfStatement) {
-    if let DfStatement::Statement(s) = statement
-        && let Statement::Query(_) = s.as_ref()
-    {
+    if let DfStatement::Statement(s) = statement {
+        adapt_statement(s);
+    }
+}
+
+/// Adapts `s`, or the query an EXPLAIN shows.
+fn adapt_statement(s: &mut Box<Statement>) {
+    if let Statement::Explain { statement, .. } = s.as_mut() {
+        return adapt_statement(statement);
+    }
+    if let Statement::Query(_) = s.as_ref() {
         let before = unaliased_names(s);
         let _ = s.visit(&mut Adapter);
         if let Statement::Query(q) = s.as_mut()
