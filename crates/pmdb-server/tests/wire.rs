@@ -828,6 +828,51 @@ fn copy_to_stdout_and_from_stdin_with_a_column_list() {
     });
 }
 
+/// COPY … FROM STDIN WHERE loads only the rows the condition is true for (NULL is not
+/// true), their defaults computed, the count in the tag; a condition that is no boolean,
+/// names no column or holds a subquery is refused before any row, as is WHERE on COPY TO.
+#[test]
+fn copy_from_stdin_where_loads_the_rows_it_is_true_for() {
+    use futures::SinkExt;
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute("CREATE TABLE cw (id SERIAL PRIMARY KEY, a TEXT, b INT)")
+            .await
+            .unwrap();
+        let sink = c
+            .copy_in("COPY cw (a, b) FROM STDIN WHERE b > 1 AND a <> 'skip'")
+            .await
+            .unwrap();
+        futures::pin_mut!(sink);
+        sink.send(bytes::Bytes::from_static(
+            b"x\t1\ny\t2\nskip\t3\nz\t\\N\nw\t5\n",
+        ))
+        .await
+        .unwrap();
+        assert_eq!(sink.finish().await.unwrap(), 2);
+        let rows = c
+            .query("SELECT id, a FROM cw ORDER BY id", &[])
+            .await
+            .unwrap();
+        let got: Vec<(i32, String)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+        assert_eq!(got, [(2, "y".into()), (5, "w".into())]);
+        for (sql, state) in [
+            ("COPY cw FROM STDIN WHERE b", "42804"),
+            ("COPY cw FROM STDIN WHERE nope > 1", "42703"),
+            ("COPY cw FROM STDIN WHERE b IN (SELECT 1)", "0A000"),
+            ("COPY cw TO STDOUT WHERE b > 1", "42601"),
+        ] {
+            // In the simple protocol: a copy_in that failed to start leaves a Sync
+            // whose answer tokio-postgres takes for the next statement's.
+            let Err(e) = c.batch_execute(sql).await else {
+                panic!("{sql} accepted");
+            };
+            assert_eq!(sqlstate(&e), state, "{sql}: {e}");
+        }
+    });
+}
+
 /// COPY … FROM STDIN in binary, as asyncpg's `copy_records_to_table` and
 /// tokio-postgres's binary writer send it: every type's binary form read; a field whose
 /// bytes do not fit its column's type is 22P03 and nothing is loaded.

@@ -10,11 +10,12 @@ use std::sync::Arc;
 
 use datafusion::arrow::array::{ArrayRef, RecordBatch};
 use datafusion::arrow::datatypes::{Field, Schema};
-use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget, Statement};
+use datafusion::sql::sqlparser::ast::{CopySource, CopyTarget as Target, Expr, Statement};
 use tokio::sync::mpsc;
 use tokio::task::JoinHandle;
 
 use crate::copy_options::{CopyOptions, Encoding, check_listed};
+use crate::copy_where::RowFilter;
 use crate::error::{Result, SqlError, state, undefined_column};
 use crate::names::{RelName, ident_name, object_name};
 use crate::provider::load_batch;
@@ -56,13 +57,11 @@ pub struct CopyIn {
 
 /// The COPY … FROM STDIN `statement` asks for, if it is one: its table, format, and
 /// the columns it lists (none: every column).
-pub fn copy_from_stdin(
-    statement: &Statement,
-) -> Option<Result<(RelName, CopyFormat, Vec<String>)>> {
+pub fn copy_from_stdin(statement: &Statement) -> Option<Result<CopyTarget>> {
     let Statement::Copy {
         source,
         to: false,
-        target: CopyTarget::Stdin,
+        target: Target::Stdin,
         options,
         legacy_options,
         ..
@@ -71,12 +70,22 @@ pub fn copy_from_stdin(
         return None;
     };
     Some((|| {
-        let CopySource::Table {
-            table_name,
-            columns,
-        } = source
-        else {
-            return Err(SqlError::unsupported("COPY (query) FROM STDIN"));
+        let (table, listed, condition) = match source {
+            CopySource::Table {
+                table_name,
+                columns,
+            } => (
+                object_name(table_name)?,
+                columns.iter().map(ident_name).collect(),
+                None,
+            ),
+            _ => match crate::copy_where::target(source) {
+                Some(found) => {
+                    let (table, listed, condition) = found?;
+                    (table, listed, Some(condition))
+                }
+                None => return Err(SqlError::unsupported("COPY (query) FROM STDIN")),
+            },
         };
         let o = CopyOptions::parse(options, legacy_options)?;
         o.check_direction(false)?;
@@ -103,9 +112,23 @@ pub fn copy_from_stdin(
             force_not_null: o.force_not_null,
             force_null: o.force_null,
         };
-        let listed = columns.iter().map(ident_name).collect();
-        Ok((object_name(table_name)?, f, listed))
+        Ok(CopyTarget {
+            table,
+            format: f,
+            listed,
+            condition,
+        })
     })())
+}
+
+/// Where a COPY … FROM STDIN loads, and which of its rows.
+pub struct CopyTarget {
+    pub table: RelName,
+    pub format: CopyFormat,
+    /// The columns the rows hold, as listed (none: every column).
+    pub listed: Vec<String>,
+    /// The WHERE condition the rows loaded meet ([`crate::copy_where`]).
+    pub condition: Option<Expr>,
 }
 
 impl CopyIn {
@@ -113,11 +136,24 @@ impl CopyIn {
     pub(crate) fn start(
         session: &Arc<Session>,
         read_point: ReadPoint,
-        table: &RelName,
-        format: CopyFormat,
-        listed: Vec<String>,
+        target: CopyTarget,
     ) -> Result<CopyIn> {
+        let CopyTarget {
+            table,
+            format,
+            listed,
+            condition,
+        } = target;
+        let table = &table;
         let def = session.catalog.table_or_error(table)?.def().clone();
+        let filter = match &condition {
+            Some(c) => Some(RowFilter::plan(
+                &session.statement_state(read_point.clone()),
+                &def,
+                c,
+            )?),
+            None => None,
+        };
         for (i, c) in listed.iter().enumerate() {
             if def.column(c).is_none() {
                 return Err(undefined_column(c, &table.name));
@@ -155,6 +191,10 @@ impl CopyIn {
             while let Some(batch) = rx.recv().await {
                 let batch =
                     with_defaults(&session, &read_point, table.def(), &given, batch).await?;
+                let batch = match &filter {
+                    Some(filter) => filter.keep(table.def(), &batch)?,
+                    None => batch,
+                };
                 load_batch(&table, &mut writer, &batch).await?;
             }
             writer.commit().await?;

@@ -457,7 +457,9 @@ pub async fn copy_from(
         columns,
     } = source
     else {
-        return Err(SqlError::unsupported("COPY (query) FROM"));
+        return Err(SqlError::unsupported(
+            "COPY … FROM a file with WHERE (COPY … FROM STDIN takes one)",
+        ));
     };
     let CopyTarget::File { filename } = target else {
         return Err(SqlError::unsupported(

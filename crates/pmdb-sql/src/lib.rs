@@ -32,6 +32,7 @@ mod constraint_defs;
 mod copy_in;
 mod copy_options;
 mod copy_out;
+mod copy_where;
 mod create_as;
 mod create_view;
 mod cursors;

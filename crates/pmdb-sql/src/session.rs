@@ -207,6 +207,7 @@ fn parse_forms(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
     if let Some(made) = crate::database_options::parse(sql)
         .or_else(|| crate::do_block::parse(sql))
         .or_else(|| crate::domain_syntax::parse(sql))
+        .or_else(|| crate::copy_where::parse(sql))
     {
         return made.map(statements);
     }

@@ -607,7 +607,7 @@ impl SqlSession {
             }
             _ => None,
         };
-        let (table, format, listed) = match found {
+        let target = match found {
             Some(Ok(found)) => found,
             Some(Err(e)) => return Err(self.failed(e)),
             None => {
@@ -633,7 +633,7 @@ impl SqlSession {
                 Err(e) => return Err(self.failed(e)),
             },
         };
-        CopyIn::start(&self.shared, read_point, &table, format, listed).map_err(|e| self.failed(e))
+        CopyIn::start(&self.shared, read_point, target).map_err(|e| self.failed(e))
     }
 
     /// Ends a COPY … FROM STDIN: the rows loaded.
