@@ -66,6 +66,7 @@ pub fn declared_type(ty: &Type) -> Option<DataType> {
         Type::DATE => DataType::Date32,
         Type::TIMESTAMP => DataType::Timestamp(TimeUnit::Microsecond, None),
         Type::TIMESTAMPTZ => DataType::Timestamp(TimeUnit::Microsecond, Some("UTC".into())),
+        Type::INTERVAL => pmdb_sql::arrow_type(pmdb_sql::SqlType::Interval),
         _ => return None,
     })
 }

@@ -136,6 +136,33 @@ fn numeric_parameters_keep_their_digits_or_are_refused() {
 /// where the plan would have typed it otherwise and lost its value: a numeric added to
 /// an integer literal stays a numeric, one compared with an integer column is compared
 /// as a numeric, and a parameter alone in a select list is described as declared.
+/// An interval of days and microseconds, in PostgreSQL's binary form.
+#[derive(Debug)]
+struct Micros {
+    days: i32,
+    micros: i64,
+}
+
+impl tokio_postgres::types::ToSql for Micros {
+    fn to_sql(
+        &self,
+        _: &Type,
+        out: &mut bytes::BytesMut,
+    ) -> Result<tokio_postgres::types::IsNull, Box<dyn std::error::Error + Sync + Send>> {
+        use bytes::BufMut;
+        out.put_i64(self.micros);
+        out.put_i32(self.days);
+        out.put_i32(0);
+        Ok(tokio_postgres::types::IsNull::No)
+    }
+
+    fn accepts(ty: &Type) -> bool {
+        *ty == Type::INTERVAL
+    }
+
+    tokio_postgres::types::to_sql_checked!();
+}
+
 #[test]
 fn parameters_take_the_types_their_client_declared() {
     let s = TestServer::trusting();
@@ -195,6 +222,34 @@ fn parameters_take_the_types_their_client_declared() {
                 "double precision"
             ]
         );
+        // An interval where the plan would take a timestamp (`timestamp - $2`).
+        let earlier = c
+            .prepare_typed(
+                "SELECT ($1::timestamp - $2)::text, $2",
+                &[Type::TIMESTAMP, Type::INTERVAL],
+            )
+            .await
+            .unwrap();
+        assert_eq!(earlier.params(), [Type::TIMESTAMP, Type::INTERVAL]);
+        assert_eq!(earlier.columns()[1].type_(), &Type::INTERVAL);
+        let at = chrono::NaiveDate::from_ymd_opt(2026, 1, 2)
+            .unwrap()
+            .and_hms_opt(3, 4, 5)
+            .unwrap();
+        let row = c
+            .query_one(
+                &earlier,
+                &[
+                    &at,
+                    &Micros {
+                        days: 1,
+                        micros: 4_000_000,
+                    },
+                ],
+            )
+            .await
+            .unwrap();
+        assert_eq!(row.get::<_, String>(0), "2026-01-01 03:04:01");
         // A declaration the plan agrees with changes nothing.
         let int = c
             .prepare_typed("SELECT id FROM p WHERE id = $1", &[Type::INT4])
@@ -1026,6 +1081,36 @@ fn pg_catalog_follows_ddl_and_answers_catalog_sql() {
                 ("who".into(), "character varying(20)".into(), true),
                 ("total".into(), "numeric(10,2)".into(), false),
                 ("tip".into(), "numeric".into(), false),
+            ]
+        );
+        // An identity column's sequence is its identity, no default (as reflection
+        // reads it).
+        c.batch_execute(
+            "CREATE TABLE ids (id INT GENERATED ALWAYS AS IDENTITY \
+             (START WITH 42 NO MINVALUE NO MAXVALUE), n SERIAL)",
+        )
+        .await
+        .unwrap();
+        let identities = c
+            .query(
+                "SELECT a.attname, a.attidentity::text, a.atthasdef,
+                   (SELECT count(*) FROM pg_catalog.pg_attrdef d
+                     WHERE d.adrelid = a.attrelid AND d.adnum = a.attnum)
+                 FROM pg_catalog.pg_attribute a
+                 WHERE a.attrelid = 'ids'::regclass AND a.attnum > 0 ORDER BY a.attnum",
+                &[],
+            )
+            .await
+            .unwrap();
+        let identities: Vec<(String, String, bool, i64)> = identities
+            .iter()
+            .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+            .collect();
+        assert_eq!(
+            identities,
+            [
+                ("id".into(), "a".into(), false, 0),
+                ("n".into(), "".into(), true, 1)
             ]
         );
         let found = c

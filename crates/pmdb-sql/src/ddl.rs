@@ -145,15 +145,21 @@ pub fn sql_type(ty: &DataType) -> Result<SqlType> {
         DataType::Uuid => SqlType::Uuid,
         DataType::JSON => SqlType::Json,
         DataType::JSONB => SqlType::Jsonb,
+        // Microseconds are INTERVAL's whole precision too: PostgreSQL reduces a larger
+        // one to 6 (with a warning); fewer digits would need rounding.
         DataType::Interval {
             fields: None,
             precision: None,
         } => SqlType::Interval,
+        DataType::Interval {
+            fields: None,
+            precision: Some(p),
+        } if *p >= 6 => SqlType::Interval,
         other => {
             return Err(SqlError::unsupported(format!(
                 "type {other} is not supported; pmdb has SMALLINT, INT, BIGINT, DECIMAL(p,s), \
                  REAL, DOUBLE PRECISION, CHAR(n), VARCHAR(n), TEXT, DATE, TIME, TIMESTAMP, \
-                 TIMESTAMPTZ, BOOLEAN, BYTEA, UUID, JSON, JSONB and INTERVAL (without fields or precision)"
+                 TIMESTAMPTZ, BOOLEAN, BYTEA, UUID, JSON, JSONB and INTERVAL (without fields, of precision 6 or more)"
             )));
         }
     })

@@ -32,12 +32,16 @@ pub(crate) fn retyped(
                 .map(|f| f.data_type())
             {
                 None => true,
+                // An interval is no value of any other type (`timestamp - $1`, which
+                // the plan types as the timestamp's).
                 Some(p) => {
-                    p.is_integer()
+                    (p.is_integer()
                         && matches!(
                             d,
                             DataType::Decimal128(..) | DataType::Float32 | DataType::Float64
-                        )
+                        ))
+                        || (matches!(d, DataType::Interval(_))
+                            && !matches!(p, DataType::Interval(_)))
                 }
             };
             (lossy && sql_type(d).is_some()).then(|| (i, d.clone()))

@@ -55,6 +55,7 @@ pub mod state {
     pub const INVALID_TEXT_REPRESENTATION: &str = "22P02";
     pub const UNDEFINED_TABLE: &str = "42P01";
     pub const UNDEFINED_COLUMN: &str = "42703";
+    pub const UNDEFINED_FUNCTION: &str = "42883";
     pub const UNDEFINED_OBJECT: &str = "42704";
     pub const DUPLICATE_TABLE: &str = "42P07";
     pub const DUPLICATE_OBJECT: &str = "42710";

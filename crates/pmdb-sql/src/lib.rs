@@ -80,6 +80,7 @@ mod like_escape;
 mod literal_arguments;
 mod lock_clauses;
 mod locking;
+mod make_interval;
 pub mod names;
 pub mod namespace;
 mod notices;

@@ -338,6 +338,10 @@ pub(crate) fn sql_type(ty: &DataType) -> Option<SqlDataType> {
         DataType::Timestamp(_, None) => SqlDataType::Timestamp(None, TimezoneInfo::None),
         DataType::Timestamp(_, Some(_)) => SqlDataType::Timestamp(None, TimezoneInfo::WithTimeZone),
         DataType::Binary => SqlDataType::Bytea,
+        DataType::Interval(_) => SqlDataType::Interval {
+            fields: None,
+            precision: None,
+        },
         _ => return None,
     })
 }

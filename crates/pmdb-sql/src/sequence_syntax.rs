@@ -127,39 +127,12 @@ fn create_sequence(p: &mut Parser, temporary: bool) -> Result<Statement, ParserE
         if p.parse_keyword(Keyword::AS) {
             once("AS")?;
             data_type = Some(p.parse_data_type()?);
-        } else if p.parse_keyword(Keyword::INCREMENT) {
-            once("INCREMENT")?;
-            let by = p.parse_keyword(Keyword::BY);
-            options.push(SequenceOptions::IncrementBy(p.parse_number()?, by));
-        } else if p.parse_keyword(Keyword::MINVALUE) {
-            once("MINVALUE")?;
-            options.push(SequenceOptions::MinValue(Some(p.parse_number()?)));
-        } else if p.parse_keywords(&[Keyword::NO, Keyword::MINVALUE]) {
-            once("MINVALUE")?;
-            options.push(SequenceOptions::MinValue(None));
-        } else if p.parse_keyword(Keyword::MAXVALUE) {
-            once("MAXVALUE")?;
-            options.push(SequenceOptions::MaxValue(Some(p.parse_number()?)));
-        } else if p.parse_keywords(&[Keyword::NO, Keyword::MAXVALUE]) {
-            once("MAXVALUE")?;
-            options.push(SequenceOptions::MaxValue(None));
-        } else if p.parse_keyword(Keyword::START) {
-            once("START")?;
-            let with = p.parse_keyword(Keyword::WITH);
-            options.push(SequenceOptions::StartWith(p.parse_number()?, with));
-        } else if p.parse_keyword(Keyword::CACHE) {
-            once("CACHE")?;
-            options.push(SequenceOptions::Cache(p.parse_number()?));
-        } else if p.parse_keywords(&[Keyword::NO, Keyword::CYCLE]) {
-            once("CYCLE")?;
-            // As the parser marks it: `true` for NO CYCLE.
-            options.push(SequenceOptions::Cycle(true));
-        } else if p.parse_keyword(Keyword::CYCLE) {
-            once("CYCLE")?;
-            options.push(SequenceOptions::Cycle(false));
         } else if p.parse_keywords(&[Keyword::OWNED, Keyword::BY]) {
             once("OWNED BY")?;
             owned_by = Some(p.parse_object_name(false)?);
+        } else if let Some((what, option)) = sequence_option(p)? {
+            once(what)?;
+            options.push(option);
         } else {
             break;
         }
@@ -174,6 +147,102 @@ fn create_sequence(p: &mut Parser, temporary: bool) -> Result<Statement, ParserE
     })
 }
 
+/// One option of a sequence (INCREMENT, MINVALUE, MAXVALUE, START, CACHE, CYCLE, each
+/// with its NO form), named for the check that none is given twice; `None` if the next
+/// tokens are no such option.
+fn sequence_option(p: &mut Parser) -> Result<Option<(&'static str, SequenceOptions)>, ParserError> {
+    Ok(Some(if p.parse_keyword(Keyword::INCREMENT) {
+        let by = p.parse_keyword(Keyword::BY);
+        (
+            "INCREMENT",
+            SequenceOptions::IncrementBy(p.parse_number()?, by),
+        )
+    } else if p.parse_keyword(Keyword::MINVALUE) {
+        (
+            "MINVALUE",
+            SequenceOptions::MinValue(Some(p.parse_number()?)),
+        )
+    } else if p.parse_keywords(&[Keyword::NO, Keyword::MINVALUE]) {
+        ("MINVALUE", SequenceOptions::MinValue(None))
+    } else if p.parse_keyword(Keyword::MAXVALUE) {
+        (
+            "MAXVALUE",
+            SequenceOptions::MaxValue(Some(p.parse_number()?)),
+        )
+    } else if p.parse_keywords(&[Keyword::NO, Keyword::MAXVALUE]) {
+        ("MAXVALUE", SequenceOptions::MaxValue(None))
+    } else if p.parse_keyword(Keyword::START) {
+        let with = p.parse_keyword(Keyword::WITH);
+        ("START", SequenceOptions::StartWith(p.parse_number()?, with))
+    } else if p.parse_keyword(Keyword::CACHE) {
+        ("CACHE", SequenceOptions::Cache(p.parse_number()?))
+    } else if p.parse_keywords(&[Keyword::NO, Keyword::CYCLE]) {
+        // As the parser marks it: `true` for NO CYCLE.
+        ("CYCLE", SequenceOptions::Cycle(true))
+    } else if p.parse_keyword(Keyword::CYCLE) {
+        ("CYCLE", SequenceOptions::Cycle(false))
+    } else {
+        return Ok(None);
+    }))
+}
+
+/// Where an option stands in the order the parser reads a sequence's options in.
+fn parser_order(option: &SequenceOptions) -> u8 {
+    match option {
+        SequenceOptions::IncrementBy(..) => 0,
+        SequenceOptions::MinValue(_) => 1,
+        SequenceOptions::MaxValue(_) => 2,
+        SequenceOptions::StartWith(..) => 3,
+        SequenceOptions::Cache(_) => 4,
+        SequenceOptions::Cycle(_) => 5,
+    }
+}
+
+/// The statements of `sql` with each identity column's sequence options
+/// (`GENERATED … AS IDENTITY (START WITH 42 NO MINVALUE)`, as SQLAlchemy and pg_dump
+/// write them) in the order the parser reads them; `None` if `sql` has no such list,
+/// or still does not parse.
+pub(crate) fn identity_options_in_order(sql: &str) -> Option<Vec<Statement>> {
+    let tokens = crate::tokens::located(sql)?;
+    let mut text = String::with_capacity(sql.len());
+    let mut copied = 0;
+    for (i, t) in tokens.iter().enumerate() {
+        let opens = matches!(&t.token, Token::Word(w) if w.keyword == Keyword::IDENTITY)
+            && tokens.get(i + 1).is_some_and(|n| n.token == Token::LParen);
+        if !opens {
+            continue;
+        }
+        let Some(close) = tokens[i + 2..]
+            .iter()
+            .position(|t| t.token == Token::RParen)
+        else {
+            continue;
+        };
+        let (from, to) = (tokens[i + 1].bytes.end, tokens[i + 2 + close].bytes.start);
+        let dialect = PostgreSqlDialect {};
+        let mut p = Parser::new(&dialect).try_with_sql(&sql[from..to]).ok()?;
+        let mut options = Vec::new();
+        while let Some((_, option)) = sequence_option(&mut p).ok()? {
+            options.push(option);
+        }
+        if p.peek_token().token != Token::EOF {
+            return None;
+        }
+        options.sort_by_key(parser_order);
+        text.push_str(&sql[copied..from]);
+        for o in &options {
+            text.push_str(&o.to_string());
+        }
+        text.push(' ');
+        copied = to;
+    }
+    if copied == 0 {
+        return None;
+    }
+    text.push_str(&sql[copied..]);
+    Parser::parse_sql(&PostgreSqlDialect {}, &text).ok()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -182,6 +251,29 @@ mod tests {
         let mut all = parse(sql).unwrap_or_else(|| panic!("{sql}: not read"));
         assert_eq!(all.len(), 1);
         all.remove(0)
+    }
+
+    #[test]
+    fn identity_options_in_any_order_read_as_in_the_parsers_order() {
+        let given = identity_options_in_order(
+            "CREATE TABLE t (id INT GENERATED ALWAYS AS IDENTITY \
+             (START WITH 42 NO MINVALUE NO MAXVALUE CACHE 4 INCREMENT BY 3 CYCLE), v INT)",
+        )
+        .unwrap();
+        let ordered = Parser::parse_sql(
+            &PostgreSqlDialect {},
+            "CREATE TABLE t (id INT GENERATED ALWAYS AS IDENTITY \
+             (INCREMENT BY 3 NO MINVALUE NO MAXVALUE START WITH 42 CACHE 4 CYCLE), v INT)",
+        )
+        .unwrap();
+        assert_eq!(given, ordered);
+        assert!(identity_options_in_order("CREATE TABLE t (id INT)").is_none());
+        assert!(
+            identity_options_in_order(
+                "CREATE TABLE t (id INT GENERATED ALWAYS AS IDENTITY (COLOUR 3))"
+            )
+            .is_none()
+        );
     }
 
     #[test]

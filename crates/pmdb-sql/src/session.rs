@@ -221,6 +221,7 @@ fn parse_forms(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
         .or_else(|| crate::fetch_clause::rewrite_parenthesized(sql))
         .or_else(|| crate::empty_select::parse(sql))
         .or_else(|| crate::sequence_syntax::parse(sql))
+        .or_else(|| crate::sequence_syntax::identity_options_in_order(sql))
     {
         return Ok(statements(s));
     }

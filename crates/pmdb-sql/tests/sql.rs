@@ -862,3 +862,34 @@ fn errors_in_constant_expressions_fail_the_statement_as_postgresql_folds_them() 
     assert!(rows(&sql, "SELECT nextval('s') FROM e").is_empty());
     assert_eq!(rows(&sql, "SELECT nextval('s')"), ["1"]);
 }
+
+#[test]
+fn make_interval_takes_its_arguments_by_position_or_by_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT make_interval(secs => 86404.5)::text, make_interval(1, 2, 3, 4, 5, 6, 7.25)::text, \
+             make_interval(days => -1, hours => 25)::text, make_interval()::text"
+        ),
+        ["24:00:04.5|1 year 2 mons 25 days 05:06:07.25|-1 days +25:00:00|00:00:00"]
+    );
+    for (q, state) in [
+        ("SELECT make_interval(bogus => 1)", "42883"),
+        ("SELECT make_interval(days => 1, days => 2)", "42883"),
+        ("SELECT make_interval(years => 2147483647)", "22008"),
+    ] {
+        assert_eq!(error(&sql, q).sqlstate(), state, "{q}");
+    }
+    // INTERVAL(p) keeps microseconds for p of 6 or more, as PostgreSQL does.
+    sql.execute(
+        "CREATE TABLE t (x INTERVAL(9)); INSERT INTO t VALUES (make_interval(secs => 1.000001))",
+    )
+    .unwrap();
+    assert_eq!(rows(&sql, "SELECT x::text FROM t"), ["00:00:01.000001"]);
+    assert_eq!(
+        error(&sql, "CREATE TABLE u (x INTERVAL(3))").sqlstate(),
+        "0A000"
+    );
+}

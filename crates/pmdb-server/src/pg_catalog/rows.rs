@@ -241,7 +241,8 @@ fn attribute(relation: i64, num: usize, c: &ColumnDef, own: bool) -> Vec<Cell> {
         Int(0),
         Int(typmod),
         Bool(c.not_null),
-        Bool(own && c.default.is_some()),
+        // An identity column's sequence is its identity, not a default.
+        Bool(own && c.default.is_some() && identity.is_empty()),
         Bool(false),
         text(identity),
         text(""),
@@ -288,12 +289,15 @@ pub fn attributes(source: &Source) -> Vec<Vec<Cell>> {
     rows
 }
 
-/// Column defaults, as PostgreSQL prints them (a sequence's name as a `regclass`).
+/// Column defaults, as PostgreSQL prints them (a sequence's name as a `regclass`); an
+/// identity column has none.
 pub fn attrdefs(source: &Source) -> Vec<Vec<Cell>> {
     let mut rows = Vec::new();
     for def in source.tables() {
         for (i, c) in def.columns.iter().enumerate() {
-            let Some(default) = &c.default else { continue };
+            let Some(default) = c.default.as_ref().filter(|_| c.identity.is_none()) else {
+                continue;
+            };
             rows.push(vec![
                 Int(oids::attrdef(&def, i)),
                 Int(oids::table(&def)),
