@@ -429,11 +429,16 @@ impl AnalyzerRule for TextInput {
             };
             // Output columns keep the names the unrewritten expressions gave them.
             let names = NamePreserver::new(&node);
-            node.map_expressions(|e| {
+            let rewritten = node.map_expressions(|e| {
                 let name = names.save(&e);
                 Ok(e.transform_up(|e| rewrite(e, &schema))?
                     .update_data(|e| name.restore(e)))
-            })
+            })?;
+            // A rewritten expression may have another type (json made text).
+            match rewritten.transformed {
+                true => rewritten.map_data(LogicalPlan::recompute_schema),
+                false => Ok(rewritten),
+            }
         })
         .map(|t| t.data)
     }
@@ -511,6 +516,26 @@ fn rewrite(e: Expr, schema: &DFSchema) -> DfResult<Transformed<Expr>> {
                     .is_ok_and(|t| crate::text_cast::needs_pg_text(&t)) =>
         {
             Transformed::yes(crate::text_cast::pg_text(*expr))
+        }
+        // A json, jsonb, uuid or enum value made text is text: DataFusion would keep the
+        // type its field's metadata names through a cast to the same Arrow type (so
+        // `data::text = 'x'` compared json values).
+        Expr::Cast(Cast { expr, field })
+            if *field.data_type() == DataType::Utf8
+                && field.name().is_empty()
+                && field.metadata().is_empty()
+                && expr
+                    .to_field(schema)
+                    .is_ok_and(|(_, f)| text_type(&f).is_some_and(|t| t != SqlType::Text)) =>
+        {
+            Transformed::yes(Expr::Cast(Cast {
+                expr,
+                field: Arc::new(datafusion::arrow::datatypes::Field::new(
+                    "text",
+                    DataType::Utf8,
+                    true,
+                )),
+            }))
         }
         // Text made an interval, where DataFusion coerced it (a VALUES list, an INSERT):
         // read by PostgreSQL's rules.

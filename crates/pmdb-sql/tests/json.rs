@@ -8,7 +8,7 @@ mod common;
 
 use common::{Fixture, rows_of};
 use pmdb_engine::{Db, DbOptions};
-use pmdb_sql::SqlEngine;
+use pmdb_sql::{Output, SqlEngine, SqlType, text_type};
 
 const DOCS: &str = r#"
     CREATE TABLE docs (id INT PRIMARY KEY, j JSONB, t JSON);
@@ -126,4 +126,31 @@ fn values_survive_a_reopen_and_columnar_segments() {
         [r#"2|{"b":1,  "a":[1,2]}"#]
     );
     assert_eq!(one("SELECT count(*) FROM docs WHERE j IS NOT NULL"), ["2"]);
+}
+
+/// A json, jsonb or uuid value cast to text or varchar is text: it compares as text and
+/// its column is no longer of the value's type.
+#[test]
+fn values_cast_to_text_are_text() {
+    let f = Fixture::new(
+        "CREATE TABLE d (id INT PRIMARY KEY, data JSON, j JSONB, u UUID);
+         INSERT INTO d VALUES (1, '{\"a\": \"x\"}', '[1]', 'a0eebc99-9c0b-4ef8-bb6d-6bb9bd380a11')",
+    );
+    let mut s = f.session();
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT CAST(data -> 'a' AS VARCHAR) = '\"x\"'::VARCHAR, (data -> 'a')::text = '\"x\"', \
+             CAST(data AS TEXT) = '{\"a\": \"x\"}', j::text < '[2]' FROM d"
+        ),
+        ["true|true|true|true"]
+    );
+    let Output::Rows { schema, .. } = f.run(
+        &mut s,
+        "SELECT data::text, j::varchar, u::text, data FROM d",
+    ) else {
+        panic!("no rows");
+    };
+    let types: Vec<_> = schema.fields().iter().map(|f| text_type(f)).collect();
+    assert_eq!(types, [None, None, None, Some(SqlType::Json)]);
 }
