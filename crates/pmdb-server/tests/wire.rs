@@ -883,6 +883,52 @@ fn copy_to_stdout_and_from_stdin_with_a_column_list() {
     });
 }
 
+/// A query of the catalog reads it in a cursor and under EXPLAIN too, as SQLAlchemy's
+/// server-side cursors and asyncpg's `explain()` send them.
+#[test]
+fn catalog_queries_run_in_cursors_and_under_explain() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "BEGIN; DECLARE v CURSOR FOR SELECT pg_catalog.version(), t.typname \
+             FROM pg_catalog.pg_type t WHERE t.typname = 'int4'",
+        )
+        .await
+        .unwrap();
+        let row = c.query_one("FETCH NEXT FROM v", &[]).await.unwrap();
+        assert!(row.get::<_, String>(0).starts_with("PostgreSQL 15"));
+        assert_eq!(row.get::<_, String>(1), "int4");
+        c.batch_execute("COMMIT").await.unwrap();
+        let explain = c
+            .prepare("EXPLAIN (FORMAT JSON, ANALYZE) SELECT typname FROM pg_type WHERE typlen > $1")
+            .await
+            .unwrap();
+        // Its parameters are its query's.
+        let query = c
+            .prepare("SELECT typname FROM pg_type WHERE typlen > $1")
+            .await
+            .unwrap();
+        assert_eq!(explain.params(), query.params());
+        assert_eq!(explain.columns()[0].type_(), &Type::JSON);
+        let rows = c
+            .simple_query(
+                "EXPLAIN (FORMAT JSON, ANALYZE) SELECT typname FROM pg_type WHERE typlen > 2",
+            )
+            .await
+            .unwrap();
+        let text = rows
+            .iter()
+            .find_map(|m| match m {
+                tokio_postgres::SimpleQueryMessage::Row(row) => row.get(0),
+                _ => None,
+            })
+            .expect("a plan");
+        assert!(text.contains(r#""Relation Name": "pg_type""#), "{text}");
+        assert!(text.contains(r#""Actual Total Time": "#), "{text}");
+    });
+}
+
 /// COPY … FROM STDIN WHERE loads only the rows the condition is true for (NULL is not
 /// true), their defaults computed, the count in the tag; a condition that is no boolean,
 /// names no column or holds a subquery is refused before any row, as is WHERE on COPY TO.

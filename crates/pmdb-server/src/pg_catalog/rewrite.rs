@@ -32,10 +32,22 @@ pub fn adapt(statement: &mut DfStatement) {
     }
 }
 
-/// Adapts `s`, or the query an EXPLAIN shows.
+/// Adapts `s`, or the query an EXPLAIN shows or a cursor reads.
 fn adapt_statement(s: &mut Box<Statement>) {
     if let Statement::Explain { statement, .. } = s.as_mut() {
         return adapt_statement(statement);
+    }
+    if let Statement::Declare { stmts } = s.as_mut() {
+        for declare in stmts {
+            if let Some(q) = declare.for_query.take() {
+                let mut query = Box::new(Statement::Query(q));
+                adapt_statement(&mut query);
+                if let Statement::Query(q) = *query {
+                    declare.for_query = Some(q);
+                }
+            }
+        }
+        return;
     }
     if let Statement::Query(_) = s.as_ref() {
         let before = unaliased_names(s);
