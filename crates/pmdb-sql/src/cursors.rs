@@ -28,6 +28,39 @@ use crate::output::{CommandTag, Output};
 /// `FETCH …` with this as its INTO target, which PostgreSQL's FETCH never has.
 const MOVE_MARKER: &str = "__pmdb_move";
 
+/// `DECLARE name … CURSOR … FOR query` whose query the parser does not read in that
+/// place: one with locking clauses (`FOR UPDATE`, as SQLAlchemy's server-side cursors
+/// send it). The query is parsed on its own, as any query is, and put in the DECLARE.
+/// The cursor's query runs when it is declared, so its rows are locked then, to the
+/// block's end.
+pub(crate) fn parse_declare(sql: &str) -> Option<Vec<Statement>> {
+    use datafusion::sql::sqlparser::keywords::Keyword;
+    use datafusion::sql::sqlparser::tokenizer::Token;
+    let tokens = crate::tokens::located(sql)?;
+    let word = |i: usize| match tokens.get(i).map(|t| &t.token) {
+        Some(Token::Word(w)) => Some(w.keyword),
+        _ => None,
+    };
+    if word(0) != Some(Keyword::DECLARE) {
+        return None;
+    }
+    let cursor = (1..tokens.len()).find(|&i| word(i) == Some(Keyword::CURSOR))?;
+    let at = (cursor + 1..tokens.len()).find(|&i| word(i) == Some(Keyword::FOR))?;
+    let head = format!("{} SELECT 1", &sql[..tokens[at].bytes.end]);
+    let mut declared = Parser::parse_sql(&PostgreSqlDialect {}, &head).ok()?;
+    let query = Vec::from(crate::session::parse(&sql[tokens[at].bytes.end..]).ok()?);
+    let (Some(Statement::Declare { stmts }), [DfStatement::Statement(q)]) =
+        (declared.first_mut(), query.as_slice())
+    else {
+        return None;
+    };
+    let (Statement::Query(q), [d]) = (q.as_ref(), stmts.as_mut_slice()) else {
+        return None;
+    };
+    d.for_query = Some(q.clone());
+    Some(declared)
+}
+
 /// PostgreSQL's `FETCH` and `MOVE` (one statement) where the parser has no form for
 /// them: MOVE (as the FETCH it moves like, marked), negative counts (`FETCH -2`,
 /// `MOVE RELATIVE -1`), whose sign the parser does not take, and a cursor's name alone

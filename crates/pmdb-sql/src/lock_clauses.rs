@@ -64,6 +64,52 @@ pub(crate) fn clause(c: &LockClause) -> Result<Clause> {
     Ok(Clause { mode, of, policy })
 }
 
+/// A SELECT without FROM with a locking clause (`SELECT 1 FOR UPDATE`), which the
+/// parser refuses and PostgreSQL runs: there is no table row to lock, so it is parsed
+/// without its clause. `None` for any other text (a clause naming a table with OF, which
+/// no FROM holds, is left to the parser's error).
+pub(crate) fn without_tables(sql: &str) -> Option<Vec<Statement>> {
+    let tokens = crate::tokens::located(sql)?;
+    let keyword = |i: usize| match tokens.get(i).map(|t| &t.token) {
+        Some(Token::Word(w)) => Some(w.keyword),
+        _ => None,
+    };
+    if keyword(0) != Some(Keyword::SELECT) {
+        return None;
+    }
+    let mut depth = 0usize;
+    let mut clause = None;
+    for (i, t) in tokens.iter().enumerate() {
+        match &t.token {
+            Token::LParen => depth += 1,
+            Token::RParen => depth = depth.saturating_sub(1),
+            Token::SemiColon if depth == 0 && i + 1 < tokens.len() => return None,
+            _ if depth > 0 => {}
+            Token::Word(w) if w.keyword == Keyword::FROM => return None,
+            Token::Word(w) if w.keyword == Keyword::FOR && clause.is_none() => {
+                let width = match (keyword(i + 1), keyword(i + 2), keyword(i + 3)) {
+                    (Some(Keyword::NO), Some(Keyword::KEY), Some(Keyword::UPDATE)) => 4,
+                    (Some(Keyword::KEY), Some(Keyword::SHARE), _) => 3,
+                    (Some(Keyword::UPDATE | Keyword::SHARE), ..) => 2,
+                    _ => return None,
+                };
+                let tail = match (keyword(i + width), keyword(i + width + 1)) {
+                    (Some(Keyword::OF), _) => return None,
+                    (Some(Keyword::NOWAIT), _) => 1,
+                    (Some(Keyword::SKIP), Some(Keyword::LOCKED)) => 2,
+                    _ => 0,
+                };
+                clause = Some((i, i + width + tail));
+            }
+            _ => {}
+        }
+    }
+    let (from, to) = clause?;
+    let end = tokens.get(to).map_or(sql.len(), |t| t.bytes.start);
+    let text = format!("{} {}", &sql[..tokens[from].bytes.start], &sql[end..]);
+    Parser::parse_sql(&PostgreSqlDialect {}, &text).ok()
+}
+
 /// `sql` parsed after writing its locking clauses in the forms the parser knows:
 /// `FOR NO KEY UPDATE` and `FOR KEY SHARE` as `FOR UPDATE` / `FOR SHARE` with a marker
 /// after `OF`, and `OF a, b` as one clause per table. `None` if there is nothing to

@@ -502,6 +502,12 @@ impl SqlSession {
                 if d.binary == Some(true) || d.data_type.is_some() || d.assignment.is_some() {
                     return Err(SqlError::unsupported("DECLARE BINARY CURSOR"));
                 }
+                // Its locks would outlive the block that holds them, as in PostgreSQL.
+                if hold && !query.locks.is_empty() {
+                    return Err(SqlError::unsupported(
+                        "DECLARE CURSOR WITH HOLD … FOR UPDATE/SHARE",
+                    ));
+                }
                 let query = DfStatement::Statement(Box::new(Statement::Query(query.clone())));
                 let kind = StatementKind::of(&query);
                 let read_point = self.enter(kind)?;

@@ -118,3 +118,44 @@ fn scroll_and_hold_cursors() {
     assert_eq!(f.tag(&mut s, "CLOSE ALL"), "CLOSE CURSOR ALL");
     assert_eq!(f.sqlstate(&mut s, "FETCH NEXT FROM a"), "34000");
 }
+
+/// A cursor over a query with a locking clause locks the rows its query returns when it
+/// is declared (its rows are read then), to the block's end; WITH HOLD is refused for
+/// it, as in PostgreSQL, whose locks would outlive the block. A SELECT with no FROM has
+/// no row to lock.
+#[test]
+fn a_cursor_for_update_locks_its_rows_to_the_end_of_the_block() {
+    let f = Fixture::new(T);
+    let mut s = f.session();
+    let mut other = f.session();
+    f.tag(&mut s, "BEGIN");
+    f.tag(
+        &mut s,
+        "DECLARE c CURSOR FOR SELECT k FROM t WHERE k <= 2 FOR UPDATE",
+    );
+    assert_eq!(
+        f.sqlstate(&mut other, "SELECT k FROM t WHERE k = 2 FOR UPDATE NOWAIT"),
+        "55P03"
+    );
+    assert_eq!(
+        f.rows(&mut other, "SELECT k FROM t WHERE k = 3 FOR UPDATE NOWAIT"),
+        ["3"]
+    );
+    assert_eq!(fetched(&f, &mut s, "FETCH ALL FROM c").0, ["1", "2"]);
+    assert_eq!(
+        f.sqlstate(
+            &mut s,
+            "DECLARE h CURSOR WITH HOLD FOR SELECT k FROM t FOR UPDATE"
+        ),
+        "0A000"
+    );
+    f.tag(&mut s, "ROLLBACK");
+    assert_eq!(
+        f.rows(&mut other, "SELECT k FROM t WHERE k = 2 FOR UPDATE NOWAIT"),
+        ["2"]
+    );
+    f.tag(&mut s, "BEGIN");
+    f.tag(&mut s, "DECLARE n CURSOR FOR SELECT 1 FOR UPDATE");
+    assert_eq!(fetched(&f, &mut s, "FETCH n").0, ["1"]);
+    f.tag(&mut s, "COMMIT");
+}
