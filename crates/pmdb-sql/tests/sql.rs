@@ -640,7 +640,7 @@ fn like_takes_any_escape_character() {
 
 /// The standard's `FETCH FIRST | NEXT n ROWS ONLY` limits as LIMIT does, after an
 /// OFFSET, with a parenthesized expression (SQLAlchemy's form) or no count (one row),
-/// in subqueries too; WITH TIES and PERCENT are refused, not ignored.
+/// in subqueries too; PERCENT is refused, not ignored.
 #[test]
 fn fetch_first_limits_rows() {
     let dir = tempfile::tempdir().unwrap();
@@ -672,12 +672,8 @@ fn fetch_first_limits_rows() {
         let got = rows(&sql, query).join(",");
         assert_eq!(got, expected, "{query}");
     }
-    for refused in [
-        "SELECT id FROM accounts ORDER BY active FETCH FIRST 1 ROWS WITH TIES",
-        "SELECT id FROM accounts FETCH FIRST 50 PERCENT ROWS ONLY",
-    ] {
-        assert_eq!(error(&sql, refused).sqlstate(), "0A000", "{refused}");
-    }
+    let refused = "SELECT id FROM accounts FETCH FIRST 50 PERCENT ROWS ONLY";
+    assert_eq!(error(&sql, refused).sqlstate(), "0A000", "{refused}");
 }
 
 /// A WITH clause before INSERT, UPDATE and DELETE, as PostgreSQL 15 runs it: the common
@@ -891,5 +887,41 @@ fn make_interval_takes_its_arguments_by_position_or_by_name() {
     assert_eq!(
         error(&sql, "CREATE TABLE u (x INTERVAL(3))").sqlstate(),
         "0A000"
+    );
+}
+
+#[test]
+fn fetch_with_ties_keeps_the_rows_that_tie_with_the_last() {
+    let dir = tempfile::tempdir().unwrap();
+    let sql = open(dir.path());
+    sql.execute(
+        "CREATE TABLE st (id INT PRIMARY KEY, x INT);
+         INSERT INTO st VALUES (1, 1), (2, 2), (3, 3), (4, 4), (5, 4), (6, 5)",
+    )
+    .unwrap();
+    // PostgreSQL 15's answers.
+    for (q, want) in [
+        (
+            "SELECT id, x FROM st ORDER BY x FETCH FIRST 4 ROWS WITH TIES",
+            &["1|1", "2|2", "3|3", "4|4", "5|4"][..],
+        ),
+        (
+            "SELECT id, x FROM st ORDER BY x DESC OFFSET 1 FETCH FIRST 1 ROWS WITH TIES",
+            &["4|4", "5|4"],
+        ),
+        (
+            "SELECT st.id FROM st ORDER BY st.x OFFSET 2 ROWS FETCH FIRST (1::INTEGER) ROWS WITH TIES",
+            &["3"],
+        ),
+        (
+            "SELECT count(*) FROM (SELECT x FROM st ORDER BY x FETCH NEXT 1 ROW WITH TIES) s",
+            &["1"],
+        ),
+    ] {
+        assert_eq!(rows(&sql, q), want, "{q}");
+    }
+    assert_eq!(
+        error(&sql, "SELECT id FROM st FETCH FIRST 2 ROWS WITH TIES").sqlstate(),
+        "42601"
     );
 }
