@@ -156,7 +156,7 @@ fn with_ties(query: &mut Query, count: Expr) -> Result<()> {
             ..
         }) = s.from.first_mut()
         {
-            *subquery = Box::new(inner);
+            **subquery = inner;
         }
         if let Some(SelectItem::Wildcard(options)) = s.projection.first_mut() {
             options.opt_exclude = Some(ExcludeSelectItem::Multiple(vec![
