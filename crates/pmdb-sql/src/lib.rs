@@ -141,6 +141,7 @@ mod unhonoured;
 mod upsert;
 pub mod view;
 mod view_expansion;
+mod window_frames;
 
 pub use arrow_conv::{
     UTC, arrow_type, domain_of, interval_at, interval_input, is_uuid, names_utc, padded_chars,

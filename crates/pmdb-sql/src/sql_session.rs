@@ -14,7 +14,7 @@
 
 use std::sync::Arc;
 
-use datafusion::arrow::datatypes::{DataType, SchemaRef};
+use datafusion::arrow::datatypes::{DataType, Field, SchemaRef};
 use datafusion::common::ScalarValue;
 use datafusion::logical_expr::LogicalPlan;
 use datafusion::sql::parser::Statement as DfStatement;
@@ -804,9 +804,26 @@ impl SqlSession {
             _ => None,
         };
         let query_only = from_query.is_some();
-        let (plan, names) =
-            crate::select_names::plan(&state, from_query.unwrap_or(planned), shown).await?;
-        let parameters = crate::parameter_types::of(&plan).map_err(df_error)?;
+        // Frame offsets given as parameters: planned with literals in their place, and
+        // again at each run with the values bound in.
+        let offsets = match &mut statement {
+            DfStatement::Statement(s) => crate::window_frames::offset_parameters(s),
+            _ => Vec::new(),
+        };
+        let mut planned = from_query.unwrap_or(planned);
+        if !offsets.is_empty()
+            && let DfStatement::Statement(s) = &mut planned
+        {
+            **s = crate::window_frames::with_literal_offsets(s);
+        }
+        let (plan, names) = crate::select_names::plan(&state, planned, shown).await?;
+        let mut parameters = crate::parameter_types::of(&plan).map_err(df_error)?;
+        for o in &offsets {
+            if parameters.len() < o.number {
+                parameters.resize(o.number, None);
+            }
+            parameters[o.number - 1] = Some(Arc::new(Field::new("", o.ty.clone(), true)));
+        }
         let columns = match (&returning, &plan) {
             (Some(r), _) => Some(r.columns(&self.shared).await?),
             (None, _) if query_only || parameters_only => None,
@@ -821,7 +838,7 @@ impl SqlSession {
             _ => None,
         };
         let kept = match (fast, planning) {
-            (_, _) if upsert => Plan::Unplanned,
+            (_, _) if upsert || !offsets.is_empty() => Plan::Unplanned,
             (Some(shape), _) if shape.gives(columns.as_deref()) => Plan::Fast(shape),
             // A plan's columns are renamed as `columns` names them when it runs.
             (_, Planning::Kept) if returning.is_none() && query_only => Plan::InsertQuery(plan),

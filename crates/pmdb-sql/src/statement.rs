@@ -42,6 +42,7 @@ pub(crate) fn rewrite(session: &Session, s: &mut Statement) -> Result<()> {
     crate::domain_input::rewrite_casts(&session.catalog, s)?;
     crate::enum_values::rewrite_casts(&session.catalog, s)?;
     crate::type_input::rewrite_casts(s)?;
+    crate::window_frames::as_literals(s);
     crate::make_interval::positional(s)?;
     crate::numeric_literals::as_exact(s);
     crate::row_constructors::as_struct_calls(s);

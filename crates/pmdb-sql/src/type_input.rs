@@ -43,7 +43,7 @@ const UUID_IN: &str = "pmdb_uuid";
 const BYTEA_IN: &str = "pmdb_bytea";
 const JSON_IN: &str = "pmdb_json";
 const JSONB_IN: &str = "pmdb_jsonb";
-const INTERVAL_IN: &str = "pmdb_interval";
+pub(crate) const INTERVAL_IN: &str = "pmdb_interval";
 const TIME_IN: &str = "pmdb_time";
 
 /// Whether `function` is one a cast to a type Arrow holds as text becomes (uuid, json,

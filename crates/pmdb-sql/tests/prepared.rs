@@ -468,3 +468,39 @@ fn row_in_list_parameters_have_their_columns_types() {
         assert!(shown.iter().all(|x| out.contains(x)), "{sql}: {out}");
     }
 }
+
+/// Window frame offsets given as parameters (planned again at each run with the values
+/// bound in) agree with the offsets written out; an interval parameter is typed as one
+/// where its cast says so.
+#[test]
+fn window_frame_offsets_may_be_parameters() {
+    let f = Fixture::new();
+    let mut s = f.engine.session();
+    f.agree(
+        &mut s,
+        "SELECT id, sum(n) OVER (ORDER BY n ROWS BETWEEN $1 PRECEDING AND CURRENT ROW) \
+         FROM {t} ORDER BY id",
+        &[(&[big(1)], &["1"]), (&[big(0)], &["0"])],
+    );
+    f.agree(
+        &mut s,
+        "SELECT id, sum(n) OVER (ORDER BY n RANGE BETWEEN $1 PRECEDING AND $2 FOLLOWING) \
+         FROM {t} WHERE id < $3 ORDER BY id",
+        &[
+            (&[big(10), big(0), int(9)], &["10", "0", "9"]),
+            (&[big(5), big(10), int(3)], &["5", "10", "3"]),
+        ],
+    );
+    let statement = pmdb_sql::parse(
+        "SELECT id, count(*) OVER (ORDER BY at RANGE BETWEEN $1::interval PRECEDING \
+         AND CURRENT ROW) FROM p",
+    )
+    .unwrap()
+    .pop_front()
+    .unwrap();
+    let prepared = f.rt.block_on(s.prepare(statement)).unwrap();
+    assert!(matches!(
+        prepared.parameters()[0].as_ref().map(|p| p.data_type()),
+        Some(datafusion::arrow::datatypes::DataType::Interval(_))
+    ));
+}

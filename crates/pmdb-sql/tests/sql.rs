@@ -888,6 +888,20 @@ fn make_interval_takes_its_arguments_by_position_or_by_name() {
         error(&sql, "CREATE TABLE u (x INTERVAL(3))").sqlstate(),
         "0A000"
     );
+    // An interval frame offset over dates: PostgreSQL 15's answers.
+    sql.execute(
+        "CREATE TABLE w (id INT PRIMARY KEY, d DATE);
+         INSERT INTO w VALUES (1, '2020-01-01'), (2, '2020-01-05'), (3, '2020-01-20')",
+    )
+    .unwrap();
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT id, count(*) OVER (ORDER BY d RANGE BETWEEN INTERVAL '7 days' PRECEDING \
+             AND INTERVAL '1 day 12:00:00' FOLLOWING) FROM w ORDER BY id"
+        ),
+        ["1|1", "2|2", "3|1"]
+    );
 }
 
 #[test]
