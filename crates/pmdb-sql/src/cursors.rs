@@ -48,13 +48,17 @@ pub(crate) fn parse_declare(sql: &str) -> Option<Vec<Statement>> {
     let at = (cursor + 1..tokens.len()).find(|&i| word(i) == Some(Keyword::FOR))?;
     let head = format!("{} SELECT 1", &sql[..tokens[at].bytes.end]);
     let mut declared = Parser::parse_sql(&PostgreSqlDialect {}, &head).ok()?;
-    let query = Vec::from(crate::session::parse(&sql[tokens[at].bytes.end..]).ok()?);
-    let (Some(Statement::Declare { stmts }), [DfStatement::Statement(q)]) =
+    let text = &sql[tokens[at].bytes.end..];
+    let query = Parser::parse_sql(&PostgreSqlDialect {}, text)
+        .ok()
+        .or_else(|| crate::lock_clauses::rewrite_clauses(text))
+        .or_else(|| crate::lock_clauses::without_tables(text))?;
+    let (Some(Statement::Declare { stmts }), [Statement::Query(q)]) =
         (declared.first_mut(), query.as_slice())
     else {
         return None;
     };
-    let (Statement::Query(q), [d]) = (q.as_ref(), stmts.as_mut_slice()) else {
+    let [d] = stmts.as_mut_slice() else {
         return None;
     };
     d.for_query = Some(q.clone());

@@ -59,6 +59,7 @@ pub mod enum_type;
 mod enum_values;
 pub mod error;
 mod explain;
+mod explain_options;
 mod expr_rewrite;
 mod fast_path;
 mod fetch_clause;

@@ -443,7 +443,15 @@ impl SqlSession {
             return self.cursor(s).await.map_err(|e| self.failed(e));
         }
         let read_point = self.enter(kind)?;
-        let out = statement::run(&self.shared, read_point, kind, statement).await;
+        let out = match &statement {
+            // EXPLAIN in PostgreSQL's JSON (it runs its statement with ANALYZE).
+            DfStatement::Statement(s) => match crate::explain_options::json_request(s) {
+                Ok(Some(explain)) => crate::explain::run(&self.shared, read_point, explain).await,
+                Ok(None) => statement::run(&self.shared, read_point, kind, statement).await,
+                Err(e) => Err(e),
+            },
+            _ => statement::run(&self.shared, read_point, kind, statement).await,
+        };
         self.leave(out.is_ok());
         out
     }
@@ -721,7 +729,7 @@ impl SqlSession {
             );
         }
         if let DfStatement::Statement(s) = &statement
-            && let Some(explain) = crate::explain::json_request(s)?
+            && let Some(explain) = crate::explain_options::json_request(s)?
         {
             // Its parameters are its statement's.
             let inner = DfStatement::Statement(Box::new(explain.inner));

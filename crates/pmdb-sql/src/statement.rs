@@ -34,7 +34,7 @@ use crate::{
 /// made calls, row constructors the planner refuses made `struct` calls, FETCH FIRST
 /// made LIMIT, and functions in FROM given PostgreSQL's column names.
 pub(crate) fn rewrite(session: &Session, s: &mut Statement) -> Result<()> {
-    crate::explain::as_keywords(s)?;
+    crate::explain_options::as_keywords(s)?;
     session
         .search_path
         .qualify(&session.catalog, &session.temp, s)?;
@@ -57,11 +57,6 @@ pub(crate) async fn run(
     kind: StatementKind,
     mut statement: DfStatement,
 ) -> Result<Output> {
-    if let DfStatement::Statement(s) = &statement
-        && let Some(explain) = crate::explain::json_request(s)?
-    {
-        return crate::explain::run(session, read_point, explain).await;
-    }
     let shown = crate::select_names::shown(&statement);
     if let DfStatement::Statement(s) = &mut statement {
         rewrite(session, s)?;

@@ -102,7 +102,11 @@ impl StatementKind {
             Statement::Declare { .. } | Statement::Fetch { .. } | Statement::Close { .. } => {
                 K::Cursor
             }
-            Statement::Explain { .. } if crate::explain::analyzes_write(s) => K::ExplainWrite,
+            Statement::Explain { statement, .. }
+                if crate::explain_options::analyzes(s) && Self::of_sql(statement).writes() =>
+            {
+                K::ExplainWrite
+            }
             Statement::Explain { .. } => K::Explain,
             _ => K::Other,
         }
