@@ -214,6 +214,9 @@ fn field_text(ty: SqlType, raw: &[u8]) -> Result<String, String> {
         SqlType::Uuid => uuid_text(u128::from_be_bytes(
             fixed(16)?.try_into().expect("16 bytes"),
         )),
+        SqlType::Hstore => pmdb_sql::hstore::Hstore::from_binary(raw)
+            .map_err(|e| e.to_string())?
+            .to_text(),
         SqlType::Jsonb => match raw.split_first() {
             Some((1, text)) => utf8(text)?,
             _ => return Err("unsupported jsonb version number".into()),

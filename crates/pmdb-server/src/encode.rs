@@ -21,6 +21,7 @@ use pgwire::error::{ErrorInfo, PgWireError, PgWireResult};
 use pgwire::messages::copy::CopyData;
 use pgwire::messages::data::DataRow;
 use pgwire::types::ToSqlText;
+use pmdb_sql::hstore::Hstore;
 use pmdb_sql::text_forms::{parse_uuid, timestamp_text, uuid_text};
 use pmdb_sql::time_of_day::time_text;
 use pmdb_sql::types::{Interval, SqlType};
@@ -86,6 +87,7 @@ pub fn pg_type_of(f: &Field) -> Type {
         Some(SqlType::Char(_)) => Type::BPCHAR,
         Some(SqlType::Varchar(_)) => Type::VARCHAR,
         Some(SqlType::Enum(id)) => enum_type(id),
+        Some(SqlType::Hstore) => hstore_type(),
         _ => match f.data_type() {
             // An array of a type Arrow holds as text, told by its item's metadata.
             DataType::List(item) | DataType::LargeList(item) if text_type(item).is_some() => {
@@ -116,6 +118,16 @@ pub fn parameter_type(field: &Field) -> Type {
         ),
         None => base,
     }
+}
+
+/// The hstore extension's type, as the wire names it.
+pub fn hstore_type() -> Type {
+    Type::new(
+        "hstore".into(),
+        u32::try_from(crate::pg_catalog::oids::HSTORE_TYPE).unwrap_or(0),
+        Kind::Simple,
+        "public".into(),
+    )
 }
 
 /// Enum type `id`, as the wire names it: the oid is what the wire carries; a client
@@ -261,6 +273,15 @@ wire_value!(
 );
 
 wire_value!(
+    /// An hstore, held as its canonical text by Arrow: in binary, hstore's pair count
+    /// and lengths ([`pmdb_sql::hstore::Hstore::to_binary`]).
+    HstoreField(Hstore),
+    hstore_type(),
+    binary: |h, out| out.extend_from_slice(&h.to_binary()),
+    text: |h, out| out.extend_from_slice(h.to_text().as_bytes()),
+);
+
+wire_value!(
     /// A time of day in microseconds: PostgreSQL's text, its 8 bytes in binary.
     TimeField(i64),
     Type::TIME,
@@ -348,6 +369,11 @@ fn encode_as<E: FieldEncoder>(
         Some(SqlType::Jsonb) if column.is_valid(row) => encoder.field(&Some(Jsonb(
             column.as_string::<i32>().value(row).to_owned(),
         ))),
+        Some(SqlType::Hstore) if column.is_valid(row) => {
+            let h = Hstore::parse(column.as_string::<i32>().value(row))
+                .map_err(|e| internal(e.to_string()))?;
+            encoder.field(&Some(HstoreField(h)))
+        }
         _ => encode(encoder, column, formatter, row),
     }
 }

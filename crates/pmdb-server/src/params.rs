@@ -17,6 +17,7 @@ use postgres_types::FromSqlOwned;
 use postgres_types::Kind;
 
 use pmdb_sql::array_text::{one_dimension, parse_text};
+use pmdb_sql::hstore::Hstore;
 use pmdb_sql::text_forms::{parse_uuid, uuid_text};
 use pmdb_sql::time_of_day::{MICROS_PER_DAY, parse_time};
 use pmdb_sql::types::Interval;
@@ -138,6 +139,9 @@ fn scalar(raw: Raw<'_>, ty: &Type) -> PgWireResult<ScalarValue> {
         }
         // A label, in either format.
         other if matches!(other.kind(), Kind::Enum(_)) => ScalarValue::Utf8(label(raw)?),
+        other if i64::from(other.oid()) == crate::pg_catalog::oids::HSTORE_TYPE => {
+            ScalarValue::Utf8(hstore(raw)?)
+        }
         // A value of a domain is its base type's.
         other if let Kind::Domain(base) = other.kind() => scalar(raw, base)?,
         other => match element_type(other) {
@@ -218,6 +222,23 @@ fn label(raw: Raw<'_>) -> PgWireResult<Option<String>> {
                 .map_err(|_| user_error("22021", "an enum label that is not UTF-8".into()))
         })
         .transpose()
+}
+
+/// An hstore, as its canonical text: hstore's binary form, or its text input.
+fn hstore(raw: Raw<'_>) -> PgWireResult<Option<String>> {
+    let Some(bytes) = raw.bytes else {
+        return Ok(None);
+    };
+    let value = if raw.binary {
+        Hstore::from_binary(bytes)
+    } else {
+        std::str::from_utf8(bytes)
+            .map_err(|_| pmdb_sql::SqlError::user("22021", "an hstore parameter that is not UTF-8"))
+            .and_then(Hstore::parse)
+    };
+    value
+        .map(|h| Some(h.to_text()))
+        .map_err(|e| user_error(e.sqlstate(), e.to_string()))
 }
 
 /// A UUID: 16 bytes in binary, else any text PostgreSQL reads as one.

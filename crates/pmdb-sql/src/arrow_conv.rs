@@ -75,7 +75,7 @@ pub fn arrow_type(ty: SqlType) -> DataType {
         SqlType::TimestampTz => DataType::Timestamp(TimeUnit::Microsecond, Some(UTC.into())),
         SqlType::Boolean => DataType::Boolean,
         SqlType::Bytea => DataType::Binary,
-        SqlType::Uuid | SqlType::Json | SqlType::Jsonb => DataType::Utf8,
+        SqlType::Uuid | SqlType::Json | SqlType::Jsonb | SqlType::Hstore => DataType::Utf8,
         SqlType::Interval => DataType::Interval(IntervalUnit::MonthDayNano),
     }
 }
@@ -85,7 +85,7 @@ pub fn arrow_type(ty: SqlType) -> DataType {
 pub fn arrow_field(name: &str, ty: SqlType) -> ArrowField {
     let field = ArrowField::new(name, arrow_type(ty), true);
     match ty {
-        SqlType::Uuid | SqlType::Json | SqlType::Jsonb => {
+        SqlType::Uuid | SqlType::Json | SqlType::Jsonb | SqlType::Hstore => {
             let name = ty.to_string().to_lowercase();
             field.with_metadata([(PG_TYPE.to_owned(), name)].into())
         }
@@ -186,6 +186,7 @@ pub fn text_type(f: &ArrowField) -> Option<SqlType> {
         "uuid" => Some(SqlType::Uuid),
         "json" => Some(SqlType::Json),
         "jsonb" => Some(SqlType::Jsonb),
+        "hstore" => Some(SqlType::Hstore),
         other => {
             let (kind, rest) = other.split_once('(')?;
             let n: u64 = rest.strip_suffix(')')?.parse().ok()?;
@@ -245,7 +246,7 @@ pub fn without_trailing_blanks(s: &str) -> &str {
     s.trim_end_matches(' ')
 }
 
-/// Text read as a BYTEA, UUID, JSON, JSONB, INTERVAL or TIME the way PostgreSQL reads
+/// Text read as a BYTEA, UUID, JSON, JSONB, HSTORE, INTERVAL or TIME the way PostgreSQL reads
 /// it (Arrow's cast would take a string's bytes as they are, or read it by Arrow's
 /// rules): `None` when `array` is not text or `ty` not one of them.
 pub(crate) fn text_input(array: &ArrayRef, ty: SqlType) -> Option<Result<ArrayRef, SqlError>> {
@@ -265,6 +266,14 @@ pub(crate) fn text_input(array: &ArrayRef, ty: SqlType) -> Option<Result<ArrayRe
             .iter()
             .map(|s| {
                 s.map(|s| crate::json::input(s, ty == SqlType::Jsonb))
+                    .transpose()
+            })
+            .collect::<Result<StringArray, _>>()
+            .map(|a| Arc::new(a) as ArrayRef),
+        SqlType::Hstore => strings
+            .iter()
+            .map(|s| {
+                s.map(|s| crate::hstore::Hstore::parse(s).map(|h| h.to_text()))
                     .transpose()
             })
             .collect::<Result<StringArray, _>>()
@@ -357,6 +366,7 @@ impl Builder {
             | SqlType::Uuid
             | SqlType::Json
             | SqlType::Jsonb
+            | SqlType::Hstore
             | SqlType::Enum(_) => {
                 Builder::Str(StringBuilder::with_capacity(capacity, capacity * 16))
             }
@@ -629,6 +639,7 @@ fn value_at(a: &dyn Array, ty: SqlType, row: usize) -> Value {
         | SqlType::Text
         | SqlType::Json
         | SqlType::Jsonb
+        | SqlType::Hstore
         | SqlType::Enum(_) => Value::Str(a.as_string::<i32>().value(row).to_owned()),
         SqlType::Interval => Value::Interval(interval_at(a, row)),
     }

@@ -59,6 +59,7 @@ impl Layout {
             | SqlType::Uuid
             | SqlType::Json
             | SqlType::Jsonb
+            | SqlType::Hstore
             | SqlType::Enum(_) => Layout::Utf8,
             SqlType::Bytea => Layout::Bytes,
         }
@@ -272,6 +273,7 @@ pub fn decode_chunk(ty: SqlType, bytes: &[u8]) -> Result<ArrayRef, CodecError> {
             | SqlType::Uuid
             | SqlType::Json
             | SqlType::Jsonb
+            | SqlType::Hstore
             | SqlType::Enum(_),
             _,
         ) => {

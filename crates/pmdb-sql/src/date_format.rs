@@ -248,10 +248,7 @@ impl ScalarUDFImpl for ToChar {
                 "to_char takes a value and a template".into(),
             )));
         };
-        let scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let scalar = crate::udf_result::all_scalar(&args.args);
         let values = value.to_array(args.number_rows)?;
         let templates = template.to_array(args.number_rows)?;
         let templates = cast(&templates, &DataType::Utf8)?;

@@ -143,6 +143,7 @@ impl SqlEngine {
         crate::literal_arguments::register(&ctx);
         crate::scalar_subqueries::register(&ctx);
         crate::branch_types::register(&ctx);
+        crate::hstore_functions::register(&mut ctx).map_err(df_error)?;
         crate::json_functions::register(&mut ctx).map_err(df_error)?;
         datafusion::execution::FunctionRegistry::register_expr_planner(
             &mut ctx,

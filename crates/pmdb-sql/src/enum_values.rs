@@ -1,6 +1,7 @@
 //! Text read as a value of an enum type: `'x'::mood`, `CAST(x AS mood)` and `mood 'x'`
 //! become calls of `pmdb_enum_in(x, <type id>)` before DataFusion plans the statement
-//! (it knows no user types). The call checks each value is a label of the type (22P02
+//! (it knows no user types); a cast to the hstore extension's type, a call of its input
+//! function. The call checks each value is a label of the type (22P02
 //! otherwise) and gives a field marked with the type, which the server describes with
 //! the type's oid and [`crate::enum_order`] sorts by the type's order.
 
@@ -28,30 +29,34 @@ use crate::udf_identity::{Held, constant_id};
 
 pub(crate) const ENUM_IN: &str = "pmdb_enum_in";
 
-/// The enum type `ty` names, if it names one of the catalog's.
-fn enum_of(catalog: &Catalog, ty: &SqlDataType) -> Option<u64> {
+/// The user type (an enum type, hstore) `ty` names, if it names one of the catalog's.
+fn user_type_of(catalog: &Catalog, ty: &SqlDataType) -> Option<SqlType> {
     match ty {
         SqlDataType::Custom(name, modifiers) if modifiers.is_empty() => {
-            match crate::type_ddl::named_type(catalog, name) {
-                Some(SqlType::Enum(id)) => Some(id),
-                _ => None,
-            }
+            crate::type_ddl::named_type(catalog, name)
         }
         _ => None,
     }
 }
 
 /// Rewrites the casts to enum types in `statement` as calls of `pmdb_enum_in`, and those
-/// to arrays of one as calls of [`crate::array_input`]'s function.
+/// to arrays of one as calls of [`crate::array_input`]'s function; the casts to hstore
+/// as calls of its input function.
 pub(crate) fn rewrite_casts(catalog: &Catalog, statement: &mut Statement) -> Result<()> {
     let flow = visit_expressions_mut(statement, |e| {
-        let (id, operand) = match e {
+        let (ty, operand) = match e {
+            SqlExpr::Cast {
+                data_type: SqlDataType::Array(ArrayElemTypeDef::SquareBracket(element, _)),
+                ..
+            } if user_type_of(catalog, element) == Some(SqlType::Hstore) => {
+                return ControlFlow::Break(SqlError::unsupported("arrays of hstore values"));
+            }
             SqlExpr::Cast {
                 data_type: SqlDataType::Array(ArrayElemTypeDef::SquareBracket(element, _)),
                 expr,
                 ..
-            } => match enum_of(catalog, element) {
-                Some(id) => {
+            } => match user_type_of(catalog, element) {
+                Some(SqlType::Enum(id)) => {
                     let operand = std::mem::replace(expr.as_mut(), SqlExpr::value(Literal::Null));
                     return match crate::array_input::call(operand, SqlType::Enum(id)) {
                         Some(Ok(call)) => {
@@ -62,25 +67,34 @@ pub(crate) fn rewrite_casts(catalog: &Catalog, statement: &mut Statement) -> Res
                         None => ControlFlow::Continue(()),
                     };
                 }
-                None => return ControlFlow::Continue(()),
+                _ => return ControlFlow::Continue(()),
             },
             SqlExpr::Cast {
                 data_type, expr, ..
-            } => match enum_of(catalog, data_type) {
-                Some(id) => (
-                    id,
+            } => match user_type_of(catalog, data_type) {
+                Some(ty) => (
+                    ty,
                     std::mem::replace(expr.as_mut(), SqlExpr::value(Literal::Null)),
                 ),
                 None => return ControlFlow::Continue(()),
             },
-            SqlExpr::TypedString(typed) => match enum_of(catalog, &typed.data_type) {
-                Some(id) => (id, SqlExpr::Value(typed.value.clone())),
+            SqlExpr::TypedString(typed) => match user_type_of(catalog, &typed.data_type) {
+                Some(ty) => (ty, SqlExpr::Value(typed.value.clone())),
                 None => return ControlFlow::Continue(()),
             },
             _ => return ControlFlow::Continue(()),
         };
-        let id = SqlExpr::value(Literal::Number(id.to_string(), false));
-        match crate::ast_build::call_with(ENUM_IN, vec![operand, id]) {
+        let call = match ty {
+            SqlType::Enum(id) => crate::ast_build::call_with(
+                ENUM_IN,
+                vec![
+                    operand,
+                    SqlExpr::value(Literal::Number(id.to_string(), false)),
+                ],
+            ),
+            _ => crate::ast_build::call(crate::hstore::HSTORE_IN, operand),
+        };
+        match call {
             Ok(call) => {
                 *e = call;
                 ControlFlow::Continue(())

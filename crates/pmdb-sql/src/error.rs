@@ -62,6 +62,7 @@ pub mod state {
     pub const UNIQUE_VIOLATION: &str = "23505";
     pub const NOT_NULL_VIOLATION: &str = "23502";
     pub const DATA_EXCEPTION: &str = "22000";
+    pub const NULL_VALUE_NOT_ALLOWED: &str = "22004";
     pub const CARDINALITY_VIOLATION: &str = "21000";
     pub const STRING_DATA_RIGHT_TRUNCATION: &str = "22001";
     pub const DIVISION_BY_ZERO: &str = "22012";

@@ -222,18 +222,12 @@ impl ScalarUDFImpl for JsonFn {
     }
 
     fn invoke_with_args(&self, args: ScalarFunctionArgs) -> DfResult<ColumnarValue> {
-        let rows = args.number_rows;
-        let all_scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
-        let arrays = args
-            .args
-            .iter()
-            .map(|a| a.to_array(rows))
-            .collect::<DfResult<Vec<_>>>()?;
+        let crate::udf_result::Arguments {
+            arrays,
+            scalar: all_scalar,
+            rows: n,
+        } = crate::udf_result::arguments(&args)?;
         let jsonb = self.result_type(args.arg_fields.first()) == SqlType::Jsonb;
-        let n = if all_scalar { 1 } else { rows };
         let out: ArrayRef = match self.op {
             Op::Contains | Op::ContainedIn | Op::HasKey | Op::HasAny | Op::HasAll | Op::Equal => {
                 Arc::new(
@@ -267,8 +261,9 @@ impl ScalarUDFImpl for JsonFn {
 }
 
 /// Value `r` of `a` as text (`None` for NULL).
-fn text_at(a: &ArrayRef, r: usize) -> Result<Option<String>, SqlError> {
-    if a.is_null(r) {
+pub(crate) fn text_at(a: &ArrayRef, r: usize) -> Result<Option<String>, SqlError> {
+    // An array of type NULL (a bare NULL argument) marks no nulls.
+    if a.is_null(r) || a.data_type() == &DataType::Null {
         return Ok(None);
     }
     let v = ScalarValue::try_from_array(a, r).map_err(|e| SqlError::Query(e.to_string()))?;
@@ -280,7 +275,7 @@ fn text_at(a: &ArrayRef, r: usize) -> Result<Option<String>, SqlError> {
 
 /// The keys of a path or key list operand at row `r`: a text array, or a `{a,b}`
 /// literal.
-fn keys_at(a: &ArrayRef, r: usize) -> Result<Option<Vec<String>>, SqlError> {
+pub(crate) fn keys_at(a: &ArrayRef, r: usize) -> Result<Option<Vec<String>>, SqlError> {
     if a.is_null(r) {
         return Ok(None);
     }

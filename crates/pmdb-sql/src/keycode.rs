@@ -167,6 +167,7 @@ fn value(r: &mut Reader<'_>, ty: SqlType) -> Result<Value, CodecError> {
         | SqlType::Text
         | SqlType::Json
         | SqlType::Jsonb
+        | SqlType::Hstore
         | SqlType::Enum(_) => String::from_utf8(unescaped(r)?)
             .map(Value::Str)
             .map_err(|_| r.invalid("a string that is not UTF-8".into()))?,

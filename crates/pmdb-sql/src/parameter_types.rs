@@ -23,7 +23,9 @@ use datafusion::logical_expr::{Expr, LogicalPlan};
 /// The type of each parameter (`$1` at 0) up to the highest one `plan` names; `None`
 /// where nothing tells it.
 pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<FieldRef>>> {
-    let inferred = plan.get_parameter_types()?;
+    // As fields: a parameter DataFusion types from a column (`INSERT … VALUES ($1)`)
+    // keeps the column's metadata, so one for a uuid or hstore column is described so.
+    let inferred = plan.get_parameter_fields()?;
     let mut implied: HashMap<String, DataType> = HashMap::new();
     // Parameters read as a type Arrow holds as text, described as that type.
     let mut read_as: HashMap<String, FieldRef> = HashMap::new();
@@ -96,14 +98,13 @@ pub(crate) fn of(plan: &LogicalPlan) -> DfResult<Vec<Option<FieldRef>>> {
             if let Some(field) = read_as.get(&id) {
                 return Some(Arc::clone(field));
             }
-            inferred
-                .get(&id)
-                .cloned()
-                .flatten()
-                .or_else(|| implied.get(&id).cloned())
-                // In microseconds, as the plan's times are once analyzed.
-                .map(|t| crate::time_of_day::in_microseconds(&t).unwrap_or(t))
-                .map(|t| Arc::new(Field::new(id, t, true)))
+            let (ty, metadata) = match inferred.get(&id).cloned().flatten() {
+                Some(f) => (f.data_type().clone(), f.metadata().clone()),
+                None => (implied.get(&id).cloned()?, HashMap::new()),
+            };
+            // In microseconds, as the plan's times are once analyzed.
+            let ty = crate::time_of_day::in_microseconds(&ty).unwrap_or(ty);
+            Some(Arc::new(Field::new(id, ty, true).with_metadata(metadata)))
         })
         .collect())
 }

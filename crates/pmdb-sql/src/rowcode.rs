@@ -255,6 +255,7 @@ pub fn walk_row_from<'a>(
             | SqlType::Text
             | SqlType::Json
             | SqlType::Jsonb
+            | SqlType::Hstore
             | SqlType::Enum(_) => {
                 let s = std::str::from_utf8(length_prefixed(&mut r)?)
                     .map_err(|_| r.invalid("a string that is not UTF-8".into()))?;

@@ -928,6 +928,7 @@ pub(crate) fn put_type(out: &mut Vec<u8>, ty: SqlType) {
             out.push(20);
             out.extend_from_slice(&id.to_le_bytes());
         }
+        SqlType::Hstore => out.push(22),
     }
 }
 
@@ -957,6 +958,7 @@ pub(crate) fn get_type(r: &mut Reader<'_>) -> Result<SqlType, CodecError> {
         19 => SqlType::Time,
         20 => SqlType::Enum(u64::from_le_bytes(r.take()?)),
         21 => SqlType::UNCONSTRAINED_NUMERIC,
+        22 => SqlType::Hstore,
         t => return Err(r.invalid(format!("type tag {t}"))),
     })
 }

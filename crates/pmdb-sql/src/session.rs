@@ -208,6 +208,7 @@ fn parse_forms(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
         .or_else(|| crate::do_block::parse(sql))
         .or_else(|| crate::domain_syntax::parse(sql))
         .or_else(|| crate::copy_where::parse(sql))
+        .or_else(|| crate::extension_ddl::parse(sql))
     {
         return made.map(statements);
     }

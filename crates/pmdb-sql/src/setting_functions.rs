@@ -178,10 +178,7 @@ impl ScalarUDFImpl for CurrentSetting {
             })
             .collect::<Result<StringArray, SqlError>>()
             .map_err(external)?;
-        let scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let scalar = crate::udf_result::all_scalar(&args.args);
         shaped(scalar, Arc::new(out))
     }
 }
@@ -258,10 +255,7 @@ impl ScalarUDFImpl for SetConfig {
             })
             .collect::<Result<StringArray, SqlError>>()
             .map_err(external)?;
-        let scalar = args
-            .args
-            .iter()
-            .all(|a| matches!(a, ColumnarValue::Scalar(_)));
+        let scalar = crate::udf_result::all_scalar(&args.args);
         shaped(scalar, Arc::new(out))
     }
 }

@@ -225,6 +225,8 @@ fn changes_catalog(s: &Statement) -> bool {
             | Statement::AlterType(_)
             | Statement::CreateDomain(_)
             | Statement::DropDomain(_)
+            | Statement::CreateExtension(_)
+            | Statement::DropExtension(_)
             | Statement::Comment { .. }
     )
 }
@@ -361,6 +363,23 @@ async fn ddl(session: &Session, read_point: &ReadPoint, s: &Statement) -> Result
                 .off_executor(move |c| crate::type_ddl::alter(c, &alter))
                 .await?;
             "ALTER TYPE"
+        }
+        Statement::CreateExtension(create) => {
+            let create = create.clone();
+            let name = crate::names::ident_name(&create.name);
+            let made = session
+                .off_executor(move |c| crate::extension_ddl::create(c, &create))
+                .await?;
+            existed(session, made, "extension", &name, state::DUPLICATE_OBJECT);
+            "CREATE EXTENSION"
+        }
+        Statement::DropExtension(drop) => {
+            let drop = drop.clone();
+            let skipped = session
+                .off_executor(move |c| crate::extension_ddl::drop(c, &drop))
+                .await?;
+            skipped.into_iter().for_each(|n| session.notices.push(n));
+            "DROP EXTENSION"
         }
         Statement::Comment { .. } => {
             let (target, text) = crate::comments::target(s)?;

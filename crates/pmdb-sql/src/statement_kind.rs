@@ -97,6 +97,8 @@ impl StatementKind {
             | Statement::AlterType(_)
             | Statement::CreateDomain(_)
             | Statement::DropDomain(_)
+            | Statement::CreateExtension(_)
+            | Statement::DropExtension(_)
             | Statement::Comment { .. } => K::Ddl,
             Statement::Vacuum(_) => K::Vacuum,
             Statement::Declare { .. } | Statement::Fetch { .. } | Statement::Close { .. } => {

@@ -16,10 +16,13 @@ use crate::error::{Result, SqlError};
 use crate::names::{RelName, object_name};
 use crate::types::SqlType;
 
-/// A user type named in a statement: an enum type the catalog has, or `None` (the name
-/// is no user type).
+/// A user type named in a statement: an enum type the catalog has or the installed
+/// hstore extension's type, or `None` (the name is no user type).
 pub fn named_type(catalog: &Catalog, name: &ObjectName) -> Option<SqlType> {
     let name = object_name(name).ok()?;
+    if catalog.hstore_named(&name) {
+        return Some(SqlType::Hstore);
+    }
     catalog.enum_type(&name).map(|def| SqlType::Enum(def.id))
 }
 

@@ -34,6 +34,7 @@ use crate::array_text::{array_from_text, list_element};
 use crate::arrow_conv::{arrow_field, text_input, text_type, without_trailing_blanks};
 use crate::comparison::compares;
 use crate::error::{Result, SqlError, external};
+use crate::hstore::HSTORE_IN;
 use crate::interval_ops::{is_interval, span_of};
 use crate::text_forms::{parse_bytea, parse_uuid, uuid_text};
 use crate::types::SqlType;
@@ -49,7 +50,7 @@ const TIME_IN: &str = "pmdb_time";
 /// Whether `function` is one a cast to a type Arrow holds as text becomes (uuid, json,
 /// jsonb, an enum type): its argument is text read as that type.
 pub(crate) fn reads_text_as_its_type(function: &str) -> bool {
-    matches!(function, UUID_IN | JSON_IN | JSONB_IN)
+    matches!(function, UUID_IN | JSON_IN | JSONB_IN | HSTORE_IN)
         || function == crate::enum_values::ENUM_IN
         || function == crate::array_input::ARRAY_IN
 }
@@ -68,8 +69,14 @@ pub(crate) fn register(ctx: &SessionContext) {
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Jsonb)));
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Interval)));
     ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Time)));
+    ctx.register_udf(ScalarUDF::from(TextIn::new(SqlType::Hstore)));
     ctx.register_udf(ScalarUDF::from(GenRandomUuid::new()));
     ctx.add_analyzer_rule(Arc::new(TextInput));
+}
+
+/// The function that reads text as an hstore.
+pub(crate) fn hstore_input() -> ScalarUDF {
+    ScalarUDF::from(TextIn::new(SqlType::Hstore))
 }
 
 /// The function that reads text as a value of `ty`, for the types DataFusion cannot
@@ -249,6 +256,7 @@ impl ScalarUDFImpl for TextIn {
             SqlType::Jsonb => JSONB_IN,
             SqlType::Interval => INTERVAL_IN,
             SqlType::Time => TIME_IN,
+            SqlType::Hstore => HSTORE_IN,
             _ => BYTEA_IN,
         }
     }

@@ -56,6 +56,9 @@ pub enum SqlType {
     /// A value of the enum type with this id ([`crate::enum_type`]), held as its
     /// label's text.
     Enum(u64),
+    /// The hstore extension's type: a set of keys with text values, held as its
+    /// canonical text ([`crate::hstore`]).
+    Hstore,
 }
 
 /// One value of a column; `Null` fits every type.
@@ -111,7 +114,10 @@ impl SqlType {
             | (SqlType::BigInt, Value::BigInt(_))
             | (SqlType::Real, Value::Real(_))
             | (SqlType::Double, Value::Double(_))
-            | (SqlType::Text | SqlType::Json | SqlType::Jsonb | SqlType::Enum(_), Value::Str(_))
+            | (
+                SqlType::Text | SqlType::Json | SqlType::Jsonb | SqlType::Enum(_) | SqlType::Hstore,
+                Value::Str(_),
+            )
             | (SqlType::Date, Value::Date(_))
             | (SqlType::Timestamp | SqlType::TimestampTz, Value::Timestamp(_))
             | (SqlType::Boolean, Value::Boolean(_))
@@ -181,6 +187,7 @@ impl fmt::Display for SqlType {
             SqlType::Jsonb => f.write_str("JSONB"),
             SqlType::Interval => f.write_str("INTERVAL"),
             SqlType::Enum(id) => write!(f, "ENUM TYPE #{id}"),
+            SqlType::Hstore => f.write_str("HSTORE"),
         }
     }
 }
@@ -332,6 +339,11 @@ pub(crate) mod tests {
                     .boxed()
             }
             SqlType::Uuid => any::<u128>().prop_map(Value::Uuid).boxed(),
+            SqlType::Hstore => prop_oneof![
+                Just(Value::Str(r#""a"=>"1", "bb"=>NULL"#.into())),
+                Just(Value::Str(String::new())),
+            ]
+            .boxed(),
             SqlType::Json | SqlType::Jsonb => prop_oneof![
                 Just(Value::Str("{\"a\": [1, 2.5]}".into())),
                 Just(Value::Str("null".into())),
@@ -374,6 +386,7 @@ pub(crate) mod tests {
             Just(SqlType::Jsonb),
             any::<u64>().prop_map(SqlType::Enum),
             Just(SqlType::Interval),
+            Just(SqlType::Hstore),
         ]
     }
 

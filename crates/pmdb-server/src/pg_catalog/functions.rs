@@ -335,6 +335,16 @@ fn type_oid(source: &Source, name: &str) -> Option<i64> {
         .map(|t| t.0)
         .or_else(|| {
             let name = relation_named(name).ok()?;
+            if name.schema == "public"
+                && name.name == "hstore"
+                && source
+                    .catalog()
+                    .extensions()
+                    .iter()
+                    .any(|e| e.name == "hstore")
+            {
+                return Some(oids::HSTORE_TYPE);
+            }
             source
                 .catalog()
                 .enum_type(&name)

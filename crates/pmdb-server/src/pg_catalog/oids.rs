@@ -67,6 +67,15 @@ pub fn system_relation_name(oid: i64) -> Option<&'static str> {
 
 /// Where user objects start, as in PostgreSQL.
 const FIRST_USER_OID: i64 = 16_384;
+
+/// PL/pgSQL's extension, as every PostgreSQL 15 has it.
+pub const PLPGSQL_EXTENSION: i64 = 13_559;
+/// The hstore extension and its types: fixed oids in the range of id 0, which no table,
+/// type or schema has (ids start at 1), the ones PostgreSQL gives the first extension
+/// a fresh database installs.
+pub const HSTORE_EXTENSION: i64 = 16_386;
+pub const HSTORE_TYPE: i64 = 16_387;
+pub const HSTORE_ARRAY: i64 = 16_392;
 /// Oids each table reserves: its own, its primary key's index and constraint, and its
 /// secondary indexes'.
 const PER_TABLE: i64 = 1024;
@@ -333,6 +342,7 @@ pub fn column_type(ty: SqlType) -> (i64, i64) {
         SqlType::Jsonb => (3802, -1),
         SqlType::Interval => (1186, -1),
         SqlType::Enum(id) => (enum_type(id), -1),
+        SqlType::Hstore => (HSTORE_TYPE, -1),
     }
 }
 
@@ -417,6 +427,7 @@ pub fn standard_type(ty: SqlType) -> StandardType {
         SqlType::Jsonb => named("jsonb", "jsonb"),
         // Its udt is the type itself, which only the catalog names.
         SqlType::Enum(_) => named("USER-DEFINED", ""),
+        SqlType::Hstore => named("USER-DEFINED", "hstore"),
     }
 }
 
@@ -455,6 +466,8 @@ pub fn format_type(oid: i64, typmod: Option<i64>) -> Option<String> {
         2950 => "uuid".into(),
         114 => "json".into(),
         3802 => "jsonb".into(),
+        HSTORE_TYPE => "hstore".into(),
+        HSTORE_ARRAY => "hstore[]".into(),
         _ => return None,
     })
 }

@@ -3,6 +3,7 @@
 
 use pgwire::api::Type;
 use pmdb_sql::SqlType;
+use pmdb_sql::extension::{Available, HSTORE, PLPGSQL};
 use pmdb_sql::schema::{ColumnDef, Deferral, ForeignKeyDef, Identity, TableDef};
 use pmdb_sql::sequence::SequenceDef;
 use pmdb_sql::view::ViewDef;
@@ -697,6 +698,21 @@ pub fn types(source: &Source) -> Vec<Vec<Cell>> {
         rows.push(own);
         rows.push(of_array);
     }
+    // The hstore extension's type and its array type, in public, while it is installed.
+    if source
+        .catalog()
+        .extensions()
+        .iter()
+        .any(|e| e.name == HSTORE.name)
+    {
+        let mut own = row(oids::HSTORE_TYPE, "hstore", -1, "U", 0, oids::HSTORE_ARRAY);
+        own[2] = Int(oids::PUBLIC_NAMESPACE);
+        own[17] = text("hstore_in");
+        let mut of_array = row(oids::HSTORE_ARRAY, "_hstore", -1, "A", oids::HSTORE_TYPE, 0);
+        of_array[2] = Int(oids::PUBLIC_NAMESPACE);
+        rows.push(own);
+        rows.push(of_array);
+    }
     // Each domain (typtype `d`, its base type's length and category, its base type and
     // modifier, whether it is NOT NULL) and its array type, in its schema.
     for d in source.catalog().domain_types() {
@@ -723,6 +739,39 @@ pub fn types(source: &Source) -> Vec<Vec<Cell>> {
         of_array[2] = Int(namespace);
         rows.push(own);
         rows.push(of_array);
+    }
+    rows
+}
+
+/// `pg_extension`: PL/pgSQL, which every database has, and each installed extension.
+pub fn extensions(source: &Source) -> Vec<Vec<Cell>> {
+    let row = |oid: i64, available: Available, namespace: i64, relocatable: bool| {
+        vec![
+            Int(oid),
+            text(available.name),
+            Int(oids::BOOTSTRAP_ROLE),
+            Int(namespace),
+            Bool(relocatable),
+            text(available.version),
+            Null,
+            Null,
+        ]
+    };
+    let mut rows = vec![row(
+        oids::PLPGSQL_EXTENSION,
+        PLPGSQL,
+        oids::PG_CATALOG_NAMESPACE,
+        false,
+    )];
+    for e in source.catalog().extensions() {
+        if let Some(available) = e.available().filter(|a| a.name == HSTORE.name) {
+            rows.push(row(
+                oids::HSTORE_EXTENSION,
+                available,
+                oids::PUBLIC_NAMESPACE,
+                true,
+            ));
+        }
     }
     rows
 }

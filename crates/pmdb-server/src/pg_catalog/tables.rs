@@ -10,9 +10,9 @@ use std::sync::Arc;
 
 use super::rows::{
     Cell, access_methods, activity, attrdefs, attributes, classes, constraints, databases,
-    description_rows, enum_labels, index_list, indexes, materialized_view_list, namespaces,
-    prepared_statements, roles, sequences, standard_columns, standard_sequences, standard_tables,
-    standard_views, table_list, tablespaces, types, view_list,
+    description_rows, enum_labels, extensions, index_list, indexes, materialized_view_list,
+    namespaces, prepared_statements, roles, sequences, standard_columns, standard_sequences,
+    standard_tables, standard_views, table_list, tablespaces, types, view_list,
 };
 use super::source::{Origin, Source};
 use async_trait::async_trait;
@@ -599,16 +599,20 @@ const RELATIONS: &[Relation] = &[
         ],
         rows: Some(sequences),
     },
-    empty(
-        "pg_extension",
-        &[
+    Relation {
+        name: "pg_extension",
+        columns: &[
             ("oid", K::Oid),
             ("extname", K::Text),
             ("extowner", K::Oid),
             ("extnamespace", K::Oid),
+            ("extrelocatable", K::Bool),
             ("extversion", K::Text),
+            ("extconfig", K::Text),
+            ("extcondition", K::Text),
         ],
-    ),
+        rows: Some(extensions),
+    },
     empty(
         "pg_proc",
         &[

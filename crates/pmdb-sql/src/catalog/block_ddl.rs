@@ -264,6 +264,7 @@ impl Catalog {
         *self.enums.write() = image.maps.enums.clone();
         *self.domains.write() = image.maps.domains.clone();
         *self.schemas.write() = image.maps.schemas.clone();
+        *self.extensions.write() = image.maps.extensions.clone();
         self.restore_sequences(image);
         made.retain(|sub| !kept.contains(sub));
         made.sort();

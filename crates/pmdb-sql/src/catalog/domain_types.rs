@@ -113,9 +113,10 @@ impl Catalog {
     /// Whether a type or a relation (whose row type PostgreSQL names alike) is called
     /// `name`.
     pub(super) fn type_name_taken(&self, name: &RelName) -> bool {
-        self.enum_type(name).is_some() || self.domain_type(name).is_some() || {
-            self.relation_exists(name)
-        }
+        self.enum_type(name).is_some()
+            || self.domain_type(name).is_some()
+            || self.relation_exists(name)
+            || self.hstore_named(name)
     }
 
     /// CREATE DOMAIN: its unnamed CHECKs named as PostgreSQL names them
@@ -233,7 +234,12 @@ impl Catalog {
             None => return Err(undefined(name)),
         };
         let users = self.type_users(domain.def.base, Some(domain.def.id), &domain.def.name);
-        super::refuse_dependents("DROP DOMAIN", &domain.def.name, &users, cascade)?;
+        super::refuse_dependents(
+            "DROP DOMAIN",
+            &format!("type {}", domain.def.name),
+            &users,
+            cascade,
+        )?;
         let mut batch = WriteBatch::new();
         batch.delete(&self.catalog_subtable()?, domain_key(name));
         self.write(batch)?;

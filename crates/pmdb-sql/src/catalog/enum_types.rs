@@ -178,7 +178,7 @@ impl Catalog {
             None => return Err(undefined(name)),
         };
         let users = self.type_users(SqlType::Enum(def.id), None, &def.name);
-        super::refuse_dependents("DROP TYPE", &def.name, &users, cascade)?;
+        super::refuse_dependents("DROP TYPE", &format!("type {}", def.name), &users, cascade)?;
         let mut batch = WriteBatch::new();
         batch.delete(&self.catalog_subtable()?, enum_key(name));
         self.write(batch)?;

@@ -8,6 +8,7 @@ use std::sync::Arc;
 use super::Catalog;
 use crate::domain_rules::Domain;
 use crate::enum_type::EnumDef;
+use crate::extension::ExtensionDef;
 use crate::names::RelName;
 use crate::namespace::NamespaceDef;
 use crate::sequence::Sequence;
@@ -22,6 +23,7 @@ pub struct CatalogImage {
     pub(super) views: BTreeMap<RelName, Arc<ViewDef>>,
     pub(super) enums: BTreeMap<RelName, Arc<EnumDef>>,
     pub(super) domains: BTreeMap<RelName, Arc<Domain>>,
+    pub(super) extensions: BTreeMap<String, Arc<ExtensionDef>>,
 }
 
 impl CatalogImage {
@@ -93,6 +95,10 @@ impl CatalogImage {
     pub fn domain_by_id(&self, id: u64) -> Option<Arc<Domain>> {
         self.domains.values().find(|d| d.def.id == id).cloned()
     }
+
+    pub fn extensions(&self) -> Vec<Arc<ExtensionDef>> {
+        self.extensions.values().cloned().collect()
+    }
 }
 
 impl Catalog {
@@ -105,6 +111,7 @@ impl Catalog {
             views: self.views.read().clone(),
             enums: self.enums.read().clone(),
             domains: self.domains.read().clone(),
+            extensions: self.extensions.read().clone(),
         }
     }
 }

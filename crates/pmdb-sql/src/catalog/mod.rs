@@ -16,6 +16,7 @@ use pmdb_engine::{Db, WriteBatch, WriteOptions};
 use crate::domain_rules::DomainTypes;
 use crate::enum_type::{ENUM_PREFIX, EnumDef, EnumTypes};
 use crate::error::{Result, SqlError, state};
+use crate::extension::ExtensionDef;
 use crate::key_rules::{NewReference, resolve, unique_key_of};
 use crate::names::{PUBLIC, RelName};
 use crate::namespace::{NAMESPACE_PREFIX, NamespaceDef};
@@ -32,6 +33,7 @@ pub(crate) mod block_ddl;
 mod dependents;
 mod domain_types;
 mod enum_types;
+mod extensions;
 mod image;
 mod rebuild;
 mod schemas;
@@ -58,6 +60,8 @@ pub struct Catalog {
     views: RwLock<BTreeMap<RelName, Arc<ViewDef>>>,
     enums: EnumTypes,
     domains: DomainTypes,
+    /// The installed extensions, by name.
+    extensions: RwLock<BTreeMap<String, Arc<ExtensionDef>>>,
     /// Serializes DDL, so two statements never race on the next id or on one table;
     /// reentrant, as DROP SCHEMA … CASCADE drops each object the way its own DROP does.
     ddl: ReentrantMutex<()>,
@@ -84,7 +88,7 @@ impl Drop for DdlGuard<'_> {
 
 /// Settles a table definition DDL made: forgets the comments of constraints it dropped,
 /// then checks it: 42P16 for what no definition may have, 0A000 for a key or index over
-/// a JSON column (pmdb has no jsonb order; json has none).
+/// a JSON or hstore column (pmdb has no jsonb or hstore order; json has none).
 fn settle(def: &mut TableDef) -> Result<()> {
     def.drop_stale_comments();
     def.validate()
@@ -95,7 +99,10 @@ fn settle(def: &mut TableDef) -> Result<()> {
         .chain(def.indexes.iter().flat_map(|i| &i.columns));
     for &k in keys {
         let c = &def.columns[k as usize];
-        if matches!(c.ty, SqlType::Json | SqlType::Jsonb | SqlType::Interval) {
+        if matches!(
+            c.ty,
+            SqlType::Json | SqlType::Jsonb | SqlType::Interval | SqlType::Hstore
+        ) {
             return Err(SqlError::unsupported(format!(
                 "column {:?} of type {} as a key or index column",
                 c.name, c.ty
@@ -174,6 +181,10 @@ impl Catalog {
             Some(cat) => domain_types::load(cat, &schemas)?,
             None => BTreeMap::new(),
         }));
+        let extensions = match &cat {
+            Some(cat) => extensions::load(cat)?,
+            None => BTreeMap::new(),
+        };
         let mut tables = BTreeMap::new();
         if let Some(cat) = &cat {
             for entry in cat.scan(vec![TABLE_PREFIX]..vec![TABLE_PREFIX + 1]) {
@@ -186,7 +197,7 @@ impl Catalog {
                 })?;
                 let name = def.rel_name();
                 check_entry(&entry.key()[1..], &name, &schemas, what)?;
-                check_types(&def, &enums, &domains, what)?;
+                check_types(&def, &enums, &domains, &extensions, what)?;
                 tables.insert(name, Arc::new(Table::open(db, cat, def, &enums, &domains)?));
             }
         }
@@ -213,6 +224,7 @@ impl Catalog {
             views: RwLock::new(views),
             enums,
             domains,
+            extensions: RwLock::new(extensions),
             ddl: ReentrantMutex::new(()),
             generation: AtomicU64::new(0),
             block: Mutex::new(None),
@@ -1264,9 +1276,9 @@ fn load_named<D>(
     Ok(out)
 }
 
-/// 2BP01 for a DROP of type `name` that `users` (columns, domains) depend on; 0A000 with
-/// CASCADE, as pmdb drops no column for a type.
-fn refuse_dependents(statement: &str, name: &str, users: &[String], cascade: bool) -> Result<()> {
+/// 2BP01 for a DROP of `object` (`type t`, `extension e`) that `users` (columns,
+/// domains) depend on; 0A000 with CASCADE, as pmdb drops no column for a type.
+fn refuse_dependents(statement: &str, object: &str, users: &[String], cascade: bool) -> Result<()> {
     if users.is_empty() {
         return Ok(());
     }
@@ -1278,20 +1290,30 @@ fn refuse_dependents(statement: &str, name: &str, users: &[String], cascade: boo
     }
     Err(SqlError::user(
         state::DEPENDENT_OBJECTS_STILL_EXIST,
-        format!("cannot drop type {name} because other objects depend on it"),
+        format!("cannot drop {object} because other objects depend on it"),
     )
     .with_detail(users.join("\n")))
 }
 
-/// Checks that each enum column of `def` names a type the catalog has, and each column
-/// of a domain a domain of the column's type.
+/// Checks that each enum column of `def` names a type the catalog has, each column of a
+/// domain a domain of the column's type, and each hstore column an installed hstore.
 fn check_types(
     def: &TableDef,
     enums: &EnumTypes,
     domains: &DomainTypes,
+    extensions: &BTreeMap<String, Arc<ExtensionDef>>,
     what: impl Fn() -> String,
 ) -> Result<()> {
     for c in &def.columns {
+        if c.ty == SqlType::Hstore && !extensions.contains_key(crate::extension::HSTORE.name) {
+            return Err(mismatched(
+                what(),
+                format!(
+                    "column {:?} is of type hstore, and the catalog has no hstore extension",
+                    c.name
+                ),
+            ));
+        }
         if let Some(id) = c.domain
             && crate::domain_rules::by_id(domains, id).is_none_or(|d| d.def.base != c.ty)
         {
