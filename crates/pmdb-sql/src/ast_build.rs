@@ -12,6 +12,34 @@ use datafusion::sql::sqlparser::parser::Parser;
 use crate::error::{Result, SqlError};
 use crate::names::{PUBLIC, RelName};
 
+/// Replaces each expression of `statement` that `call` makes a call of (`None`: leave it
+/// as it is) with that call, outermost first; the first error stops the walk and is
+/// the result.
+pub(crate) fn replace_with_calls(
+    statement: &mut Statement,
+    mut call: impl FnMut(&mut Expr) -> Option<Result<Expr>>,
+) -> Result<()> {
+    let flow =
+        datafusion::sql::sqlparser::ast::visit_expressions_mut(statement, |e| match call(e) {
+            None => std::ops::ControlFlow::Continue(()),
+            Some(Ok(made)) => {
+                *e = made;
+                std::ops::ControlFlow::Continue(())
+            }
+            Some(Err(err)) => std::ops::ControlFlow::Break(err),
+        });
+    match flow {
+        std::ops::ControlFlow::Break(e) => Err(e),
+        std::ops::ControlFlow::Continue(()) => Ok(()),
+    }
+}
+
+/// `e`'s place taken by a NULL, and `e` given back (to make it an argument of a call
+/// that replaces the expression it was in).
+pub(crate) fn take(e: &mut Expr) -> Expr {
+    std::mem::replace(e, Expr::value(datafusion::sql::sqlparser::ast::Value::Null))
+}
+
 /// `SELECT projection FROM from`.
 pub(crate) fn select(projection: Vec<SelectItem>, from: Vec<TableWithJoins>) -> Result<Query> {
     // The parser's own SELECT, whose every other field is as a plain query has it.

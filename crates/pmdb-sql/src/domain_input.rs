@@ -4,7 +4,6 @@
 //! rules ([`crate::domain_rules`]) and gives it unchanged, in a field marked with the
 //! domain, by which a parameter read as the domain is described with its oid.
 
-use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, FieldRef};
@@ -16,7 +15,7 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
     ArrayElemTypeDef, DataType as SqlDataType, Expr as SqlExpr, Ident, ObjectName, Statement,
-    Value as Literal, visit_expressions_mut,
+    Value as Literal,
 };
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -65,36 +64,29 @@ pub(crate) fn rewrite_casts(catalog: &Catalog, statement: &mut Statement) -> Res
     if catalog.domain_types().is_empty() {
         return Ok(());
     }
-    let flow = visit_expressions_mut(statement, |e| {
+    crate::ast_build::replace_with_calls(statement, |e| {
         let (domain, operand) = match e {
             SqlExpr::Cast {
                 data_type: SqlDataType::Array(ArrayElemTypeDef::SquareBracket(element, _)),
                 ..
-            } => match domain_of(catalog, element) {
-                Some(d) => {
-                    return ControlFlow::Break(SqlError::unsupported(format!(
+            } => {
+                return domain_of(catalog, element).map(|d| {
+                    Err(SqlError::unsupported(format!(
                         "arrays of domain {} (pmdb casts to a domain one value at a time)",
                         d.def.name
-                    )));
-                }
-                None => return ControlFlow::Continue(()),
-            },
+                    )))
+                });
+            }
             SqlExpr::Cast {
                 data_type, expr, ..
-            } => match domain_of(catalog, data_type) {
-                Some(d) => (
-                    d,
-                    std::mem::replace(expr.as_mut(), SqlExpr::value(Literal::Null)),
-                ),
-                None => return ControlFlow::Continue(()),
-            },
-            SqlExpr::TypedString(typed) => match domain_of(catalog, &typed.data_type) {
-                Some(d) => (d, SqlExpr::Value(typed.value.clone())),
-                None => return ControlFlow::Continue(()),
-            },
-            _ => return ControlFlow::Continue(()),
+            } => (domain_of(catalog, data_type)?, crate::ast_build::take(expr)),
+            SqlExpr::TypedString(typed) => (
+                domain_of(catalog, &typed.data_type)?,
+                SqlExpr::Value(typed.value.clone()),
+            ),
+            _ => return None,
         };
-        let call = written(catalog, domain.def.base).and_then(|base| {
+        Some(written(catalog, domain.def.base).and_then(|base| {
             let cast = SqlExpr::Cast {
                 kind: datafusion::sql::sqlparser::ast::CastKind::DoubleColon,
                 expr: Box::new(operand),
@@ -104,19 +96,8 @@ pub(crate) fn rewrite_casts(catalog: &Catalog, statement: &mut Statement) -> Res
             };
             let id = SqlExpr::value(Literal::Number(domain.def.id.to_string(), false));
             crate::ast_build::call_with(DOMAIN_IN, vec![cast, id])
-        });
-        match call {
-            Ok(call) => {
-                *e = call;
-                ControlFlow::Continue(())
-            }
-            Err(err) => ControlFlow::Break(err),
-        }
-    });
-    match flow {
-        ControlFlow::Break(e) => Err(e),
-        ControlFlow::Continue(()) => Ok(()),
-    }
+        }))
+    })
 }
 
 pub(crate) fn register(ctx: &SessionContext, catalog: &Arc<Catalog>) {

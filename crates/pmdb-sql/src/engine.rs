@@ -139,6 +139,7 @@ impl SqlEngine {
         crate::domain_input::register(&ctx, &catalog);
         crate::array_input::register(&ctx, &catalog);
         crate::like_escape::register(&ctx);
+        crate::length_casts::register(&ctx);
         crate::make_interval::register(&ctx);
         crate::literal_arguments::register(&ctx);
         crate::scalar_subqueries::register(&ctx);

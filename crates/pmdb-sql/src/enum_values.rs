@@ -5,7 +5,6 @@
 //! otherwise) and gives a field marked with the type, which the server describes with
 //! the type's oid and [`crate::enum_order`] sorts by the type's order.
 
-use std::ops::ControlFlow;
 use std::sync::Arc;
 
 use datafusion::arrow::array::AsArray;
@@ -18,10 +17,10 @@ use datafusion::logical_expr::{
 use datafusion::prelude::SessionContext;
 use datafusion::sql::sqlparser::ast::{
     ArrayElemTypeDef, DataType as SqlDataType, Expr as SqlExpr, Statement, Value as Literal,
-    visit_expressions_mut,
 };
 
 use crate::arrow_conv::enum_metadata;
+use crate::ast_build::take;
 use crate::catalog::Catalog;
 use crate::error::{Result, SqlError, external};
 use crate::types::SqlType;
@@ -43,48 +42,28 @@ fn user_type_of(catalog: &Catalog, ty: &SqlDataType) -> Option<SqlType> {
 /// to arrays of one as calls of [`crate::array_input`]'s function; the casts to hstore
 /// as calls of its input function.
 pub(crate) fn rewrite_casts(catalog: &Catalog, statement: &mut Statement) -> Result<()> {
-    let flow = visit_expressions_mut(statement, |e| {
+    crate::ast_build::replace_with_calls(statement, |e| {
         let (ty, operand) = match e {
-            SqlExpr::Cast {
-                data_type: SqlDataType::Array(ArrayElemTypeDef::SquareBracket(element, _)),
-                ..
-            } if user_type_of(catalog, element) == Some(SqlType::Hstore) => {
-                return ControlFlow::Break(SqlError::unsupported("arrays of hstore values"));
-            }
             SqlExpr::Cast {
                 data_type: SqlDataType::Array(ArrayElemTypeDef::SquareBracket(element, _)),
                 expr,
                 ..
-            } => match user_type_of(catalog, element) {
-                Some(SqlType::Enum(id)) => {
-                    let operand = std::mem::replace(expr.as_mut(), SqlExpr::value(Literal::Null));
-                    return match crate::array_input::call(operand, SqlType::Enum(id)) {
-                        Some(Ok(call)) => {
-                            *e = call;
-                            ControlFlow::Continue(())
-                        }
-                        Some(Err(err)) => ControlFlow::Break(err),
-                        None => ControlFlow::Continue(()),
-                    };
-                }
-                _ => return ControlFlow::Continue(()),
-            },
+            } => {
+                return match user_type_of(catalog, element)? {
+                    SqlType::Enum(id) => crate::array_input::call(take(expr), SqlType::Enum(id)),
+                    _ => Some(Err(SqlError::unsupported("arrays of hstore values"))),
+                };
+            }
             SqlExpr::Cast {
                 data_type, expr, ..
-            } => match user_type_of(catalog, data_type) {
-                Some(ty) => (
-                    ty,
-                    std::mem::replace(expr.as_mut(), SqlExpr::value(Literal::Null)),
-                ),
-                None => return ControlFlow::Continue(()),
-            },
-            SqlExpr::TypedString(typed) => match user_type_of(catalog, &typed.data_type) {
-                Some(ty) => (ty, SqlExpr::Value(typed.value.clone())),
-                None => return ControlFlow::Continue(()),
-            },
-            _ => return ControlFlow::Continue(()),
+            } => (user_type_of(catalog, data_type)?, take(expr)),
+            SqlExpr::TypedString(typed) => (
+                user_type_of(catalog, &typed.data_type)?,
+                SqlExpr::Value(typed.value.clone()),
+            ),
+            _ => return None,
         };
-        let call = match ty {
+        Some(match ty {
             SqlType::Enum(id) => crate::ast_build::call_with(
                 ENUM_IN,
                 vec![
@@ -93,19 +72,8 @@ pub(crate) fn rewrite_casts(catalog: &Catalog, statement: &mut Statement) -> Res
                 ],
             ),
             _ => crate::ast_build::call(crate::hstore::HSTORE_IN, operand),
-        };
-        match call {
-            Ok(call) => {
-                *e = call;
-                ControlFlow::Continue(())
-            }
-            Err(err) => ControlFlow::Break(err),
-        }
-    });
-    match flow {
-        ControlFlow::Break(e) => Err(e),
-        ControlFlow::Continue(()) => Ok(()),
-    }
+        })
+    })
 }
 
 pub(crate) fn register(ctx: &SessionContext, catalog: &Arc<Catalog>) {

@@ -81,6 +81,7 @@ mod key_rules;
 pub mod keycode;
 mod keyed;
 mod large_rows;
+mod length_casts;
 mod like_escape;
 mod literal_arguments;
 mod lock_clauses;

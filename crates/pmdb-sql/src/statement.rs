@@ -30,8 +30,8 @@ use crate::{
 /// The syntax-tree rewrites a statement gets before it is recognised, planned or run,
 /// at once or prepared: names qualified as the session's temporary schema and search
 /// path resolve them, column
-/// defaults filled in, casts to domains, to enum types and to the types DataFusion cannot plan
-/// made calls, row constructors the planner refuses made `struct` calls, FETCH FIRST
+/// defaults filled in, casts to domains, to enum types, to CHAR(n) and VARCHAR(n) and to
+/// the types DataFusion cannot plan made calls, row constructors the planner refuses made `struct` calls, FETCH FIRST
 /// made LIMIT, and functions in FROM given PostgreSQL's column names.
 pub(crate) fn rewrite(session: &Session, s: &mut Statement) -> Result<()> {
     crate::explain_options::as_keywords(s)?;
@@ -42,6 +42,7 @@ pub(crate) fn rewrite(session: &Session, s: &mut Statement) -> Result<()> {
     crate::domain_input::rewrite_casts(&session.catalog, s)?;
     crate::enum_values::rewrite_casts(&session.catalog, s)?;
     crate::type_input::rewrite_casts(s)?;
+    crate::length_casts::rewrite(s)?;
     crate::window_frames::as_literals(s);
     crate::make_interval::positional(s)?;
     crate::numeric_literals::as_exact(s);

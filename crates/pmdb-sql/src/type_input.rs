@@ -55,10 +55,14 @@ pub(crate) fn reads_text_as_its_type(function: &str) -> bool {
         || function == crate::array_input::ARRAY_IN
 }
 
-/// Whether `function` is one a cast to a type of its own becomes, a domain's or one
-/// [`reads_text_as_its_type`]: a parameter it reads is described as that type.
+/// Whether `function` is one a cast to a type of its own becomes, a domain's, a
+/// VARCHAR(n)'s or CHAR(n)'s, or one [`reads_text_as_its_type`]: a parameter it reads is
+/// described as that type.
 pub(crate) fn reads_as_its_type(function: &str) -> bool {
-    reads_text_as_its_type(function) || function == crate::domain_input::DOMAIN_IN
+    reads_text_as_its_type(function)
+        || function == crate::domain_input::DOMAIN_IN
+        || function == crate::length_casts::VARCHAR_IN
+        || function == crate::length_casts::BPCHAR_IN
 }
 
 /// Registers the functions and the analyzer rule in `ctx`.

@@ -280,6 +280,51 @@ fn char_values_are_blank_padded() {
     );
 }
 
+/// An explicit cast to VARCHAR(n) or CHAR(n) cuts the text to n characters (storing into
+/// such a column refuses it instead, 22001) and is of that type; the answers are
+/// PostgreSQL 15's.
+#[test]
+fn casts_to_a_length_cut_the_text() {
+    let f = Fixture::new(
+        "CREATE TABLE w (id INT PRIMARY KEY, v VARCHAR(3));
+         INSERT INTO w VALUES (1, 'abcdef'::varchar(3)), (2, CAST(12345 AS VARCHAR(2)))",
+    );
+    let mut s = f.session();
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT 'abcdef'::varchar(3), CAST('abcdef' AS CHAR(2)), 'éàü'::varchar(2), \
+             'ab   '::char(4) || '|', 'xyz'::char, 'abc'::varchar, NULL::varchar(2)"
+        ),
+        ["abc|ab|éà|ab||x|abc|"]
+    );
+    assert_eq!(f.rows(&mut s, "SELECT v FROM w ORDER BY id"), ["abc", "12"]);
+    let pmdb_sql::Output::Rows { schema, .. } = f.run(
+        &mut s,
+        "SELECT 'a'::varchar(3), 'a'::char(2), 'a'::varchar, v::varchar(1) FROM w",
+    ) else {
+        panic!("rows expected")
+    };
+    let types: Vec<Option<String>> = schema
+        .fields()
+        .iter()
+        .map(|f| pmdb_sql::text_type(f).map(|t| t.to_string()))
+        .collect();
+    assert_eq!(
+        types,
+        [
+            Some("VARCHAR(3)".to_string()),
+            Some("CHAR(2)".to_string()),
+            None,
+            Some("VARCHAR(1)".to_string())
+        ]
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "INSERT INTO w VALUES (3, 'abcd')"),
+        "22001"
+    );
+}
+
 /// Fractions made integers as PostgreSQL makes them, in casts and in writes to integer
 /// columns: a numeric (a number with a fraction written in SQL is one) rounded half away
 /// from zero, a floating-point number half to even. The answers are PostgreSQL 15's.

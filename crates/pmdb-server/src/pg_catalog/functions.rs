@@ -399,8 +399,8 @@ fn obj_description(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     text(
         descriptions(source)
             .into_iter()
-            .find(|(o, c, sub, _)| *o == oid && *sub == 0 && class.is_none_or(|k| k == *c))
-            .map(|(.., t)| t),
+            .find(|d| d.objoid == oid && d.objsubid == 0 && class.is_none_or(|k| k == d.classoid))
+            .map(|d| d.description),
     )
 }
 
@@ -412,8 +412,8 @@ fn col_description(source: &Source, args: &[ScalarValue]) -> ScalarValue {
     text(
         descriptions(source)
             .into_iter()
-            .find(|(o, c, sub, _)| *o == oid && *c == oids::PG_CLASS && *sub == n)
-            .map(|(.., t)| t),
+            .find(|d| d.objoid == oid && d.classoid == oids::PG_CLASS && d.objsubid == n)
+            .map(|d| d.description),
     )
 }
 

@@ -6,6 +6,7 @@
 
 mod functions;
 pub(crate) mod oids;
+mod relation;
 mod rewrite;
 mod rows;
 mod source;

@@ -1,18 +1,19 @@
-//! The `pg_catalog` relations and their columns, read afresh ([`rows`](super::rows))
-//! each time a query reads them:
-//! the ones psql's `\d` family and drivers read (namespaces, classes, attributes,
-//! types, indexes, constraints, access methods, databases, roles), and, empty, the ones
-//! they also join against for features pmdb does not have (policies, inheritance,
-//! publications, triggers, …).
+//! The `pg_catalog` schema as Arrow tables, read afresh each time a query reads them:
+//! the relations psql's `\d` family and drivers read (namespaces, classes, attributes,
+//! types, indexes, constraints, access methods, databases, roles), each declared with
+//! the type of its rows in [`rows`](super::rows), and, empty, the ones they also join
+//! against for features pmdb does not have (policies, inheritance, publications,
+//! triggers, …), declared here by their columns.
 
 use std::fmt;
 use std::sync::Arc;
 
+use super::relation::{Cell, Kind, Relation};
 use super::rows::{
-    Cell, access_methods, activity, attrdefs, attributes, classes, constraints, databases,
-    description_rows, enum_labels, extensions, index_list, indexes, materialized_view_list,
-    namespaces, prepared_statements, roles, sequences, standard_columns, standard_sequences,
-    standard_tables, standard_views, table_list, tablespaces, types, view_list,
+    PgAm, PgAttrdef, PgAttribute, PgClass, PgConstraint, PgDatabase, PgDescription, PgEnum,
+    PgExtension, PgIndex, PgIndexes, PgMatviews, PgNamespace, PgPreparedStatements, PgRoles,
+    PgSequence, PgStatActivity, PgTables, PgTablespace, PgType, PgViews, StandardColumn,
+    StandardSequence, StandardTable, StandardView,
 };
 use super::source::{Origin, Source};
 use async_trait::async_trait;
@@ -30,448 +31,33 @@ use pmdb_sql::catalog::Viewer;
 
 use crate::session_statements::SessionStatements;
 
-#[derive(Clone, Copy)]
-enum Kind {
-    Int,
-    /// An object identifier, unsigned 32 bits as in PostgreSQL (type `oid`, so that an
-    /// array of them is `oid[]`, which drivers decode without asking).
-    Oid,
-    Text,
-    /// One character, as PostgreSQL's `"char"` (`typtype`, which drivers read as a
-    /// byte).
-    Char,
-    Bool,
-    Real,
-    /// timestamptz.
-    Time,
-    /// Column numbers: `int2[]` (`conkey`).
-    ColumnNumbers,
-    /// Column numbers as `pg_index` has them: `int2vector`.
-    ColumnVector,
-    /// Object identifiers as `pg_index` has them: `oidvector`.
-    Oids,
-    /// Names: `text[]`.
-    Texts,
-}
-
-type Rows = fn(&Source) -> Vec<Vec<Cell>>;
-
-struct Relation {
-    name: &'static str,
-    columns: &'static [(&'static str, Kind)],
-    /// `None`: always empty.
-    rows: Option<Rows>,
-}
-
 use Kind as K;
 
 const RELATIONS: &[Relation] = &[
-    Relation {
-        name: "pg_namespace",
-        columns: &[
-            ("oid", K::Oid),
-            ("nspname", K::Text),
-            ("nspowner", K::Oid),
-            ("nspacl", K::Text),
-        ],
-        rows: Some(namespaces),
-    },
-    Relation {
-        name: "pg_class",
-        columns: &[
-            ("oid", K::Oid),
-            ("relname", K::Text),
-            ("relnamespace", K::Oid),
-            ("reltype", K::Oid),
-            ("reloftype", K::Oid),
-            ("relowner", K::Oid),
-            ("relam", K::Oid),
-            ("relfilenode", K::Oid),
-            ("reltablespace", K::Oid),
-            ("relpages", K::Int),
-            ("reltuples", K::Real),
-            ("relallvisible", K::Int),
-            ("reltoastrelid", K::Oid),
-            ("relhasindex", K::Bool),
-            ("relisshared", K::Bool),
-            ("relpersistence", K::Text),
-            ("relkind", K::Text),
-            ("relnatts", K::Int),
-            ("relchecks", K::Int),
-            ("relhasrules", K::Bool),
-            ("relhastriggers", K::Bool),
-            ("relhassubclass", K::Bool),
-            ("relrowsecurity", K::Bool),
-            ("relforcerowsecurity", K::Bool),
-            ("relispopulated", K::Bool),
-            ("relreplident", K::Text),
-            ("relispartition", K::Bool),
-            ("relrewrite", K::Oid),
-            ("relacl", K::Text),
-            ("reloptions", K::Text),
-            ("relpartbound", K::Text),
-        ],
-        rows: Some(classes),
-    },
-    Relation {
-        name: "pg_attribute",
-        columns: &[
-            ("attrelid", K::Oid),
-            ("attname", K::Text),
-            ("atttypid", K::Oid),
-            ("attlen", K::Int),
-            ("attnum", K::Int),
-            ("attndims", K::Int),
-            ("atttypmod", K::Int),
-            ("attnotnull", K::Bool),
-            ("atthasdef", K::Bool),
-            ("atthasmissing", K::Bool),
-            ("attidentity", K::Text),
-            ("attgenerated", K::Text),
-            ("attisdropped", K::Bool),
-            ("attislocal", K::Bool),
-            ("attinhcount", K::Int),
-            ("attstorage", K::Text),
-            ("attcompression", K::Text),
-            ("attcollation", K::Oid),
-            ("attstattarget", K::Int),
-            ("attacl", K::Text),
-            ("attoptions", K::Text),
-        ],
-        rows: Some(attributes),
-    },
-    Relation {
-        name: "pg_type",
-        columns: &[
-            ("oid", K::Oid),
-            ("typname", K::Text),
-            ("typnamespace", K::Oid),
-            ("typowner", K::Oid),
-            ("typlen", K::Int),
-            ("typbyval", K::Bool),
-            ("typtype", K::Char),
-            ("typcategory", K::Text),
-            ("typisdefined", K::Bool),
-            ("typdelim", K::Text),
-            ("typrelid", K::Oid),
-            ("typelem", K::Oid),
-            ("typarray", K::Oid),
-            ("typbasetype", K::Oid),
-            ("typtypmod", K::Int),
-            ("typnotnull", K::Bool),
-            ("typcollation", K::Oid),
-            ("typinput", K::Text),
-        ],
-        rows: Some(types),
-    },
-    Relation {
-        name: "pg_index",
-        columns: &[
-            ("indexrelid", K::Oid),
-            ("indrelid", K::Oid),
-            ("indnatts", K::Int),
-            ("indnkeyatts", K::Int),
-            ("indisunique", K::Bool),
-            ("indisprimary", K::Bool),
-            ("indisexclusion", K::Bool),
-            ("indimmediate", K::Bool),
-            ("indisclustered", K::Bool),
-            ("indisvalid", K::Bool),
-            ("indcheckxmin", K::Bool),
-            ("indisready", K::Bool),
-            ("indislive", K::Bool),
-            ("indisreplident", K::Bool),
-            ("indnullsnotdistinct", K::Bool),
-            ("indkey", K::ColumnVector),
-            ("indclass", K::Oids),
-            ("indoption", K::ColumnVector),
-            ("indexprs", K::Text),
-            ("indpred", K::Text),
-        ],
-        rows: Some(indexes),
-    },
-    Relation {
-        name: "pg_constraint",
-        columns: &[
-            ("oid", K::Oid),
-            ("conname", K::Text),
-            ("connamespace", K::Oid),
-            ("contype", K::Text),
-            ("condeferrable", K::Bool),
-            ("condeferred", K::Bool),
-            ("convalidated", K::Bool),
-            ("conrelid", K::Oid),
-            ("contypid", K::Oid),
-            ("conindid", K::Oid),
-            ("confrelid", K::Oid),
-            ("conislocal", K::Bool),
-            ("coninhcount", K::Int),
-            ("conkey", K::ColumnNumbers),
-            ("confkey", K::ColumnNumbers),
-            ("confupdtype", K::Text),
-            ("confdeltype", K::Text),
-            ("confmatchtype", K::Text),
-            ("conparentid", K::Oid),
-        ],
-        rows: Some(constraints),
-    },
-    Relation {
-        name: "pg_am",
-        columns: &[("oid", K::Oid), ("amname", K::Text), ("amtype", K::Text)],
-        rows: Some(access_methods),
-    },
-    Relation {
-        name: "pg_tablespace",
-        columns: &[
-            ("oid", K::Oid),
-            ("spcname", K::Text),
-            ("spcowner", K::Oid),
-            ("spcacl", K::Text),
-            ("spcoptions", K::Text),
-        ],
-        rows: Some(tablespaces),
-    },
-    Relation {
-        name: "pg_database",
-        columns: &[
-            ("oid", K::Oid),
-            ("datname", K::Text),
-            ("datdba", K::Oid),
-            ("encoding", K::Int),
-            ("datlocprovider", K::Text),
-            ("datistemplate", K::Bool),
-            ("datallowconn", K::Bool),
-            ("datconnlimit", K::Int),
-            ("datcollate", K::Text),
-            ("datctype", K::Text),
-            ("daticulocale", K::Text),
-            ("datacl", K::Text),
-        ],
-        rows: Some(databases),
-    },
-    Relation {
-        name: "pg_stat_activity",
-        columns: &[
-            ("datid", K::Oid),
-            ("datname", K::Text),
-            ("pid", K::Int),
-            ("leader_pid", K::Int),
-            ("usesysid", K::Oid),
-            ("usename", K::Text),
-            ("application_name", K::Text),
-            ("client_addr", K::Text),
-            ("client_hostname", K::Text),
-            ("client_port", K::Int),
-            ("backend_start", K::Time),
-            ("xact_start", K::Time),
-            ("query_start", K::Time),
-            ("state_change", K::Time),
-            ("wait_event_type", K::Text),
-            ("wait_event", K::Text),
-            ("state", K::Text),
-            ("backend_xid", K::Int),
-            ("backend_xmin", K::Int),
-            ("query_id", K::Int),
-            ("query", K::Text),
-            ("backend_type", K::Text),
-        ],
-        rows: Some(activity),
-    },
-    Relation {
-        name: "pg_roles",
-        columns: &[
-            ("oid", K::Oid),
-            ("rolname", K::Text),
-            ("rolsuper", K::Bool),
-            ("rolinherit", K::Bool),
-            ("rolcreaterole", K::Bool),
-            ("rolcreatedb", K::Bool),
-            ("rolcanlogin", K::Bool),
-            ("rolreplication", K::Bool),
-            ("rolconnlimit", K::Int),
-            ("rolpassword", K::Text),
-            ("rolvaliduntil", K::Text),
-            ("rolbypassrls", K::Bool),
-            ("rolconfig", K::Text),
-        ],
-        rows: Some(roles),
-    },
-    Relation {
-        name: "pg_tables",
-        columns: &[
-            ("schemaname", K::Text),
-            ("tablename", K::Text),
-            ("tableowner", K::Text),
-            ("tablespace", K::Text),
-            ("hasindexes", K::Bool),
-            ("hasrules", K::Bool),
-            ("hastriggers", K::Bool),
-            ("rowsecurity", K::Bool),
-        ],
-        rows: Some(table_list),
-    },
-    Relation {
-        name: "pg_prepared_statements",
-        columns: &[
-            ("name", K::Text),
-            ("statement", K::Text),
-            ("prepare_time", K::Time),
-            ("parameter_types", K::Texts),
-            ("from_sql", K::Bool),
-            ("generic_plans", K::Int),
-            ("custom_plans", K::Int),
-        ],
-        rows: Some(prepared_statements),
-    },
+    Relation::of::<PgNamespace>(),
+    Relation::of::<PgClass>(),
+    Relation::of::<PgAttribute>(),
+    Relation::of::<PgType>(),
+    Relation::of::<PgIndex>(),
+    Relation::of::<PgConstraint>(),
+    Relation::of::<PgAm>(),
+    Relation::of::<PgTablespace>(),
+    Relation::of::<PgDatabase>(),
+    Relation::of::<PgStatActivity>(),
+    Relation::of::<PgRoles>(),
+    Relation::of::<PgTables>(),
+    Relation::of::<PgPreparedStatements>(),
     // information_schema.tables, .views, .columns and .sequences, which the adapter
     // reads here (see super::rewrite::STANDARD_RELATIONS).
-    Relation {
-        name: "pmdb_standard_sequences",
-        columns: &[
-            ("sequence_catalog", K::Text),
-            ("sequence_schema", K::Text),
-            ("sequence_name", K::Text),
-            ("data_type", K::Text),
-            ("numeric_precision", K::Int),
-            ("numeric_precision_radix", K::Int),
-            ("numeric_scale", K::Int),
-            ("start_value", K::Text),
-            ("minimum_value", K::Text),
-            ("maximum_value", K::Text),
-            ("increment", K::Text),
-            ("cycle_option", K::Text),
-        ],
-        rows: Some(standard_sequences),
-    },
-    Relation {
-        name: "pmdb_standard_tables",
-        columns: &[
-            ("table_catalog", K::Text),
-            ("table_schema", K::Text),
-            ("table_name", K::Text),
-            ("table_type", K::Text),
-            ("self_referencing_column_name", K::Text),
-            ("reference_generation", K::Text),
-            ("user_defined_type_catalog", K::Text),
-            ("user_defined_type_schema", K::Text),
-            ("user_defined_type_name", K::Text),
-            ("is_insertable_into", K::Text),
-            ("is_typed", K::Text),
-            ("commit_action", K::Text),
-        ],
-        rows: Some(standard_tables),
-    },
-    Relation {
-        name: "pmdb_standard_views",
-        columns: &[
-            ("table_catalog", K::Text),
-            ("table_schema", K::Text),
-            ("table_name", K::Text),
-            ("view_definition", K::Text),
-            ("check_option", K::Text),
-            ("is_updatable", K::Text),
-            ("is_insertable_into", K::Text),
-            ("is_trigger_updatable", K::Text),
-            ("is_trigger_deletable", K::Text),
-            ("is_trigger_insertable_into", K::Text),
-        ],
-        rows: Some(standard_views),
-    },
-    Relation {
-        name: "pmdb_standard_columns",
-        columns: &[
-            ("table_catalog", K::Text),
-            ("table_schema", K::Text),
-            ("table_name", K::Text),
-            ("column_name", K::Text),
-            ("ordinal_position", K::Int),
-            ("column_default", K::Text),
-            ("is_nullable", K::Text),
-            ("data_type", K::Text),
-            ("character_maximum_length", K::Int),
-            ("character_octet_length", K::Int),
-            ("numeric_precision", K::Int),
-            ("numeric_precision_radix", K::Int),
-            ("numeric_scale", K::Int),
-            ("datetime_precision", K::Int),
-            ("interval_type", K::Text),
-            ("interval_precision", K::Int),
-            ("character_set_catalog", K::Text),
-            ("character_set_schema", K::Text),
-            ("character_set_name", K::Text),
-            ("collation_catalog", K::Text),
-            ("collation_schema", K::Text),
-            ("collation_name", K::Text),
-            ("domain_catalog", K::Text),
-            ("domain_schema", K::Text),
-            ("domain_name", K::Text),
-            ("udt_catalog", K::Text),
-            ("udt_schema", K::Text),
-            ("udt_name", K::Text),
-            ("scope_catalog", K::Text),
-            ("scope_schema", K::Text),
-            ("scope_name", K::Text),
-            ("maximum_cardinality", K::Int),
-            ("dtd_identifier", K::Text),
-            ("is_self_referencing", K::Text),
-            ("is_identity", K::Text),
-            ("identity_generation", K::Text),
-            ("identity_start", K::Text),
-            ("identity_increment", K::Text),
-            ("identity_maximum", K::Text),
-            ("identity_minimum", K::Text),
-            ("identity_cycle", K::Text),
-            ("is_generated", K::Text),
-            ("generation_expression", K::Text),
-            ("is_updatable", K::Text),
-        ],
-        rows: Some(standard_columns),
-    },
-    Relation {
-        name: "pg_views",
-        columns: &[
-            ("schemaname", K::Text),
-            ("viewname", K::Text),
-            ("viewowner", K::Text),
-            ("definition", K::Text),
-        ],
-        rows: Some(view_list),
-    },
-    Relation {
-        name: "pg_indexes",
-        columns: &[
-            ("schemaname", K::Text),
-            ("tablename", K::Text),
-            ("indexname", K::Text),
-            ("tablespace", K::Text),
-            ("indexdef", K::Text),
-        ],
-        rows: Some(index_list),
-    },
-    Relation {
-        name: "pg_matviews",
-        columns: &[
-            ("schemaname", K::Text),
-            ("matviewname", K::Text),
-            ("matviewowner", K::Text),
-            ("tablespace", K::Text),
-            ("hasindexes", K::Bool),
-            ("ispopulated", K::Bool),
-            ("definition", K::Text),
-        ],
-        rows: Some(materialized_view_list),
-    },
-    Relation {
-        name: "pg_attrdef",
-        columns: &[
-            ("oid", K::Oid),
-            ("adrelid", K::Oid),
-            ("adnum", K::Int),
-            ("adbin", K::Text),
-        ],
-        rows: Some(attrdefs),
-    },
-    empty(
+    Relation::of::<StandardSequence>(),
+    Relation::of::<StandardTable>(),
+    Relation::of::<StandardView>(),
+    Relation::of::<StandardColumn>(),
+    Relation::of::<PgViews>(),
+    Relation::of::<PgIndexes>(),
+    Relation::of::<PgMatviews>(),
+    Relation::of::<PgAttrdef>(),
+    Relation::empty(
         "pg_collation",
         &[
             ("oid", K::Oid),
@@ -479,17 +65,8 @@ const RELATIONS: &[Relation] = &[
             ("collnamespace", K::Oid),
         ],
     ),
-    Relation {
-        name: "pg_description",
-        columns: &[
-            ("objoid", K::Oid),
-            ("classoid", K::Oid),
-            ("objsubid", K::Int),
-            ("description", K::Text),
-        ],
-        rows: Some(description_rows),
-    },
-    empty(
+    Relation::of::<PgDescription>(),
+    Relation::empty(
         "pg_inherits",
         &[
             ("inhrelid", K::Oid),
@@ -498,7 +75,7 @@ const RELATIONS: &[Relation] = &[
             ("inhdetachpending", K::Bool),
         ],
     ),
-    empty(
+    Relation::empty(
         "pg_policy",
         &[
             ("oid", K::Oid),
@@ -511,7 +88,7 @@ const RELATIONS: &[Relation] = &[
             ("polwithcheck", K::Text),
         ],
     ),
-    empty(
+    Relation::empty(
         "pg_statistic_ext",
         &[
             ("oid", K::Oid),
@@ -522,7 +99,7 @@ const RELATIONS: &[Relation] = &[
             ("stxstattarget", K::Int),
         ],
     ),
-    empty(
+    Relation::empty(
         "pg_publication",
         &[
             ("oid", K::Oid),
@@ -530,11 +107,11 @@ const RELATIONS: &[Relation] = &[
             ("puballtables", K::Bool),
         ],
     ),
-    empty(
+    Relation::empty(
         "pg_publication_namespace",
         &[("oid", K::Oid), ("pnpubid", K::Oid), ("pnnspid", K::Oid)],
     ),
-    empty(
+    Relation::empty(
         "pg_publication_rel",
         &[
             ("oid", K::Oid),
@@ -544,7 +121,7 @@ const RELATIONS: &[Relation] = &[
             ("prattrs", K::Text),
         ],
     ),
-    empty(
+    Relation::empty(
         "pg_trigger",
         &[
             ("oid", K::Oid),
@@ -554,11 +131,11 @@ const RELATIONS: &[Relation] = &[
             ("tgisinternal", K::Bool),
         ],
     ),
-    empty(
+    Relation::empty(
         "pg_rewrite",
         &[("oid", K::Oid), ("rulename", K::Text), ("ev_class", K::Oid)],
     ),
-    empty(
+    Relation::empty(
         "pg_auth_members",
         &[
             ("roleid", K::Oid),
@@ -567,53 +144,18 @@ const RELATIONS: &[Relation] = &[
             ("admin_option", K::Bool),
         ],
     ),
-    empty(
+    Relation::empty(
         "pg_foreign_table",
         &[("ftrelid", K::Oid), ("ftserver", K::Oid)],
     ),
-    empty(
+    Relation::empty(
         "pg_partitioned_table",
         &[("partrelid", K::Oid), ("partstrat", K::Text)],
     ),
-    Relation {
-        name: "pg_enum",
-        columns: &[
-            ("oid", K::Oid),
-            ("enumtypid", K::Oid),
-            ("enumsortorder", K::Real),
-            ("enumlabel", K::Text),
-        ],
-        rows: Some(enum_labels),
-    },
-    Relation {
-        name: "pg_sequence",
-        columns: &[
-            ("seqrelid", K::Oid),
-            ("seqtypid", K::Oid),
-            ("seqstart", K::Int),
-            ("seqincrement", K::Int),
-            ("seqmax", K::Int),
-            ("seqmin", K::Int),
-            ("seqcache", K::Int),
-            ("seqcycle", K::Bool),
-        ],
-        rows: Some(sequences),
-    },
-    Relation {
-        name: "pg_extension",
-        columns: &[
-            ("oid", K::Oid),
-            ("extname", K::Text),
-            ("extowner", K::Oid),
-            ("extnamespace", K::Oid),
-            ("extrelocatable", K::Bool),
-            ("extversion", K::Text),
-            ("extconfig", K::Text),
-            ("extcondition", K::Text),
-        ],
-        rows: Some(extensions),
-    },
-    empty(
+    Relation::of::<PgEnum>(),
+    Relation::of::<PgSequence>(),
+    Relation::of::<PgExtension>(),
+    Relation::empty(
         "pg_proc",
         &[
             ("oid", K::Oid),
@@ -623,7 +165,7 @@ const RELATIONS: &[Relation] = &[
             ("prorettype", K::Oid),
         ],
     ),
-    empty(
+    Relation::empty(
         "pg_range",
         &[
             ("rngtypid", K::Oid),
@@ -631,7 +173,7 @@ const RELATIONS: &[Relation] = &[
             ("rngmultitypid", K::Oid),
         ],
     ),
-    empty(
+    Relation::empty(
         "pg_depend",
         &[
             ("classid", K::Oid),
@@ -643,10 +185,10 @@ const RELATIONS: &[Relation] = &[
             ("deptype", K::Text),
         ],
     ),
-    empty("pg_event_trigger", &[("oid", K::Oid), ("evtname", K::Text)]),
+    Relation::empty("pg_event_trigger", &[("oid", K::Oid), ("evtname", K::Text)]),
     // pmdb's indexes order by each type's own order: no operator class is named, and
     // none is other than the default (which SQLAlchemy's index reflection asks for).
-    empty(
+    Relation::empty(
         "pg_opclass",
         &[
             ("oid", K::Oid),
@@ -661,14 +203,6 @@ const RELATIONS: &[Relation] = &[
         ],
     ),
 ];
-
-const fn empty(name: &'static str, columns: &'static [(&'static str, Kind)]) -> Relation {
-    Relation {
-        name,
-        columns,
-        rows: None,
-    }
-}
 
 /// Whether `name` is one of the relations that never has a row.
 pub fn always_empty(name: &str) -> bool {
