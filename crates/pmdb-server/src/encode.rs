@@ -29,6 +29,7 @@ use pmdb_sql::{CopyEncoding, CopyOutFormat, interval_at, padded_chars, text_type
 use postgres_types::{Kind, ToSql};
 
 use crate::copy_csv;
+use crate::float_text::{Float4, Float8};
 use crate::numeric::Numeric;
 use crate::pg_array::{ArrayOut, array_type, element_type};
 use crate::pg_record::RecordOut;
@@ -484,8 +485,12 @@ fn encode<E: FieldEncoder>(
         DataType::Int64 => primitive!(Int64Type, i64),
         DataType::UInt32 => e.field(&Some(column.as_primitive::<UInt32Type>().value(row))),
         DataType::UInt64 => primitive!(UInt64Type, i64),
-        DataType::Float32 => e.field(&Some(column.as_primitive::<Float32Type>().value(row))),
-        DataType::Float64 => e.field(&Some(column.as_primitive::<Float64Type>().value(row))),
+        DataType::Float32 => e.field(&Some(Float4(
+            column.as_primitive::<Float32Type>().value(row),
+        ))),
+        DataType::Float64 => e.field(&Some(Float8(
+            column.as_primitive::<Float64Type>().value(row),
+        ))),
         DataType::Decimal128(_, scale) => {
             let scale = u32::try_from(*scale).map_err(|_| internal("negative scale".into()))?;
             let mantissa = column.as_primitive::<Decimal128Type>().value(row);

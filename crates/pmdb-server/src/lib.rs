@@ -21,6 +21,7 @@ mod copy_csv;
 mod databases;
 mod encode;
 mod error;
+mod float_text;
 mod handler;
 mod numeric;
 mod options;

@@ -155,6 +155,15 @@ pub fn sql_type(ty: &DataType) -> Result<SqlType> {
             fields: None,
             precision: Some(p),
         } if *p >= 6 => SqlType::Interval,
+        DataType::Custom(name, _)
+            if let Some(part) = name.0.last().and_then(|p| p.as_ident())
+                && !crate::builtin_types::is_postgresql_type(&part.value) =>
+        {
+            return Err(SqlError::user(
+                state::UNDEFINED_OBJECT,
+                format!("type \"{}\" does not exist", ident_name(part)),
+            ));
+        }
         other => {
             return Err(SqlError::unsupported(format!(
                 "type {other} is not supported; pmdb has SMALLINT, INT, BIGINT, DECIMAL(p,s), \

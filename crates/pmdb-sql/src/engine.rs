@@ -109,9 +109,11 @@ impl SqlEngine {
             Arc::new(crate::interval_ops::IntervalOperators),
             Arc::new(crate::time_of_day::MicrosecondTimes),
         ];
+        analyzer_rules.push(Arc::new(crate::integer_literals::IntegerLiterals));
         analyzer_rules.extend(Analyzer::new().rules);
         analyzer_rules.push(Arc::new(crate::decimal_scales::DecimalScales));
         analyzer_rules.push(Arc::new(crate::numeric_places::ExactInput));
+        analyzer_rules.push(Arc::new(crate::integer_overflow::IntegerOverflow));
         let state = SessionStateBuilder::new()
             .with_config(config)
             .with_default_features()

@@ -15,6 +15,25 @@ pub(crate) fn rewrite_expressions(
     plan: LogicalPlan,
     mut rewrite: impl FnMut(Expr, &DFSchema) -> DfResult<Transformed<Expr>>,
 ) -> DfResult<LogicalPlan> {
+    rewrite_whole_expressions(plan, |e, schema, _| e.transform_up(|e| rewrite(e, schema)))
+}
+
+/// The kind of node an expression is of, where a rewrite depends on it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Node {
+    /// A column a projection gives.
+    Projection,
+    /// A value of a VALUES list, whose node keeps the types it was planned with.
+    Values,
+    Other,
+}
+
+/// `plan` with each whole expression of each node replaced as `rewrite(e, schema the
+/// node reads, the kind of node)` says.
+pub(crate) fn rewrite_whole_expressions(
+    plan: LogicalPlan,
+    mut rewrite: impl FnMut(Expr, &DFSchema, Node) -> DfResult<Transformed<Expr>>,
+) -> DfResult<LogicalPlan> {
     let mut changed_before = false;
     plan.transform_up_with_subqueries(|node| {
         let mut schema = DFSchema::empty();
@@ -22,10 +41,14 @@ pub(crate) fn rewrite_expressions(
             schema.merge(input.schema());
         }
         let names = NamePreserver::new(&node);
+        let kind = match node {
+            LogicalPlan::Projection(_) => Node::Projection,
+            LogicalPlan::Values(_) => Node::Values,
+            _ => Node::Other,
+        };
         let changed = node.map_expressions(|e| {
             let name = names.save(&e);
-            Ok(e.transform_up(|e| rewrite(e, &schema))?
-                .update_data(|e| name.restore(e)))
+            Ok(rewrite(e, &schema, kind)?.update_data(|e| name.restore(e)))
         })?;
         changed_before |= changed.transformed;
         if changed_before {

@@ -142,11 +142,18 @@ fn renamed_batches(batches: Vec<RecordBatch>, schema: &SchemaRef) -> Result<Vec<
         .collect()
 }
 
-/// The names PostgreSQL shows for the columns of `query`'s select list; `None` when it
-/// has a `*` (or is not a plain select).
+/// The names PostgreSQL shows for the columns of `query`'s select list (of its first
+/// select, for a UNION, INTERSECT or EXCEPT); `None` when it has a `*` (or is no select).
 fn shown_names(query: &Query) -> Option<Vec<String>> {
-    let SetExpr::Select(select) = query.body.as_ref() else {
-        return None;
+    first_select_names(query.body.as_ref())
+}
+
+fn first_select_names(body: &SetExpr) -> Option<Vec<String>> {
+    let select = match body {
+        SetExpr::Select(select) => select,
+        SetExpr::SetOperation { left, .. } => return first_select_names(left),
+        SetExpr::Query(q) => return shown_names(q),
+        _ => return None,
     };
     select
         .projection

@@ -222,6 +222,7 @@ fn parse_forms(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
         .or_else(|| crate::lock_clauses::rewrite_clauses(sql))
         .or_else(|| crate::lock_clauses::without_tables(sql))
         .or_else(|| crate::fetch_clause::rewrite_parenthesized(sql))
+        .or_else(|| crate::window_frames::parenthesize_cast_offsets(sql))
         .or_else(|| crate::empty_select::parse(sql))
         .or_else(|| crate::sequence_syntax::parse(sql))
         .or_else(|| crate::sequence_syntax::identity_options_in_order(sql))

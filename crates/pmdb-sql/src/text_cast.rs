@@ -1,13 +1,13 @@
-//! Timestamps, times, intervals and arrays cast to text in PostgreSQL's output form
-//! (`2016-10-10 00:00:00`, `1 day 02:00:00`, `{1,2,"a b"}`), where DataFusion's cast
-//! writes Arrow's (`2016-10-10T00:00:00`, `[1, 2, a b]`): drivers build SQL literals
+//! Timestamps, times, intervals, floats and arrays cast to text in PostgreSQL's output
+//! form (`2016-10-10 00:00:00`, `1 day 02:00:00`, `8`, `{1,2,"a b"}`), where
+//! DataFusion's cast writes Arrow's (`2016-10-10T00:00:00`, `8.0`, `[1, 2, a b]`): drivers build SQL literals
 //! from such casts (asyncpg's mogrify), and applications compare and store the text.
 
 use std::sync::Arc;
 
 use datafusion::arrow::array::{Array, ArrayRef, AsArray, StringArray};
 use datafusion::arrow::compute::cast;
-use datafusion::arrow::datatypes::{DataType, IntervalUnit, TimeUnit};
+use datafusion::arrow::datatypes::{DataType, Float32Type, Float64Type, IntervalUnit, TimeUnit};
 use datafusion::arrow::datatypes::{Time64MicrosecondType, TimestampMicrosecondType};
 use datafusion::arrow::temporal_conversions::as_datetime;
 use datafusion::common::Result as DfResult;
@@ -19,7 +19,7 @@ use datafusion::logical_expr::{
 use crate::array_text::list_element;
 use crate::arrow_conv::interval_at;
 use crate::error::{SqlError, external};
-use crate::text_forms::{bytea_text, timestamp_text};
+use crate::text_forms::{bytea_text, double_text, real_text, timestamp_text};
 use crate::time_of_day::time_text;
 use crate::udf_result::shaped;
 
@@ -30,6 +30,8 @@ pub(crate) fn needs_pg_text(from: &DataType) -> bool {
         DataType::Timestamp(..)
             | DataType::Time64(_)
             | DataType::Interval(IntervalUnit::MonthDayNano)
+            | DataType::Float32
+            | DataType::Float64
     ) || list_element(from).is_some()
 }
 
@@ -140,6 +142,16 @@ fn texts(array: &ArrayRef, in_array: bool) -> DfResult<Vec<Option<String>>> {
             .as_binary::<i32>()
             .iter()
             .map(|b| b.map(bytea_text))
+            .collect(),
+        DataType::Float64 => array
+            .as_primitive::<Float64Type>()
+            .iter()
+            .map(|v| v.map(double_text))
+            .collect(),
+        DataType::Float32 => array
+            .as_primitive::<Float32Type>()
+            .iter()
+            .map(|v| v.map(real_text))
             .collect(),
         _ => {
             let strings = cast(array, &DataType::Utf8)?;

@@ -1,7 +1,11 @@
 //! PostgreSQL's text forms of BYTEA and UUID, read and written as PostgreSQL does: a
 //! bytea is `\x` and hex digits (or the older escape form, `\ooo` and `\\`), a uuid is
 //! 32 hex digits, in either case, with hyphens after any group of four and optionally in
-//! braces, always written lower-case in the 8-4-4-4-12 form.
+//! braces, always written lower-case in the 8-4-4-4-12 form. REAL and DOUBLE PRECISION
+//! as PostgreSQL writes them (`extra_float_digits` 1, its default): the fewest digits
+//! that read back as the same value, in fixed notation while the exponent is from -4 to
+//! below the type's digits (15 for a double, 6 for a real), else as `1.5e+20`, with a
+//! sign and at least two exponent digits; `NaN`, `Infinity`, `-Infinity`.
 
 use crate::error::{SqlError, state};
 
@@ -131,6 +135,71 @@ pub fn is_canonical_uuid(s: &str) -> bool {
         })
 }
 
+/// The first exponent written in exponential notation: the type's decimal digits.
+const DOUBLE_DIGITS: i32 = 15;
+const REAL_DIGITS: i32 = 6;
+
+/// A double in PostgreSQL's text.
+pub fn double_text(v: f64) -> String {
+    special(v.is_nan(), v.is_infinite(), v < 0.0)
+        .unwrap_or_else(|| laid_out(&format!("{v:e}"), DOUBLE_DIGITS))
+}
+
+/// A real in PostgreSQL's text.
+pub fn real_text(v: f32) -> String {
+    special(v.is_nan(), v.is_infinite(), v < 0.0)
+        .unwrap_or_else(|| laid_out(&format!("{v:e}"), REAL_DIGITS))
+}
+
+fn special(nan: bool, infinite: bool, negative: bool) -> Option<String> {
+    match (nan, infinite, negative) {
+        (true, _, _) => Some("NaN".into()),
+        (false, true, false) => Some("Infinity".into()),
+        (false, true, true) => Some("-Infinity".into()),
+        _ => None,
+    }
+}
+
+/// Rust's shortest exponential form of a finite number (`-1.25e-7`, `8e0`) laid out as
+/// PostgreSQL lays it out.
+fn laid_out(exponential: &str, digits_limit: i32) -> String {
+    let (mantissa, exponent) = exponential.split_once('e').unwrap_or((exponential, "0"));
+    let exponent: i32 = exponent.parse().unwrap_or(0);
+    let (sign, mantissa) = match mantissa.strip_prefix('-') {
+        Some(m) => ("-", m),
+        None => ("", mantissa),
+    };
+    let digits: String = mantissa.chars().filter(char::is_ascii_digit).collect();
+    let mut out = String::from(sign);
+    if (-4..digits_limit).contains(&exponent) {
+        if exponent < 0 {
+            out.push_str("0.");
+            out.extend(std::iter::repeat_n('0', (-exponent - 1) as usize));
+            out.push_str(&digits);
+        } else {
+            let whole = exponent as usize + 1;
+            if digits.len() <= whole {
+                out.push_str(&digits);
+                out.extend(std::iter::repeat_n('0', whole - digits.len()));
+            } else {
+                out.push_str(&digits[..whole]);
+                out.push('.');
+                out.push_str(&digits[whole..]);
+            }
+        }
+    } else {
+        out.push_str(&digits[..1]);
+        if digits.len() > 1 {
+            out.push('.');
+            out.push_str(&digits[1..]);
+        }
+        out.push('e');
+        out.push(if exponent < 0 { '-' } else { '+' });
+        out.push_str(&format!("{:02}", exponent.unsigned_abs()));
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -183,6 +252,62 @@ mod tests {
         #[test]
         fn uuid_text_order_is_value_order(a in any::<u128>(), b in any::<u128>()) {
             prop_assert_eq!(uuid_text(a).cmp(&uuid_text(b)), a.cmp(&b));
+        }
+    }
+
+    #[test]
+    fn doubles_read_as_postgresql_writes_them() {
+        // PostgreSQL 15's answers to SELECT x::float8.
+        for (v, text) in [
+            (8.0, "8"),
+            (2.5, "2.5"),
+            (-0.5, "-0.5"),
+            (0.0, "0"),
+            (-0.0, "-0"),
+            (0.1, "0.1"),
+            (1e20, "1e+20"),
+            (1e15, "1e+15"),
+            (123_456_789_012_345.0, "123456789012345"),
+            (1_234_567_890_123_456.0, "1.234567890123456e+15"),
+            (0.0001, "0.0001"),
+            (0.00001, "1e-05"),
+            (0.000_123_4, "0.0001234"),
+            (1.5e-7, "1.5e-07"),
+            (1e100, "1e+100"),
+            (f64::MAX, "1.7976931348623157e+308"),
+            (5e-324, "5e-324"),
+            (1.0 / 3.0, "0.3333333333333333"),
+            (100.0, "100"),
+            (f64::NAN, "NaN"),
+            (f64::INFINITY, "Infinity"),
+            (f64::NEG_INFINITY, "-Infinity"),
+        ] {
+            assert_eq!(double_text(v), text, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn reals_read_as_postgresql_writes_them() {
+        for (v, text) in [
+            (0.1f32, "0.1"),
+            (8.0, "8"),
+            (123_456.0, "123456"),
+            (1_234_567.0, "1.234567e+06"),
+            (1e-5, "1e-05"),
+            (3.4028235e38, "3.4028235e+38"),
+            (1.0 / 3.0, "0.33333334"),
+        ] {
+            assert_eq!(real_text(v), text, "{v:?}");
+        }
+    }
+
+    #[test]
+    fn every_text_reads_back_as_its_value() {
+        let mut x = 1.234_567_891_234_5e-310_f64;
+        while x.is_finite() {
+            assert_eq!(double_text(x).parse::<f64>().unwrap(), x);
+            assert_eq!(double_text(-x).parse::<f64>().unwrap(), -x);
+            x *= 7.3;
         }
     }
 }

@@ -6,6 +6,10 @@
 //! run with the values bound in. A bound value, and a literal interval (which pmdb
 //! otherwise reads with its own interval input), is written as the literal a frame takes:
 //! a number as it is, an interval as `INTERVAL '…'` in units DataFusion reads.
+//!
+//! An offset written as a cast string (`'1 week'::interval PRECEDING`), which the
+//! parser takes only in parentheses, is put in them before parsing
+//! ([`parenthesize_cast_offsets`]).
 
 use std::ops::ControlFlow;
 
@@ -14,6 +18,10 @@ use datafusion::sql::sqlparser::ast::{
     DataType as SqlDataType, Expr, FunctionArg, FunctionArgExpr, FunctionArguments, Interval,
     Statement, Value, WindowFrameBound, WindowType, visit_expressions_mut,
 };
+use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
+use datafusion::sql::sqlparser::keywords::Keyword;
+use datafusion::sql::sqlparser::parser::Parser;
+use datafusion::sql::sqlparser::tokenizer::{Token, Tokenizer};
 
 /// A parameter standing for a frame offset: its number (from 1) and the type it was
 /// cast to, if it was.
@@ -163,4 +171,66 @@ fn interval_literal(text: String) -> Expr {
         last_field: None,
         fractional_seconds_precision: None,
     })
+}
+
+/// `sql` parsed with each frame offset of the form `'text'::type PRECEDING` (or
+/// FOLLOWING) in parentheses; `None` when it has none or still does not parse.
+pub(crate) fn parenthesize_cast_offsets(sql: &str) -> Option<Vec<Statement>> {
+    let tokens = Tokenizer::new(&PostgreSqlDialect {}, sql).tokenize().ok()?;
+    let significant: Vec<usize> = (0..tokens.len())
+        .filter(|&i| !matches!(tokens[i], Token::Whitespace(_)))
+        .collect();
+    let keyword = |i: usize| match &tokens[i] {
+        Token::Word(w) => Some(w.keyword),
+        _ => None,
+    };
+    // Where an opening and a closing parenthesis go, before the token at each.
+    let mut opens = Vec::new();
+    let mut closes = Vec::new();
+    for (k, &at) in significant.iter().enumerate() {
+        let starts_bound = k > 0
+            && matches!(
+                keyword(significant[k - 1]),
+                Some(
+                    Keyword::BETWEEN
+                        | Keyword::AND
+                        | Keyword::ROWS
+                        | Keyword::RANGE
+                        | Keyword::GROUPS
+                )
+            );
+        if !starts_bound
+            || !matches!(tokens[at], Token::SingleQuotedString(_))
+            || significant.get(k + 1).map(|&i| &tokens[i]) != Some(&Token::DoubleColon)
+        {
+            continue;
+        }
+        let end = significant[k + 2..].iter().find(|&&i| {
+            matches!(keyword(i), Some(Keyword::PRECEDING | Keyword::FOLLOWING))
+                || !matches!(
+                    tokens[i],
+                    Token::Word(_) | Token::LParen | Token::RParen | Token::Number(..)
+                )
+        });
+        if let Some(&end) = end
+            && matches!(keyword(end), Some(Keyword::PRECEDING | Keyword::FOLLOWING))
+        {
+            opens.push(at);
+            closes.push(end);
+        }
+    }
+    if opens.is_empty() {
+        return None;
+    }
+    let mut text = String::with_capacity(sql.len() + 2 * opens.len());
+    for (i, token) in tokens.iter().enumerate() {
+        if opens.contains(&i) {
+            text.push('(');
+        }
+        if closes.contains(&i) {
+            text.push_str(") ");
+        }
+        text.push_str(&token.to_string());
+    }
+    Parser::parse_sql(&PostgreSqlDialect {}, &text).ok()
 }

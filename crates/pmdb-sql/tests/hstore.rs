@@ -21,7 +21,20 @@ const KV: &str = "
 fn the_type_exists_while_the_extension_is_installed() {
     let f = Fixture::new("");
     let mut s = f.session();
-    assert_eq!(f.sqlstate(&mut s, "CREATE TABLE t (h hstore)"), "0A000");
+    // PostgreSQL knows no such type until the extension is installed (42704); a type
+    // PostgreSQL has and pmdb does not is 0A000.
+    assert_eq!(f.sqlstate(&mut s, "CREATE TABLE t (h hstore)"), "42704");
+    assert_eq!(
+        f.try_run(&mut s, "CREATE TABLE t (h HSTORE)")
+            .expect_err("no such type")
+            .to_string(),
+        "type \"hstore\" does not exist"
+    );
+    assert_eq!(
+        f.sqlstate(&mut s, "CREATE TABLE t (h tsvector, i inet)"),
+        "0A000"
+    );
+    assert_eq!(f.sqlstate(&mut s, "CREATE TABLE t (h inet)"), "0A000");
     assert_eq!(f.tag(&mut s, "CREATE EXTENSION hstore"), "CREATE EXTENSION");
     assert_eq!(f.sqlstate(&mut s, "CREATE EXTENSION hstore"), "42710");
     assert_eq!(

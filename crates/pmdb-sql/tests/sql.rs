@@ -902,6 +902,23 @@ fn make_interval_takes_its_arguments_by_position_or_by_name() {
         ),
         ["1|1", "2|2", "3|1"]
     );
+    // The offsets written as cast strings, which the parser reads only in parentheses.
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT id, count(*) OVER (ORDER BY d RANGE BETWEEN '7 days'::interval PRECEDING \
+             AND '1 day 12:00:00' :: INTERVAL FOLLOWING) FROM w ORDER BY id"
+        ),
+        ["1|1", "2|2", "3|1"]
+    );
+    assert_eq!(
+        rows(
+            &sql,
+            "SELECT id, count(*) OVER (ORDER BY d RANGE '1 week'::interval PRECEDING) \
+             FROM w ORDER BY id"
+        ),
+        ["1|1", "2|2", "3|1"]
+    );
 }
 
 #[test]

@@ -514,7 +514,7 @@ fn numbers_written_with_a_fraction_keep_their_digits_as_decimals() {
             &mut s,
             "SELECT 1 / 3.0, 2.50 / 2, ceil(1.5), floor(-1.5), trunc(2.75), 1.0 / 4"
         ),
-        ["0.33333333333333333|1.25000000000000000000|2|-2|2|0.25000000000000000000"]
+        ["0.33333333333333333333|1.25000000000000000000|2|-2|2|0.25000000000000000000"]
     );
     assert_eq!(f.sqlstate(&mut s, "SELECT 1.0 / 0"), "22012");
     f.tag(&mut s, "ALTER TABLE w ALTER COLUMN d TYPE NUMERIC(15,4)");
@@ -793,4 +793,76 @@ fn enum_types_survive_a_reopen_and_columnar_segments() {
     assert_eq!(n("SELECT id FROM p ORDER BY m"), ["3", "1", "2"]);
     assert!(engine.execute("INSERT INTO p VALUES (4, 'meh')").is_ok());
     assert!(engine.execute("INSERT INTO p VALUES (5, 'nope')").is_err());
+}
+
+/// The type of the one column `sql` gives.
+fn column_type(f: &Fixture, s: &mut SqlSession, sql: &str) -> String {
+    match f.run(s, sql) {
+        pmdb_sql::Output::Rows { schema, .. } => format!("{}", schema.field(0).data_type()),
+        _ => panic!("{sql}: no rows"),
+    }
+}
+
+#[test]
+fn integers_never_wrap_around() {
+    let f = Fixture::new(
+        "CREATE TABLE big (id INT PRIMARY KEY, a INT, b BIGINT, c SMALLINT);
+         INSERT INTO big VALUES (1, 2147483647, 9223372036854775807, 32767),
+                                (2, -2147483648, 9223372036854775807, -32768)",
+    );
+    let mut s = f.session();
+    // PostgreSQL 15: 22003, `integer out of range` and its kin, where DataFusion wrapped
+    // (`a * a` was 1, `b + 1` the least bigint).
+    for (sql, message) in [
+        ("SELECT a * a FROM big WHERE id = 1", "integer out of range"),
+        ("SELECT a + a FROM big", "integer out of range"),
+        ("SELECT a - 1 FROM big WHERE id = 2", "integer out of range"),
+        ("SELECT -a FROM big WHERE id = 2", "integer out of range"),
+        ("SELECT b + 1 FROM big", "bigint out of range"),
+        ("SELECT b * 2 FROM big", "bigint out of range"),
+        ("SELECT c + c FROM big", "smallint out of range"),
+        ("SELECT 9223372036854775807 + 1", "bigint out of range"),
+        ("SELECT id FROM big WHERE b + id > 0", "bigint out of range"),
+    ] {
+        let e = f.try_run(&mut s, sql).expect_err(sql);
+        assert_eq!(
+            (e.sqlstate(), e.to_string().as_str()),
+            ("22003", message),
+            "{sql}"
+        );
+    }
+    // Within range, the same operators answer as before.
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT a - 1, b - 1, c - 1, -c, 2 * 3 - 10 FROM big WHERE id = 1"
+        ),
+        ["2147483646|9223372036854775806|32766|-32767|-4"]
+    );
+    // A sum of bigints is a NUMERIC, exact beyond a bigint's range, on the general path
+    // and on a range read by key alike; a sum of smaller integers is a bigint.
+    for sql in [
+        "SELECT sum(b) FROM big",
+        "SELECT sum(b) FROM big WHERE id BETWEEN 1 AND 2",
+        "SELECT sum(b) FROM big WHERE id >= 1",
+    ] {
+        assert_eq!(f.rows(&mut s, sql), ["18446744073709551614"], "{sql}");
+        assert_eq!(column_type(&f, &mut s, sql), "Decimal128(38, 0)", "{sql}");
+    }
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT id, sum(b) OVER (ORDER BY id) FROM big ORDER BY id"
+        ),
+        ["1|9223372036854775807", "2|18446744073709551614"]
+    );
+    assert_eq!(column_type(&f, &mut s, "SELECT sum(a) FROM big"), "Int64");
+    assert_eq!(
+        column_type(
+            &f,
+            &mut s,
+            "SELECT sum(c) FROM big WHERE id BETWEEN 1 AND 2"
+        ),
+        "Int64"
+    );
 }

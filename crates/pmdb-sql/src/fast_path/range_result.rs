@@ -216,6 +216,10 @@ fn distinct_values(batch: &RecordBatch, c: usize) -> Result<usize> {
 /// The sum of `values` as one value (NULL when none is not NULL); `None` if it does
 /// not fit its type.
 fn sum(values: &ArrayRef) -> Result<Option<ArrayRef>> {
+    let values = &match values.data_type() {
+        DataType::Int64 => cast(values, &sum_type(values.data_type())).map_err(arrow_error)?,
+        _ => Arc::clone(values),
+    };
     Ok(Some(match values.data_type() {
         DataType::Decimal128(_, scale) => {
             let mut total: Option<i128> = None;

@@ -355,13 +355,15 @@ pub(crate) struct Shape {
     pub(super) kind: Kind,
 }
 
-/// The type of the sum of a column of Arrow type `ty`, as DataFusion gives it: BIGINT
-/// for the integers, ten more digits (at most 38) for a NUMERIC.
+/// The type of the sum of a column of Arrow type `ty`, as the general path gives it:
+/// BIGINT for the smaller integers, NUMERIC for BIGINT (see crate::integer_overflow),
+/// ten more digits (at most 38) for a NUMERIC.
 pub(super) fn sum_type(ty: &DataType) -> DataType {
     match ty {
         DataType::Decimal128(precision, scale) => {
             DataType::Decimal128(precision.saturating_add(10).min(MAX_PRECISION), *scale)
         }
+        DataType::Int64 => crate::integer_overflow::BIGINT_SUM,
         _ => DataType::Int64,
     }
 }
