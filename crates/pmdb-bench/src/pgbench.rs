@@ -2,7 +2,8 @@
 //! timed runs of its default TPC-B-like script against one server, in the simple or the
 //! prepared query mode. Throughput and counts come from pgbench's summary; latency
 //! percentiles from its per-transaction log (`-l`), each transaction's time from its
-//! first try to its end, retries included. Also the report: JSON, Markdown and SVG.
+//! first try to its end, retries included; the server's CPU time from
+//! [`crate::server_cpu`]. Also the report: JSON, Markdown and SVG.
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -15,6 +16,7 @@ use crate::histogram::{Latencies, Summary};
 use crate::load_generator::works;
 use crate::machine::Machine;
 use crate::report::write_report;
+use crate::server_cpu::Meter;
 
 /// pgbench, from PATH or a PostgreSQL installation.
 pub fn find() -> Option<PathBuf> {
@@ -125,11 +127,20 @@ pub struct RunResult {
     /// Transactions that were retried after a serialization failure (each counted once).
     pub retried: u64,
     pub latency: Summary,
+    /// The server's CPU time (user and system) during the run.
+    pub server_cpu_seconds: f64,
+}
+
+impl RunResult {
+    /// The server's CPU milliseconds per transaction.
+    pub fn cpu_ms_per_transaction(&self) -> f64 {
+        self.server_cpu_seconds * 1e3 / self.transactions.max(1) as f64
+    }
 }
 
 /// A timed run of the default script: `clients` clients on as many threads for
 /// `seconds`, serialization failures retried until the run ends; the transaction log
-/// goes under `log_dir`.
+/// goes under `log_dir`, the server's CPU time is read through `meter` before and after.
 pub fn run(
     bin: &Path,
     target: &Target,
@@ -137,9 +148,11 @@ pub fn run(
     clients: usize,
     seconds: u64,
     log_dir: &Path,
+    meter: Meter,
 ) -> Result<RunResult, String> {
     std::fs::create_dir_all(log_dir).map_err(|e| format!("{}: {e}", log_dir.display()))?;
     let prefix = log_dir.join("pgbench_log");
+    let cpu_before = meter.seconds()?;
     let out = finish(
         pgbench(bin, target)
             .args([
@@ -161,6 +174,7 @@ pub fn run(
             .arg(&prefix)
             .arg(&target.database),
     )?;
+    let server_cpu_seconds = meter.seconds()? - cpu_before;
     let summary = Totals::parse(&out)?;
     let latency = read_logs(log_dir)?;
     std::fs::remove_dir_all(log_dir).map_err(|e| format!("{}: {e}", log_dir.display()))?;
@@ -174,6 +188,7 @@ pub fn run(
         failed: summary.failed,
         retried: summary.retried,
         latency,
+        server_cpu_seconds,
     })
 }
 
@@ -281,7 +296,10 @@ impl PgbenchReport {
              Data: `{}` ({}). Every server listens on 127.0.0.1 and pgbench connects over TCP. \
              The script is pgbench's default (TPC-B-like), {} s per run, clients on as many \
              pgbench threads, serialization failures retried (`--max-tries 0`). Latency is \
-             per transaction from pgbench's log, retries included.\n\n## Servers\n\n\
+             per transaction from pgbench's log, retries included. Server CPU is user plus \
+             system time during the run, per transaction: pmdb's server runs in the \
+             benchmark's process, so its CPU is that process's; PostgreSQL's is the sum over \
+             the postmaster and every process descended from it.\n\n## Servers\n\n\
              | server | set-up | `pgbench -i` (s) |\n|---|---|---:|\n",
             self.scale,
             self.command,
@@ -300,13 +318,13 @@ impl PgbenchReport {
             ));
         }
         md.push_str(
-            "\n## Runs\n\n| server | mode | clients | TPS | p50 ms | p95 ms | p99 ms | p99.9 ms | max ms | transactions | retried | failed |\n\
-             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
+            "\n## Runs\n\n| server | mode | clients | TPS | p50 ms | p95 ms | p99 ms | p99.9 ms | max ms | server CPU ms/transaction | transactions | retried | failed |\n\
+             |---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n",
         );
         for r in &self.runs {
             let l = &r.latency;
             md.push_str(&format!(
-                "| {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {} | {} | {} |\n",
+                "| {} | {} | {} | {:.0} | {:.2} | {:.2} | {:.2} | {:.2} | {:.2} | {:.3} | {} | {} | {} |\n",
                 r.engine,
                 r.mode.name(),
                 r.clients,
@@ -316,6 +334,7 @@ impl PgbenchReport {
                 ms(l.p99_ns),
                 ms(l.p999_ns),
                 ms(l.max_ns),
+                r.cpu_ms_per_transaction(),
                 r.transactions,
                 r.retried,
                 r.failed
@@ -324,17 +343,19 @@ impl PgbenchReport {
         if let [first, others @ ..] = self.setups.as_slice() {
             for other in others {
                 md.push_str(&format!(
-                    "\n## {} against {}\n\n| mode | clients | TPS ratio | p99 ratio (lower is better) |\n|---|---:|---:|---:|\n",
+                    "\n## {} against {}\n\n| mode | clients | TPS ratio | p99 ratio (lower is better) | server CPU per transaction ratio (lower is better) |\n|---|---:|---:|---:|---:|\n",
                     first.engine, other.engine
                 ));
                 for r in self.runs.iter().filter(|r| r.engine == first.engine) {
                     if let Some(o) = self.find(&other.engine, r.mode, r.clients) {
                         md.push_str(&format!(
-                            "| {} | {} | {:.2}x | {:.2}x |\n",
+                            "| {} | {} | {:.2}x | {:.2}x | {:.2}x |\n",
                             r.mode.name(),
                             r.clients,
                             r.tps / o.tps.max(f64::MIN_POSITIVE),
-                            r.latency.p99_ns as f64 / o.latency.p99_ns.max(1) as f64
+                            r.latency.p99_ns as f64 / o.latency.p99_ns.max(1) as f64,
+                            r.cpu_ms_per_transaction()
+                                / o.cpu_ms_per_transaction().max(f64::MIN_POSITIVE)
                         ));
                     }
                 }

@@ -1,6 +1,7 @@
 //! `pmdb bench pgbench`: pgbench's TPC-B-like load against `pmdb serve` and, in the same
 //! run, against PostgreSQL on the same filesystem, both over TCP on the loopback
-//! address: `pgbench -i -s SCALE`, then each query mode at each client count.
+//! address: `pgbench -i -s SCALE`, then each query mode at each client count, with each
+//! server's CPU time per transaction.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -10,6 +11,7 @@ use pmdb_bench::machine::{Machine, filesystem_of};
 use pmdb_bench::pgbench::{self, Mode, PgbenchReport, RunResult, Setup, Target};
 use pmdb_bench::progress::progress;
 use pmdb_bench::report::command_line;
+use pmdb_bench::server_cpu::Meter;
 
 use crate::bench_server::{Failure, pmdb_description, postgres_bin, start_postgres, with_pmdb};
 use crate::input::whole;
@@ -47,6 +49,7 @@ fn drive(
     bin: &std::path::Path,
     target: &Target,
     logs: &std::path::Path,
+    meter: Meter,
     bar: &indicatif::ProgressBar,
 ) -> Result<(f64, Vec<RunResult>), Failure> {
     bar.set_message(format!("{}: pgbench -i -s {}", target.engine, a.scale));
@@ -60,11 +63,11 @@ fn drive(
                 target.engine,
                 mode.name()
             ));
-            let r = pgbench::run(bin, target, mode, clients, a.seconds, logs)?;
+            let r = pgbench::run(bin, target, mode, clients, a.seconds, logs, meter)?;
             // Printed, not drawn: the progress bar is hidden when stdout is no terminal.
             bar.suspend(|| {
                 println!(
-                    "{:<10} {:<8} c{:<2} {:>8.0} TPS  p50 {:.2} ms  p99 {:.2} ms  retried {}  failed {}",
+                    "{:<10} {:<8} c{:<2} {:>8.0} TPS  p50 {:.2} ms  p99 {:.2} ms  retried {}  failed {}  server CPU {:.3} ms/transaction",
                     r.engine,
                     mode.name(),
                     clients,
@@ -72,7 +75,8 @@ fn drive(
                     r.latency.p50_ns as f64 / 1e6,
                     r.latency.p99_ns as f64 / 1e6,
                     r.retried,
-                    r.failed
+                    r.failed,
+                    r.cpu_ms_per_transaction()
                 )
             });
             runs.push(r);
@@ -111,7 +115,7 @@ pub fn run(a: PgbenchArgs) -> Result<ExitCode, Failure> {
             user: "pmdb".into(),
             database: "pmdb".into(),
         };
-        drive(&a, &bin, &target, &logs, &bar)
+        drive(&a, &bin, &target, &logs, Meter::ThisProcess, &bar)
     })?;
     setups.push(Setup {
         engine: "pmdb".into(),
@@ -128,7 +132,8 @@ pub fn run(a: PgbenchArgs) -> Result<ExitCode, Failure> {
             user: "postgres".into(),
             database: "postgres".into(),
         };
-        let (init, r) = drive(&a, &bin, &target, &logs, &bar)?;
+        let meter = Meter::Tree(pg.postmaster_pid()?);
+        let (init, r) = drive(&a, &bin, &target, &logs, meter, &bar)?;
         setups.push(Setup {
             engine: "PostgreSQL".into(),
             description: pg.description(),
