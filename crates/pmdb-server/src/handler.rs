@@ -532,54 +532,84 @@ impl Client {
             }
             self.apply_settings();
         }
-        let after = self.sql.status();
-        Ok(match out {
-            Output::Rows { schema, batches } => {
-                Response::Query(query_response(&schema, &batches, format)?)
-            }
-            Output::Returned {
-                tag,
-                schema,
-                batches,
-            } => {
-                let mut response = query_response(&schema, &batches, format)?;
-                // pgwire appends the count of rows sent; INSERT's oid goes before it.
-                response.set_command_tag(&match tag.has_oid() {
-                    true => format!("{} 0", tag.command()),
-                    false => tag.command().to_owned(),
-                });
-                Response::Query(response)
-            }
-            Output::CopyOut {
-                schema,
-                batches,
-                format,
-            } => {
-                let data = copy_rows(&schema, &batches, &format)
-                    .map_err(|e| SqlError::Query(format!("cannot encode the rows: {e}")))?;
-                let binary = i8::from(format.encoding == CopyEncoding::Binary);
-                Response::CopyOut(CopyResponse::new(
-                    binary,
-                    schema.fields().len(),
-                    stream::iter(data.into_iter().map(Ok)),
-                ))
-            }
-            Output::Command(command) => {
-                let t = tag(&command);
-                // A COMMIT or ROLLBACK outside a block still ends one for the client:
-                // after a failed COMMIT (the block is gone, but the error left the
-                // client's status failed) it sends ROLLBACK, which must clear it.
-                let ends = matches!(command.command(), "COMMIT" | "ROLLBACK");
-                match (before, after) {
-                    (TxnStatus::Idle, TxnStatus::InBlock) => Response::TransactionStart(t),
-                    (_, TxnStatus::Idle) if ends || before != TxnStatus::Idle => {
-                        Response::TransactionEnd(t)
-                    }
-                    _ => Response::Execution(t),
-                }
-            }
-        })
+        response(out, format, before, self.sql.status())
     }
+
+    /// A statement of the simple protocol run by the plan kept for its shape
+    /// ([`pmdb_sql::SqlSession::run_by_shape`]), as [`Client::execute`] runs one; `None`
+    /// (nothing done) when there is none, or its plan declined the statement's values.
+    async fn execute_by_shape(&mut self, sql: &str) -> Option<Result<Response, SqlError>> {
+        let before = self.sql.status();
+        let ran = match timeouts::limit(self.settings.limits().statement_ms) {
+            None => self.sql.run_by_shape(sql).await,
+            Some(limit) => tokio::time::timeout(limit, self.sql.run_by_shape(sql))
+                .await
+                .unwrap_or_else(|_| Some(Err(timeouts::statement_cancelled()))),
+        }?;
+        let response =
+            ran.and_then(|out| response(out, &Format::UnifiedText, before, self.sql.status()));
+        if response.is_err() {
+            self.sql.fail_block();
+        }
+        self.publish();
+        Some(response)
+    }
+}
+
+/// What the client is sent for `out`, a statement's output (its rows in `format`), the
+/// session's transaction status `before` and `after` it ran.
+fn response(
+    out: Output,
+    format: &Format,
+    before: TxnStatus,
+    after: TxnStatus,
+) -> Result<Response, SqlError> {
+    Ok(match out {
+        Output::Rows { schema, batches } => {
+            Response::Query(query_response(&schema, &batches, format)?)
+        }
+        Output::Returned {
+            tag,
+            schema,
+            batches,
+        } => {
+            let mut response = query_response(&schema, &batches, format)?;
+            // pgwire appends the count of rows sent; INSERT's oid goes before it.
+            response.set_command_tag(&match tag.has_oid() {
+                true => format!("{} 0", tag.command()),
+                false => tag.command().to_owned(),
+            });
+            Response::Query(response)
+        }
+        Output::CopyOut {
+            schema,
+            batches,
+            format,
+        } => {
+            let data = copy_rows(&schema, &batches, &format)
+                .map_err(|e| SqlError::Query(format!("cannot encode the rows: {e}")))?;
+            let binary = i8::from(format.encoding == CopyEncoding::Binary);
+            Response::CopyOut(CopyResponse::new(
+                binary,
+                schema.fields().len(),
+                stream::iter(data.into_iter().map(Ok)),
+            ))
+        }
+        Output::Command(command) => {
+            let t = tag(&command);
+            // A COMMIT or ROLLBACK outside a block still ends one for the client:
+            // after a failed COMMIT (the block is gone, but the error left the
+            // client's status failed) it sends ROLLBACK, which must clear it.
+            let ends = matches!(command.command(), "COMMIT" | "ROLLBACK");
+            match (before, after) {
+                (TxnStatus::Idle, TxnStatus::InBlock) => Response::TransactionStart(t),
+                (_, TxnStatus::Idle) if ends || before != TxnStatus::Idle => {
+                    Response::TransactionEnd(t)
+                }
+                _ => Response::Execution(t),
+            }
+        }
+    })
 }
 
 #[async_trait]
@@ -783,6 +813,15 @@ impl SimpleQueryHandler for Handler {
         let mut client = self.client.lock().await;
         client.identify(_client);
         client.started(query);
+        if let Some(ran) = client.execute_by_shape(query).await {
+            send_notices(_client, &client).await?;
+            let mut responses =
+                vec![ran.unwrap_or_else(|e| Response::Error(Box::new(error_info_in(&e, query))))];
+            if let Err(e) = client.end_implicit().await {
+                responses.push(Response::Error(Box::new(error_info(&e))));
+            }
+            return Ok(responses);
+        }
         let statements = match pmdb_sql::parse(query) {
             Ok(s) => s,
             Err(e) => {
@@ -1144,6 +1183,7 @@ where
             object_type: DiscardObject::PLANS,
         } => {
             client.plans.clear();
+            client.sql.forget_shapes();
             return Some(Ok(Response::Execution(Tag::new("DISCARD PLANS"))));
         }
         Statement::Deallocate { name, .. } => name,

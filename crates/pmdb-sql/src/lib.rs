@@ -87,6 +87,7 @@ mod large_rows;
 mod length_casts;
 mod like_escape;
 mod literal_arguments;
+mod literal_template;
 mod lock_clauses;
 mod locking;
 mod make_interval;

@@ -12,6 +12,8 @@
 //! validation is SQLSTATE 40001, so clients retry; writes by primary key take row locks
 //! ([`crate::row_locks`]), so that writers of one row mostly wait for each other instead.
 
+mod shapes;
+
 use std::sync::Arc;
 
 use datafusion::arrow::datatypes::{DataType, Field, SchemaRef};
@@ -159,6 +161,8 @@ pub struct SqlSession {
     /// What the server does to a statement before it runs, done as well to those of DO
     /// blocks.
     adapt: Option<Adapter>,
+    /// Plans of the simple protocol's statements by their shape.
+    shapes: shapes::Shapes,
 }
 
 /// See [`SqlSession::adapt_statements_with`].
@@ -246,6 +250,7 @@ impl SqlSession {
             default_read_only: false,
             committed: false,
             adapt: None,
+            shapes: shapes::Shapes::default(),
         }
     }
 
@@ -311,6 +316,7 @@ impl SqlSession {
             ));
         }
         self.cursors = Cursors::default();
+        self.forget_shapes();
         self.shared.sequence_calls.forget();
         self.default_isolation = TransactionIsolationLevel::ReadCommitted;
         self.default_read_only = false;

@@ -419,6 +419,28 @@ async fn check_defaults(session: &Session, def: &TableDef) -> Result<()> {
     Ok(())
 }
 
+/// Runs `prepared`, a statement the fast path serves, with `params` for its `$n`, if
+/// the fast path takes them; `None` (nothing done but the tables' read locks taken)
+/// when it does not, or DDL ran since it was planned.
+pub(crate) async fn run_fast(
+    session: &Session,
+    read_point: ReadPoint,
+    prepared: &Prepared,
+    params: &[ScalarValue],
+) -> Option<Result<Output>> {
+    let Plan::Fast(shape) = &prepared.plan else {
+        return None;
+    };
+    let read_point = match read_locks::take(session, read_point, prepared.reads()).await {
+        Ok(r) => r,
+        Err(e) => return Some(Err(e)),
+    };
+    if prepared.generation != session.catalog.generation() {
+        return None;
+    }
+    fast_path::execute(session, &read_point, shape, params).await
+}
+
 /// Runs a prepared statement with `params` (already of their planned types): through
 /// the plan it keeps while the catalog is as it was planned against, else bound as
 /// literals and run like any statement.
