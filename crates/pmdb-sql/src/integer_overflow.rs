@@ -1,5 +1,5 @@
-//! Integers that never wrap around. PostgreSQL fails a `+`, `-`, `*` or unary minus
-//! whose result its integer type cannot hold (22003 `integer out of range`), and sums
+//! Integers that never wrap around. PostgreSQL fails a `+`, `-`, `*`, unary minus or
+//! `abs` whose result its integer type cannot hold (22003 `integer out of range`), and sums
 //! bigints as numeric, where DataFusion's operators and `sum` wrap silently
 //! (`9223372036854775807 + 1` was `-9223372036854775808`). After type coercion, which
 //! gives both sides of an operator one type, each such operator on integers becomes a
@@ -8,9 +8,9 @@
 
 use std::sync::{Arc, LazyLock};
 
-use datafusion::arrow::array::{ArrayRef, Datum};
+use datafusion::arrow::array::{ArrayRef, AsArray, Datum, PrimitiveArray};
 use datafusion::arrow::compute::kernels::numeric;
-use datafusion::arrow::datatypes::DataType;
+use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, Int16Type, Int32Type, Int64Type};
 use datafusion::arrow::error::ArrowError;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
@@ -48,6 +48,12 @@ impl AnalyzerRule for IntegerOverflow {
                 },
                 Expr::Negative(inner) if integers(schema, [&inner]) => {
                     Transformed::yes(Checked::Negate.call(vec![*inner]))
+                }
+                Expr::ScalarFunction(f)
+                    if f.func.name() == "abs"
+                        && matches!(f.args.as_slice(), [arg] if integers(schema, [arg])) =>
+                {
+                    Transformed::yes(Checked::Abs.call(f.args))
                 }
                 Expr::AggregateFunction(mut f)
                     if f.func.name() == "sum" && of_bigint(schema, &f.params.args) =>
@@ -111,14 +117,16 @@ enum Checked {
     Subtract,
     Multiply,
     Negate,
+    Abs,
 }
 
-static FUNCTIONS: LazyLock<[Arc<ScalarUDF>; 4]> = LazyLock::new(|| {
+static FUNCTIONS: LazyLock<[Arc<ScalarUDF>; 5]> = LazyLock::new(|| {
     [
         Checked::Add,
         Checked::Subtract,
         Checked::Multiply,
         Checked::Negate,
+        Checked::Abs,
     ]
     .map(|op| {
         Arc::new(ScalarUDF::new_from_impl(CheckedOperator {
@@ -139,7 +147,10 @@ impl Checked {
     }
 
     fn arity(self) -> usize {
-        if self == Checked::Negate { 1 } else { 2 }
+        match self {
+            Checked::Negate | Checked::Abs => 1,
+            Checked::Add | Checked::Subtract | Checked::Multiply => 2,
+        }
     }
 
     fn name(self) -> &'static str {
@@ -148,6 +159,7 @@ impl Checked {
             Checked::Subtract => "pmdb_int_sub",
             Checked::Multiply => "pmdb_int_mul",
             Checked::Negate => "pmdb_int_neg",
+            Checked::Abs => "pmdb_int_abs",
         }
     }
 
@@ -165,6 +177,7 @@ impl Checked {
         };
         let out = match (self, args) {
             (Checked::Negate, [v]) => numeric::neg(&v.to_array(1)?),
+            (Checked::Abs, [v]) => abs(&v.to_array(1)?),
             (op, [l, r]) => {
                 let kernel = match op {
                     Checked::Add => numeric::add,
@@ -188,6 +201,27 @@ impl Checked {
             )),
             other => other.into(),
         })
+    }
+}
+
+/// The absolute values of `a`, integers; an overflow error for the least value of the
+/// type, which has no positive twin.
+fn abs(a: &ArrayRef) -> Result<ArrayRef, ArrowError> {
+    fn checked<T: ArrowPrimitiveType>(
+        a: &PrimitiveArray<T>,
+        abs: impl Fn(T::Native) -> Option<T::Native>,
+    ) -> Result<ArrayRef, ArrowError> {
+        let out: PrimitiveArray<T> =
+            a.try_unary(|v| abs(v).ok_or_else(|| ArrowError::ArithmeticOverflow("abs".into())))?;
+        Ok(Arc::new(out))
+    }
+    match a.data_type() {
+        DataType::Int16 => checked(a.as_primitive::<Int16Type>(), i16::checked_abs),
+        DataType::Int32 => checked(a.as_primitive::<Int32Type>(), i32::checked_abs),
+        DataType::Int64 => checked(a.as_primitive::<Int64Type>(), i64::checked_abs),
+        other => Err(ArrowError::InvalidArgumentError(format!(
+            "pmdb_int_abs of {other}"
+        ))),
     }
 }
 

@@ -823,6 +823,15 @@ fn integers_never_wrap_around() {
         ("SELECT c + c FROM big", "smallint out of range"),
         ("SELECT 9223372036854775807 + 1", "bigint out of range"),
         ("SELECT id FROM big WHERE b + id > 0", "bigint out of range"),
+        (
+            "SELECT abs(a) FROM big WHERE id = 2",
+            "integer out of range",
+        ),
+        ("SELECT abs(c) FROM big", "smallint out of range"),
+        (
+            "SELECT abs(-9223372036854775807 - 1)",
+            "bigint out of range",
+        ),
     ] {
         let e = f.try_run(&mut s, sql).expect_err(sql);
         assert_eq!(
@@ -835,9 +844,9 @@ fn integers_never_wrap_around() {
     assert_eq!(
         f.rows(
             &mut s,
-            "SELECT a - 1, b - 1, c - 1, -c, 2 * 3 - 10 FROM big WHERE id = 1"
+            "SELECT a - 1, b - 1, c - 1, -c, 2 * 3 - 10, abs(-a), abs(c) FROM big WHERE id = 1"
         ),
-        ["2147483646|9223372036854775806|32766|-32767|-4"]
+        ["2147483646|9223372036854775806|32766|-32767|-4|2147483647|32767"]
     );
     // A sum of bigints is a NUMERIC, exact beyond a bigint's range, on the general path
     // and on a range read by key alike; a sum of smaller integers is a bigint.
