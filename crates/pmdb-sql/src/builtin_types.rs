@@ -122,9 +122,34 @@ pub(crate) fn is_postgresql_type(name: &str) -> bool {
     NAMES.contains(&base)
 }
 
+/// The name in DataFusion's refusal of a type it cannot plan (`Unsupported SQL type
+/// foo`, from a cast), when PostgreSQL has no such type either.
+pub(crate) fn unknown_in(refusal: &str) -> Option<&str> {
+    let name = refusal.strip_prefix("Unsupported SQL type ")?;
+    let plain = name
+        .chars()
+        .all(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '"'));
+    let last = name.rsplit('.').next()?.trim_matches('"');
+    (plain && !last.is_empty() && !is_postgresql_type(last)).then_some(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn refusals_of_unknown_types_are_told_from_unsupported_ones() {
+        assert_eq!(unknown_in("Unsupported SQL type foo"), Some("foo"));
+        assert_eq!(
+            unknown_in("Unsupported SQL type pg_catalog.foo"),
+            Some("pg_catalog.foo")
+        );
+        assert_eq!(unknown_in("Unsupported SQL type xml"), None);
+        assert_eq!(unknown_in("Unsupported SQL type pg_catalog.money"), None);
+        assert_eq!(unknown_in("Unsupported SQL type INT UNSIGNED"), None);
+        assert_eq!(unknown_in("Unsupported SQL type foo(3)"), None);
+        assert_eq!(unknown_in("Unsupported feature"), None);
+    }
 
     #[test]
     fn postgresql_types_are_told_from_unknown_names() {

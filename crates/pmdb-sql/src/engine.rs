@@ -110,6 +110,7 @@ impl SqlEngine {
             Arc::new(crate::time_of_day::MicrosecondTimes),
         ];
         analyzer_rules.push(Arc::new(crate::integer_literals::IntegerLiterals));
+        analyzer_rules.push(Arc::new(crate::integer_averages::IntegerAverages));
         analyzer_rules.extend(Analyzer::new().rules);
         analyzer_rules.push(Arc::new(crate::decimal_scales::DecimalScales));
         analyzer_rules.push(Arc::new(crate::numeric_places::ExactInput));
@@ -146,6 +147,7 @@ impl SqlEngine {
         crate::literal_arguments::register(&ctx);
         crate::scalar_subqueries::register(&ctx);
         crate::branch_types::register(&ctx);
+        crate::cast_names::register(&ctx);
         crate::hstore_functions::register(&mut ctx).map_err(df_error)?;
         crate::json_functions::register(&mut ctx).map_err(df_error)?;
         datafusion::execution::FunctionRegistry::register_expr_planner(

@@ -284,7 +284,13 @@ pub fn df_error(e: DataFusionError) -> SqlError {
             Err(shared) => shared_error(&shared),
         },
         DataFusionError::SQL(e, _) => SqlError::user(state::SYNTAX, e.to_string()),
-        DataFusionError::NotImplemented(m) => SqlError::unsupported(m),
+        DataFusionError::NotImplemented(m) => match crate::builtin_types::unknown_in(&m) {
+            Some(name) => SqlError::user(
+                state::UNDEFINED_OBJECT,
+                format!("type \"{name}\" does not exist"),
+            ),
+            None => SqlError::unsupported(m),
+        },
         DataFusionError::Plan(m) if m.starts_with("table '") && m.ends_with("' not found") => {
             // PostgreSQL's words, naming the relation without the catalog and schema
             // DataFusion resolved it in.

@@ -26,10 +26,12 @@ use crate::names::ident_name;
 use crate::output::Output;
 
 /// DataFusion's refusals of a select list that names two items alike: two items
-/// (`1 AS c, 2 AS c`), or an item and a column it also shows (`c, c + 1 AS c`).
-const REPEATED: [&str; 2] = [
+/// (`1 AS c, 2 AS c`), an item and a column it also shows (`c, c + 1 AS c`), or two
+/// calls whose arguments differ by a cast ([`crate::cast_names`]).
+const REPEATED: [&str; 3] = [
     "Projections require unique expression names",
     "which would be ambiguous",
+    crate::cast_names::DUPLICATE_NAME,
 ];
 
 /// The names PostgreSQL gives the columns of `statement`, a query whose select list
@@ -57,7 +59,7 @@ pub(crate) async fn plan_unnamed(
         Err(e) if REPEATED.iter().any(|r| e.to_string().contains(r)) => {
             let mut statement = statement;
             if let DfStatement::Statement(s) = &mut statement {
-                let _ = s.visit(&mut Namer);
+                name_apart(s);
             }
             state.statement_to_plan(statement).await.map_err(df_error)
         }
@@ -95,7 +97,7 @@ pub(crate) async fn plan(
     let Some(shown) = shown.or_else(|| shown_names(top)) else {
         return Err(df_error(refused));
     };
-    let _ = s.visit(&mut Namer);
+    name_apart(s);
     let plan = state.statement_to_plan(statement).await.map_err(df_error)?;
     Ok((crate::result_types::typed(state, plan)?, Some(shown)))
 }
@@ -273,6 +275,13 @@ fn type_name(t: &DataType) -> String {
         other => return other.to_string().to_lowercase(),
     };
     name.into()
+}
+
+/// `s` with every select list's items named once ([`Namer`]) and casts in calls named
+/// apart.
+fn name_apart(s: &mut Statement) {
+    let _ = s.visit(&mut Namer);
+    crate::cast_names::name_apart(s);
 }
 
 /// Names every select list's items, each name once per list: an unnamed item as

@@ -875,3 +875,67 @@ fn integers_never_wrap_around() {
         "Int64"
     );
 }
+
+#[test]
+fn an_average_of_integers_is_numeric() {
+    let f = Fixture::new(
+        "CREATE TABLE big (id INT PRIMARY KEY, a INT, b BIGINT, c SMALLINT);
+         INSERT INTO big VALUES (1, 1, 9223372036854775807, 1),
+                                (2, 2, 9223372036854775806, 1),
+                                (3, 2, 9223372036854775806, 2)",
+    );
+    let mut s = f.session();
+    // PostgreSQL 15 answers `numeric` for each, with every digit of the bigints (a
+    // double would give 9223372036854775808); pmdb keeps 14 places, cut as its
+    // quotients' are (PostgreSQL rounds, to 16 significant digits or more).
+    assert_eq!(
+        f.rows(&mut s, "SELECT avg(a), avg(b), avg(c) FROM big"),
+        ["1.66666666666666|9223372036854775806.33333333333333|1.33333333333333"]
+    );
+    for sql in [
+        "SELECT avg(a) FROM big",
+        "SELECT avg(b) FROM big",
+        "SELECT avg(c) FROM big",
+        "SELECT avg(a + 1) FROM big",
+        "SELECT avg(id) OVER () FROM big",
+    ] {
+        assert_eq!(column_type(&f, &mut s, sql), "Decimal128(38, 14)", "{sql}");
+    }
+    assert_eq!(
+        f.rows(
+            &mut s,
+            "SELECT id, avg(a) OVER (ORDER BY id), (avg(a) OVER ())::int FROM big ORDER BY id LIMIT 1"
+        ),
+        ["1|1.00000000000000|2"]
+    );
+    // Averages of other types keep theirs.
+    assert_eq!(
+        column_type(&f, &mut s, "SELECT avg(a::float8) FROM big"),
+        "Float64"
+    );
+}
+
+#[test]
+fn a_cast_to_a_type_no_one_has_is_42704() {
+    let f = fixture();
+    let mut s = f.session();
+    // PostgreSQL 15: 42704 for a name it does not know, whatever the statement; a type
+    // PostgreSQL has and pmdb does not is refused as unsupported.
+    for (sql, message) in [
+        ("SELECT 1::foo", "type \"foo\" does not exist"),
+        (
+            "SELECT CAST('a' AS pg_catalog.nosuch)",
+            "type \"pg_catalog.nosuch\" does not exist",
+        ),
+        ("SELECT 'a=>1'::hstore", "type \"hstore\" does not exist"),
+    ] {
+        let e = f.try_run(&mut s, sql).expect_err(sql);
+        assert_eq!(
+            (e.sqlstate(), e.to_string().as_str()),
+            ("42704", message),
+            "{sql}"
+        );
+    }
+    assert_eq!(f.sqlstate(&mut s, "SELECT 1::xml"), "0A000");
+    assert_eq!(f.sqlstate(&mut s, "SELECT '$1'::money"), "0A000");
+}
