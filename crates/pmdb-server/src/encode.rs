@@ -25,7 +25,7 @@ use pmdb_sql::hstore::Hstore;
 use pmdb_sql::text_forms::{parse_uuid, timestamp_text, uuid_text};
 use pmdb_sql::time_of_day::time_text;
 use pmdb_sql::types::{Interval, SqlType};
-use pmdb_sql::{CopyEncoding, CopyOutFormat, interval_at, padded_chars, text_type};
+use pmdb_sql::{CopyEncoding, CopyOutFormat, interval_at, text_type};
 use postgres_types::{Kind, ToSql};
 
 use crate::copy_csv;
@@ -213,14 +213,14 @@ impl ToSqlText for Timestamp {
 /// A value of a PostgreSQL type Arrow has no type for, with its binary and text forms:
 /// `$name($held)`, accepted as `$ty`.
 macro_rules! wire_value {
-    ($(#[$doc:meta])* $name:ident($held:ty), $ty:expr,
+    ($(#[$doc:meta])* $name:ident $(<$lt:lifetime>)? ($held:ty), $ty:expr,
      binary: |$b:ident, $bout:ident| $binary:expr,
      text: |$t:ident, $tout:ident| $text:expr $(,)?) => {
         $(#[$doc])*
         #[derive(Debug)]
-        struct $name($held);
+        struct $name $(<$lt>)? ($held);
 
-        impl ToSql for $name {
+        impl $(<$lt>)? ToSql for $name $(<$lt>)? {
             fn to_sql(
                 &self,
                 _ty: &Type,
@@ -238,7 +238,7 @@ macro_rules! wire_value {
             postgres_types::to_sql_checked!();
         }
 
-        impl ToSqlText for $name {
+        impl $(<$lt>)? ToSqlText for $name $(<$lt>)? {
             fn to_sql_text(
                 &self,
                 _ty: &Type,
@@ -251,6 +251,21 @@ macro_rules! wire_value {
             }
         }
     };
+}
+
+wire_value!(
+    /// A CHAR(n) value, kept without trailing blanks, with its n: blank-padded to n
+    /// characters as PostgreSQL sends it, in text and in binary alike.
+    Padded<'a>((&'a str, usize)),
+    Type::BPCHAR,
+    binary: |p, out| pad_into(p, out),
+    text: |p, out| pad_into(p, out),
+);
+
+fn pad_into((text, width): &(&str, usize), out: &mut bytes::BytesMut) {
+    out.extend_from_slice(text.as_bytes());
+    let blanks = width.saturating_sub(text.chars().count());
+    out.extend(std::iter::repeat_n(b' ', blanks));
 }
 
 wire_value!(
@@ -329,7 +344,6 @@ fn each_row<E: FieldEncoder>(
 ) -> PgWireResult<()> {
     let options = FormatOptions::default().with_null("");
     for batch in batches {
-        let batch = &padded_chars(batch);
         let formatters = batch
             .columns()
             .iter()
@@ -370,6 +384,13 @@ fn encode_as<E: FieldEncoder>(
         Some(SqlType::Jsonb) if column.is_valid(row) => encoder.field(&Some(Jsonb(
             column.as_string::<i32>().value(row).to_owned(),
         ))),
+        Some(SqlType::Char(width))
+            if column.is_valid(row)
+                && let Some(text) = column.as_string_opt::<i32>() =>
+        {
+            let width = usize::try_from(width).unwrap_or(usize::MAX);
+            encoder.field(&Some(Padded((text.value(row), width))))
+        }
         Some(SqlType::Hstore) if column.is_valid(row) => {
             let h = Hstore::parse(column.as_string::<i32>().value(row))
                 .map_err(|e| internal(e.to_string()))?;
@@ -540,6 +561,9 @@ fn encode<E: FieldEncoder>(
             };
             e.field(&Some(TimeField(micros)))
         }
+        DataType::Utf8 => e.field(&Some(column.as_string::<i32>().value(row))),
+        DataType::LargeUtf8 => e.field(&Some(column.as_string::<i64>().value(row))),
+        DataType::Utf8View => e.field(&Some(column.as_string_view().value(row))),
         DataType::Binary => e.field(&Some(column.as_binary::<i32>().value(row))),
         DataType::LargeBinary => e.field(&Some(column.as_binary::<i64>().value(row))),
         DataType::BinaryView => e.field(&Some(column.as_binary_view().value(row))),

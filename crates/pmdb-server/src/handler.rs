@@ -500,7 +500,7 @@ impl Client {
         let intercepted = match compat::isolation(&self.sql, statement).filter(|_| setting) {
             Some(isolation) => Some(match isolation? {
                 IsolationSetting::Shown(out) => out,
-                IsolationSetting::Run(set) => self.sql.run(set).await?,
+                IsolationSetting::Run(set) => Box::pin(self.sql.run(set)).await?,
             }),
             None if setting => {
                 if before == TxnStatus::Failed {
@@ -510,7 +510,7 @@ impl Client {
                 let out = self.settings.intercept(statement, in_block).transpose()?;
                 self.apply_settings();
                 if let Some(defaults) = compat::resets_characteristics(statement) {
-                    self.sql.run(defaults).await?;
+                    Box::pin(self.sql.run(defaults)).await?;
                 }
                 out
             }
@@ -518,7 +518,9 @@ impl Client {
         };
         let ran = match (intercepted, run) {
             (Some(out), _) => Ok(out),
-            (None, Run::Statement(s)) => self.sql.run(s).await,
+            // Boxed: the general path's future is large, and a prepared statement's
+            // would be as large, copied at each statement.
+            (None, Run::Statement(s)) => Box::pin(self.sql.run(s)).await,
             (None, Run::Prepared(p, params)) => self.sql.run_prepared(p, params).await,
         };
         // What set_config asked for, taken once its statement succeeded (a failed one's

@@ -824,6 +824,65 @@ fn copy_from_stdin_truncate_and_adding_a_primary_key() {
     });
 }
 
+/// A CHAR(n) value goes out blank-padded to n characters, as PostgreSQL sends it: in
+/// text and binary results and in COPY's text and CSV, multibyte characters counted as
+/// one.
+#[test]
+fn char_values_go_out_blank_padded() {
+    use futures::TryStreamExt;
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute(
+            "CREATE TABLE pc (id INT PRIMARY KEY, c CHAR(4), v VARCHAR(4));
+             INSERT INTO pc VALUES (1, 'ab', 'ab'), (2, 'éé', 'é'), (3, NULL, NULL), (4, 'abcd', '')",
+        )
+        .await
+        .unwrap();
+        let simple: Vec<Option<String>> = c
+            .simple_query("SELECT c FROM pc ORDER BY id")
+            .await
+            .unwrap()
+            .into_iter()
+            .filter_map(|m| match m {
+                SimpleQueryMessage::Row(r) => Some(r.get(0).map(str::to_owned)),
+                _ => None,
+            })
+            .collect();
+        let expected = [Some("ab  "), Some("éé  "), None, Some("abcd")].map(|v| v.map(String::from));
+        assert_eq!(simple, expected);
+        let binary: Vec<Option<String>> = c
+            .query("SELECT c FROM pc WHERE id > $1 ORDER BY id", &[&0i32])
+            .await
+            .unwrap()
+            .iter()
+            .map(|r| r.get(0))
+            .collect();
+        assert_eq!(binary, expected);
+        let both = c
+            .query_one("SELECT c, v FROM pc WHERE id = 2", &[])
+            .await
+            .unwrap();
+        assert_eq!((both.get::<_, &str>(0), both.get::<_, &str>(1)), ("éé  ", "é"));
+        let copied = |sql: &'static str| {
+            let c = &c;
+            async move {
+                let stream = c.copy_out(sql).await.unwrap();
+                let parts: Vec<bytes::Bytes> = stream.try_collect().await.unwrap();
+                String::from_utf8(parts.concat()).unwrap()
+            }
+        };
+        assert_eq!(
+            copied("COPY pc (id, c) TO STDOUT").await,
+            "1\tab  \n2\téé  \n3\t\\N\n4\tabcd\n"
+        );
+        assert_eq!(
+            copied("COPY (SELECT c FROM pc WHERE id = 1) TO STDOUT (FORMAT csv)").await,
+            "ab  \n"
+        );
+    });
+}
+
 /// The tables `\d` lists, by psql's query.
 /// COPY … TO STDOUT writes what PostgreSQL writes: text with its escapes and `\\N`, CSV
 /// with a header and quotes, binary with its header and trailer; COPY … FROM STDIN with a

@@ -177,6 +177,9 @@ impl Prepared {
                 {
                     // A type planning left open (NULL, or an array of NULL) takes the value's.
                     Some(ty) if p.data_type() != ty && !left_open(&ty) => {
+                        if let Some(exact) = integer_as(&p, &ty) {
+                            return Ok(exact);
+                        }
                         crate::numeric_places::check(&p, &ty).map_err(|e| {
                             let message = format!("parameter ${}: {}", i + 1, e.message());
                             e.with_message(message)
@@ -417,6 +420,24 @@ impl VisitorMut for Substitute<'_> {
 /// Whether planning left a parameter's type open: NULL, or an array of NULL.
 fn left_open(ty: &DataType) -> bool {
     *ty == DataType::Null || crate::array_text::list_element(ty) == Some(&DataType::Null)
+}
+
+/// An integer parameter as the integer type `ty` when it fits, as Arrow's cast gives it
+/// but without arrays for one value (drivers send a key as an int8 for an int4 column
+/// at every statement); `None` leaves the value to the cast, which also says why not.
+fn integer_as(p: &ScalarValue, ty: &DataType) -> Option<ScalarValue> {
+    let v = match p {
+        ScalarValue::Int16(Some(v)) => i64::from(*v),
+        ScalarValue::Int32(Some(v)) => i64::from(*v),
+        ScalarValue::Int64(Some(v)) => *v,
+        _ => return None,
+    };
+    match ty {
+        DataType::Int16 => i16::try_from(v).ok().map(|v| ScalarValue::Int16(Some(v))),
+        DataType::Int32 => i32::try_from(v).ok().map(|v| ScalarValue::Int32(Some(v))),
+        DataType::Int64 => Some(ScalarValue::Int64(Some(v))),
+        _ => None,
+    }
 }
 
 #[cfg(test)]

@@ -302,7 +302,7 @@ impl TableProvider for TableSource {
         let sink = InsertSink {
             catalog: Arc::clone(&self.catalog),
             name: self.table.name().clone(),
-            schema: arrow_schema(self.table.def(), None),
+            schema: Arc::clone(self.table.schema()),
         };
         Ok(Arc::new(DataSinkExec::new(input, Arc::new(sink), None)))
     }

@@ -17,7 +17,7 @@ use datafusion::execution::session_state::SessionStateBuilder;
 use datafusion::sql::parser::Statement as DfStatement;
 use datafusion::sql::sqlparser::ast::{FromTable, SelectItem, Statement};
 
-use crate::arrow_conv::{BatchBuilder, arrow_schema};
+use crate::arrow_conv::BatchBuilder;
 use crate::ast_build;
 use crate::dml::target;
 use crate::error::{Result, SqlError, df_error};
@@ -41,7 +41,7 @@ pub(crate) async fn project(
     rows: &[Vec<Value>],
     tag: CommandTag,
 ) -> Result<Output> {
-    let schema = arrow_schema(table.def(), None);
+    let schema = Arc::clone(table.schema());
     let all: Vec<usize> = (0..table.types().len()).collect();
     let types: Arc<[_]> = table.types().into();
     let mut builder = BatchBuilder::new(types, &schema, &all, rows.len());
@@ -155,7 +155,7 @@ impl Returning {
     /// The columns the clause gives.
     pub(crate) async fn columns(&self, session: &Session) -> Result<SchemaRef> {
         let table = session.catalog.table_or_error(&self.table)?;
-        let schema = arrow_schema(table.def(), None);
+        let schema = Arc::clone(table.schema());
         let frame = plan(session, schema, Vec::new(), &self.alias, &self.items).await?;
         Ok(Arc::clone(frame.schema().inner()))
     }

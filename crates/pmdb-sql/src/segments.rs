@@ -275,7 +275,7 @@ pub fn rebuild(table: &Table) -> Result<bool, SqlError> {
     }
     let max_value = db.options().max_value_size;
     let types: Arc<[SqlType]> = Arc::from(table.types());
-    let schema = crate::arrow_conv::arrow_schema(table.def(), None);
+    let schema = Arc::clone(table.schema());
     let all: Vec<usize> = (0..types.len()).collect();
     let mut rows = BatchBuilder::new(Arc::clone(&types), &schema, &all, MAX_CHUNK_ROWS)
         .with_missing(table.required_columns(), Arc::clone(table.missing_values()));

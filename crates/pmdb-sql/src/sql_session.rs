@@ -570,7 +570,9 @@ impl SqlSession {
     ) -> Result<Output> {
         let params = prepared.typed(params)?;
         if matches!(prepared.plan, Plan::Unplanned) {
-            return self.run(prepared.bind(&params)?).await;
+            // Boxed: the general path's future is large, and the fast path's would be as
+            // large, copied at each statement.
+            return Box::pin(self.run(prepared.bind(&params)?)).await;
         }
         let read_point = self.enter(prepared.kind())?;
         let out = statement::run_prepared(&self.shared, read_point, prepared, params).await;

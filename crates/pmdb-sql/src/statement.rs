@@ -463,11 +463,15 @@ pub(crate) async fn run_prepared(
                 let bound = optimized
                     .as_ref()
                     .and_then(|o| crate::optimized_plan::bind(&state, o, params.clone()));
+                // Boxed, as the general path below: their futures are large, and the
+                // fast path's would otherwise be as large and copied at each statement.
                 let out = match bound {
-                    Some(bound) => run_plan(session, state, bound, Optimized::Already).await?,
+                    Some(bound) => {
+                        Box::pin(run_plan(session, state, bound, Optimized::Already)).await?
+                    }
                     None => {
                         let plan = plan.clone().with_param_values(params).map_err(df_error)?;
-                        run_plan(session, state, plan, Optimized::AtRun).await?
+                        Box::pin(run_plan(session, state, plan, Optimized::AtRun)).await?
                     }
                 };
                 // Its columns as PostgreSQL names them, which Parse described.
@@ -487,10 +491,17 @@ pub(crate) async fn run_prepared(
                 {
                     let plan = plan.clone().with_param_values(params).map_err(df_error)?;
                     let state = session.statement_state(read_point.clone());
-                    let batches = session.collect(DataFrame::new(state, plan)).await?;
+                    let batches = Box::pin(session.collect(DataFrame::new(state, plan))).await?;
                     let name = crate::names::object_name(name)?;
-                    let inserted =
-                        insert_batches(session, &read_point, insert, &name, &batches, None).await?;
+                    let inserted = Box::pin(insert_batches(
+                        session,
+                        &read_point,
+                        insert,
+                        &name,
+                        &batches,
+                        None,
+                    ))
+                    .await?;
                     return Ok(Output::Command(CommandTag::insert(inserted.count)));
                 }
             }
@@ -498,7 +509,7 @@ pub(crate) async fn run_prepared(
         }
     }
     let kind = prepared.kind();
-    let out = run(session, read_point, kind, prepared.bind(&params)?).await?;
+    let out = Box::pin(run(session, read_point, kind, prepared.bind(&params)?)).await?;
     // DDL since Parse may have changed what the query returns; its client decodes rows
     // by what Parse described, so, as PostgreSQL, the statement fails instead.
     if let (Some(described), Output::Rows { schema, .. }) = (prepared.columns(), &out)

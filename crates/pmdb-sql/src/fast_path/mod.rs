@@ -38,7 +38,7 @@ use datafusion::arrow::array::RecordBatch;
 use datafusion::common::ScalarValue;
 use datafusion::sql::sqlparser::ast::Statement;
 
-use crate::arrow_conv::{BatchBuilder, arrow_schema};
+use crate::arrow_conv::BatchBuilder;
 use crate::error::{Result, SqlError, state};
 use crate::keycode::encode_key;
 use crate::output::{CommandTag, Output};
@@ -370,7 +370,7 @@ fn rows_batch(
     keys: &[Vec<u8>],
     columns: &[usize],
 ) -> Result<RecordBatch> {
-    let schema = arrow_schema(table.def(), None);
+    let schema = Arc::clone(table.schema());
     let mut builder = BatchBuilder::new(
         Arc::from(table.types()),
         &schema,

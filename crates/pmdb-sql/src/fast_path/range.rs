@@ -12,7 +12,7 @@ use pmdb_engine::Subtable;
 
 use super::range_result;
 use super::shape::{Operand, RangeKeys, RangeOutput, RangeRead, RowLock, RowOrder, resolve};
-use crate::arrow_conv::{BatchBuilder, arrow_schema};
+use crate::arrow_conv::BatchBuilder;
 use crate::error::{Result, SqlError};
 use crate::keycode::encode_key;
 use crate::output::Output;
@@ -52,7 +52,7 @@ pub(super) async fn read(
         RowOrder::Sorted { .. } => (false, false),
     };
     let stop_at = limit.filter(|_| in_key_order);
-    let schema = arrow_schema(table.def(), None);
+    let schema = Arc::clone(table.schema());
     let mut rows = BatchBuilder::new(
         Arc::from(table.types()),
         &schema,

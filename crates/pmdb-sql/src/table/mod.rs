@@ -24,6 +24,7 @@ use std::borrow::Cow;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 
+use datafusion::arrow::datatypes::SchemaRef;
 use datafusion::sql::sqlparser::ast::Expr as SqlExpr;
 use datafusion::sql::sqlparser::dialect::PostgreSqlDialect;
 use datafusion::sql::sqlparser::parser::Parser;
@@ -52,6 +53,8 @@ pub struct Table {
     name: RelName,
     types: Vec<SqlType>,
     key_types: Vec<SqlType>,
+    /// The rows' Arrow schema, made once: the fast path reads with it at each statement.
+    schema: SchemaRef,
     rows: Subtable,
     indexes: Vec<Index>,
     /// The positions of the unique indexes in `indexes`, which every insert claims.
@@ -235,6 +238,7 @@ impl Table {
             name: def.rel_name(),
             types: def.types(),
             key_types: def.key_types(),
+            schema: crate::arrow_conv::arrow_schema(&def, None),
             rows,
             unique: (0..indexes.len())
                 .filter(|&i| indexes[i].def.unique)
@@ -277,6 +281,11 @@ impl Table {
 
     pub fn def(&self) -> &TableDef {
         &self.def
+    }
+
+    /// The rows' Arrow schema ([`crate::arrow_conv::arrow_schema`] of the definition).
+    pub fn schema(&self) -> &SchemaRef {
+        &self.schema
     }
 
     /// The table's schema and name.
