@@ -4,8 +4,10 @@
 //! one whose expressions changed, and every node visited after it (its parents among
 //! them: children come first), works it out again.
 
+use datafusion::arrow::datatypes::DataType;
 use datafusion::common::tree_node::{Transformed, TreeNode};
-use datafusion::common::{DFSchema, Result as DfResult};
+use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
+use datafusion::logical_expr::expr::{Cast, WindowFunctionDefinition};
 use datafusion::logical_expr::expr_rewriter::NamePreserver;
 use datafusion::logical_expr::{Expr, LogicalPlan};
 
@@ -58,4 +60,34 @@ pub(crate) fn rewrite_whole_expressions(
         }
     })
     .map(|t| t.data)
+}
+
+/// `e` with the arguments of a call of the aggregate `name`, as an aggregate or as a
+/// window, cast to `to` where `applies(arguments)`; any other expression as it is.
+pub(crate) fn cast_aggregate_arguments(
+    e: Expr,
+    name: &str,
+    applies: impl Fn(&[Expr]) -> bool,
+    to: &DataType,
+) -> Transformed<Expr> {
+    let cast_all = |args: &mut Vec<Expr>| {
+        for arg in args {
+            let inner = std::mem::replace(arg, Expr::Literal(ScalarValue::Null, None));
+            *arg = Expr::Cast(Cast::new(Box::new(inner), to.clone()));
+        }
+    };
+    match e {
+        Expr::AggregateFunction(mut f) if f.func.name() == name && applies(&f.params.args) => {
+            cast_all(&mut f.params.args);
+            Transformed::yes(Expr::AggregateFunction(f))
+        }
+        Expr::WindowFunction(mut w)
+            if matches!(&w.fun, WindowFunctionDefinition::AggregateUDF(f) if f.name() == name)
+                && applies(&w.params.args) =>
+        {
+            cast_all(&mut w.params.args);
+            Transformed::yes(Expr::WindowFunction(w))
+        }
+        other => Transformed::no(other),
+    }
 }

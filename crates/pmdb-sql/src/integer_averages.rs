@@ -8,9 +8,7 @@ use std::sync::LazyLock;
 
 use datafusion::arrow::datatypes::DataType;
 use datafusion::common::config::ConfigOptions;
-use datafusion::common::tree_node::Transformed;
-use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
-use datafusion::logical_expr::expr::{Cast, WindowFunctionDefinition};
+use datafusion::common::{DFSchema, Result as DfResult};
 use datafusion::logical_expr::{Expr, ExprSchemable, LogicalPlan};
 use datafusion::optimizer::AnalyzerRule;
 
@@ -32,22 +30,12 @@ impl AnalyzerRule for IntegerAverages {
 
     fn analyze(&self, plan: LogicalPlan, _config: &ConfigOptions) -> DfResult<LogicalPlan> {
         crate::expr_rewrite::rewrite_expressions(plan, |e, schema| {
-            Ok(match e {
-                Expr::AggregateFunction(mut f)
-                    if f.func.name() == "avg" && of_integer(schema, &f.params.args) =>
-                {
-                    as_numeric(&mut f.params.args);
-                    Transformed::yes(Expr::AggregateFunction(f))
-                }
-                Expr::WindowFunction(mut w)
-                    if matches!(&w.fun, WindowFunctionDefinition::AggregateUDF(f) if f.name() == "avg")
-                        && of_integer(schema, &w.params.args) =>
-                {
-                    as_numeric(&mut w.params.args);
-                    Transformed::yes(Expr::WindowFunction(w))
-                }
-                other => Transformed::no(other),
-            })
+            Ok(crate::expr_rewrite::cast_aggregate_arguments(
+                e,
+                "avg",
+                |args| of_integer(schema, args),
+                &INTEGER_AVG,
+            ))
         })
     }
 }
@@ -58,12 +46,4 @@ fn of_integer(schema: &DFSchema, args: &[Expr]) -> bool {
         arg.get_type(schema),
         Ok(DataType::Int16 | DataType::Int32 | DataType::Int64)
     ))
-}
-
-/// `args`, one integer, made a NUMERIC to average.
-fn as_numeric(args: &mut [Expr]) {
-    for arg in args {
-        let integer = std::mem::replace(arg, Expr::Literal(ScalarValue::Null, None));
-        *arg = Expr::Cast(Cast::new(Box::new(integer), INTEGER_AVG.clone()));
-    }
 }

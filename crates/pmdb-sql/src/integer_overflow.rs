@@ -14,8 +14,8 @@ use datafusion::arrow::datatypes::{ArrowPrimitiveType, DataType, Int16Type, Int3
 use datafusion::arrow::error::ArrowError;
 use datafusion::common::config::ConfigOptions;
 use datafusion::common::tree_node::Transformed;
-use datafusion::common::{DFSchema, Result as DfResult, ScalarValue};
-use datafusion::logical_expr::expr::{BinaryExpr, Cast, ScalarFunction, WindowFunctionDefinition};
+use datafusion::common::{DFSchema, Result as DfResult};
+use datafusion::logical_expr::expr::{BinaryExpr, Cast, ScalarFunction};
 use datafusion::logical_expr::{
     ColumnarValue, Expr, ExprSchemable, LogicalPlan, Operator, ScalarFunctionArgs, ScalarUDF,
     ScalarUDFImpl, Signature, Volatility,
@@ -55,20 +55,12 @@ impl AnalyzerRule for IntegerOverflow {
                 {
                     Transformed::yes(Checked::Abs.call(f.args))
                 }
-                Expr::AggregateFunction(mut f)
-                    if f.func.name() == "sum" && of_bigint(schema, &f.params.args) =>
-                {
-                    as_numeric(&mut f.params.args);
-                    Transformed::yes(Expr::AggregateFunction(f))
-                }
-                Expr::WindowFunction(mut w)
-                    if matches!(&w.fun, WindowFunctionDefinition::AggregateUDF(f) if f.name() == "sum")
-                        && of_bigint(schema, &w.params.args) =>
-                {
-                    as_numeric(&mut w.params.args);
-                    Transformed::yes(Expr::WindowFunction(w))
-                }
-                other => Transformed::no(other),
+                other => crate::expr_rewrite::cast_aggregate_arguments(
+                    other,
+                    "sum",
+                    |args| of_bigint(schema, args),
+                    &BIGINT_SUM,
+                ),
             })
         })
     }
@@ -100,14 +92,6 @@ fn of_bigint(schema: &DFSchema, args: &[Expr]) -> bool {
         arg = expr.as_ref();
     }
     matches!(arg.get_type(schema), Ok(DataType::Int64))
-}
-
-/// `args`, one bigint, made a NUMERIC to sum.
-fn as_numeric(args: &mut [Expr]) {
-    for arg in args {
-        let bigint = std::mem::replace(arg, Expr::Literal(ScalarValue::Null, None));
-        *arg = Expr::Cast(Cast::new(Box::new(bigint), BIGINT_SUM));
-    }
 }
 
 /// The operators computed with a check.
