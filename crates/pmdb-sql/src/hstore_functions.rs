@@ -121,9 +121,13 @@ fn as_hstore(e: Expr, schema: &DFSchema) -> Expr {
     ))
 }
 
+/// Whether `e` is an hstore. An operator's result never is (hstore's own operators are
+/// planned as calls), and working out the field of a long chain of operators at each of
+/// its links would take time cubic in its length.
 fn is_hstore(e: &Expr, schema: &DFSchema) -> bool {
-    e.to_field(schema)
-        .is_ok_and(|(_, f)| text_type(&f) == Some(SqlType::Hstore))
+    !matches!(e, Expr::BinaryExpr(_))
+        && e.to_field(schema)
+            .is_ok_and(|(_, f)| text_type(&f) == Some(SqlType::Hstore))
 }
 
 #[derive(Debug)]
@@ -135,6 +139,25 @@ impl ExprPlanner for HstoreOperators {
         expr: RawBinaryExpr,
         schema: &DFSchema,
     ) -> DfResult<PlannerResult<RawBinaryExpr>> {
+        if !matches!(
+            expr.op,
+            BinaryOperator::Arrow
+                | BinaryOperator::Question
+                | BinaryOperator::QuestionPipe
+                | BinaryOperator::QuestionAnd
+                | BinaryOperator::Minus
+                | BinaryOperator::AtArrow
+                | BinaryOperator::ArrowAt
+                | BinaryOperator::StringConcat
+                | BinaryOperator::Eq
+                | BinaryOperator::NotEq
+                | BinaryOperator::Lt
+                | BinaryOperator::LtEq
+                | BinaryOperator::Gt
+                | BinaryOperator::GtEq
+        ) {
+            return Ok(PlannerResult::Original(expr));
+        }
         let (left, right) = (
             is_hstore(&expr.left, schema),
             is_hstore(&expr.right, schema),
