@@ -306,12 +306,15 @@ async fn on_own_thread(
     let (done, finished) = oneshot::channel::<()>();
     let thread = std::thread::Builder::new()
         .name("pmdb-connection".into())
+        .stack_size(pmdb_sql::STATEMENT_STACK)
         .spawn(move || {
             let _slot = slot;
             let _done = done;
             pmdb_engine::lead_commits_here();
+            // Its blocking threads run DDL, whose expressions may nest as deep.
             let runtime = match tokio::runtime::Builder::new_current_thread()
                 .enable_all()
+                .thread_stack_size(pmdb_sql::STATEMENT_STACK)
                 .build()
             {
                 Ok(r) => r,

@@ -2498,3 +2498,39 @@ fn pg_indexes_lists_every_index() {
         );
     });
 }
+
+/// A chain of operators as deep as pmdb takes runs on a connection's stack, and a deeper
+/// one is refused with 54001: such a chain once overflowed the connection's thread and
+/// aborted the whole server.
+#[test]
+fn deep_chains_run_or_are_refused_and_the_server_goes_on() {
+    let s = TestServer::trusting();
+    s.rt.block_on(async {
+        let c = s.connect().await;
+        c.batch_execute("CREATE TABLE dc (a INT PRIMARY KEY); INSERT INTO dc VALUES (7)")
+            .await
+            .unwrap();
+        let terms = pmdb_sql::MAX_STATEMENT_DEPTH / 20;
+        let ors = (0..terms)
+            .map(|i| format!("a = {i}"))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let rows = c
+            .query(&format!("SELECT a FROM dc WHERE {ors}"), &[])
+            .await
+            .unwrap();
+        assert_eq!(rows.len(), 1);
+        let deep = (0..pmdb_sql::MAX_STATEMENT_DEPTH)
+            .map(|i| format!("a = {i}"))
+            .collect::<Vec<_>>()
+            .join(" OR ");
+        let e = c
+            .simple_query(&format!("SELECT a FROM dc WHERE {deep}"))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code().map(|c| c.code()), Some("54001"), "{e:?}");
+        let again = s.connect().await;
+        let rows = again.query("SELECT a FROM dc", &[]).await.unwrap();
+        assert_eq!(rows.len(), 1);
+    });
+}

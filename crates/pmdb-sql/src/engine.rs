@@ -129,6 +129,7 @@ impl SqlEngine {
         let runtime = tokio::runtime::Builder::new_multi_thread()
             .worker_threads(threads)
             .thread_name("pmdb-sql")
+            .thread_stack_size(crate::statement_depth::STATEMENT_STACK)
             // Lock waits limited by lock_timeout may run on it.
             .enable_time()
             .build()

@@ -73,6 +73,7 @@ pub mod state {
     pub const FEATURE_NOT_SUPPORTED: &str = "0A000";
     pub const INVALID_DEFINITION: &str = "42P16";
     pub const PROGRAM_LIMIT: &str = "54000";
+    pub const STACK_DEPTH: &str = "54001";
     pub const DISK_FULL: &str = "53100";
     pub const UNDEFINED_FILE: &str = "58P01";
     pub const INTERNAL: &str = "XX000";

@@ -183,8 +183,10 @@ impl Session {
 /// read as a LIMIT ([`crate::fetch_clause`]), then with a SELECT of no select list read
 /// as one ([`crate::empty_select`]), then DataFusion's own grammar (COPY TO, CREATE
 /// EXTERNAL TABLE) for what both refuse. A WITH clause before INSERT, UPDATE or DELETE
-/// is then given to the statement ([`crate::dml_with`]).
+/// is then given to the statement ([`crate::dml_with`]). A statement nested too deep to
+/// parse safely is refused first ([`crate::statement_depth`]).
 pub fn parse(sql: &str) -> Result<std::collections::VecDeque<DfStatement>> {
+    crate::statement_depth::check(sql)?;
     let mut parsed = parse_forms(sql)?;
     for statement in &mut parsed {
         if let DfStatement::Statement(s) = statement {

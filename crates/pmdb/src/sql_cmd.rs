@@ -31,7 +31,20 @@ pub struct SqlArgs {
     files: Vec<PathBuf>,
 }
 
+/// Runs `pmdb sql` on a thread with the stack a server's connection has, so a statement
+/// runs here as deep as it would there.
 pub fn run(args: SqlArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
+    let shell = std::thread::Builder::new()
+        .name("pmdb-sql-shell".into())
+        .stack_size(pmdb_sql::STATEMENT_STACK)
+        .spawn(move || run_here(args).map_err(|e| e.to_string()))?;
+    match shell.join() {
+        Ok(result) => Ok(result?),
+        Err(_) => Err("the shell's thread panicked".into()),
+    }
+}
+
+fn run_here(args: SqlArgs) -> Result<ExitCode, Box<dyn std::error::Error>> {
     let dir = args.path.unwrap_or_else(default_pool_dir);
     let db = Db::open(&dir, args.damage.options(true))?;
     let engine = SqlEngine::open(db)?;
